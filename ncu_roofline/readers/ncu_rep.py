@@ -1,0 +1,196 @@
+"""Read `.ncu-rep` / `.nsight-cuprof-report` files through NVIDIA's `ncu_report` package.
+
+`ncu_report.load_report` accepts almost anything silently (an empty file, a Git LFS pointer,
+random bytes all load as a report with no kernels, and a truncated file loses its tail kernels),
+so the file is checked here before and after loading, and every problem becomes an InputError.
+"""
+
+from __future__ import annotations
+
+import mmap
+import re
+import struct
+from pathlib import Path
+
+from ..errors import InputError
+from .record import Metric, RawKernel, RawReport
+
+MAGIC = b"NVR\x00"
+# After the 4-byte magic and 6 more header bytes, a report is a sequence of blocks, each a
+# little-endian uint32 length followed by that many bytes; a whole file ends exactly on a block
+# boundary. Checked on every report of the shared corpus (2020.3 to 2025.2, and a pre-2021 file).
+_FIRST_BLOCK_OFFSET = 10
+_VERSION_RE = re.compile(rb"(20[12]\d\.\d+\.\d+(?:\.\d+)?) \(build (\d+)\)")
+_LFS_PREFIX = b"version https://git-lfs"
+
+_STRING_KIND = 2
+
+
+def sniff_problem(path: Path, head: bytes) -> str | None:
+    """A reason the file is not a report, judged from its first bytes; None when it looks like one."""
+    if not head:
+        return "the file is empty (0 bytes)"
+    if head.startswith(_LFS_PREFIX):
+        return (
+            "this is a Git LFS pointer, not the report itself; run `git lfs pull` "
+            "(or `git lfs fetch && git lfs checkout`) to fetch the real file"
+        )
+    if not head.startswith(MAGIC):
+        return "not an Nsight Compute report (the file does not start with the report signature)"
+    return None
+
+
+def check_framing(data: bytes | mmap.mmap) -> str | None:
+    """Walk the block lengths; a reason when the file ends mid-block (truncated), else None."""
+    size = len(data)
+    offset = _FIRST_BLOCK_OFFSET
+    if size < offset:
+        return f"the file is truncated: only {size} bytes, shorter than a report header"
+    while offset + 4 <= size:
+        (length,) = struct.unpack_from("<I", data, offset)
+        offset += 4 + length
+    if offset != size:
+        return (
+            f"the file is truncated or damaged: a block runs past the end of the file "
+            f"({size:,} bytes on disk, {offset:,} expected); copy or download it again"
+        )
+    return None
+
+
+def find_ncu_version(data: bytes | mmap.mmap) -> str | None:
+    """The Nsight Compute version that wrote the report, when the file records it."""
+    match = _VERSION_RE.search(data)
+    if match is None:
+        return None
+    return f"{match.group(1).decode()} (build {match.group(2).decode()})"
+
+
+def _metric(action, name: str) -> Metric | None:
+    m = action.metric_by_name(name)
+    if m is None:
+        return None
+    unit = m.unit() or ""
+    if m.kind() == _STRING_KIND:
+        return Metric(m.as_string(), unit)
+    return Metric(m.as_double(), unit)
+
+
+def _triple(metrics: dict[str, Metric], prefix: str) -> tuple[int, int, int] | None:
+    out = []
+    for axis in "xyz":
+        m = metrics.get(f"{prefix}_{axis}")
+        if m is None or not m.is_number or m.is_nan:
+            return None
+        out.append(int(float(m.value)))
+    return (out[0], out[1], out[2])
+
+
+def _nvtx(action) -> list[str]:
+    ranges: list[str] = []
+    state = action.nvtx_state()
+    if state is None:
+        return ranges
+    for dom_id in state.domains():
+        dom = state.domain_by_id(dom_id)
+        dom_name = dom.name()
+        prefix = "" if dom_name in ("", "<default domain>") else f"{dom_name}:"
+        stack = [str(r) for r in dom.push_pop_ranges()]
+        if stack:
+            ranges.append(prefix + "/".join(stack))
+        ranges.extend(prefix + str(r) for r in dom.start_end_ranges())
+    return ranges
+
+
+def _string(metrics: dict[str, Metric], name: str) -> str | None:
+    m = metrics.get(name)
+    return str(m.value) if m is not None and not m.is_number else None
+
+
+def _int(metrics: dict[str, Metric], name: str) -> int | None:
+    m = metrics.get(name)
+    if m is None or not m.is_number or m.is_nan:
+        return None
+    return int(float(m.value))
+
+
+def kernel_from_metrics(
+    index: int,
+    name: str,
+    demangled: str,
+    metrics: dict[str, Metric],
+    **identity,
+) -> RawKernel:
+    """Build a RawKernel, taking launch and device identity from the standard metrics."""
+    major = _int(metrics, "device__attribute_compute_capability_major")
+    minor = _int(metrics, "device__attribute_compute_capability_minor")
+    cc = f"{major}.{minor}" if major is not None and minor is not None else None
+    identity.setdefault("device", _string(metrics, "device__attribute_display_name"))
+    identity.setdefault("compute_capability", cc)
+    identity.setdefault("sm_count", _int(metrics, "device__attribute_multiprocessor_count"))
+    identity.setdefault("grid_size", _triple(metrics, "launch__grid_dim"))
+    identity.setdefault("block_size", _triple(metrics, "launch__block_dim"))
+    identity.setdefault("stream_id", _int(metrics, "launch__stream_id"))
+    return RawKernel(index=index, name=name, demangled_name=demangled, metrics=metrics, **identity)
+
+
+def read_ncu_rep(path: Path) -> RawReport:
+    """Read every kernel of every range of a report; raise InputError for anything unusable."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(64)
+            problem = sniff_problem(path, head)
+            if problem:
+                raise InputError(path, problem)
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                truncated = check_framing(data)
+                version = find_ncu_version(data)
+    except OSError as exc:
+        raise InputError(path, f"cannot read the file ({exc.strerror or exc})") from exc
+
+    try:
+        import ncu_report  # NVIDIA's reader, from PyPI; imported late so CSV runs do not need it
+    except ImportError as exc:  # pragma: no cover - an install problem, not an input problem
+        raise InputError(
+            path,
+            "the `ncu-report` package is not installed",
+            "install it with `pip install ncu-report` (it reads reports on any CPU)",
+        ) from exc
+
+    ctx = ncu_report.load_report(str(path))
+    kernels: list[RawKernel] = []
+    demangled_base = ncu_report.IAction.NameBase_DEMANGLED
+    mangled_base = ncu_report.IAction.NameBase_MANGLED
+    for r in range(ctx.num_ranges()):
+        rng = ctx.range_by_idx(r)
+        for j in range(rng.num_actions()):
+            action = rng.action_by_idx(j)
+            metrics: dict[str, Metric] = {}
+            for name in action.metric_names():
+                m = _metric(action, name)
+                if m is not None:
+                    metrics[name] = m
+            kernels.append(
+                kernel_from_metrics(
+                    len(kernels),
+                    action.name(),
+                    action.name(demangled_base),
+                    metrics,
+                    mangled_name=action.name(mangled_base),
+                    range_index=r,
+                    nvtx_ranges=_nvtx(action),
+                )
+            )
+
+    if truncated:
+        raise InputError(
+            path,
+            truncated,
+            f"only the first {len(kernels)} kernel(s) could be read; a partial report is not analysed",
+        )
+    if not kernels:
+        raise InputError(
+            path,
+            "the report holds no profiled kernels (0 kernels)",
+            "check that ncu's kernel filters (-k, --launch-skip, --launch-count) matched a launch",
+        )
+    return RawReport(path=str(path), source_format="ncu-rep", kernels=kernels, ncu_version=version)

@@ -1,0 +1,65 @@
+"""The neutral record both readers produce: kernel identity plus metric name -> (value, unit).
+
+Nothing here knows about rooflines; everything after the readers is format-blind, which is what
+makes `.ncu-rep`/CSV parity and hand-built tests straightforward.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric as stored in the report: a number (or string) and its unit as written there."""
+
+    value: float | str
+    unit: str = ""
+
+    @property
+    def is_number(self) -> bool:
+        return isinstance(self.value, (int, float)) and not isinstance(self.value, bool)
+
+    @property
+    def is_nan(self) -> bool:
+        return self.is_number and math.isnan(float(self.value))
+
+
+@dataclass
+class RawKernel:
+    """One profiled kernel launch, exactly as a reader found it."""
+
+    index: int
+    name: str
+    demangled_name: str
+    metrics: dict[str, Metric]
+    mangled_name: str = ""
+    range_index: int = 0
+    grid_size: tuple[int, int, int] | None = None
+    block_size: tuple[int, int, int] | None = None
+    device: str | None = None
+    compute_capability: str | None = None
+    sm_count: int | None = None
+    nvtx_ranges: list[str] = field(default_factory=list)
+    process_name: str | None = None
+    host_name: str | None = None
+    stream_id: int | None = None
+
+    def number(self, name: str) -> float | None:
+        """The metric's numeric value, or None when absent, non-numeric or NaN."""
+        m = self.metrics.get(name)
+        if m is None or not m.is_number or m.is_nan:
+            return None
+        return float(m.value)
+
+
+@dataclass
+class RawReport:
+    """Every kernel of one input file, with what could be learned about the file itself."""
+
+    path: str
+    source_format: str  # "ncu-rep" or "csv"
+    kernels: list[RawKernel]
+    ncu_version: str | None = None
+    warnings: list[str] = field(default_factory=list)
