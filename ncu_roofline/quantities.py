@@ -1,0 +1,312 @@
+"""Turn one RawKernel into SI quantities (seconds, FLOP, bytes, per-second peaks).
+
+Each value records the recipe that produced it; each quantity no recipe could produce becomes a
+`Missing` entry with the reason and the `ncu` options that would collect it. Nothing here
+guesses: a quantity the report does not hold is absent, never 0.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from . import recipes as R
+from .readers.record import RawKernel
+from .units import to_si
+
+
+@dataclass(frozen=True)
+class Value:
+    """A quantity in SI units and the formula (metric names) that produced it."""
+
+    value: float
+    recipe: str
+    estimate: bool = False
+    definition: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Missing:
+    """A quantity the report does not hold: why, and how to collect it next time."""
+
+    quantity: str
+    reason: str
+    collect_with: str
+
+
+@dataclass
+class KernelQuantities:
+    """Everything the roofline model needs from one kernel."""
+
+    duration_s: Value | None
+    flop: dict[str, Value | None]  # fp64, fp32, fp16, tensor
+    tensor_paths: dict[str, Value]  # datapath -> operations
+    bytes: dict[str, Value | None]  # dram, l2, l1
+    peaks: dict[str, Value | None]  # dram, l2, l1 (byte/s); fp64, fp32, fp16 (FLOP/s)
+    tensor_peaks: dict[str, Value]  # datapath -> FLOP/s
+    tensor_pipe_utilization: Value | None
+    missing: list[Missing] = field(default_factory=list)
+    unusable_reason: str | None = None
+
+
+def unit_of(metric: str) -> str:
+    """The hardware unit whose cycles pace a metric: `dram__bytes_read.sum` -> `dram`."""
+    name = metric[len("derived__"):] if metric.startswith("derived__") else metric
+    return name.split("__", 1)[0]
+
+
+class Resolver:
+    """Finds a count in whatever form a report stores it, and says which form it used."""
+
+    def __init__(self, kernel: RawKernel) -> None:
+        self.kernel = kernel
+        self.duration: Value | None = None
+        self.nan_seen: set[str] = set()
+
+    def number(self, name: str, default_unit: str = "") -> float | None:
+        """A metric's value in SI units; None when absent or NaN (NaNs are remembered)."""
+        m = self.kernel.metrics.get(name)
+        if m is None or not m.is_number:
+            return None
+        if m.is_nan:
+            self.nan_seen.add(name)
+            return None
+        return to_si(float(m.value), m.unit or default_unit)
+
+    def cycles(self, unit: str) -> tuple[float, str] | None:
+        """Elapsed cycles of a unit: stored, or clock x duration."""
+        name = f"{unit}__cycles_elapsed.avg"
+        v = self.number(name)
+        if v is not None:
+            return v, name
+        rate = self.number(f"{name}.per_second")
+        if rate is not None and self.duration is not None:
+            return rate * self.duration.value, f"{name}.per_second × {self.duration.recipe}"
+        return None
+
+    def clock(self, unit: str) -> tuple[float, str] | None:
+        """Measured clock of a unit in hz: stored rate, or cycles / duration."""
+        name = f"{unit}__cycles_elapsed.avg.per_second"
+        v = self.number(name)
+        if v is not None:
+            return v, name
+        cyc = self.number(f"{unit}__cycles_elapsed.avg")
+        if cyc is not None and self.duration is not None and self.duration.value > 0:
+            return cyc / self.duration.value, f"{unit}__cycles_elapsed.avg ÷ {self.duration.recipe}"
+        return None
+
+    def count(self, metric: str, raw_only: bool = False, default_unit: str = "") -> tuple[float, str] | None:
+        """A total count: raw, per-cycle rate x cycles, per-second rate x duration."""
+        v = self.number(metric, default_unit)
+        if v is not None:
+            return v, metric
+        if raw_only:
+            return None
+        rate = self.number(f"{metric}.per_cycle_elapsed")
+        if rate is not None:
+            cyc = self.cycles(unit_of(metric))
+            if cyc is not None:
+                return rate * cyc[0], f"{metric}.per_cycle_elapsed × {cyc[1]}"
+        rate = self.number(f"{metric}.per_second")
+        if rate is not None and self.duration is not None:
+            return rate * self.duration.value, f"{metric}.per_second × {self.duration.recipe}"
+        return None
+
+    def recipe(self, recipe: R.Recipe) -> Value | None:
+        """Apply a recipe: every term must resolve."""
+        total = 0.0
+        parts = []
+        for term in recipe.terms:
+            got = self.count(term.metric, recipe.raw_only, recipe.default_unit)
+            if got is None:
+                return None
+            total += term.weight * got[0]
+            parts.append(_weighted(term.weight, got[1]))
+        return Value(total, " + ".join(parts), recipe.estimate, recipe.definition, recipe.note)
+
+    def first(self, options: tuple[R.Recipe, ...]) -> Value | None:
+        for option in options:
+            got = self.recipe(option)
+            if got is not None:
+                return got
+        return None
+
+    def peak(self, recipe: R.PeakRecipe) -> Value | None:
+        """Per-cycle peak x measured clock, in units per second."""
+        if recipe.ratio_pct:
+            return self._ratio_peak(recipe)
+        per_cycle = 0.0
+        parts = []
+        for term in recipe.terms:
+            v = self.number(term.metric)
+            if v is None:
+                return None
+            per_cycle += term.weight * v
+            parts.append(_weighted(term.weight, term.metric))
+        clk = self.clock(recipe.clock_unit)
+        if clk is None:
+            return None
+        formula = f"({' + '.join(parts)}) × {clk[1]}" if len(parts) > 1 else f"{parts[0]} × {clk[1]}"
+        return Value(per_cycle * clk[0], formula, definition=recipe.definition, note=recipe.note)
+
+
+    def _ratio_peak(self, recipe: R.PeakRecipe) -> Value | None:
+        """Peak = achieved rate ÷ (the report's % of peak / 100); needs a non-zero share."""
+        term = recipe.terms[0]
+        got = self.count(term.metric)
+        pct = self.number(recipe.ratio_pct)
+        if got is None or pct is None or pct <= 0 or self.duration is None:
+            return None
+        rate = term.weight * got[0] / self.duration.value
+        formula = f"{_weighted(term.weight, got[1])} ÷ {self.duration.recipe} ÷ ({recipe.ratio_pct} ÷ 100)"
+        return Value(rate / (pct / 100.0), formula, definition=recipe.definition, note=recipe.note)
+
+
+def _weighted(weight: float, text: str) -> str:
+    if weight == 1.0:
+        return text
+    w = int(weight) if float(weight).is_integer() else weight
+    return f"{w} × {text}"
+
+
+_TENSOR_PATH_RE = re.compile(r"^sm__ops_path_tensor_(.+?)\.sum(?:\.per_cycle_elapsed|\.per_second)?$")
+
+
+def _looked_for(options: tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...]) -> str:
+    names = []
+    for option in options:
+        names.append(" + ".join(t.metric for t in option.terms))
+    return "; ".join(dict.fromkeys(names))
+
+
+def _missing(quantity: str, what: str, options, nan_seen: set[str]) -> Missing:
+    metrics = {t.metric for o in options for t in o.terms}
+    nan_hit = sorted(n for n in nan_seen if any(n.startswith(m) for m in metrics))
+    if nan_hit:
+        reason = f"{what}: the report's values are NaN ({', '.join(nan_hit[:3])})"
+    else:
+        reason = f"{what}: none of these metrics is in the report: {_looked_for(options)}"
+    return Missing(quantity, reason, R.COLLECT_WITH.get(quantity, "--set full"))
+
+
+def _peak_for(res: Resolver, options: tuple[R.PeakRecipe, ...], definition: str) -> Value | None:
+    """The first peak whose byte definition matches the bytes we measured."""
+    for option in options:
+        if definition and option.definition and option.definition != definition:
+            continue
+        # Pair each byte recipe with the peak of the same metric, when both exist.
+        got = res.peak(option)
+        if got is not None:
+            return got
+    return None
+
+
+def _ordered(options: tuple[R.Recipe, ...], prefer: str) -> tuple[R.Recipe, ...]:
+    """Recipes with the preferred byte definition first (stable otherwise)."""
+    return tuple(sorted(options, key=lambda o: 0 if not o.definition or o.definition == prefer else 1))
+
+
+def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART) -> KernelQuantities:
+    """Apply every recipe to one kernel."""
+    res = Resolver(kernel)
+    missing: list[Missing] = []
+
+    res.duration = res.first(R.DURATION)
+    unusable = None
+    if res.duration is None or not res.duration.value > 0:
+        if res.nan_seen:
+            unusable = ("every usable metric is NaN, starting with the duration "
+                        f"({sorted(res.nan_seen)[0]}); the profiler could not collect this kernel "
+                        "(check the report's rule messages, re-profile it)")
+        elif res.duration is not None:
+            unusable = "the measured duration is 0; nothing can be placed on a roofline"
+        else:
+            unusable = ("the report holds no kernel duration (gpu__time_duration.sum); "
+                        "without it no rate can be computed")
+        q = KernelQuantities(None, {p: None for p in (*R.PRECISIONS, "tensor")}, {},
+                             {lv: None for lv in R.LEVELS}, {r: None for r in R.ROOFS if r != "tensor"},
+                             {}, None, missing, unusable)
+        if res.duration is None and not res.nan_seen:
+            missing.append(_missing("duration", "no duration", R.DURATION, res.nan_seen))
+        return q
+
+    flop: dict[str, Value | None] = {}
+    for precision in R.PRECISIONS:
+        flop[precision] = res.first(R.FLOP[precision])
+        if flop[precision] is None:
+            missing.append(_missing(f"work_flop.{precision}", f"no {precision.upper()} instruction counts",
+                                    R.FLOP[precision], res.nan_seen))
+
+    # Tensor work: exact per-datapath operation counts where recorded.
+    tensor_paths: dict[str, Value] = {}
+    tensor_peaks: dict[str, Value] = {}
+    paths = sorted({m.group(1) for name in kernel.metrics if (m := _TENSOR_PATH_RE.match(name))})
+    for path in paths:
+        metric = f"{R.TENSOR_PATH_PREFIX}{path}.sum"
+        got = res.count(metric)
+        if got is not None:
+            tensor_paths[path] = Value(got[0], got[1])
+        peak = res.peak(R.PeakRecipe((R.Term(f"{metric}.peak_sustained"),), "sm"))
+        if peak is not None:
+            tensor_peaks[path] = peak
+    if tensor_paths:
+        flop["tensor"] = Value(sum(v.value for v in tensor_paths.values()),
+                               " + ".join(v.recipe for v in tensor_paths.values()))
+    else:
+        flop["tensor"] = res.first(R.TENSOR_ESTIMATE)
+        if flop["tensor"] is not None:
+            for option in R.TENSOR_ESTIMATE_PEAK:
+                peak = res.peak(option)
+                if peak is not None:
+                    tensor_peaks["pipe_tensor_estimate"] = Value(peak.value, peak.recipe, estimate=True,
+                                                                 note=peak.note)
+                    break
+    pipe = None
+    for name in R.TENSOR_PIPE_UTILISATION:
+        v = res.number(name)
+        if v is not None:
+            pipe = Value(v / 100.0, f"{name} ÷ 100")
+            break
+    if flop["tensor"] is None:
+        reason = ("no tensor-core operation counts (sm__ops_path_tensor_*) or tensor-pipe "
+                  "instruction counts")
+        if pipe is not None:
+            reason += f"; only the tensor pipe's busy share is known ({pipe.value:.1%})"
+        missing.append(Missing("work_flop.tensor", reason, R.COLLECT_WITH["work_flop.tensor"]))
+
+    traffic: dict[str, Value | None] = {}
+    peaks: dict[str, Value | None] = {}
+    no_dram = kernel.compute_capability in R.NO_DRAM_CC
+    for level in R.LEVELS:
+        options = _ordered(R.BYTES[level], prefer_definition)
+        traffic[level] = res.first(options)
+        definition = traffic[level].definition if traffic[level] is not None else prefer_definition
+        peaks[level] = _peak_for(res, R.PEAKS[level], definition)
+        if level == "dram" and no_dram:
+            note = (f"compute capability {kernel.compute_capability} is an integrated part with no "
+                    "DRAM counters: there is no DRAM roof")
+            if traffic[level] is None:
+                missing.append(Missing("traffic_bytes.dram", note, "not collectable on this GPU"))
+            continue
+        if traffic[level] is None:
+            missing.append(_missing(f"traffic_bytes.{level}", f"no {level.upper()} byte counts", options,
+                                    res.nan_seen))
+        if peaks[level] is None:
+            missing.append(_missing(f"peaks.{level}", f"no {level.upper()} bandwidth peak", R.PEAKS[level],
+                                    res.nan_seen))
+    for precision in R.PRECISIONS:
+        peaks[precision] = _peak_for(res, R.PEAKS[precision], "")
+        if peaks[precision] is None:
+            missing.append(_missing(f"peaks.{precision}", f"no {precision.upper()} peak",
+                                    R.PEAKS[precision], res.nan_seen))
+    if flop["tensor"] is not None and not tensor_peaks:
+        missing.append(Missing("peaks.tensor", "no tensor-core peak for the datapaths used",
+                               R.COLLECT_WITH["peaks.tensor"]))
+
+    return KernelQuantities(res.duration, flop, tensor_paths, traffic, peaks, tensor_peaks, pipe, missing)
+
+
+def is_finite(x: float | None) -> bool:
+    return x is not None and math.isfinite(x)

@@ -1,0 +1,91 @@
+"""Input readers: turn an Nsight Compute report or its CSV export into the neutral `RawReport`.
+
+`read_report` picks the reader from the file's first bytes and name:
+- the `NVR\\0` report signature -> the `.ncu-rep` reader;
+- `.csv` (any case), or text that looks like an ncu CSV export (`"ID"`, `==PROF==`, ... in its
+  first 64 KiB) -> the CSV reader, whatever the file is called;
+- `.ncu-rep` / `.nsight-cuprof-report` -> the `.ncu-rep` reader, which explains empty files,
+  Git LFS pointers and wrong signatures;
+- anything else -> InputError naming the file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import InputError
+from .csv_export import read_csv_export
+from .ncu_rep import _LFS_PREFIX, MAGIC, read_ncu_rep, sniff_problem
+from .record import Metric, RawKernel, RawReport
+
+__all__ = ["Metric", "RawKernel", "RawReport", "read_report"]
+
+REPORT_SUFFIXES = (".ncu-rep", ".nsight-cuprof-report")
+_PASS_HINT = (
+    "pass a .ncu-rep report, or the CSV written by `ncu --csv --page raw` "
+    "(e.g. `ncu --import R.ncu-rep --csv --page raw > R.csv`)"
+)
+_CSV_MARKERS = ('"ID"', "==PROF==", "==WARNING==", "==ERROR==")
+_SNIFF_BYTES = 65536
+
+
+def _as_text(data: bytes) -> str | None:
+    """The bytes as text when they decode as UTF-8 / UTF-16 text (a cut last character is fine)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data[: len(data) - len(data) % 2].decode("utf-16", errors="ignore")
+    if b"\x00" in data:
+        return None
+    for cut in range(4):  # the sample may end inside a multi-byte character
+        try:
+            return data[: len(data) - cut].decode("utf-8-sig")
+        except UnicodeDecodeError:
+            continue
+    return None
+
+
+def _looks_like_csv(text: str) -> bool:
+    return any(marker in text for marker in _CSV_MARKERS)
+
+
+def read_report(path: str | Path) -> RawReport:
+    """Read one input file (`.ncu-rep` or `ncu --csv --page raw` export) into a RawReport."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, "no such file", _PASS_HINT)
+    if path.is_dir():
+        raise InputError(
+            path,
+            "is a directory, not a report file",
+            f"pass the report files inside it (e.g. {path}/*.ncu-rep), not the folder",
+        )
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return read_csv_export(path)
+    try:
+        with path.open("rb") as fh:
+            sample = fh.read(_SNIFF_BYTES)
+    except OSError as exc:
+        raise InputError(path, f"cannot read the file ({exc.strerror or exc})") from exc
+
+    head = sample[:64]
+    if head.startswith(MAGIC):
+        return read_ncu_rep(path)
+    text = _as_text(sample)
+    if text is not None and _looks_like_csv(text):
+        report = read_csv_export(path)
+        if suffix in REPORT_SUFFIXES:
+            report.warnings.append(
+                f"the file is named {suffix} but holds an ncu CSV export; it was read as CSV"
+            )
+        return report
+    if suffix in REPORT_SUFFIXES:
+        return read_ncu_rep(path)
+    if not head:
+        raise InputError(path, "the file is empty (0 bytes)", _PASS_HINT)
+    if head.startswith(_LFS_PREFIX):
+        raise InputError(path, sniff_problem(path, head) or "this is a Git LFS pointer")
+    raise InputError(
+        path,
+        "not an Nsight Compute report or ncu CSV export (unrecognised content)",
+        _PASS_HINT,
+    )
