@@ -239,7 +239,8 @@ def build_kernel_model(raw: RawKernel, *, threshold: float = DEFAULT_THRESHOLD,
         flags.append("partial_roofs:" + ",".join(lacking))
     if finite and max(finite.values()) > 0:
         model.bound_by = max(finite, key=lambda r: (finite[r], -R.ROOFS.index(r)))
-        model.regime = "roof" if finite[model.bound_by] >= threshold else "latency"
+        # A hair of tolerance: 0.6 computed as 0.59999999 is still "at least" 0.6.
+        model.regime = "roof" if finite[model.bound_by] >= threshold * (1 - 1e-9) else "latency"
     else:
         flags.append("no_roofs")
     return model

@@ -118,12 +118,16 @@ class Resolver:
         """Apply a recipe: every term must resolve."""
         total = 0.0
         parts = []
-        for term in recipe.terms:
+        complete = True
+        for term in recipe.terms:  # every term is looked at, so NaNs are noticed and reported
             got = self.count(term.metric, recipe.raw_only, recipe.default_unit)
             if got is None:
-                return None
+                complete = False
+                continue
             total += term.weight * got[0]
             parts.append(_weighted(term.weight, got[1]))
+        if not complete:
+            return None
         return Value(total, " + ".join(parts), recipe.estimate, recipe.definition, recipe.note)
 
     def first(self, options: tuple[R.Recipe, ...]) -> Value | None:
@@ -269,6 +273,9 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART) -> K
         if v is not None:
             pipe = Value(v / 100.0, f"{name} ÷ 100")
             break
+    if flop["tensor"] is None and pipe is not None and pipe.value == 0:
+        # The report measured an idle tensor pipe: zero tensor work is a fact, not a guess.
+        flop["tensor"] = Value(0.0, f"{pipe.recipe.split(' ')[0]} = 0 (tensor pipe idle)")
     if flop["tensor"] is None:
         reason = ("no tensor-core operation counts (sm__ops_path_tensor_*) or tensor-pipe "
                   "instruction counts")

@@ -11,8 +11,10 @@ Decisions, so both readers give the same RawKernel:
 - Numbers may carry thousands separators (`"10,240,000"`, `"1,234.5"`) and become floats;
   `nan`/`inf` become float NaN/inf; `n/a` or an empty cell means missing (metric left out);
   any other text stays a string.
-- A column is a metric when its header contains `__` or starts with a lowercase `word:` prefix
-  (`group:...`, `breakdown:...`, `regex:...`); every other column is identity.
+- A column is identity when its header is one ncu writes for identity (`ID`, `Kernel Name`,
+  `CC`, ...) or, having no `__`, reads like a label (holds a space or starts upper-case). Every
+  other column is a metric: `dram__bytes_read.sum`, `group:...`, but also the source-counter
+  metrics without `__` (`inst_executed`, `memory_l2_sectors_global`, `derived_tempMetric0`).
 - `ID` becomes `RawKernel.index` when every row has a distinct whole-number ID (the normal case:
   0, 1, 2, ... in row order); otherwise rows are numbered 0, 1, 2, ... and a warning says so.
 - `Kernel Name` fills `name` and `demangled_name`; `Function Name` wins for `name` and
@@ -39,6 +41,12 @@ from .record import Metric, RawKernel, RawReport
 
 REEXPORT_HINT = "re-export it with `ncu --import FILE.ncu-rep --csv --page raw > FILE.csv`"
 
+# Identity headers written by the ncu versions seen so far (the set varies by version).
+IDENTITY_COLUMNS = frozenset({
+    "ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time", "Context",
+    "Stream", "Block Size", "Grid Size", "Device", "CC", "Section Name", "Function Name",
+    "Demangled Name", "Mangled Name",
+})
 # `==PROF== ...`, `==WARNING== ...`, `==ERROR== ...` (and any other `==WORD==` ncu marker).
 _MARKER_RE = re.compile(r"^==([A-Z]+)==\s?")
 # The header row: ncu always writes the ID column first.
@@ -88,8 +96,12 @@ class _Lines:
 
 
 def is_metric_column(name: str) -> bool:
-    """True for metric headers (`dram__bytes_read.sum`, `group:...`), False for identity columns."""
-    return "__" in name or bool(_PREFIXED_METRIC_RE.match(name))
+    """True for metric headers (`dram__bytes_read.sum`, `inst_executed`), False for identity ones."""
+    if "__" in name or _PREFIXED_METRIC_RE.match(name):
+        return True
+    if not name or name in IDENTITY_COLUMNS or " " in name or name[0].isupper():
+        return False
+    return True
 
 
 def parse_value(cell: str) -> float | str | None:
@@ -206,8 +218,8 @@ def _read_rows(
                 f"line {lines.line_no}: malformed CSV ({exc})",
                 "the export may be truncated or damaged; " + REEXPORT_HINT,
             ) from exc
-        if not any(cell.strip() for cell in row):
-            continue
+        if len(row) <= 1 and not "".join(row).strip():
+            continue  # a blank line (a units row of empty cells is not blank: it has many)
         rows.append((lines.line_no, row))
     return rows
 

@@ -1,0 +1,53 @@
+"""One kernel of the JSON contract flattened into a row, units in the column names (no pandas)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import recipes as R
+
+
+def kernel_row(report_path: str, k: dict[str, Any]) -> dict[str, Any]:
+    """Flatten one kernel of the JSON contract into a row with units in the column names."""
+    row: dict[str, Any] = {
+        "report": report_path,
+        "index": k["index"],
+        "range_index": k["range_index"],
+        "name": k["name"],
+        "demangled_name": k["demangled_name"],
+        "device": k["device"],
+        "compute_capability": k["compute_capability"],
+        "sm_count": k["sm_count"],
+        "usable": k["usable"],
+        "unusable_reason": k["unusable_reason"],
+        "duration_s": k["duration_s"],
+    }
+    for p in (*R.PRECISIONS, "tensor"):
+        row[f"work_{p}_flop"] = k["work_flop"][p]
+    for lv in R.LEVELS:
+        row[f"traffic_{lv}_bytes"] = k["traffic_bytes"][lv]
+    for lv in R.LEVELS:
+        row[f"intensity_{lv}_flop_per_byte"] = k["intensity_flop_per_byte"][lv]
+    row["achieved_flop_per_s"] = k["achieved_flop_per_s"]
+    for lv in R.LEVELS:
+        row[f"attainable_{lv}_flop_per_s"] = k["attainable_flop_per_s"][lv]
+    for lv in R.LEVELS:
+        row[f"peak_{lv}_bytes_per_s"] = k["peaks"][f"{lv}_bytes_per_s"]
+    for p in R.PRECISIONS:
+        row[f"peak_{p}_flop_per_s"] = k["peaks"][f"{p}_flop_per_s"]
+    tensor_peaks = k["peaks"]["tensor_flop_per_s"]
+    row["peak_tensor_flop_per_s"] = max(tensor_peaks.values()) if tensor_peaks else None
+    for r in R.ROOFS:
+        row[f"utilization_{r}"] = k["utilization"].get(r)
+    row["tensor_pipe_utilization"] = k["tensor_pipe_utilization"]
+    row["dominant_precision"] = k["dominant_precision"]
+    row["bound_by"] = k["bound_by"]
+    bound = k["bound_by"]
+    row["bound_utilization"] = k["utilization"].get(bound) if bound else None
+    row["regime"] = k["regime"]
+    row["byte_definition_l2"] = k["byte_definitions"]["l2"]
+    row["byte_definition_l1"] = k["byte_definitions"]["l1"]
+    row["flags"] = ";".join(k["flags"])
+    row["nvtx_ranges"] = ";".join(k["nvtx_ranges"])
+    row["missing_count"] = len(k["missing"])
+    return row

@@ -1,0 +1,36 @@
+"""Writing outputs safely: all analysis is done first, then a temporary file is renamed into place."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from .errors import OutputError
+
+
+def write_atomic(path: str | Path, text: str, *, force: bool = False) -> Path:
+    """Write `text` to `path` via a temporary file in the same folder and an atomic rename.
+
+    Refuses to replace an existing file unless `force`; never leaves a partial file behind.
+    """
+    target = Path(path)
+    if target.is_dir():
+        raise OutputError(f"{target}: is a directory; give a file name with -o")
+    if target.exists() and not force:
+        raise OutputError(f"{target}: already exists; pass --force to overwrite it")
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise OutputError(f"{target}: the folder {folder} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.replace(tmp, target)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise OutputError(f"{target}: cannot write ({exc.strerror or exc})") from exc
+    return target

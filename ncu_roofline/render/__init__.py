@@ -1,0 +1,49 @@
+"""Renderers: one per output format, behind a small registry.
+
+A renderer has a `name`, a file `extension` and `render(analysis, redact) -> str`. The format can
+follow the output file's extension.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from ..analysis import Analysis
+
+
+@dataclass(frozen=True)
+class Renderer:
+    name: str
+    extension: str
+    render: Callable[["Analysis", bool], str]
+    description: str
+
+
+def _json(analysis: "Analysis", redact: bool) -> str:
+    return analysis.to_json(redact=redact)
+
+
+def _csv(analysis: "Analysis", redact: bool) -> str:
+    from .csv import render_csv
+
+    return render_csv(analysis, redact)
+
+
+RENDERERS: dict[str, Renderer] = {
+    "json": Renderer("json", ".json", _json, "the ncu-roofline/1 JSON document"),
+    "csv": Renderer("csv", ".csv", _csv, "one row per kernel"),
+}
+
+
+def renderer_for(fmt: str | None, output: str | None, default: str = "json") -> Renderer:
+    """The renderer named by `fmt`, else the one whose extension `output` has, else `default`."""
+    if fmt:
+        return RENDERERS[fmt]
+    if output and output != "-":
+        lower = output.lower()
+        for r in RENDERERS.values():
+            if lower.endswith(r.extension):
+                return r
+    return RENDERERS[default]

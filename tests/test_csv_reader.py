@@ -1,0 +1,462 @@
+"""Tests of the `ncu --csv --page raw` reader and of `read_report`'s dispatch and input checks.
+
+Hand-written CSV snippets pin the format rules; the parity tests write real reports of the shared
+corpus as ncu would (`tests/ncu_csv_writer.py`), read them back and compare with the `.ncu-rep`
+reader. Corpus tests skip, with the reason, when `../shared/reports` is absent.
+
+NaN convention: ncu writes `n/a` for a metric it did not collect (read as absent) and `nan` for a
+collected value that is NaN (read as a NaN Metric), so NaN metrics survive the round trip as NaN.
+Metrics stored with an empty or missing string value come back absent.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from ncu_csv_writer import format_number, write_ncu_csv
+from ncu_roofline import units
+from ncu_roofline.errors import InputError
+from ncu_roofline.readers import Metric, RawKernel, RawReport, read_report
+from ncu_roofline.readers.csv_export import is_metric_column, parse_triple, parse_value, read_csv_export
+
+REPORTS = Path(__file__).resolve().parents[1].parent / "shared" / "reports"
+needs_corpus = pytest.mark.skipif(
+    not REPORTS.is_dir(), reason=f"shared report corpus not found at {REPORTS}"
+)
+
+HEADER = (
+    '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",'
+    '"Grid Size","Device","CC","device__attribute_display_name","dram__bytes_read.sum",'
+    '"gpu__time_duration.sum","dram__throughput.avg.pct_of_peak_sustained_elapsed",'
+    '"sm__cycles_elapsed.avg.per_second","dram__bytes_write.sum.per_second",'
+    '"launch__func_cache_config","sm__inst_executed.sum","inst_executed"\n'
+)
+UNITS = (
+    '"","","","","","","","","","","","","Kbyte","usecond","%","Ghz","Tbyte/second","","inst",'
+    '"inst"\n'
+)
+ROW0 = (
+    '"0","4242","app","node1","gemm_kernel","1","7","(256, 1, 1)","(128, 64, 1)","0","9.0",'
+    '"NVIDIA H100 PCIe","10,240,000","1,234.5678","87.5","1.75","1.2","CachePreferNone","n/a",'
+    '"4,096"\n'
+)
+ROW1 = (
+    '"1","4242","app","node1","void scale<float>(float*, int)","1","13","(32,32,1)","(4,1,1)",'
+    '"0","9.0","NVIDIA H100 PCIe","0.5","12.25","n/a","1.755","","CachePreferNone",'
+    '"123,456,789","nan"\n'
+)
+PREAMBLE = (
+    "==PROF== Connected to process 4242 (/home/u/app)\n"
+    "==WARNING== Found outstanding GPU clock reset, trying to revert...Success.\n"
+    '==PROF== Profiling "gemm_kernel" - 0: 0%....50%....100% - 9 passes\n'
+    "==PROF== Disconnected from process 4242\n"
+)
+SAMPLE = PREAMBLE + HEADER + UNITS + ROW0 + ROW1
+
+LFS_POINTER = (
+    "version https://git-lfs.github.com/spec/v1\n"
+    "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+    "size 1506769\n"
+)
+
+
+def _write(tmp_path: Path, text: str | bytes, name: str = "export.csv") -> Path:
+    path = tmp_path / name
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8", newline="")
+    return path
+
+
+def _raises(path: Path, *phrases: str) -> InputError:
+    with pytest.raises(InputError) as info:
+        read_report(path)
+    message = str(info.value)
+    assert str(path) in message
+    for phrase in phrases:
+        assert phrase in message, message
+    return info.value
+
+
+# --------------------------------------------------------------------------- format rules
+
+
+def test_sample_identity_and_preamble(tmp_path: Path) -> None:
+    path = _write(tmp_path, SAMPLE)
+    report = read_report(path)
+    assert isinstance(report, RawReport)
+    assert report.path == str(path)
+    assert report.source_format == "csv"
+    assert report.ncu_version is None
+    assert report.warnings == ["Found outstanding GPU clock reset, trying to revert...Success."]
+    assert len(report.kernels) == 2
+    k0, k1 = report.kernels
+    assert isinstance(k0, RawKernel)
+    assert (k0.index, k1.index) == (0, 1)
+    assert k0.name == k0.demangled_name == "gemm_kernel"
+    assert k1.name == k1.demangled_name == "void scale<float>(float*, int)"
+    assert (k0.process_name, k0.host_name) == ("app", "node1")
+    assert (k0.stream_id, k1.stream_id) == (7, 13)
+    assert (k0.block_size, k0.grid_size) == ((256, 1, 1), (128, 64, 1))
+    assert (k1.block_size, k1.grid_size) == ((32, 32, 1), (4, 1, 1))
+    # Device "0" is the ordinal ncu writes; the name comes from the display-name metric.
+    assert k0.device == k1.device == "NVIDIA H100 PCIe"
+    assert k0.compute_capability == "9.0"
+
+
+def test_sample_metric_values_and_units_as_written(tmp_path: Path) -> None:
+    k0, k1 = read_report(_write(tmp_path, SAMPLE)).kernels
+    assert k0.metrics["dram__bytes_read.sum"] == Metric(10240000.0, "Kbyte")
+    assert k0.metrics["gpu__time_duration.sum"] == Metric(1234.5678, "usecond")
+    assert k0.metrics["dram__throughput.avg.pct_of_peak_sustained_elapsed"] == Metric(87.5, "%")
+    assert k0.metrics["sm__cycles_elapsed.avg.per_second"] == Metric(1.75, "Ghz")
+    assert k0.metrics["dram__bytes_write.sum.per_second"] == Metric(1.2, "Tbyte/second")
+    assert k0.metrics["launch__func_cache_config"] == Metric("CachePreferNone", "")
+    assert k0.metrics["device__attribute_display_name"] == Metric("NVIDIA H100 PCIe", "")
+    assert k0.metrics["inst_executed"] == Metric(4096.0, "inst")  # a metric without `__`
+    assert "sm__inst_executed.sum" not in k0.metrics  # n/a
+    assert k1.metrics["sm__inst_executed.sum"] == Metric(123456789.0, "inst")
+    assert "dram__throughput.avg.pct_of_peak_sustained_elapsed" not in k1.metrics  # n/a
+    assert "dram__bytes_write.sum.per_second" not in k1.metrics  # empty cell
+    assert k1.metrics["inst_executed"].is_nan
+    assert k1.number("inst_executed") is None
+    assert k1.metrics["dram__bytes_read.sum"] == Metric(0.5, "Kbyte")
+    # Conversion happens later, from the unit as written.
+    assert units.to_si(10240000.0, "Kbyte") == 1.024e10
+    assert math.isclose(units.to_si(1234.5678, "usecond"), 1.2345678e-3, rel_tol=1e-15)
+    assert units.to_si(1.2, "Tbyte/second") == 1.2e12
+    assert set(k0.metrics) == {
+        "device__attribute_display_name", "dram__bytes_read.sum", "gpu__time_duration.sum",
+        "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+        "sm__cycles_elapsed.avg.per_second", "dram__bytes_write.sum.per_second",
+        "launch__func_cache_config", "inst_executed",
+    }
+
+
+def test_identity_columns_win_over_metrics_and_name_columns(tmp_path: Path) -> None:
+    text = (
+        '"ID","Kernel Name","Function Name","Demangled Name","Mangled Name","Kernel Time",'
+        '"Device","CC","device__attribute_display_name",'
+        '"device__attribute_compute_capability_major","device__attribute_compute_capability_minor",'
+        '"launch__grid_dim_x","launch__grid_dim_y","launch__grid_dim_z","launch__stream_id"\n'
+        '"","","","","","","","","","","","","","",""\n'
+        '"5","void k<2>(int)","k","void k<2>(int)","_Z1kILi2EEvi","2024-Jan-01 10:00:00",'
+        '"Tesla T4","7.5","ignored","8","0","2","3","4","9"\n'
+    )
+    report = read_report(_write(tmp_path, text))
+    (k,) = report.kernels
+    assert k.index == 5
+    assert (k.name, k.demangled_name, k.mangled_name) == ("k", "void k<2>(int)", "_Z1kILi2EEvi")
+    assert (k.device, k.compute_capability) == ("Tesla T4", "7.5")
+    assert k.grid_size == (2, 3, 4)  # no Grid Size column: taken from the launch__ metrics
+    assert k.block_size is None
+    assert k.stream_id == 9
+    assert "Kernel Time" not in k.metrics
+
+
+def test_cc_and_device_from_metrics_when_columns_are_absent(tmp_path: Path) -> None:
+    text = (
+        '"ID","Kernel Name","device__attribute_compute_capability_major",'
+        '"device__attribute_compute_capability_minor","dram__bytes_read.sum"\n'
+        '"","","","","byte"\n'
+        '"0","k","8","6","1,000"\n'
+    )
+    (k,) = read_report(_write(tmp_path, text)).kernels
+    assert k.compute_capability == "8.6"
+    assert k.device is None
+    assert k.metrics["dram__bytes_read.sum"] == Metric(1000.0, "byte")
+
+
+@pytest.mark.parametrize(
+    ("cell", "expected"),
+    [
+        ("10,240,000", 10240000.0),
+        ("1,234.5", 1234.5),
+        ("-1,234.5", -1234.5),
+        ("0.5", 0.5),
+        (".5", 0.5),
+        ("12", 12.0),
+        ("2.339232191525328e-09", 2.339232191525328e-09),
+        ("1E+20", 1e20),
+        (" 42 ", 42.0),
+        ("inf", math.inf),
+        ("-inf", -math.inf),
+        ("n/a", None),
+        ("N/A", None),
+        ("", None),
+        ("CachePreferNone", "CachePreferNone"),
+        ("dram__bytes_read.sum,dram__bytes_write.sum", "dram__bytes_read.sum,dram__bytes_write.sum"),
+        ("1,23", "1,23"),
+        ("(256, 1, 1)", "(256, 1, 1)"),
+    ],
+)
+def test_parse_value(cell: str, expected: float | str | None) -> None:
+    assert parse_value(cell) == expected
+
+
+def test_parse_value_nan() -> None:
+    for cell in ("nan", "-nan", "NaN"):
+        value = parse_value(cell)
+        assert isinstance(value, float) and math.isnan(value)
+
+
+def test_parse_triple_and_column_kinds() -> None:
+    assert parse_triple("(256, 1, 1)") == (256, 1, 1)
+    assert parse_triple("(32,32,1)") == (32, 32, 1)
+    assert parse_triple("") is None
+    assert parse_triple("n/a") is None
+    for name in ("ID", "Process ID", "Kernel Name", "CC", "Device", "Estimated Speedup", ""):
+        assert not is_metric_column(name)
+    for name in ("dram__bytes_read.sum", "inst_executed", "derived_tempMetric0",
+                 "group:memory__chart", "regex:^(?=.*l1tex)(?!.*mem).*.sum$"):
+        assert is_metric_column(name)
+
+
+def test_format_number_round_trips() -> None:
+    assert format_number(1234.5678) == "1,234.5678"
+    assert format_number(1024.0) == "1,024"
+    assert format_number(-1234567.25) == "-1,234,567.25"
+    assert format_number(1024.0, thousands=False) == "1024"
+    assert format_number(math.nan) == "nan"
+    for value in (1234.5678, 8450157065088758.0, 2.339232191525328e-09, 1e20, 0.1, 999.9999):
+        assert parse_value(format_number(value)) == value
+
+
+def test_program_output_before_header_is_skipped(tmp_path: Path) -> None:
+    text = "device: NVIDIA GeForce RTX 4090\nresult ok\n" + HEADER + UNITS + ROW0
+    report = read_report(_write(tmp_path, text, "run.txt"))  # no .csv suffix: sniffed
+    assert len(report.kernels) == 1
+    assert any("skipped 2 line(s)" in w for w in report.warnings)
+
+
+def test_crlf_bom_and_trailing_prof_lines(tmp_path: Path) -> None:
+    text = (HEADER + UNITS + ROW0 + "==PROF== Disconnected from process 4242\n").replace("\n", "\r\n")
+    path = _write(tmp_path, b"\xef\xbb\xbf" + text.encode())
+    (k,) = read_report(path).kernels
+    assert k.metrics["gpu__time_duration.sum"] == Metric(1234.5678, "usecond")
+
+
+def test_utf16_export(tmp_path: Path) -> None:
+    path = _write(tmp_path, (HEADER + UNITS + ROW0).encode("utf-16"))
+    (k,) = read_report(path).kernels
+    assert k.name == "gemm_kernel"
+
+
+def test_non_utf8_text_is_read_with_a_warning(tmp_path: Path) -> None:
+    data = (HEADER + UNITS + ROW0).replace("gemm_kernel", "gemm_k\xe9rnel").encode("latin-1")
+    report = read_report(_write(tmp_path, data))
+    assert report.kernels[0].name == "gemm_k\ufffdrnel"
+    assert any("not valid UTF-8" in w for w in report.warnings)
+
+
+def test_csv_named_ncu_rep_is_read_as_csv(tmp_path: Path) -> None:
+    report = read_report(_write(tmp_path, SAMPLE, "export.ncu-rep"))
+    assert report.source_format == "csv"
+    assert len(report.kernels) == 2
+    assert any("holds an ncu CSV export" in w for w in report.warnings)
+
+
+def test_duplicate_ids_fall_back_to_row_numbers(tmp_path: Path) -> None:
+    report = read_report(_write(tmp_path, HEADER + UNITS + ROW0 + ROW0))
+    assert [k.index for k in report.kernels] == [0, 1]
+    assert any("numbered by row" in w for w in report.warnings)
+
+
+def test_read_csv_export_directly(tmp_path: Path) -> None:
+    report = read_csv_export(_write(tmp_path, SAMPLE, "raw.CSV"))
+    assert [k.name for k in report.kernels] == ["gemm_kernel", "void scale<float>(float*, int)"]
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    _raises(_write(tmp_path, ""), "empty")
+
+
+def test_blank_lines_only(tmp_path: Path) -> None:
+    _raises(_write(tmp_path, "\n\n  \n"), "blank")
+
+
+def test_header_only(tmp_path: Path) -> None:
+    _raises(_write(tmp_path, PREAMBLE + HEADER), "no units row", "0 kernels")
+
+
+def test_header_and_units_without_rows(tmp_path: Path) -> None:
+    _raises(_write(tmp_path, PREAMBLE + HEADER + UNITS), "0 kernels")
+
+
+def test_missing_units_row(tmp_path: Path) -> None:
+    _raises(_write(tmp_path, HEADER + ROW0 + ROW1), "line 2", "no units row")
+
+
+def test_ragged_last_row_is_truncated(tmp_path: Path) -> None:
+    cut = ROW1[: ROW1.index('"12.25"')] + "\n"
+    _raises(_write(tmp_path, PREAMBLE + HEADER + UNITS + ROW0 + cut), "line 8", "truncated")
+
+
+def test_ragged_middle_row(tmp_path: Path) -> None:
+    _raises(_write(tmp_path, HEADER + UNITS + '"0","x"\n' + ROW1), "line 3", "has 2 field(s)")
+
+
+def test_cut_inside_last_quoted_value(tmp_path: Path) -> None:
+    _raises(_write(tmp_path, HEADER + UNITS + ROW0[: ROW0.rindex("096")]), "line 3", "truncated")
+
+
+def test_no_header(tmp_path: Path) -> None:
+    text = "==PROF== Connected to process 1\n==ERROR== The application returned an error code (1).\n"
+    _raises(_write(tmp_path, text), "no CSV header", "The application returned an error code")
+
+
+def test_binary_garbage(tmp_path: Path) -> None:
+    garbage = bytes(range(256)) * 8
+    _raises(_write(tmp_path, garbage, "garbage.csv"), "not a CSV text file")
+    _raises(_write(tmp_path, garbage, "garbage.bin"), "unrecognised content")
+    _raises(_write(tmp_path, b"hello world\n", "notes.txt"), "unrecognised content")
+
+
+def test_report_named_csv(tmp_path: Path) -> None:
+    _raises(_write(tmp_path, b"NVR\x00" + bytes(100), "r.csv"), "Nsight Compute report", ".ncu-rep")
+
+
+def test_details_page(tmp_path: Path) -> None:
+    text = (
+        '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream",'
+        '"Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit",'
+        '"Metric Value"\n'
+        '"0","1","p","h","k","1","7","(256, 1, 1)","(4, 1, 1)","0","8.6",'
+        '"GPU Speed Of Light Throughput","DRAM Frequency","Ghz","6.79"\n'
+    )
+    _raises(_write(tmp_path, text), "--page details", "--page raw",
+            "ncu --import FILE.ncu-rep --csv --page raw")
+
+
+def test_metric_labels_instead_of_names(tmp_path: Path) -> None:
+    text = '"ID","Kernel Name","DRAM Frequency","Duration"\n"","","Ghz","usecond"\n"0","k","6.79","1.5"\n'
+    _raises(_write(tmp_path, text), "no metric columns")
+
+
+def test_directory(tmp_path: Path) -> None:
+    _raises(tmp_path, "is a directory")
+
+
+def test_missing_path(tmp_path: Path) -> None:
+    _raises(tmp_path / "nope.ncu-rep", "no such file")
+    _raises(tmp_path / "nope.csv", "no such file")
+
+
+@pytest.mark.parametrize("name", ["x.csv", "x.ncu-rep", "x"])
+def test_git_lfs_pointer(tmp_path: Path, name: str) -> None:
+    _raises(_write(tmp_path, LFS_POINTER, name), "Git LFS pointer", "git lfs pull")
+
+
+# --------------------------------------------------------------------------- shared corpus
+
+PARITY_FILES = [
+    "gpu-workshop__MW_Baseline.ncu-rep",
+    "cudaprogramming__smemTranspose.ncu-rep",
+    "cs599k__2025-04-21-v1.ncu-rep",
+    "pmkid-brute-force__profile.nsight-cuprof-report",
+    "bad/real_all-metrics-NaN__self-join-mistic__profileHIGGS.out.ncu-rep",
+]
+SCALED_UNITS = {
+    "nsecond", "usecond", "msecond", "second", "Kbyte", "Mbyte", "Gbyte", "Tbyte",
+    "Kbyte/second", "Mbyte/second", "Gbyte/second", "Tbyte/second", "Khz", "Mhz", "Ghz",
+}
+
+
+@lru_cache(maxsize=None)
+def _corpus_report(name: str) -> RawReport:
+    return read_report(REPORTS / name)
+
+
+def _expected_metrics(kernel: RawKernel) -> dict[str, Metric]:
+    """What a CSV export can carry: every metric except empty or missing strings."""
+    return {
+        name: m for name, m in kernel.metrics.items()
+        if m.is_number or (isinstance(m.value, str) and m.value.strip())
+    }
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", PARITY_FILES)
+@pytest.mark.parametrize(
+    ("autoscale", "thousands"), [(True, True), (False, True), (True, False)]
+)
+def test_csv_parity_with_report(tmp_path: Path, name: str, autoscale: bool, thousands: bool) -> None:
+    report = _corpus_report(name)
+    path = write_ncu_csv(report, tmp_path / "export.csv", autoscale=autoscale, thousands=thousands)
+    back = read_report(path)
+    assert back.source_format == "csv"
+    assert len(back.kernels) == len(report.kernels)
+    written_units: set[str] = set()
+    for a, b in zip(report.kernels, back.kernels):
+        assert b.index == a.index
+        assert b.name == a.name
+        assert b.device == a.device
+        assert b.compute_capability == a.compute_capability
+        assert b.grid_size == a.grid_size
+        assert b.block_size == a.block_size
+        assert b.stream_id == a.stream_id
+        assert b.sm_count == a.sm_count
+        expected = _expected_metrics(a)
+        assert set(b.metrics) == set(expected)
+        for metric_name, want in expected.items():
+            got = b.metrics[metric_name]
+            written_units.add(got.unit)
+            if not want.is_number:
+                if isinstance(parse_value(str(want.value)), str):
+                    assert got == Metric(str(want.value).strip(), want.unit), metric_name
+                continue
+            assert got.is_number, metric_name
+            if want.is_nan:
+                assert got.is_nan, metric_name
+                continue
+            if not autoscale:
+                assert got == want, metric_name
+            want_si = units.to_si(float(want.value), want.unit)
+            got_si = units.to_si(float(got.value), got.unit)
+            assert math.isclose(got_si, want_si, rel_tol=1e-9, abs_tol=0.0), (
+                metric_name, want, got,
+            )
+    if autoscale and "pmkid" not in name and "NaN" not in name:
+        assert written_units & SCALED_UNITS - {"second", "nsecond"}  # prefixes were really used
+
+
+@needs_corpus
+@pytest.mark.parametrize(
+    ("name", "phrases"),
+    [
+        ("synthetic_empty.ncu-rep", ("empty",)),
+        ("synthetic_git-lfs-pointer.ncu-rep", ("Git LFS pointer", "git lfs pull")),
+        ("synthetic_bad-magic__nsight-training__CuVectorAddDrv.ncu-rep",
+         ("not an Nsight Compute report",)),
+        ("synthetic_truncated-64B__nsight-training__CuVectorAddDrv.ncu-rep", ("truncated",)),
+        ("synthetic_truncated-50pct__self-join-mistic__profile.ncu-rep",
+         ("truncated", "only the first 68 kernel(s)")),
+    ],
+)
+def test_bad_corpus_files(name: str, phrases: tuple[str, ...]) -> None:
+    _raises(REPORTS / "bad" / name, *phrases)
+
+
+@needs_corpus
+@pytest.mark.parametrize(
+    "name",
+    [
+        "real_all-metrics-NaN__self-join-mistic__profileHIGGS.out.ncu-rep",
+        "real_all-metrics-NaN__self-join-mistic__profileMSDKT5.out.ncu-rep",
+    ],
+)
+def test_all_nan_reports_load(name: str) -> None:
+    report = read_report(REPORTS / "bad" / name)
+    assert report.source_format == "ncu-rep"
+    assert len(report.kernels) == 1
+    (kernel,) = report.kernels
+    assert kernel.metrics["gpu__time_duration.sum"].is_nan
+    assert kernel.number("gpu__time_duration.sum") is None

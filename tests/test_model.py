@@ -1,0 +1,217 @@
+"""The roofline arithmetic on hand-built kernels, checked against hand-computed numbers."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from ncu_roofline.model import build_kernel_model
+from ncu_roofline.peaks_file import load_peaks
+from ncu_roofline.errors import PeaksFileError
+from ncu_roofline.quantities import compute_quantities
+
+from conftest import make_kernel
+
+OP = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum"
+
+
+def base_metrics() -> dict:
+    """1 us kernel; FP32 2.5e6 FLOP; FP16 6e4 FLOP (hfma from a per-cycle rate); DRAM 6e5 B."""
+    return {
+        "gpu__time_duration.sum": (1000.0, "ns"),
+        OP.format("ffma"): (1e6, "inst"),
+        OP.format("fadd"): (2e5, "inst"),
+        OP.format("fmul"): (3e5, "inst"),
+        OP.format("dadd"): (0.0, "inst"),
+        OP.format("dmul"): (0.0, "inst"),
+        OP.format("dfma"): (0.0, "inst"),
+        OP.format("hfma") + ".per_cycle_elapsed": (10.0, "inst/cycle"),
+        "smsp__cycles_elapsed.avg": (1500.0, "cycle"),
+        "dram__bytes_read.sum.per_second": (5e11, "byte/s"),
+        "dram__bytes_write.sum": (1e5, "byte"),
+        "dram__bytes.sum.peak_sustained": (1000.0, "byte/cycle"),
+        "dram__cycles_elapsed.avg.per_second": (2e9, "hz"),
+        "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": (5000.0, "inst/cycle"),
+        "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained": (2500.0, "inst/cycle"),
+        "sm__cycles_elapsed.avg.per_second": (1.5e9, "hz"),
+    }
+
+
+def test_quantities_hand_computed() -> None:
+    q = compute_quantities(make_kernel(base_metrics()))
+    assert q.duration_s.value == pytest.approx(1e-6)
+    assert q.flop["fp32"].value == pytest.approx(2.5e6)  # 2*1e6 + 2e5 + 3e5
+    assert q.flop["fp64"].value == 0.0
+    assert q.flop["fp16"].value == pytest.approx(4 * 10 * 1500)  # hfma-only recipe, per-cycle x cycles
+    assert "4 × " in q.flop["fp16"].recipe and "per_cycle_elapsed × smsp__cycles_elapsed.avg" in q.flop["fp16"].recipe
+    assert q.bytes["dram"].value == pytest.approx(5e11 * 1e-6 + 1e5)
+    assert q.bytes["dram"].recipe == ("dram__bytes_read.sum.per_second × gpu__time_duration.sum"
+                                      " + dram__bytes_write.sum")
+    assert q.peaks["dram"].value == pytest.approx(1000 * 2e9)
+    assert q.peaks["fp32"].value == pytest.approx(2 * 5000 * 1.5e9)
+    assert q.peaks["fp64"].value == pytest.approx(2 * 2500 * 1.5e9)
+    assert q.bytes["l2"] is None and q.bytes["l1"] is None
+    missing = {m.quantity: m for m in q.missing}
+    assert {"traffic_bytes.l2", "traffic_bytes.l1", "peaks.l2", "peaks.l1", "peaks.fp16",
+            "work_flop.tensor"} <= set(missing)
+    assert "lts__t_bytes.sum" in missing["traffic_bytes.l2"].collect_with
+
+
+def test_model_hand_computed() -> None:
+    m = build_kernel_model(make_kernel(base_metrics()))
+    assert m.utilization["dram"] == pytest.approx(6e5 / 2e12 / 1e-6)  # 0.3
+    assert m.utilization["fp32"] == pytest.approx(2.5e6 / 1.5e13 / 1e-6)  # 0.1667
+    assert m.utilization["fp64"] == 0.0
+    assert "tensor" not in m.utilization and "l2" not in m.utilization
+    assert m.bound_by == "dram"
+    assert m.regime == "latency"
+    total = 2.5e6 + 6e4
+    assert m.achieved_flop_per_s == pytest.approx(total / 1e-6)
+    assert m.intensity["dram"] == pytest.approx(total / 6e5)
+    assert m.intensity["l2"] is None
+    assert m.dominant_precision == "fp32"
+    # attainable at DRAM = min(FP32 roof 1.5e13, I x 2e12)
+    assert m.attainable_flop_per_s["dram"] == pytest.approx(min(1.5e13, total / 6e5 * 2e12))
+    assert m.ridge_points()["dram"] == pytest.approx(1.5e13 / 2e12)
+    d = m.to_dict()
+    assert d["work_flop"]["tensor"] is None  # absent, never 0
+    assert d["provenance"]["peaks.dram"] == "dram__bytes.sum.peak_sustained × dram__cycles_elapsed.avg.per_second"
+
+
+def test_threshold_moves_regime() -> None:
+    assert build_kernel_model(make_kernel(base_metrics()), threshold=0.25).regime == "roof"
+    assert build_kernel_model(make_kernel(base_metrics()), threshold=0.31).regime == "latency"
+
+
+def test_point_above_roof_is_flagged() -> None:
+    metrics = base_metrics()
+    metrics["dram__bytes_write.sum"] = (3e6, "byte")  # 3.5e6 B in 1 us at 2e12 B/s -> 1.75
+    m = build_kernel_model(make_kernel(metrics))
+    assert m.utilization["dram"] == pytest.approx(1.75)
+    assert "above_roof:dram" in m.flags
+    assert m.bound_by == "dram" and m.regime == "roof"
+
+
+def test_nan_kernel_is_unusable_not_zero() -> None:
+    metrics = base_metrics()
+    metrics["gpu__time_duration.sum"] = (math.nan, "ns")
+    m = build_kernel_model(make_kernel(metrics))
+    assert not m.usable
+    assert "NaN" in m.q.unusable_reason
+    d = m.to_dict()
+    assert d["duration_s"] is None and d["bound_by"] is None and d["regime"] is None
+    assert d["flags"] == ["unusable"]
+
+
+def test_nan_metric_reason_names_it() -> None:
+    metrics = base_metrics()
+    metrics["dram__bytes_write.sum"] = (math.nan, "byte")
+    del metrics["dram__bytes_read.sum.per_second"]
+    q = compute_quantities(make_kernel(metrics))
+    assert q.bytes["dram"] is None
+    reason = next(m.reason for m in q.missing if m.quantity == "traffic_bytes.dram")
+    assert "NaN" in reason and "dram__bytes_write.sum" in reason
+
+
+def test_tensor_paths_exact_and_utilisation() -> None:
+    metrics = base_metrics()
+    metrics["sm__ops_path_tensor_src_bf16_dst_fp32.sum"] = (4e8, "")
+    metrics["sm__ops_path_tensor_src_bf16_dst_fp32.sum.peak_sustained"] = (500_000.0, "")
+    metrics["sm__ops_path_tensor_src_fp8.sum.per_cycle_elapsed"] = (1000.0, "")
+    metrics["sm__cycles_elapsed.avg"] = (1500.0, "cycle")
+    metrics["sm__ops_path_tensor_src_fp8.sum.peak_sustained"] = (1_000_000.0, "")
+    m = build_kernel_model(make_kernel(metrics))
+    assert m.q.tensor_paths["src_bf16_dst_fp32"].value == 4e8
+    assert m.q.tensor_paths["src_fp8"].value == pytest.approx(1000 * 1500)
+    assert m.q.flop["tensor"].value == pytest.approx(4e8 + 1.5e6)
+    bf16_peak = 500_000 * 1.5e9
+    fp8_peak = 1_000_000 * 1.5e9
+    assert m.tensor_peaks["src_bf16_dst_fp32"].value == pytest.approx(bf16_peak)
+    # time bound is the sum over datapaths of work / that datapath's peak
+    assert m.utilization["tensor"] == pytest.approx((4e8 / bf16_peak + 1.5e6 / fp8_peak) / 1e-6)
+    assert m.bound_by == "tensor"
+    assert m.dominant_precision == "tensor"
+    assert "tensor_work_estimated" not in m.flags
+
+
+def test_tensor_estimate_is_labelled() -> None:
+    metrics = base_metrics()
+    metrics["smsp__inst_executed_pipe_tensor.sum"] = (1000.0, "inst")
+    metrics["sm__inst_executed_pipe_tensor.sum.peak_sustained"] = (100.0, "inst/cycle")
+    m = build_kernel_model(make_kernel(metrics))
+    assert m.q.flop["tensor"].value == 512_000.0
+    assert m.q.flop["tensor"].estimate
+    assert "tensor_work_estimated" in m.flags
+    assert m.tensor_peaks["pipe_tensor_estimate"].value == pytest.approx(100 * 512 * 1.5e9)
+
+
+def test_tensor_pipe_only_gives_utilisation_not_flop() -> None:
+    metrics = base_metrics()
+    metrics["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"] = (80.0, "%")
+    m = build_kernel_model(make_kernel(metrics))
+    assert m.q.flop["tensor"] is None
+    assert m.utilization["tensor"] == pytest.approx(0.8)
+    assert m.bound_by == "tensor" and m.regime == "roof"
+    assert {"tensor_pipe_utilization_only", "flop_incomplete"} <= set(m.flags)
+    assert m.achieved_flop_per_s is None  # an undercount is not shown as a value
+
+
+def test_idle_tensor_pipe_means_zero_tensor_work() -> None:
+    metrics = base_metrics()
+    metrics["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"] = (0.0, "%")
+    m = build_kernel_model(make_kernel(metrics))
+    assert m.q.flop["tensor"].value == 0.0
+    assert "tensor pipe idle" in m.q.flop["tensor"].recipe
+
+
+def test_no_dram_on_integrated_parts_is_not_an_error() -> None:
+    metrics = {k: v for k, v in base_metrics().items() if not k.startswith("dram__")}
+    m = build_kernel_model(make_kernel(metrics, compute_capability="8.7"))
+    reasons = [x for x in m.missing if x.quantity == "traffic_bytes.dram"]
+    assert reasons and "no DRAM roof" in reasons[0].reason
+    assert not any(x.quantity == "peaks.dram" for x in m.missing)
+    assert m.bound_by == "fp32"
+
+
+def test_pascal_names_and_empty_units() -> None:
+    k = make_kernel({"gpu__time_duration": 2_000_000.0, "dram__read_bytes": 3000.0,
+                     "dram__write_bytes": 1000.0}, compute_capability="6.1")
+    q = compute_quantities(k)
+    assert q.duration_s.value == pytest.approx(2e-3)  # empty unit means ns
+    assert q.bytes["dram"].value == 4000.0
+
+
+def test_user_peaks_override(tmp_path) -> None:
+    path = tmp_path / "peaks.json"
+    path.write_text(json.dumps({
+        "schema": "ncu-roofline-peaks/1",
+        "peaks": {"dram_bytes_per_s": 1e12},
+        "devices": {"Test GPU": {"fp32_flop_per_s": 5e12, "l2_bytes_per_s": 4e12}},
+    }))
+    peaks = load_peaks(path)
+    m = build_kernel_model(make_kernel(base_metrics()), user_peaks=peaks)
+    assert m.utilization["dram"] == pytest.approx(0.6)  # 6e5 B / 1e12 B/s / 1 us
+    assert m.utilization["fp32"] == pytest.approx(0.5)
+    assert m.regime == "roof"
+    assert m.provenance["peaks.dram"] == f"peaks file {path}"
+    assert "peak_from_file:dram" in m.flags
+    assert not any(x.quantity == "peaks.l2" for x in m.missing)
+    other = build_kernel_model(make_kernel(base_metrics(), device="Other GPU"), user_peaks=peaks)
+    assert other.utilization["fp32"] == pytest.approx(2.5e6 / 1.5e13 / 1e-6)  # report's own roof
+
+
+@pytest.mark.parametrize("content, words", [
+    ("{", "not valid JSON"),
+    ('{"peaks": {"dram_bytes_per_s": -1}}', "positive"),
+    ('{"peaks": {"hbm": 1}}', "unknown key"),
+    ('{"schema": "other/2"}', "unsupported schema"),
+    ("[]", "JSON object"),
+])
+def test_bad_peaks_files(tmp_path, content, words) -> None:
+    path = tmp_path / "p.json"
+    path.write_text(content)
+    with pytest.raises(PeaksFileError) as info:
+        load_peaks(path)
+    assert words in str(info.value) and str(path) in str(info.value)
