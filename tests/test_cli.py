@@ -1,0 +1,115 @@
+"""The command line, in-process with click's runner and once as a real subprocess."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from ncu_roofline.cli import main
+
+from conftest import BAD, CORPUS, corpus_files
+
+needs_corpus = pytest.mark.skipif(not corpus_files(), reason=f"shared report corpus not found at {CORPUS}")
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+@needs_corpus
+def test_report_json_to_stdout() -> None:
+    result = run("report", str(CORPUS / "cudacode__naive.ncu-rep"))
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["schema"] == "ncu-roofline/1"
+    assert doc["reports"][0]["kernel_count"] == 2
+
+
+@needs_corpus
+def test_report_csv_file_atomic_and_no_overwrite(tmp_path) -> None:
+    out = tmp_path / "k.csv"
+    result = run("report", str(CORPUS / "gpu-workshop__MW_Baseline.ncu-rep"), "-o", str(out))
+    assert result.exit_code == 0
+    assert f"Wrote {out}" in result.stderr
+    rows = list(csv.DictReader(io.StringIO(out.read_text())))
+    assert len(rows) == 5 and rows[2]["name"] == "compute_tendencies_x_279_gpu"
+    assert rows[0]["work_fp16_flop"] == ""  # absent from this report: empty, not 0
+    assert rows[0]["work_tensor_flop"] == "0.0"  # the report measured an idle tensor pipe
+    again = run("report", str(CORPUS / "gpu-workshop__MW_Baseline.ncu-rep"), "-o", str(out))
+    assert again.exit_code == 2 and "--force" in again.stderr
+    forced = run("report", str(CORPUS / "gpu-workshop__MW_Baseline.ncu-rep"), "-o", str(out), "--force")
+    assert forced.exit_code == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["k.csv"]  # no temporary file left behind
+
+
+@needs_corpus
+@pytest.mark.parametrize("bad", sorted(p.name for p in BAD.glob("synthetic_*")) if BAD.is_dir() else [])
+def test_bad_inputs_exit_2_with_one_line(bad) -> None:
+    result = run("report", str(BAD / bad))
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert lines[0].startswith("ncu-roofline: error: ") and bad in lines[0]
+    assert "Traceback" not in result.output + result.stderr
+
+
+def test_missing_path_directory_and_text(tmp_path) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("hello, this is not a report\n")
+    for path, words in ((tmp_path / "nope.ncu-rep", "no such file"), (tmp_path, "directory"),
+                        (text, "not an Nsight Compute report")):
+        result = run("report", str(path))
+        assert result.exit_code == 2, path
+        assert str(path) in result.stderr and words in result.stderr
+        assert "Traceback" not in result.stderr
+
+
+@needs_corpus
+def test_one_bad_file_does_not_stop_the_others(tmp_path) -> None:
+    out = tmp_path / "r.json"
+    result = run("report", str(CORPUS / "cudacode__naive.ncu-rep"), str(BAD / "synthetic_empty.ncu-rep"),
+                 "-o", str(out))
+    assert result.exit_code == 2
+    doc = json.loads(out.read_text())
+    assert len(doc["reports"]) == 1 and len(doc["errors"]) == 1
+
+
+@needs_corpus
+def test_redact_leaves_out_paths_and_nvtx() -> None:
+    path = CORPUS / "nsight-training__manual_nvtx.ncu-rep"
+    plain = json.loads(run("report", str(path)).stdout)
+    assert plain["reports"][0]["kernels"][1]["nvtx_ranges"] == ["run_test/daxpy"]
+    red = run("report", str(path), "--redact").stdout
+    assert str(CORPUS) not in red and "run_test" not in red
+
+
+def test_peaks_file_errors_are_clean(tmp_path) -> None:
+    bad = tmp_path / "peaks.json"
+    bad.write_text("{not json")
+    result = run("report", str(bad), "--peaks", str(bad))
+    assert result.exit_code == 2 and "not valid JSON" in result.stderr
+
+
+def test_metrics_command_lists_collectable_metrics() -> None:
+    result = run("metrics")
+    assert result.exit_code == 0
+    assert "--section SpeedOfLight_HierarchicalSingleRooflineChart" in result.stdout
+    assert "dram__bytes_read.sum" in result.stdout and "gpu__time_duration.sum" in result.stdout
+    listed = run("metrics", "--format", "list").stdout.split()
+    assert "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum" in listed
+
+
+@needs_corpus
+def test_as_a_user_runs_it(tmp_path) -> None:
+    """`python -m ncu_roofline` in a real process: output, exit status, no traceback."""
+    proc = subprocess.run([sys.executable, "-m", "ncu_roofline", "report", "--format", "csv",
+                           str(CORPUS / "cudacode__naive.ncu-rep"), str(BAD / "synthetic_git-lfs-pointer.ncu-rep")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stdout.startswith("report,index,")
+    assert "git lfs pull" in proc.stderr and "Traceback" not in proc.stderr

@@ -1,0 +1,168 @@
+"""End to end on the real reports of the shared corpus (skipped when it is absent)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+import ncu_roofline
+from ncu_roofline.errors import InputError
+from ncu_roofline.readers import read_report
+
+from conftest import BAD, CORPUS, corpus_files, manifest
+
+FILES = corpus_files()
+pytestmark = pytest.mark.skipif(not FILES, reason=f"shared report corpus not found at {CORPUS}")
+
+
+@pytest.fixture(scope="module")
+def whole_corpus() -> ncu_roofline.Analysis:
+    return ncu_roofline.analyze(FILES)
+
+
+def by_name(analysis: ncu_roofline.Analysis, stem: str) -> ncu_roofline.ReportResult:
+    return next(r for r in analysis.reports if r.path.endswith(stem))
+
+
+def test_every_report_reads_with_manifest_identity(whole_corpus) -> None:
+    rows = manifest()
+    assert len(whole_corpus.reports) == len(FILES) == 30
+    for report in whole_corpus.reports:
+        row = rows[report.path.rsplit("/", 1)[-1]]
+        assert len(report.kernels) == int(row["num_actions"])
+        first = report.kernels[0].raw
+        assert first.device == row["gpu"]
+        assert first.compute_capability == row["compute_capability"]
+        assert first.sm_count == int(row["sm_count"])
+        if row["ncu_version"].startswith("20"):
+            assert report.ncu_version == row["ncu_version"]
+        else:
+            assert report.ncu_version is None
+
+
+def test_json_contract_and_no_nan(whole_corpus) -> None:
+    doc = json.loads(whole_corpus.to_json())
+    assert doc["schema"] == "ncu-roofline/1"
+    assert doc["generator"]["name"] == "ncu-roofline"
+    roofs = {"dram", "l2", "l1", "fp64", "fp32", "fp16", "tensor"}
+    for report in doc["reports"]:
+        assert report["kernel_count"] == len(report["kernels"])
+        for k in report["kernels"]:
+            for key in ("index", "name", "demangled_name", "device", "compute_capability", "duration_s",
+                        "work_flop", "traffic_bytes", "intensity_flop_per_byte", "achieved_flop_per_s",
+                        "peaks", "utilization", "bound_by", "regime", "provenance", "missing", "flags"):
+                assert key in k
+            assert set(k["work_flop"]) == {"fp64", "fp32", "fp16", "tensor"}
+            assert set(k["traffic_bytes"]) == {"dram", "l2", "l1"}
+            assert set(k["utilization"]) <= roofs
+            assert k["bound_by"] is None or k["bound_by"] in roofs
+            assert k["regime"] in (None, "roof", "latency")
+            for m in k["missing"]:
+                assert m["reason"] and m["collect_with"]
+            # every number that is present came from a recorded recipe
+            for level, value in k["traffic_bytes"].items():
+                if value is not None:
+                    assert f"traffic_bytes.{level}" in k["provenance"]
+            for u in k["utilization"].values():
+                assert math.isfinite(u) and u >= 0
+
+
+def test_no_point_above_a_roof(whole_corpus) -> None:
+    flagged = [(r.path, k.raw.name, k.flags) for r, k in whole_corpus.models
+               if any(f.startswith("above_roof") for f in k.flags)]
+    assert flagged == []
+
+
+def test_h100_peaks_match_hardware_facts(whole_corpus) -> None:
+    """H100 PCIe (114 SMs): FFMA 114 x 128 per cycle, so FP32 = 29,184 FLOP/cycle; L2 5,120 B/cycle."""
+    k = by_name(whole_corpus, "cs599k__2025-04-21-v1.ncu-rep").kernels[0]
+    clock = k.raw.number("sm__cycles_elapsed.avg.per_second")
+    assert k.peaks["fp32"].value / clock == pytest.approx(114 * 128 * 2)
+    assert k.peaks["fp64"].value / clock == pytest.approx(114 * 64 * 2)
+    l2_clock = k.raw.number("lts__cycles_elapsed.avg.per_second")
+    assert k.peaks["l2"].value / l2_clock == pytest.approx(5120)
+    # GH200 (132 SMs): FP32 33,792 FLOP/cycle, L1 16,896 B/cycle
+    g = by_name(whole_corpus, "cs599k__silu-2025-04-18-v9.ncu-rep").kernels[0]
+    assert g.peaks["fp32"].value / g.raw.number("sm__cycles_elapsed.avg.per_second") == pytest.approx(33792)
+    assert g.peaks["l1"].value / g.raw.number("l1tex__cycles_elapsed.avg.per_second") == pytest.approx(16896)
+
+
+def test_dram_rate_times_duration_equals_read_plus_write(corpus) -> None:
+    raw = read_report(corpus / "cudaprogramming__smemTranspose.ncu-rep")
+    for k in raw.kernels:
+        rate = k.number("dram__bytes.sum.per_second")
+        duration = k.number("gpu__time_duration.sum") * 1e-9
+        total = k.number("dram__bytes_read.sum") + k.number("dram__bytes_write.sum")
+        assert rate * duration == pytest.approx(total, rel=1e-9)
+    analysed = ncu_roofline.analyze(corpus / "cudaprogramming__smemTranspose.ncu-rep")
+    first = analysed.reports[0].kernels[0]
+    assert first.q.bytes["dram"].recipe == "dram__bytes_read.sum + dram__bytes_write.sum"
+    assert first.q.bytes["dram"].value == pytest.approx(
+        first.raw.number("dram__bytes_read.sum") + first.raw.number("dram__bytes_write.sum"))
+
+
+def test_mw_div_to_mult_pair(corpus) -> None:
+    """V100 OpenACC: compute_tendencies_x_279 gets about 1.8x faster and does far less FP64 work."""
+    base = ncu_roofline.analyze(corpus / "gpu-workshop__MW_Baseline.ncu-rep").kernels
+    head = ncu_roofline.analyze(corpus / "gpu-workshop__MW_DivToMult.ncu-rep").kernels
+    b = base[base["name"] == "compute_tendencies_x_279_gpu"].iloc[0]
+    h = head[head["name"] == "compute_tendencies_x_279_gpu"].iloc[0]
+    assert b["duration_s"] / h["duration_s"] == pytest.approx(1.78, abs=0.03)
+    assert h["work_fp64_flop"] < 0.5 * b["work_fp64_flop"]
+    assert b["bound_by"] == "fp64" and h["bound_by"] == "dram"
+    assert h["regime"] == "roof"
+
+
+def test_hierarchical_levels_on_a100_roofline_report(corpus) -> None:
+    k = ncu_roofline.analyze(corpus / "cs599k__2025-04-21-77_06-MT.ncu-rep").reports[0].kernels[0]
+    assert all(k.q.bytes[lv] is not None for lv in ("dram", "l2", "l1"))
+    assert k.q.bytes["l2"].definition == "chart"
+    assert k.provenance["traffic_bytes.l2"].startswith("derived__lts__lts2xbar_bytes.sum.per_second")
+    assert k.bound_by == "dram" and k.regime == "roof"
+    # the tags definition is available on request and is labelled
+    tags = ncu_roofline.analyze(corpus / "cs599k__2025-04-21-77_06-MT.ncu-rep", prefer_definition="tags")
+    assert tags.reports[0].kernels[0].q.bytes["l2"] is not None
+
+
+def test_nan_kernels_are_reported_unusable(corpus) -> None:
+    for path in sorted(BAD.glob("real_all-metrics-NaN*")):
+        result = ncu_roofline.analyze(path)
+        (k,) = result.reports[0].kernels
+        assert not k.usable and "NaN" in k.q.unusable_reason
+    esmm = ncu_roofline.analyze(corpus / "esmm-research__profile.5c6231e.ncu-rep").reports[0]
+    usable = [k.usable for k in esmm.kernels]
+    assert usable[-1] is False and all(usable[:-1])  # the others are still analysed
+
+
+@pytest.mark.parametrize("name, words", [
+    ("synthetic_empty.ncu-rep", "empty"),
+    ("synthetic_git-lfs-pointer.ncu-rep", "Git LFS pointer"),
+    ("synthetic_bad-magic__nsight-training__CuVectorAddDrv.ncu-rep", "not an Nsight Compute report"),
+    ("synthetic_truncated-64B__nsight-training__CuVectorAddDrv.ncu-rep", "truncated"),
+    ("synthetic_truncated-50pct__self-join-mistic__profile.ncu-rep", "truncated"),
+])
+def test_bad_files_raise_clear_errors(corpus, name, words) -> None:
+    with pytest.raises(InputError) as info:
+        ncu_roofline.analyze(BAD / name)
+    assert words in info.value.message and name in info.value.message
+
+
+def test_batch_keeps_going_past_bad_files(corpus) -> None:
+    paths = [corpus / "cudacode__naive.ncu-rep", BAD / "synthetic_empty.ncu-rep",
+             corpus / "cudacode__global_mem_coalesce.ncu-rep"]
+    result = ncu_roofline.analyze(paths, strict=False)
+    assert len(result.reports) == 2 and len(result.errors) == 1
+    assert json.loads(result.to_json())["errors"][0]["path"].endswith("synthetic_empty.ncu-rep")
+
+
+def test_dataframe_types(whole_corpus) -> None:
+    df = whole_corpus.kernels
+    assert len(df) == sum(len(r.kernels) for r in whole_corpus.reports)
+    assert str(df["duration_s"].dtype) == "Float64"
+    assert str(df["bound_by"].dtype) == "string"
+    assert df["work_tensor_flop"].isna().any()  # absent stays NA, never 0
+    for col in df.columns:
+        if col.endswith(("_s", "_flop", "_bytes", "_per_s", "_per_byte")):
+            assert str(df[col].dtype) == "Float64", col
