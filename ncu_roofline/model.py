@@ -188,6 +188,11 @@ def build_kernel_model(raw: RawKernel, *, threshold: float = DEFAULT_THRESHOLD,
         b, bw = q.bytes.get(lv), peaks.get(lv)
         if b is not None and bw is not None and bw.value > 0:
             util[lv] = b.value / bw.value / duration
+    for lv, share in q.level_throughput_share.items():
+        if lv not in util:
+            util[lv] = share.value
+            prov[f"utilization.{lv}"] = share.recipe
+            flags.append(f"utilization_from_throughput:{lv}")
     for p in R.PRECISIONS:
         w, pk = q.flop.get(p), peaks.get(p)
         if w is not None and pk is not None and pk.value > 0:

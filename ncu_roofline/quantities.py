@@ -49,6 +49,8 @@ class KernelQuantities:
     tensor_pipe_utilization: Value | None
     missing: list[Missing] = field(default_factory=list)
     unusable_reason: str | None = None
+    # level -> the report's own throughput share of that level, where no byte count exists
+    level_throughput_share: dict[str, Value] = field(default_factory=dict)
 
 
 def unit_of(metric: str) -> str:
@@ -312,7 +314,17 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART) -> K
         missing.append(Missing("peaks.tensor", "no tensor-core peak for the datapaths used",
                                R.COLLECT_WITH["peaks.tensor"]))
 
-    return KernelQuantities(res.duration, flop, tensor_paths, traffic, peaks, tensor_peaks, pipe, missing)
+    shares: dict[str, Value] = {}
+    for level, names in R.LEVEL_THROUGHPUT_SHARE.items():
+        if traffic[level] is not None:
+            continue
+        for name in names:
+            v = res.number(name)
+            if v is not None:
+                shares[level] = Value(v / 100.0, f"{name} ÷ 100", note="throughput share; no byte count")
+                break
+    return KernelQuantities(res.duration, flop, tensor_paths, traffic, peaks, tensor_peaks, pipe, missing,
+                            level_throughput_share=shares)
 
 
 def is_finite(x: float | None) -> bool:

@@ -258,5 +258,15 @@ COLLECT_WITH: dict[str, str] = {
                     "Nsight Compute 2025.1+), or a peaks file (--peaks) with measured tensor roofs",
 }
 
+# Where a report holds no byte counts for a level (the `basic` set, Nsight Compute's default),
+# its own throughput share of that level is still a measured utilisation of the roof.
+LEVEL_THROUGHPUT_SHARE: dict[str, tuple[str, ...]] = {
+    "dram": ("dram__bytes.sum.pct_of_peak_sustained_elapsed",
+             "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+             "dram__throughput.avg.pct_of_peak_sustained_elapsed"),
+    "l2": ("lts__t_sectors.sum.pct_of_peak_sustained_elapsed",
+           "lts__t_sectors.avg.pct_of_peak_sustained_elapsed"),
+}
+
 # Compute capabilities with no DRAM counters (integrated memory): no DRAM roof, not an error.
 NO_DRAM_CC = ("8.7", "11.0", "12.1")

@@ -166,3 +166,15 @@ def test_dataframe_types(whole_corpus) -> None:
     for col in df.columns:
         if col.endswith(("_s", "_flop", "_bytes", "_per_s", "_per_byte")):
             assert str(df[col].dtype) == "Float64", col
+
+
+def test_basic_set_uses_the_reports_throughput_shares(corpus) -> None:
+    """Nsight Compute's default (basic) set has no byte counts; its throughput shares still count."""
+    report = ncu_roofline.analyze(corpus / "self-join-mistic__profile.ncu-rep").reports[0]
+    k = report.kernels[0]
+    assert k.q.bytes["dram"] is None and k.to_dict()["traffic_bytes"]["dram"] is None
+    expected = k.raw.number("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed") / 100
+    assert k.utilization["dram"] == pytest.approx(expected)
+    assert "utilization_from_throughput:dram" in k.flags
+    assert k.provenance["utilization.dram"].startswith("gpu__dram_throughput")
+    assert k.bound_by in ("dram", "l2") and k.regime in ("roof", "latency")
