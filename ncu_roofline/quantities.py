@@ -177,7 +177,41 @@ def _weighted(weight: float, text: str) -> str:
     return f"{w} × {text}"
 
 
-_TENSOR_PATH_RE = re.compile(r"^sm__ops_path_tensor_(.+?)\.sum(?:\.per_cycle_elapsed|\.per_second)?$")
+_TENSOR_PATH_RE = re.compile(r"^sm__ops_path_tensor_(.+?)\.sum(?:\.per_cycle_elapsed|\.per_second|\.peak_sustained)?$")
+_SPARSITY_RE = re.compile(r"_sparsity_(on|off)$")
+
+
+def _tensor_paths(kernel: RawKernel, res: Resolver) -> tuple[dict[str, Value], dict[str, Value]]:
+    """Tensor operations and dense peaks per datapath, without double counting.
+
+    Nsight Compute records `sm__ops_path_tensor_src_<type>[_sparsity_on|off]` (a partition of the
+    work by input type and sparsity) and, on Hopper and later, `..._op_<mma>_src_<type>...`
+    breakdowns of the same work by instruction family. Only the `src_` partition is summed. An
+    aggregate path without a sparsity suffix carries the sparse (2x) peak, so its roof is the
+    fastest *dense* instruction family for that type (`op_*_src_<type>_sparsity_off`).
+    """
+    names = {m.group(1) for name in kernel.metrics if (m := _TENSOR_PATH_RE.match(name))}
+    work: dict[str, Value] = {}
+    peaks: dict[str, Value] = {}
+    for path in sorted(n for n in names if n.startswith("src_")):
+        metric = f"{R.TENSOR_PATH_PREFIX}{path}.sum"
+        got = res.count(metric)
+        if got is None:
+            continue
+        work[path] = Value(got[0], got[1])
+        peak = None
+        if not _SPARSITY_RE.search(path):
+            dense = [res.peak(R.PeakRecipe((R.Term(f"{R.TENSOR_PATH_PREFIX}{n}.sum.peak_sustained"),), "sm"))
+                     for n in names if n.startswith("op_") and n.endswith(f"_{path}_sparsity_off")]
+            dense_values = [d for d in dense if d is not None]
+            if dense_values:
+                peak = max(dense_values, key=lambda v: v.value)
+                peak = Value(peak.value, peak.recipe, note="dense peak of the fastest instruction family")
+        if peak is None:
+            peak = res.peak(R.PeakRecipe((R.Term(f"{metric}.peak_sustained"),), "sm"))
+        if peak is not None:
+            peaks[path] = peak
+    return work, peaks
 
 
 def _looked_for(options: tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...]) -> str:
@@ -246,20 +280,12 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART) -> K
                                     R.FLOP[precision], res.nan_seen))
 
     # Tensor work: exact per-datapath operation counts where recorded.
-    tensor_paths: dict[str, Value] = {}
-    tensor_peaks: dict[str, Value] = {}
-    paths = sorted({m.group(1) for name in kernel.metrics if (m := _TENSOR_PATH_RE.match(name))})
-    for path in paths:
-        metric = f"{R.TENSOR_PATH_PREFIX}{path}.sum"
-        got = res.count(metric)
-        if got is not None:
-            tensor_paths[path] = Value(got[0], got[1])
-        peak = res.peak(R.PeakRecipe((R.Term(f"{metric}.peak_sustained"),), "sm"))
-        if peak is not None:
-            tensor_peaks[path] = peak
+    tensor_paths, tensor_peaks = _tensor_paths(kernel, res)
     if tensor_paths:
-        flop["tensor"] = Value(sum(v.value for v in tensor_paths.values()),
-                               " + ".join(v.recipe for v in tensor_paths.values()))
+        used = [v.recipe for v in tensor_paths.values() if v.value > 0]
+        recipe = (" + ".join(used) if used else
+                  f"sm__ops_path_tensor_src_*.sum = 0 on all {len(tensor_paths)} datapaths")
+        flop["tensor"] = Value(sum(v.value for v in tensor_paths.values()), recipe)
     else:
         flop["tensor"] = res.first(R.TENSOR_ESTIMATE)
         if flop["tensor"] is not None:

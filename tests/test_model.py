@@ -215,3 +215,27 @@ def test_bad_peaks_files(tmp_path, content, words) -> None:
     with pytest.raises(PeaksFileError) as info:
         load_peaks(path)
     assert words in str(info.value) and str(path) in str(info.value)
+
+
+def test_hopper_tensor_breakdowns_are_not_double_counted() -> None:
+    """`op_*` families break down the same work as the `src_*` partition; the roof is the dense one."""
+    metrics = base_metrics()
+    metrics["sm__cycles_elapsed.avg"] = (1500.0, "cycle")
+    pre = "sm__ops_path_tensor_"
+    metrics[pre + "src_bf16_dst_fp32.sum"] = (6e8, "")
+    metrics[pre + "src_bf16_dst_fp32.sum.peak_sustained"] = (933_888.0, "")  # sparse rate (aggregate)
+    metrics[pre + "op_hgmma_src_bf16_dst_fp32_sparsity_off.sum"] = (6e8, "")
+    metrics[pre + "op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained"] = (466_944.0, "")
+    metrics[pre + "op_hmma_src_bf16_dst_fp32_sparsity_off.sum"] = (0.0, "")
+    metrics[pre + "op_hmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained"] = (311_296.0, "")
+    metrics[pre + "op_hgmma_src_bf16_dst_fp32_sparsity_on.sum.peak_sustained"] = (933_888.0, "")
+    metrics[pre + "src_fp8_sparsity_off.sum"] = (2e8, "")
+    metrics[pre + "src_fp8_sparsity_off.sum.peak_sustained"] = (933_888.0, "")
+    metrics[pre + "src_fp8_sparsity_on.sum"] = (0.0, "")
+    metrics[pre + "src_fp8_sparsity_on.sum.peak_sustained"] = (1_867_776.0, "")
+    m = build_kernel_model(make_kernel(metrics))
+    assert set(m.q.tensor_paths) == {"src_bf16_dst_fp32", "src_fp8_sparsity_off", "src_fp8_sparsity_on"}
+    assert m.q.flop["tensor"].value == pytest.approx(8e8)  # not 1.4e9
+    assert m.tensor_peaks["src_bf16_dst_fp32"].value == pytest.approx(466_944 * 1.5e9)  # dense hgmma
+    expected = (6e8 / (466_944 * 1.5e9) + 2e8 / (933_888 * 1.5e9)) / 1e-6
+    assert m.utilization["tensor"] == pytest.approx(expected)

@@ -1,0 +1,1 @@
+"""Views: plain, JSON-serialisable data shaped for one output (the HTML page, the Markdown summary)."""

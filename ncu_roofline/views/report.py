@@ -1,0 +1,292 @@
+"""The data behind the HTML report and the Markdown summary, built from an Analysis.
+
+Everything here is plain data (dicts, lists, strings, numbers) so tests can check it without
+parsing HTML; the renderers only lay it out.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import statistics
+from typing import TYPE_CHECKING, Any
+
+from .. import __version__
+from .. import recipes as R
+from . import format as F
+
+if TYPE_CHECKING:
+    from ..analysis import Analysis, ReportResult
+    from ..model import KernelModel
+
+ROOF_LABELS = {
+    "dram": "DRAM bandwidth", "l2": "L2 bandwidth", "l1": "L1 bandwidth",
+    "fp64": "FP64 compute", "fp32": "FP32 compute", "fp16": "FP16 compute", "tensor": "tensor cores",
+}
+LEVERS = {
+    "dram": "raising intensity through reuse (tiling, fusion, keeping data in L2 or shared memory, "
+            "batching work that shares the same bytes) is the lever",
+    "l2": "more reuse in L1 and shared memory, so fewer requests reach L2, is the lever",
+    "l1": "fewer and wider L1 accesses (vectorised, coalesced loads; no redundant loads; no shared-"
+          "memory bank conflicts) is the lever",
+    "fp64": "it is compute-bound in FP64: fewer FP64 operations, FMA instead of separate multiply "
+            "and add, or FP64 tensor cores (DMMA) where the GPU has them",
+    "fp32": "it is compute-bound in FP32: FMA-friendly arithmetic, lower precision, or tensor cores "
+            "(TF32/BF16) are the levers",
+    "fp16": "it is compute-bound in FP16 on CUDA cores: moving the work to tensor cores is the lever",
+    "tensor": "the tensor cores are the limit: a faster datapath (lower precision, sparsity) or less "
+              "work is the lever",
+}
+FLAG_TEXT = {
+    "unusable": "the report's metrics for this kernel are NaN or absent; it is not analysed",
+    "tensor_pipe_utilization_only": "tensor-core work is known only as the pipe's busy share (no FLOP count)",
+    "flop_incomplete": "the FLOP total is unknown because tensor-core work was not counted",
+    "tensor_work_estimated": "tensor FLOP estimated as tensor-pipe instructions x 512 (true count varies by MMA shape)",
+    "no_flop_counts": "the report holds no FLOP counts: the kernel cannot be placed on the chart",
+    "no_roofs": "no roof could be computed from this report",
+}
+TOP_N = 5
+
+
+def flag_text(flag: str) -> str:
+    """One flag in words."""
+    if flag in FLAG_TEXT:
+        return FLAG_TEXT[flag]
+    kind, _, arg = flag.partition(":")
+    if kind == "above_roof":
+        return (f"above the {ROOF_LABELS.get(arg, arg)} roof: a unit, precision, FLOP convention or "
+                "sparsity assumption is wrong somewhere")
+    if kind == "partial_roofs":
+        return f"no roof for: {arg.replace(',', ', ')} (the report lacks the metrics; see Missing)"
+    if kind == "utilization_from_throughput":
+        return f"{arg.upper()} utilisation is the report's throughput share (no byte count)"
+    if kind == "peak_from_file":
+        return f"the {arg} roof comes from the peaks file"
+    return flag
+
+
+def created_at() -> str:
+    """Creation time, honouring SOURCE_DATE_EPOCH for reproducible output."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    when = (_dt.datetime.fromtimestamp(int(epoch), tz=_dt.timezone.utc) if epoch and epoch.isdigit()
+            else _dt.datetime.now(tz=_dt.timezone.utc))
+    return when.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def verdict(k: "KernelModel") -> str:
+    """A plain-language sentence: what bounds the kernel, how close it is, what to do."""
+    if not k.usable:
+        return f"Not analysed: {k.q.unusable_reason}."
+    if k.bound_by is None:
+        return ("No roof can be computed: the report holds neither byte nor FLOP counts with their "
+                "peaks for this kernel. See what is missing below and how to collect it.")
+    u = k.utilization[k.bound_by]
+    label = ROOF_LABELS[k.bound_by]
+    if k.regime == "roof":
+        return f"Bound by {label} at {F.pct(u)} of the roof; {LEVERS[k.bound_by]}."
+    return (f"Below every roof: the closest is {label} at {F.pct(u)}. The kernel is limited by latency "
+            "(occupancy, stalls, launch overhead or too little work), not by a roof: check occupancy and "
+            "warp-stall reasons before changing the algorithm.")
+
+
+def _kernel_id(report_no: int, k: "KernelModel") -> str:
+    return f"r{report_no}k{k.raw.index}"
+
+
+def _device_roofs(kernels: list["KernelModel"]) -> list[dict[str, Any]]:
+    """One value per roof for a device: the median over its kernels (clocks vary a little)."""
+    roofs: list[dict[str, Any]] = []
+    for lv in R.LEVELS:
+        values = [k.peaks[lv].value for k in kernels if k.peaks.get(lv) is not None]
+        if values:
+            v = statistics.median(values)
+            roofs.append({"name": lv, "kind": "bandwidth", "value": v,
+                          "label": f"{lv.upper()} {F.si(v, 'B/s')}"})
+    used = {p for k in kernels for p, w in k.q.flop.items() if w is not None and w.value > 0}
+    for p in R.PRECISIONS:
+        values = [k.peaks[p].value for k in kernels if k.peaks.get(p) is not None]
+        if values and (p in used or p == "fp32" or not used):
+            v = statistics.median(values)
+            roofs.append({"name": p, "kind": "compute", "value": v,
+                          "label": f"{p.upper()} {F.si(v, 'FLOP/s')}"})
+    paths: dict[str, list[float]] = {}
+    for k in kernels:
+        for dp, v in k.tensor_peaks.items():
+            ops = k.q.tensor_paths.get(dp)
+            estimated = k.q.flop.get("tensor") is not None and k.q.flop["tensor"].value > 0
+            if (ops is not None and ops.value > 0) or (not k.q.tensor_paths and estimated):
+                paths.setdefault(dp, []).append(v.value)
+    for dp, values in sorted(paths.items()):
+        v = statistics.median(values)
+        roofs.append({"name": f"tensor:{dp}", "kind": "compute", "value": v,
+                      "label": f"Tensor {dp} {F.si(v, 'FLOP/s')}"})
+    return roofs
+
+
+def _points(kid: str, k: "KernelModel", label: str) -> list[dict[str, Any]]:
+    flops = k.achieved_flop_per_s
+    if flops is None or flops <= 0:
+        return []
+    return [{"kernel_id": kid, "level": lv, "intensity": k.intensity[lv], "flop_per_s": flops,
+             "bound_by": k.bound_by, "label": label}
+            for lv in R.LEVELS if k.intensity.get(lv) is not None and k.intensity[lv] > 0]
+
+
+def _off_chart_note(k: "KernelModel") -> str | None:
+    if not k.usable:
+        return "not analysable (NaN metrics)"
+    if "flop_incomplete" in k.flags:
+        return "tensor-core work with no FLOP count: shown by its tensor-pipe utilisation in the table"
+    if k.achieved_flop_per_s is None:
+        return "no FLOP counts in the report"
+    if k.achieved_flop_per_s == 0:
+        return "no floating-point work (memory-only): shown by its bandwidth utilisation in the table"
+    if all(v is None for v in k.intensity.values()):
+        return "no byte counts in the report"
+    return None
+
+
+def _numbers(k: "KernelModel") -> list[dict[str, str]]:
+    """The kernel's quantities with the recipe that produced each (or why it is missing)."""
+    rows: list[dict[str, str]] = []
+    q = k.q
+
+    def add(label: str, value: str, key: str) -> None:
+        rows.append({"quantity": label, "value": value, "recipe": k.provenance.get(key, "")})
+
+    add("Duration", F.seconds(q.duration_s.value if q.duration_s else None), "duration_s")
+    for p in (*R.PRECISIONS, "tensor"):
+        v = q.flop.get(p)
+        add(f"{p.upper()} work", F.si(v.value if v else None, "FLOP"), f"work_flop.{p}")
+    for lv in R.LEVELS:
+        v = q.bytes.get(lv)
+        definition = f" ({v.definition})" if v is not None and v.definition else ""
+        add(f"{lv.upper()} bytes{definition}", F.si(v.value if v else None, "B"), f"traffic_bytes.{lv}")
+    for lv in R.LEVELS:
+        v = k.peaks.get(lv)
+        add(f"{lv.upper()} roof", F.si(v.value if v else None, "B/s"), f"peaks.{lv}")
+    for p in R.PRECISIONS:
+        v = k.peaks.get(p)
+        add(f"{p.upper()} roof", F.si(v.value if v else None, "FLOP/s"), f"peaks.{p}")
+    for dp, v in sorted(k.tensor_peaks.items()):
+        add(f"Tensor roof {dp}", F.si(v.value, "FLOP/s"), f"peaks.tensor.{dp}")
+    return rows
+
+
+def _kernel_view(report_no: int, report: "ReportResult", k: "KernelModel", total_s: float | None,
+                 top_ids: set[str]) -> dict[str, Any]:
+    kid = _kernel_id(report_no, k)
+    d = k.to_dict()
+    dur = d["duration_s"]
+    bound_u = k.utilization.get(k.bound_by) if k.bound_by else None
+    own_roofs = _device_roofs([k])
+    levels = [lv for lv in R.LEVELS if k.intensity.get(lv) is not None]
+    return {
+        "id": kid,
+        "report_no": report_no,
+        "index": k.raw.index,
+        "name": k.raw.name,
+        "short_name": F.short_name(k.raw.name),
+        "demangled_name": k.raw.demangled_name,
+        "grid": "×".join(map(str, k.raw.grid_size)) if k.raw.grid_size else F.NA,
+        "block": "×".join(map(str, k.raw.block_size)) if k.raw.block_size else F.NA,
+        "nvtx": list(k.raw.nvtx_ranges),
+        "device": k.raw.device or F.NA,
+        "usable": k.usable,
+        "duration_s": dur,
+        "duration": F.seconds(dur),
+        "share": (dur / total_s) if dur is not None and total_s else None,
+        "share_text": F.pct(dur / total_s, 1) if dur is not None and total_s else F.NA,
+        "achieved_flop_per_s": k.achieved_flop_per_s,
+        "achieved": F.si(k.achieved_flop_per_s, "FLOP/s"),
+        "intensity": {lv: k.intensity.get(lv) for lv in R.LEVELS},
+        "intensity_text": {lv: F.ratio(k.intensity.get(lv)) for lv in R.LEVELS},
+        "bound_by": k.bound_by,
+        "bound_label": ROOF_LABELS.get(k.bound_by or "", F.NA),
+        "bound_utilization": bound_u,
+        "bound_utilization_text": F.pct(bound_u),
+        "utilization": {r: k.utilization.get(r) for r in R.ROOFS},
+        "utilization_text": {r: F.pct(k.utilization.get(r)) for r in R.ROOFS},
+        "regime": k.regime,
+        "flags": list(k.flags),
+        "flag_texts": [flag_text(f) for f in k.flags],
+        "top": kid in top_ids,
+        "verdict": verdict(k),
+        "numbers": _numbers(k),
+        "missing": d["missing"],
+        "off_chart": _off_chart_note(k),
+        "chart": {
+            "title": F.short_name(k.raw.name, 80),
+            "roofs": own_roofs,
+            "points": _points(kid, k, F.short_name(k.raw.name, 80)),
+            "levels": levels,
+        },
+    }
+
+
+def build_report_view(analysis: "Analysis", redact: bool = False) -> dict[str, Any]:
+    """Everything the HTML page and the Markdown summary show."""
+    kernels_all = [(n, r, k) for n, r in enumerate(analysis.reports) for k in r.kernels]
+    durations = [k.q.duration_s.value for _, _, k in kernels_all if k.q.duration_s is not None]
+    total_s = sum(durations) if durations else None
+    ranked = sorted((k for k in kernels_all if k[2].q.duration_s is not None),
+                    key=lambda t: -t[2].q.duration_s.value)  # type: ignore[union-attr]
+    top_ids = {_kernel_id(n, k) for n, _, k in ranked[:TOP_N]}
+    kernels = [_kernel_view(n, r, k, total_s, top_ids) for n, r, k in kernels_all]
+
+    devices: dict[str, dict[str, Any]] = {}
+    for _, _, k in kernels_all:
+        name = k.raw.device or "unknown device"
+        entry = devices.setdefault(name, {"name": name, "compute_capability": k.raw.compute_capability,
+                                          "sm_count": k.raw.sm_count, "models": []})
+        entry["models"].append(k)
+    charts = []
+    for name, entry in devices.items():
+        models = entry.pop("models")
+        ids = {id(k) for k in models}
+        points = [p for v, (_, _, k) in zip(kernels, kernels_all) if id(k) in ids
+                  for p in v["chart"]["points"]]
+        off = [f"{v['short_name']}: {v['off_chart']}" for v, (_, _, k) in zip(kernels, kernels_all)
+               if id(k) in ids and v["off_chart"]]
+        charts.append({"device": name, "title": f"{name}: hierarchical roofline",
+                       "roofs": _device_roofs(models), "points": points, "off_chart": off})
+
+    inputs = [os.path.basename(r.path) if redact else r.path for r in analysis.reports]
+    definitions = sorted({f"{lv.upper()}: {k.q.bytes[lv].definition}" for _, _, k in kernels_all
+                          for lv in ("l2", "l1") if k.q.bytes.get(lv) is not None and k.q.bytes[lv].definition})
+    header = {
+        "title": "Roofline: " + ", ".join(os.path.basename(r.path) for r in analysis.reports),
+        "devices": list(devices.values()),
+        "ncu_versions": sorted({r.ncu_version or "not recorded in the file" for r in analysis.reports}),
+        "kernel_count": len(kernels),
+        "unusable_count": sum(1 for v in kernels if not v["usable"]),
+        "total_gpu_time": F.seconds(total_s),
+        "inputs": inputs,
+        "flop_convention": dict(R.FLOP_CONVENTION),
+        "byte_definitions": definitions or ["DRAM, L2, L1: none measured"],
+        "threshold": analysis.threshold,
+        "threshold_text": F.pct(analysis.threshold),
+        "peaks_file": (os.path.basename(analysis.peaks_file) if redact and analysis.peaks_file
+                       else analysis.peaks_file),
+        "tool_version": __version__,
+        "created": created_at(),
+        "redacted": redact,
+    }
+    bound_mix: dict[str, int] = {}
+    for v in kernels:
+        key = v["bound_by"] or "none"
+        bound_mix[key] = bound_mix.get(key, 0) + 1
+    return {
+        "header": header,
+        "charts": charts,
+        "kernels": kernels,
+        "top": [v for v in sorted((v for v in kernels if v["duration_s"] is not None),
+                                  key=lambda v: -v["duration_s"])][:TOP_N],
+        "bound_mix": dict(sorted(bound_mix.items())),
+        "collapse_sections": len(kernels) > 8,
+        "errors": [{"path": os.path.basename(e.path) if redact else e.path, "message": e.message}
+                   for e in analysis.errors],
+        "roof_labels": ROOF_LABELS,
+        "levels": list(R.LEVELS),
+        "roofs": list(R.ROOFS),
+    }
