@@ -24,7 +24,7 @@ def run(*args: str):
 
 @needs_corpus
 def test_report_json_to_stdout() -> None:
-    result = run("report", str(CORPUS / "cudacode__naive.ncu-rep"))
+    result = run("report", "--format", "json", str(CORPUS / "cudacode__naive.ncu-rep"))
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["schema"] == "ncu-roofline/1"
@@ -36,7 +36,7 @@ def test_report_csv_file_atomic_and_no_overwrite(tmp_path) -> None:
     out = tmp_path / "k.csv"
     result = run("report", str(CORPUS / "gpu-workshop__MW_Baseline.ncu-rep"), "-o", str(out))
     assert result.exit_code == 0
-    assert f"Wrote {out}" in result.stderr
+    assert f"Wrote {out}" in result.stdout
     rows = list(csv.DictReader(io.StringIO(out.read_text())))
     assert len(rows) == 5 and rows[2]["name"] == "compute_tendencies_x_279_gpu"
     assert rows[0]["work_fp16_flop"] == ""  # absent from this report: empty, not 0
@@ -82,9 +82,9 @@ def test_one_bad_file_does_not_stop_the_others(tmp_path) -> None:
 @needs_corpus
 def test_redact_leaves_out_paths_and_nvtx() -> None:
     path = CORPUS / "nsight-training__manual_nvtx.ncu-rep"
-    plain = json.loads(run("report", str(path)).stdout)
+    plain = json.loads(run("report", "-f", "json", str(path)).stdout)
     assert plain["reports"][0]["kernels"][1]["nvtx_ranges"] == ["run_test/daxpy"]
-    red = run("report", str(path), "--redact").stdout
+    red = run("report", "-f", "json", str(path), "--redact").stdout
     assert str(CORPUS) not in red and "run_test" not in red
 
 

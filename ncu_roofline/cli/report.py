@@ -1,8 +1,9 @@
-"""`ncu-roofline report`: analyse captures and write JSON or CSV."""
+"""`ncu-roofline report`: analyse captures and write HTML (default), Markdown, JSON or CSV."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -16,6 +17,16 @@ from ..render import RENDERERS, renderer_for
 EXIT_BAD_INPUT = 2
 
 
+def default_output(first_input: str, extension: str) -> str:
+    """`runs/capture.ncu-rep` -> `capture.roofline.html` in the current folder."""
+    name = Path(first_input).name
+    for suffix in (".ncu-rep", ".nsight-cuprof-report", ".csv"):
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return f"{name or 'report'}.roofline{extension}"
+
+
 def _fail(message: str) -> None:
     click.echo(f"ncu-roofline: error: {message}", err=True)
 
@@ -23,9 +34,10 @@ def _fail(message: str) -> None:
 @click.command()
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
 @click.option("-f", "--format", "fmt", type=click.Choice(sorted(RENDERERS)), default=None,
-              help="Output format (default: from the -o extension, else json).")
+              help="Output format (default: from the -o extension, else html).")
 @click.option("-o", "--output", default=None, metavar="FILE",
-              help="Write here instead of standard output ('-' is standard output).")
+              help="Output file ('-' for standard output). Default: <first input>.roofline.html for "
+                   "HTML, standard output for the other formats.")
 @click.option("--force", is_flag=True, help="Overwrite FILE if it exists.")
 @click.option("--threshold", type=click.FloatRange(0, 1, min_open=True), default=DEFAULT_THRESHOLD,
               show_default=True, help="Utilisation of the bounding roof at or above which a kernel "
@@ -42,10 +54,15 @@ def report(inputs: tuple[str, ...], fmt: str | None, output: str | None, force: 
            peaks_file: str | None, bytes_definition: str, redact: bool) -> None:
     """Analyse INPUT files (.ncu-rep, .nsight-cuprof-report, or ncu --csv --page raw exports).
 
+    Writes a self-contained HTML report by default (<first input>.roofline.html); --format md
+    gives a summary for a pull-request comment, json and csv are for machines.
+
     Every file is analysed even when another one fails; each failure is reported on standard
     error and the exit status is then 2. Exit status 0 means every input was analysed.
     """
     renderer = renderer_for(fmt, output)
+    if output is None and renderer.name == "html":
+        output = default_output(inputs[0], renderer.extension)
     try:
         analysis = analyze(list(inputs), threshold=threshold, peaks=peaks_file,
                            prefer_definition=bytes_definition, strict=False)
@@ -66,6 +83,6 @@ def report(inputs: tuple[str, ...], fmt: str | None, output: str | None, force: 
         except OutputError as exc:
             _fail(str(exc))
             sys.exit(EXIT_BAD_INPUT)
-        click.echo(f"Wrote {path}", err=True)
+        click.echo(f"Wrote {path}")
     if analysis.errors:
         sys.exit(EXIT_BAD_INPUT)

@@ -31,13 +31,27 @@ def _csv(analysis: "Analysis", redact: bool) -> str:
     return render_csv(analysis, redact)
 
 
+def _html(analysis: "Analysis", redact: bool) -> str:
+    from .html import render_html
+
+    return render_html(analysis, redact)
+
+
+def _md(analysis: "Analysis", redact: bool) -> str:
+    from .markdown import render_markdown
+
+    return render_markdown(analysis, redact)
+
+
 RENDERERS: dict[str, Renderer] = {
+    "html": Renderer("html", ".html", _html, "a self-contained HTML report"),
+    "md": Renderer("md", ".md", _md, "a Markdown summary for pull requests"),
     "json": Renderer("json", ".json", _json, "the ncu-roofline/1 JSON document"),
     "csv": Renderer("csv", ".csv", _csv, "one row per kernel"),
 }
 
 
-def renderer_for(fmt: str | None, output: str | None, default: str = "json") -> Renderer:
+def renderer_for(fmt: str | None, output: str | None, default: str = "html") -> Renderer:
     """The renderer named by `fmt`, else the one whose extension `output` has, else `default`."""
     if fmt:
         return RENDERERS[fmt]

@@ -1,0 +1,94 @@
+"""HTML: one self-contained page (inline CSS, JS and SVG charts; nothing fetched when opened)."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..views.report import build_report_view
+
+if TYPE_CHECKING:
+    import jinja2
+
+    from ..analysis import Analysis
+
+_PACKAGE_TEMPLATES = Path(__file__).resolve().parents[1] / "templates"  # inside an installed wheel
+_SOURCE_TEMPLATES = Path(__file__).resolve().parents[2] / "templates"  # in a source checkout
+
+
+def templates_dir() -> Path:
+    """Where the templates are: inside the installed package, else the source tree's `templates/`."""
+    for candidate in (_PACKAGE_TEMPLATES, _SOURCE_TEMPLATES):
+        if (candidate / "report.html.j2").is_file():
+            return candidate
+    raise FileNotFoundError("ncu-roofline's templates are missing from this installation")
+
+
+@functools.lru_cache(maxsize=1)
+def environment() -> "jinja2.Environment":
+    """One cached, strict, autoescaping jinja2 environment."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
+    return env
+
+
+@functools.lru_cache(maxsize=4)
+def _asset(name: str) -> str:
+    """CSS and JS are inlined raw, never parsed as templates."""
+    return (templates_dir() / name).read_text(encoding="utf-8")
+
+
+def _chart_svg(chart: dict[str, Any], small: bool = False) -> str:
+    from ..charts import ChartSpec, Point, Roof, render_roofline_svg
+
+    spec = ChartSpec(
+        title=chart["title"],
+        roofs=[Roof(r["name"], r["kind"], r["value"], r["label"]) for r in chart["roofs"]],
+        points=[Point(p["kernel_id"], p["level"], p["intensity"], p["flop_per_s"], p["bound_by"], p["label"])
+                for p in chart["points"]],
+        **({"width_in": 5.6, "height_in": 3.6} if small else {}),
+    )
+    return render_roofline_svg(spec)
+
+
+def _page_data(view: dict[str, Any]) -> dict[str, Any]:
+    """A compact machine-readable copy of the table, embedded as JSON in the page."""
+    return {
+        "header": {k: view["header"][k] for k in ("kernel_count", "total_gpu_time", "tool_version")},
+        "kernels": [{"id": k["id"], "name": k["name"], "bound_by": k["bound_by"],
+                     "utilization": k["bound_utilization"], "regime": k["regime"],
+                     "duration_s": k["duration_s"]} for k in view["kernels"]],
+    }
+
+
+def render_html(analysis: "Analysis", redact: bool = False) -> str:
+    """The whole report page."""
+    view = build_report_view(analysis, redact)
+    charts = [dict(c, svg=_chart_svg(c)) for c in view["charts"]]
+    kernels = [dict(k, svg=_chart_svg(k["chart"], small=True) if k["chart"]["points"] else "")
+               for k in view["kernels"]]
+    roof_names = sorted({r["name"] for c in view["charts"] for r in c["roofs"]},
+                        key=lambda n: (["dram", "l2", "l1", "fp64", "fp32", "fp16"] + [n]).index(n))
+    return environment().get_template("report.html.j2").render(
+        **{**view, "charts": charts, "kernels": kernels},
+        chart_roof_names=roof_names,
+        data=_page_data(view),
+        css=_markup(_asset("report.css")),
+        js=_markup(_asset("report.js")),
+    )
+
+
+def _markup(text: str) -> Any:
+    from markupsafe import Markup
+
+    return Markup(text)
