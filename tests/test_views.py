@@ -1,0 +1,103 @@
+"""The data behind the page and the Markdown summary: hand-built inputs and real reports."""
+
+from __future__ import annotations
+
+import pytest
+
+import ncu_roofline
+from ncu_roofline.analysis import Analysis, ReportResult
+from ncu_roofline.model import build_kernel_model
+from ncu_roofline.render.markdown import md_escape, render_markdown
+from ncu_roofline.views.report import build_report_view, verdict
+
+from conftest import CORPUS, corpus_files, make_kernel
+from test_model import base_metrics
+
+HOSTILE = "</script><b>x</b> & \"q\" 'y' | `z` void f<int, std::vector<float>>(T*)"
+
+
+def analysis_of(*kernels, path: str = "/tmp/some/where/capture.ncu-rep") -> Analysis:
+    models = [build_kernel_model(k) for k in kernels]
+    return Analysis([ReportResult(path, "ncu-rep", "2025.1.0.0 (build 1)", models)], [], 0.6)
+
+
+def test_view_of_hand_built_kernels() -> None:
+    fast = make_kernel(base_metrics(), index=0, name="fast")
+    slow_metrics = base_metrics()
+    slow_metrics["gpu__time_duration.sum"] = (3000.0, "ns")
+    slow = make_kernel(slow_metrics, index=1, name="slow")
+    view = build_report_view(analysis_of(fast, slow))
+    assert view["header"]["kernel_count"] == 2
+    assert view["header"]["total_gpu_time"] == "4 µs"
+    k0, k1 = view["kernels"]
+    assert k0["share"] == pytest.approx(0.25) and k1["share"] == pytest.approx(0.75)
+    assert view["top"][0]["name"] == "slow"
+    assert k0["bound_by"] == "dram" and k0["bound_utilization_text"] == "30 %"
+    assert [p["level"] for p in k0["chart"]["points"]] == ["dram"]  # no L2/L1 bytes: one marker
+    (chart,) = view["charts"]
+    names = [r["name"] for r in chart["roofs"]]
+    assert names[0] == "dram" and "fp32" in names
+    assert len(chart["points"]) == 2 and chart["off_chart"] == []
+    assert any(n["quantity"] == "DRAM bytes" and n["recipe"].startswith("dram__bytes_read") for n in k0["numbers"])
+    assert {m["quantity"] for m in k0["missing"]} >= {"traffic_bytes.l2", "peaks.l1"}
+
+
+def test_verdicts() -> None:
+    m = build_kernel_model(make_kernel(base_metrics()), threshold=0.25)
+    assert verdict(m).startswith("Bound by DRAM bandwidth at 30 % of the roof; raising intensity through reuse")
+    m = build_kernel_model(make_kernel(base_metrics()))
+    assert verdict(m).startswith("Below every roof: the closest is DRAM bandwidth at 30 %")
+
+
+def test_memory_only_and_unusable_kernels_are_explained_off_chart() -> None:
+    metrics = base_metrics()
+    for op in ("ffma", "fadd", "fmul"):
+        metrics[f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum"] = (0.0, "inst")
+    del metrics["smsp__sass_thread_inst_executed_op_hfma_pred_on.sum.per_cycle_elapsed"]
+    copy = make_kernel(metrics, name="copy")
+    nan = make_kernel({"gpu__time_duration.sum": (float("nan"), "ns")}, index=1, name="broken")
+    view = build_report_view(analysis_of(copy, nan))
+    (chart,) = view["charts"]
+    assert chart["points"] == []
+    assert any("memory-only" in note for note in chart["off_chart"])
+    assert any("not analysable" in note for note in chart["off_chart"])
+    assert view["kernels"][0]["utilization"]["dram"] == pytest.approx(0.3)  # still in the table
+    assert view["header"]["unusable_count"] == 1
+
+
+def test_redact_hides_paths(monkeypatch) -> None:
+    view = build_report_view(analysis_of(make_kernel(base_metrics())), redact=True)
+    assert view["header"]["inputs"] == ["capture.ncu-rep"]
+    assert view["header"]["redacted"] is True
+
+
+def test_source_date_epoch(monkeypatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    view = build_report_view(analysis_of(make_kernel(base_metrics())))
+    assert view["header"]["created"] == "2023-11-14 22:13 UTC"
+
+
+def test_markdown_summary_is_plain_and_escaped() -> None:
+    text = render_markdown(analysis_of(make_kernel(base_metrics(), name=HOSTILE)))
+    assert text.startswith("### Roofline summary")
+    assert "| Kernel | Duration | Share | Bound by | Utilisation | Regime |" in text
+    assert "<b>" not in text and "</script>" not in text
+    row = next(line for line in text.splitlines() if line.startswith("| ") and "DRAM" in line)
+    assert row.count(" | ") == 5  # the pipe in the name did not add a column
+    assert md_escape("a|b<c>") == "a\\|b&lt;c&gt;"
+
+
+@pytest.mark.skipif(not corpus_files(), reason=f"shared report corpus not found at {CORPUS}")
+def test_view_on_real_reports() -> None:
+    a = ncu_roofline.analyze([CORPUS / "gpu-workshop__MW_Baseline.ncu-rep",
+                              CORPUS / "cs599k__2025-04-21-v1.ncu-rep"])
+    view = build_report_view(a)
+    assert [d["name"] for d in view["header"]["devices"]] == ["Tesla V100-SXM2-32GB", "NVIDIA H100 PCIe"]
+    assert len(view["charts"]) == 2  # one chart per device, each on that device's roofs
+    v100 = view["charts"][0]
+    labels = [r["label"] for r in v100["roofs"]]
+    assert any(lbl.startswith("DRAM") for lbl in labels) and any(lbl.startswith("FP64") for lbl in labels)
+    assert len(v100["off_chart"]) == 2  # the two halo copies do no FP work
+    assert view["top"][0]["name"] == "compute_tendencies_x_279_gpu"
+    md = render_markdown(a)
+    assert "compute\\_tendencies\\_x\\_279\\_gpu" in md and "FP64" in md
