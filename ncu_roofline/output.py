@@ -9,6 +9,12 @@ from pathlib import Path
 from .errors import OutputError
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: str | Path, text: str, *, force: bool = False) -> Path:
     """Write `text` to `path` via a temporary file in the same folder and an atomic rename.
 
@@ -26,6 +32,7 @@ def write_atomic(path: str | Path, text: str, *, force: bool = False) -> Path:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a report is an ordinary file
         os.replace(tmp, target)
     except OSError as exc:
         try:

@@ -75,7 +75,7 @@ def render_html(analysis: "Analysis", redact: bool = False) -> str:
     """The whole report page."""
     view = build_report_view(analysis, redact)
     charts = [dict(c, svg=_chart_svg(c)) for c in view["charts"]]
-    kernels = [dict(k, svg=_chart_svg(k["chart"], small=True) if k["chart"]["points"] else "")
+    kernels = [dict(k, svg=_chart_svg(k["chart"], small=True) if k["has_chart"] else "")
                for k in view["kernels"]]
     roof_names = sorted({r["name"] for c in view["charts"] for r in c["roofs"]},
                         key=lambda n: (["dram", "l2", "l1", "fp64", "fp32", "fp16"] + [n]).index(n))
@@ -83,9 +83,17 @@ def render_html(analysis: "Analysis", redact: bool = False) -> str:
         **{**view, "charts": charts, "kernels": kernels},
         chart_roof_names=roof_names,
         data=_page_data(view),
-        css=_markup(_asset("report.css")),
+        css=_markup(_palette_css() + _asset("report.css")),
         js=_markup(_asset("report.js")),
     )
+
+
+def _palette_css() -> str:
+    """The chart palette as CSS variables, so badges and bars use the chart's colours."""
+    from ..charts import PALETTE
+
+    pairs = [f"--{name}:{colour};" for name, colour in PALETTE.items() if name is not None]
+    return ":root{" + "".join(pairs) + f"--none:{PALETTE[None]};" + "}\n"
 
 
 def _markup(text: str) -> Any:

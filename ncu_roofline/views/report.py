@@ -46,6 +46,36 @@ FLAG_TEXT = {
     "no_roofs": "no roof could be computed from this report",
 }
 TOP_N = 5
+MAX_KERNEL_CHARTS = 24  # per-kernel charts for the longest kernels; the rest are on the overview
+TABLE_FLAGS = {  # flag prefix -> short label in the table (the rest stay in the kernel section)
+    "above_roof": "above roof", "unusable": "unusable", "tensor_work_estimated": "tensor estimated",
+    "flop_incomplete": "FLOP incomplete", "tensor_pipe_utilization_only": "tensor pipe % only",
+    "utilization_from_throughput": "from SOL %", "peak_from_file": "peak from file",
+}
+
+
+def quantity_label(key: str) -> str:
+    """`work_flop.fp16` -> `FP16 work`, `traffic_bytes.l1` -> `L1 bytes`, `peaks.l2` -> `L2 roof`."""
+    group, _, what = key.partition(".")
+    name = what.upper() if what != "tensor" else "Tensor"
+    return {"work_flop": f"{name} work", "traffic_bytes": f"{name} bytes", "peaks": f"{name} roof",
+            "duration": "Duration"}.get(group, key)
+
+
+def table_flags(flags: list[str]) -> list[dict[str, str]]:
+    """The flags worth a badge in the table, each once, with its explanation for the tooltip."""
+    out: dict[str, dict[str, str]] = {}
+    for flag in flags:
+        kind = flag.split(":", 1)[0]
+        if kind in TABLE_FLAGS:
+            label = TABLE_FLAGS[kind]
+            arg = flag.split(":", 1)[1] if ":" in flag else ""
+            if kind in ("above_roof", "utilization_from_throughput") and arg:
+                label = f"{label} ({arg.upper()})" if kind == "above_roof" else f"{arg.upper()} {label}"
+            entry = out.setdefault(label, {"label": label, "title": flag_text(flag)})
+            if entry["title"] != flag_text(flag):
+                entry["title"] += "; " + flag_text(flag)
+    return list(out.values())
 
 
 def flag_text(flag: str) -> str:
@@ -210,10 +240,11 @@ def _kernel_view(report_no: int, report: "ReportResult", k: "KernelModel", total
         "regime": k.regime,
         "flags": list(k.flags),
         "flag_texts": [flag_text(f) for f in k.flags],
+        "table_flags": table_flags(k.flags),
         "top": kid in top_ids,
         "verdict": verdict(k),
         "numbers": _numbers(k),
-        "missing": d["missing"],
+        "missing": [dict(m, label=quantity_label(m["quantity"])) for m in d["missing"]],
         "off_chart": _off_chart_note(k),
         "chart": {
             "title": F.short_name(k.raw.name, 80),
@@ -246,14 +277,25 @@ def build_report_view(analysis: "Analysis", redact: bool = False) -> dict[str, A
         ids = {id(k) for k in models}
         points = [p for v, (_, _, k) in zip(kernels, kernels_all) if id(k) in ids
                   for p in v["chart"]["points"]]
-        off = [f"{v['short_name']}: {v['off_chart']}" for v, (_, _, k) in zip(kernels, kernels_all)
-               if id(k) in ids and v["off_chart"]]
+        grouped: dict[tuple[str, str], int] = {}
+        for v, (_, _, k) in zip(kernels, kernels_all):
+            if id(k) in ids and v["off_chart"]:
+                key = (v["short_name"], v["off_chart"])
+                grouped[key] = grouped.get(key, 0) + 1
+        off = [f"{name}{f' (×{n})' if n > 1 else ''}: {why}" for (name, why), n in grouped.items()]
         charts.append({"device": name, "title": f"{name}: hierarchical roofline",
                        "roofs": _device_roofs(models), "points": points, "off_chart": off})
 
     inputs = [os.path.basename(r.path) if redact else r.path for r in analysis.reports]
-    definitions = sorted({f"{lv.upper()}: {k.q.bytes[lv].definition}" for _, _, k in kernels_all
-                          for lv in ("l2", "l1") if k.q.bytes.get(lv) is not None and k.q.bytes[lv].definition})
+    definitions = []
+    for lv in R.LEVELS:
+        used = sorted({k.q.bytes[lv].definition or "counts" for _, _, k in kernels_all
+                       if k.q.bytes.get(lv) is not None})
+        shares = any(lv in k.q.level_throughput_share for _, _, k in kernels_all)
+        text = f"{lv.upper()}: " + (", ".join(used) if used else "no byte counts in the report")
+        if shares:
+            text += " (utilisation from Nsight Compute's throughput %)"
+        definitions.append(text)
     header = {
         "title": "Roofline: " + ", ".join(os.path.basename(r.path) for r in analysis.reports),
         "devices": list(devices.values()),
@@ -263,7 +305,7 @@ def build_report_view(analysis: "Analysis", redact: bool = False) -> dict[str, A
         "total_gpu_time": F.seconds(total_s),
         "inputs": inputs,
         "flop_convention": dict(R.FLOP_CONVENTION),
-        "byte_definitions": definitions or ["DRAM, L2, L1: none measured"],
+        "byte_definitions": definitions,
         "threshold": analysis.threshold,
         "threshold_text": F.pct(analysis.threshold),
         "peaks_file": (os.path.basename(analysis.peaks_file) if redact and analysis.peaks_file
@@ -276,8 +318,18 @@ def build_report_view(analysis: "Analysis", redact: bool = False) -> dict[str, A
     for v in kernels:
         key = v["bound_by"] or "none"
         bound_mix[key] = bound_mix.get(key, 0) + 1
+    charted = sorted((v for v in kernels if v["chart"]["points"]), key=lambda v: -(v["duration_s"] or 0.0))
+    chart_ids = {v["id"] for v in charted[:MAX_KERNEL_CHARTS]}
+    for v in kernels:
+        v["has_chart"] = v["id"] in chart_ids
+        if len(kernels) <= 2 * TOP_N:
+            v["top"] = False  # with few kernels, marking the "top" ones says nothing
+    levels_present = [lv for lv in R.LEVELS if any(v["intensity"][lv] is not None for v in kernels)]
     return {
         "header": header,
+        "levels_present": levels_present,
+        "kernel_charts_limited": len(charted) > MAX_KERNEL_CHARTS,
+        "max_kernel_charts": MAX_KERNEL_CHARTS,
         "charts": charts,
         "kernels": kernels,
         "top": [v for v in sorted((v for v in kernels if v["duration_s"] is not None),

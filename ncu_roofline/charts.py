@@ -1,0 +1,627 @@
+"""Hierarchical roofline charts, drawn by matplotlib and returned as inline SVG text.
+
+The input is plain data defined here (`Roof`, `Point`, `ChartSpec`), so this module depends on
+nothing else in the package and is easy to test. `render_roofline_svg` returns an `<svg>`
+element (no XML prolog, no DOCTYPE) ready to paste into HTML:
+
+- log-log axes, x = arithmetic intensity (FLOP/byte), y = performance (FLOP/s);
+- bandwidth roofs rise up to their ridge with the highest compute roof, compute roofs run flat
+  from their ridge with the highest bandwidth roof to the right edge, ridge points are marked;
+- one marker per kernel and memory level: shape by level, colour by the roof that binds it, the
+  levels of one kernel joined by a thin grey line;
+- hooks for the page's JavaScript: every point is a `<g class="pt" data-kernel=... data-level=...>`
+  holding a `<title>` tooltip with exact numbers, roofs are `<g id="roof-<name>" class="roof"
+  data-roof=... data-kind=...>`, ridge markers `<g class="ridge" data-roof=...>`, and the line
+  joining a kernel's levels `<g class="link" data-link=<kernel id>>`.
+
+The same input gives byte-identical SVG: fixed hash salt, no date, matplotlib's own defaults
+rather than the caller's rcParams, and no generated group ids. Default axes depend on the roofs
+only (widened for points outside), so two reports of the same GPU line up.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+import textwrap
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+from xml.sax.saxutils import escape, quoteattr
+
+import matplotlib
+import matplotlib.style
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.legend import Legend
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
+
+BANDWIDTH = "bandwidth"
+COMPUTE = "compute"
+
+# Okabe-Ito colours (colour-blind safe), keyed by the roof family that binds a kernel. Roof lines
+# use the same colours, so a point's colour names the roof it sits under.
+PALETTE: dict[str | None, str] = {
+    "dram": "#0072B2",    # blue
+    "l2": "#56B4E9",      # sky blue
+    "l1": "#009E73",      # bluish green
+    "fp64": "#CC79A7",    # reddish purple
+    "fp32": "#D55E00",    # vermillion
+    "fp16": "#E69F00",    # orange
+    "tensor": "#000000",  # black
+    "other": "#6E6E6E",   # a roof name this module does not know
+    None: "#A8A8A8",      # bound by no roof (latency, or unknown)
+}
+PALETTE_NAMES: dict[str | None, str] = {
+    "dram": "DRAM", "l2": "L2", "l1": "L1", "fp64": "FP64", "fp32": "FP32", "fp16": "FP16",
+    "tensor": "Tensor", "other": "other", None: "none",
+}
+LEVEL_MARKERS: dict[str, str] = {"dram": "o", "l2": "s", "l1": "^"}
+LEVEL_NAMES: dict[str, str] = {"dram": "DRAM", "l2": "L2", "l1": "L1"}
+_OTHER_LEVEL_MARKER = "D"
+
+# Everything that shapes the output bytes. Applied on top of matplotlib's defaults so the
+# caller's rcParams (styles, notebooks) never change a chart.
+_RC: dict[RcKeyType, Any] = {
+    "svg.hashsalt": "ncu-roofline",
+    "svg.fonttype": "none",  # text stays text: smaller, selectable, searchable
+    "font.family": "sans-serif",
+    # Short list: with svg.fonttype "none" matplotlib writes it into every text element.
+    "font.sans-serif": ["DejaVu Sans", "Arial", "Helvetica"],
+    "font.size": 8.5,
+    "axes.titlesize": 10.5,
+    "axes.labelsize": 9,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "legend.fontsize": 8,
+    "legend.title_fontsize": 8.5,
+    "axes.edgecolor": "#555555",
+    "xtick.color": "#333333",
+    "ytick.color": "#333333",
+}
+_SVG_METADATA = {"Date": None, "Creator": None}
+
+# Fixed margins in inches (no layout engine), so the line angles and label positions computed
+# before drawing hold in the output and every chart of one size has the same plot area.
+_MARGIN_LEFT_IN = 1.0
+_MARGIN_RIGHT_IN = 1.3       # room for the legends
+_MARGIN_RIGHT_BARE_IN = 0.3  # no points, no legends
+_MARGIN_TOP_IN = 0.4
+_MARGIN_BOTTOM_IN = 0.5
+_ANNOTATION_LINE_IN = 0.15
+_ANNOTATION_FONT_PT = 7.5
+_ROOF_FONT_PT = 7.5
+_CHAR_WIDTH_EM = 0.56        # average DejaVu Sans glyph width, to estimate label lengths
+_MIN_WIDTH_IN = 3.0
+_MIN_HEIGHT_IN = 2.0
+
+_FALLBACK_X_RANGE = (1e-2, 1e3)
+# A slow FP64 roof on a consumer part would otherwise stretch the x axis over 9+ decades.
+_MAX_DEFAULT_X_DECADES = 8
+_INVALID_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_UNSAFE_ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")  # ids usable as CSS selectors unescaped
+_GROUP_OPEN = re.compile(r'<g id="([^"]*)"(/?)>')
+_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.DOTALL)
+_INDENT = re.compile(r"\n +<")
+_LONE_MARKER_GROUP = re.compile(r"<g>\n(<use [^>]*/>)\n</g>")
+
+
+@dataclass(frozen=True)
+class Roof:
+    """One roof line: a peak bandwidth (bytes/s) or a peak compute rate (FLOP/s)."""
+
+    name: str    # "dram" | "l2" | "l1" | "fp64" | "fp32" | "fp16" | "tensor" | "tensor:<datapath>"
+    kind: str    # BANDWIDTH or COMPUTE
+    value: float  # bytes/s for a bandwidth roof, FLOP/s for a compute roof
+    label: str   # shown on the chart, e.g. "DRAM 2.0 TB/s"
+
+
+@dataclass(frozen=True)
+class Point:
+    """One kernel at one memory level."""
+
+    kernel_id: str           # stable id, e.g. "k12"
+    level: str               # "dram" | "l2" | "l1"
+    intensity: float         # FLOP/byte; points with a value <= 0 or not finite are skipped
+    flop_per_s: float        # achieved FLOP/s; same rule
+    bound_by: str | None     # name of the roof that binds the kernel (sets the colour)
+    label: str               # short kernel name for the tooltip
+
+
+@dataclass(frozen=True)
+class ChartSpec:
+    """Everything one chart shows."""
+
+    title: str
+    roofs: Sequence[Roof]
+    points: Sequence[Point]
+    x_range: tuple[float, float] | None = None  # FLOP/byte; None: from the roofs, see `axis_ranges`
+    y_range: tuple[float, float] | None = None  # FLOP/s; same
+    width_in: float = 8.0
+    height_in: float = 5.0
+    annotations: Sequence[str] = ()  # extra text lines under the chart
+    # Prefix for the element ids (`roof-dram`, `pt-3`, ...) when a page holds several charts.
+    id_prefix: str = ""
+
+
+@dataclass(frozen=True)
+class _Hook:
+    """What the SVG post-processing adds to one matplotlib group: attributes and a tooltip."""
+
+    attrs: dict[str, str]
+    title: str | None = None
+
+
+@dataclass(frozen=True)
+class _Plot:
+    """A spec reduced to what is drawn: valid roofs and points, axis limits, plot-area size."""
+
+    bandwidths: list[Roof]
+    computes: list[Roof]
+    points: list[Point]
+    x_range: tuple[float, float]
+    y_range: tuple[float, float]
+    clip_points: bool
+    axes_width_in: float
+    axes_height_in: float
+
+    def inches_per_decade(self) -> tuple[float, float]:
+        """Plot-area inches per decade along x and along y."""
+        x_decades = math.log10(self.x_range[1] / self.x_range[0])
+        y_decades = math.log10(self.y_range[1] / self.y_range[0])
+        return self.axes_width_in / x_decades, self.axes_height_in / y_decades
+
+    def bandwidth_angle_deg(self) -> float:
+        """On-screen angle of every bandwidth roof (slope 1 in log-log)."""
+        per_x, per_y = self.inches_per_decade()
+        return math.degrees(math.atan2(per_y, per_x))
+
+
+@dataclass
+class _Hooks:
+    """Gid tokens handed to matplotlib, mapped to the attributes they become in the SVG."""
+
+    prefix: str
+    by_token: dict[str, _Hook] = field(default_factory=dict)
+    used_ids: set[str] = field(default_factory=set)
+
+    def add(self, attrs: dict[str, str], title: str | None = None, name: str | None = None) -> str:
+        """Register one group, with the element id `prefix + name` if `name` is given.
+
+        Returns the gid to set on the artist. Ids are made unique (`roof-dram-2`).
+        """
+        if name is not None:
+            element_id = self.prefix + _UNSAFE_ID_CHARS.sub("-", name)
+            if element_id in self.used_ids:
+                n = 2
+                while f"{element_id}-{n}" in self.used_ids:
+                    n += 1
+                element_id = f"{element_id}-{n}"
+            self.used_ids.add(element_id)
+            attrs = {"id": element_id, **attrs}
+        token = f"ncuhook{len(self.by_token)}"
+        self.by_token[token] = _Hook(attrs, title)
+        return token
+
+
+def render_roofline_svg(spec: ChartSpec) -> str:
+    """Render `spec` to an `<svg>` element string (no prolog), byte-identical for equal input."""
+    buffer = io.StringIO()
+    with _chart_style():
+        fig, hooks = _draw(spec)
+        fig.savefig(buffer, format="svg", metadata=_SVG_METADATA)
+    # No pyplot: the figure is in no global registry and goes with its last reference.
+    del fig
+    return _decorate_svg(buffer.getvalue(), hooks)
+
+
+def render_roofline_png(spec: ChartSpec, path: str | Path, dpi: int = 110) -> None:
+    """Render the same drawing as `render_roofline_svg` to a PNG file (for looking at it)."""
+    with _chart_style():
+        fig, _hooks = _draw(spec)
+        fig.savefig(path, format="png", dpi=dpi, metadata={"Software": None})
+    del fig
+
+
+def axis_ranges(spec: ChartSpec) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The (x, y) limits a chart of `spec` uses.
+
+    Explicit ranges win. Otherwise x runs whole decades from the lowest ridge / 100 to the
+    highest ridge x 100 (room for the compute labels; 8 decades at most), y from a decade under
+    the lowest bandwidth roof at the left edge to a half decade above twice the highest compute
+    roof. Both depend on the roofs alone, so two reports of the same GPU line up, and are
+    widened only for points that would fall outside.
+    """
+    bandwidths, computes = _valid_roofs(spec.roofs)
+    points = _valid_points(spec.points)
+    return _ranges(spec, bandwidths, computes, points)
+
+
+def format_flop_per_s(value: float, digits: int = 3) -> str:
+    """`1e12` -> "1 TFLOP/s", `3.3e13` -> "33 TFLOP/s"."""
+    return _si(value, "FLOP/s", digits)
+
+
+def _si(value: float, unit: str, digits: int) -> str:
+    # Round first so 999.7e9 reads "1 TFLOP/s", not "1e+03 GFLOP/s".
+    rounded = float(f"{value:.{digits}g}")
+    for scale, prefix in ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(rounded) >= scale:
+            return f"{rounded / scale:.{digits}g} {prefix}{unit}"
+    return f"{rounded:.{digits}g} {unit}"
+
+
+def _format_intensity_tick(value: float, _pos: float | None = None) -> str:
+    if 1e-3 <= value < 1e5:
+        return f"{value:g}"
+    return f"1e{round(math.log10(value))}"
+
+
+def _format_flop_tick(value: float, _pos: float | None = None) -> str:
+    return format_flop_per_s(value)
+
+
+@contextmanager
+def _chart_style() -> Iterator[None]:
+    with matplotlib.style.context("default"), matplotlib.rc_context(_RC):
+        yield
+
+
+def _clean(text: str) -> str:
+    """Drop characters XML 1.0 cannot hold (control characters, lone surrogates)."""
+    return _INVALID_XML_CHARS.sub("", text)
+
+
+def _finite_positive(value: float) -> bool:
+    return math.isfinite(value) and value > 0
+
+
+def _valid_roofs(roofs: Sequence[Roof]) -> tuple[list[Roof], list[Roof]]:
+    """(bandwidth roofs, compute roofs), without those whose value cannot be plotted."""
+    for roof in roofs:
+        if roof.kind not in (BANDWIDTH, COMPUTE):
+            raise ValueError(f"roof {roof.name!r}: kind must be {BANDWIDTH!r} or {COMPUTE!r}, "
+                             f"not {roof.kind!r}")
+    usable = [r for r in roofs if _finite_positive(r.value)]
+    return [r for r in usable if r.kind == BANDWIDTH], [r for r in usable if r.kind == COMPUTE]
+
+
+def _valid_points(points: Sequence[Point]) -> list[Point]:
+    return [p for p in points if _finite_positive(p.intensity) and _finite_positive(p.flop_per_s)]
+
+
+def _decade_floor(value: float) -> float:
+    return 10.0 ** math.floor(math.log10(value) + 1e-9)
+
+
+def _decade_ceil(value: float) -> float:
+    return 10.0 ** math.ceil(math.log10(value) - 1e-9)
+
+
+def _half_decade_ceil(value: float) -> float:
+    return float(10.0 ** (math.ceil(2 * math.log10(value) - 1e-9) / 2))
+
+
+def _checked_range(name: str, limits: tuple[float, float]) -> tuple[float, float]:
+    low, high = float(limits[0]), float(limits[1])
+    if not (_finite_positive(low) and _finite_positive(high) and low < high):
+        raise ValueError(f"{name} must be two finite positive numbers, low < high; got {limits!r}")
+    return low, high
+
+
+def _ranges(spec: ChartSpec, bandwidths: list[Roof], computes: list[Roof],
+            points: list[Point]) -> tuple[tuple[float, float], tuple[float, float]]:
+    b_values = [r.value for r in bandwidths]
+    c_values = [r.value for r in computes]
+
+    x_range: tuple[float, float] | None = None
+    if b_values and c_values:
+        ridges = [c / b for c in c_values for b in b_values]
+        x_high = _decade_ceil(max(ridges) * 100)
+        x_range = (max(_decade_floor(min(ridges) / 100), x_high / 10**_MAX_DEFAULT_X_DECADES), x_high)
+    elif b_values or c_values:
+        x_range = _FALLBACK_X_RANGE
+    y_range: tuple[float, float] | None = None
+    if x_range is not None:
+        if c_values:
+            y_high = _half_decade_ceil(2 * max(c_values))
+            y_low = _decade_floor(min(c_values) / 1e3)
+        else:
+            y_high = _half_decade_ceil(max(b_values) * x_range[1])
+            y_low = math.inf
+        if b_values:
+            y_low = min(y_low, _decade_floor(min(b_values) * x_range[0] / 10))
+        y_range = (y_low, y_high)
+
+    if points:
+        xs = [p.intensity for p in points]
+        ys = [p.flop_per_s for p in points]
+        x_fit = (_decade_floor(min(xs) / 1.5), _decade_ceil(max(xs) * 1.5))
+        y_fit = (_decade_floor(min(ys) / 1.5), _half_decade_ceil(max(ys) * 1.5))
+        x_range = x_fit if x_range is None else (min(x_range[0], x_fit[0]), max(x_range[1], x_fit[1]))
+        y_range = y_fit if y_range is None else (min(y_range[0], y_fit[0]), max(y_range[1], y_fit[1]))
+
+    if x_range is None or y_range is None:  # nothing to plot: any decades will do
+        x_range, y_range = _FALLBACK_X_RANGE, (1e9, 1e15)
+    if spec.x_range is not None:
+        x_range = _checked_range("x_range", spec.x_range)
+    if spec.y_range is not None:
+        y_range = _checked_range("y_range", spec.y_range)
+    return x_range, y_range
+
+
+def _roof_family(name: str | None) -> str | None:
+    """Palette key of a roof name: "tensor:src_fp16_dst_fp32" -> "tensor"."""
+    if name is None:
+        return None
+    family = name.split(":", 1)[0].strip().lower()
+    return family if family in PALETTE else "other"
+
+
+def _colour(name: str | None) -> str:
+    return PALETTE[_roof_family(name)]
+
+
+def _label_length_in(text: str, font_pt: float) -> float:
+    return len(text) * _CHAR_WIDTH_EM * font_pt / 72
+
+
+def _annotation_lines(spec: ChartSpec) -> list[str]:
+    width_chars = int((spec.width_in - 0.2) / (_CHAR_WIDTH_EM * _ANNOTATION_FONT_PT / 72))
+    lines: list[str] = []
+    for note in spec.annotations:
+        lines.extend(textwrap.wrap(_clean(note), width_chars) or [""])
+    return lines
+
+
+def _draw(spec: ChartSpec) -> tuple[Figure, _Hooks]:
+    """Draw the chart on a new figure; call inside `_chart_style()`."""
+    if spec.width_in < _MIN_WIDTH_IN or spec.height_in < _MIN_HEIGHT_IN:
+        raise ValueError(f"chart must be at least {_MIN_WIDTH_IN} x {_MIN_HEIGHT_IN} inches, "
+                         f"got {spec.width_in} x {spec.height_in}")
+    bandwidths, computes = _valid_roofs(spec.roofs)
+    points = _valid_points(spec.points)
+    x_range, y_range = _ranges(spec, bandwidths, computes, points)
+    notes = _annotation_lines(spec)
+
+    right_in = _MARGIN_RIGHT_IN if points else _MARGIN_RIGHT_BARE_IN
+    bottom_in = _MARGIN_BOTTOM_IN + len(notes) * _ANNOTATION_LINE_IN
+    fig_height_in = spec.height_in + len(notes) * _ANNOTATION_LINE_IN
+    fig = Figure(figsize=(spec.width_in, fig_height_in))
+    fig.subplots_adjust(left=_MARGIN_LEFT_IN / spec.width_in, right=1 - right_in / spec.width_in,
+                        bottom=bottom_in / fig_height_in, top=1 - _MARGIN_TOP_IN / fig_height_in)
+    ax = fig.add_subplot()
+    plot = _Plot(
+        bandwidths=bandwidths, computes=computes, points=points, x_range=x_range, y_range=y_range,
+        clip_points=spec.x_range is not None or spec.y_range is not None,
+        axes_width_in=spec.width_in - _MARGIN_LEFT_IN - right_in,
+        axes_height_in=spec.height_in - _MARGIN_TOP_IN - _MARGIN_BOTTOM_IN,
+    )
+    hooks = _Hooks(spec.id_prefix)
+
+    title = _clean(spec.title)
+    max_title_chars = int((spec.width_in - _MARGIN_LEFT_IN) / (_CHAR_WIDTH_EM * 10.5 / 72))
+    if len(title) > max_title_chars:
+        title = title[: max_title_chars - 1] + "\u2026"
+    ax.set_title(title, loc="left", parse_math=False)
+    if notes:
+        fig.text(0.1 / spec.width_in, 0.08 / fig_height_in, "\n".join(notes), ha="left", va="bottom",
+                 fontsize=_ANNOTATION_FONT_PT, color="#444444", linespacing=1.35, parse_math=False)
+
+    if not (bandwidths or computes or points):
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, "nothing to plot", transform=ax.transAxes, ha="center", va="center",
+                fontsize=12, color="#777777")
+        return fig, hooks
+
+    _setup_axes(ax, plot)
+    _draw_roofs(ax, plot, hooks)
+    _draw_points(ax, plot, hooks)
+    if points:
+        _draw_legends(ax, points)
+    return fig, hooks
+
+
+def _setup_axes(ax: Axes, plot: _Plot) -> None:
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(*plot.x_range)
+    ax.set_ylim(*plot.y_range)
+    for axis, formatter in ((ax.xaxis, _format_intensity_tick), (ax.yaxis, _format_flop_tick)):
+        axis.set_major_locator(LogLocator(base=10, numticks=30))
+        axis.set_major_formatter(FuncFormatter(formatter))
+        axis.set_minor_locator(LogLocator(base=10, subs=tuple(range(2, 10)), numticks=30))
+        axis.set_minor_formatter(NullFormatter())
+    ax.grid(which="major", color="#E8E8E8", linewidth=0.6)
+    ax.set_axisbelow(True)
+    ax.set_xlabel("Arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel("Performance")
+
+
+def _draw_roofs(ax: Axes, plot: _Plot, hooks: _Hooks) -> None:
+    x_low, x_high = plot.x_range
+    top = max(plot.computes, key=lambda r: r.value) if plot.computes else None
+    fastest = max(plot.bandwidths, key=lambda r: r.value) if plot.bandwidths else None
+
+    for roof in plot.bandwidths:
+        x_end = top.value / roof.value if top else x_high
+        gid = hooks.add(_roof_attrs(roof), _clean(roof.label), f"roof-{roof.name}")
+        ax.plot([x_low, x_end], [roof.value * x_low, roof.value * x_end], color=_colour(roof.name),
+                linewidth=1.6, solid_capstyle="butt", zorder=2.5, gid=gid)
+    for roof in plot.computes:
+        x_start = roof.value / fastest.value if fastest else x_low
+        gid = hooks.add(_roof_attrs(roof), _clean(roof.label), f"roof-{roof.name}")
+        ax.plot([x_start, x_high], [roof.value, roof.value], color=_colour(roof.name),
+                linewidth=1.6, solid_capstyle="butt", zorder=2.5, gid=gid)
+    if top is not None:
+        for roof in plot.bandwidths:
+            ridge = top.value / roof.value
+            title = _clean(f"Ridge point, {roof.label} \u00d7 {top.label}: {ridge:.3g} FLOP/byte")
+            gid = hooks.add({"class": "ridge", "data-roof": roof.name}, title, f"ridge-{roof.name}")
+            ax.plot([ridge], [top.value], linestyle="none", marker="o", markersize=4,
+                    markerfacecolor="white", markeredgecolor="#333333", markeredgewidth=0.9,
+                    zorder=2.7, gid=gid)
+    _label_bandwidth_roofs(ax, plot)
+    _label_compute_roofs(ax, plot)
+
+
+def _roof_attrs(roof: Roof) -> dict[str, str]:
+    return {"class": "roof", "data-roof": roof.name, "data-kind": roof.kind}
+
+
+def _label_bandwidth_roofs(ax: Axes, plot: _Plot) -> None:
+    """Labels written on their (parallel) lines, just short of the ridge.
+
+    Near the ridge the lines are far apart and few kernels sit there. Geometry in plot-area
+    inches, along the lines (`along`) and across them (`across`); a label that would overlap one
+    already placed on a nearby line slides down its own line.
+    """
+    per_x, per_y = plot.inches_per_decade()
+    angle = math.radians(plot.bandwidth_angle_deg())
+    cos_a, sin_a = math.cos(angle), math.sin(angle)
+    label_height_in = 1.3 * _ROOF_FONT_PT / 72
+    gap_in = 0.12
+    top = max((r.value for r in plot.computes), default=None)
+
+    def along(log_b: float, log_x: float) -> float:
+        return log_x * per_x * cos_a + (log_b + log_x) * per_y * sin_a
+
+    def log_x_at(log_b: float, distance: float) -> float:
+        return (distance - log_b * per_y * sin_a) / (per_x * cos_a + per_y * sin_a)
+
+    placed: list[tuple[float, float, float]] = []  # (along, across, length), inches
+    for roof in sorted(plot.bandwidths, key=lambda r: -r.value):
+        log_b = math.log10(roof.value)
+        # Visible stretch of the line, in log10 x.
+        start = max(math.log10(plot.x_range[0]), math.log10(plot.y_range[0]) - log_b)
+        end = min(math.log10(plot.x_range[1]), math.log10(plot.y_range[1]) - log_b)
+        if top is not None:
+            end = min(end, math.log10(top) - log_b)
+        if end <= start:
+            continue
+        length = _label_length_in(roof.label, _ROOF_FONT_PT)
+        across = log_b * per_y * cos_a  # distance between parallel lines, perpendicular to them
+        centre = along(log_b, end) - gap_in - length / 2
+        moved = True
+        while moved:
+            moved = False
+            for other_along, other_across, other_length in placed:
+                if (abs(across - other_across) < label_height_in
+                        and abs(centre - other_along) < (length + other_length) / 2 + gap_in):
+                    centre = other_along - (length + other_length) / 2 - gap_in
+                    moved = True
+        if centre - length / 2 < along(log_b, start):  # no room: middle of the visible stretch
+            centre = (along(log_b, start) + along(log_b, end)) / 2
+        placed.append((centre, across, length))
+        x = 10.0 ** log_x_at(log_b, centre)
+        ax.text(x, roof.value * x, _clean(roof.label), rotation=math.degrees(angle),
+                rotation_mode="anchor", ha="center", va="center", fontsize=_ROOF_FONT_PT,
+                color="#1A1A1A", zorder=2.6, parse_math=False, clip_on=True,
+                bbox={"boxstyle": "square,pad=0.15", "facecolor": "white", "edgecolor": "none"})
+
+
+def _label_compute_roofs(ax: Axes, plot: _Plot) -> None:
+    """Labels right-aligned above their lines at the right edge, pushed up when lines crowd."""
+    _per_x, per_y = plot.inches_per_decade()
+    text_height = 1.3 * _ROOF_FONT_PT / 72 / per_y  # in decades
+    pad = 2.0 / 72 / per_y
+    previous = -math.inf
+    for roof in sorted(plot.computes, key=lambda r: r.value):
+        position = max(math.log10(roof.value) + pad, previous + text_height)
+        previous = position
+        ax.annotate(_clean(roof.label), xy=(plot.x_range[1], 10.0 ** position), xytext=(-4, 0),
+                    textcoords="offset points", ha="right", va="bottom", fontsize=_ROOF_FONT_PT,
+                    color="#1A1A1A", zorder=2.6, parse_math=False, annotation_clip=False)
+
+
+def _point_title(point: Point) -> str:
+    level = LEVEL_NAMES.get(point.level, point.level)
+    return _clean(f"{point.label}\n{level}: {point.intensity:.4g} FLOP/byte, "
+                  f"{_si(point.flop_per_s, 'FLOP/s', 4)}\n"
+                  f"bound by: {point.bound_by if point.bound_by is not None else 'none'}")
+
+
+def _draw_points(ax: Axes, plot: _Plot, hooks: _Hooks) -> None:
+    by_kernel: dict[str, list[Point]] = {}
+    for point in plot.points:
+        by_kernel.setdefault(point.kernel_id, []).append(point)
+    for kernel_id, group in by_kernel.items():
+        if len(group) < 2:
+            continue
+        group = sorted(group, key=lambda p: p.intensity)
+        gid = hooks.add({"class": "link", "data-link": kernel_id})
+        ax.plot([p.intensity for p in group], [p.flop_per_s for p in group], color="#BDBDBD",
+                linewidth=0.6, zorder=2.2, clip_on=plot.clip_points, gid=gid)
+    for point in plot.points:
+        attrs = {"class": "pt", "data-kernel": point.kernel_id, "data-level": point.level}
+        gid = hooks.add(attrs, _point_title(point))
+        ax.plot([point.intensity], [point.flop_per_s], linestyle="none",
+                marker=LEVEL_MARKERS.get(point.level, _OTHER_LEVEL_MARKER), markersize=5.5,
+                markerfacecolor=_colour(point.bound_by), markeredgecolor="white",
+                markeredgewidth=0.5, zorder=3, clip_on=plot.clip_points, gid=gid)
+
+
+def _draw_legends(ax: Axes, points: list[Point]) -> None:
+    """Level shapes at the top right outside the plot, bound-by colours at the bottom right."""
+    levels = list(dict.fromkeys(p.level for p in points))
+    levels.sort(key=lambda lv: (list(LEVEL_MARKERS).index(lv) if lv in LEVEL_MARKERS else 99, lv))
+    level_handles = [
+        Line2D([], [], linestyle="none", marker=LEVEL_MARKERS.get(lv, _OTHER_LEVEL_MARKER),
+               markersize=6, markerfacecolor="#555555", markeredgecolor="white",
+               markeredgewidth=0.5, label=_clean(LEVEL_NAMES.get(lv, lv)))
+        for lv in levels
+    ]
+    families = {_roof_family(p.bound_by) for p in points}
+    bound_handles = [Patch(facecolor=colour, edgecolor="none", label=PALETTE_NAMES[family])
+                     for family, colour in PALETTE.items() if family in families]
+    ax.add_artist(_legend(ax, level_handles, "Level", "upper left", 1.0))
+    ax.add_artist(_legend(ax, bound_handles, "Bound by", "lower left", 0.0))
+
+
+def _legend(ax: Axes, handles: Sequence[Line2D | Patch], title: str,
+            loc: Literal["upper left", "lower left"], y: float) -> Legend:
+    """A frameless legend just right of the plot area."""
+    legend = Legend(ax, handles, [str(h.get_label()) for h in handles], title=title, loc=loc,
+                    bbox_to_anchor=(1.03, y), frameon=False, borderaxespad=0.0, handlelength=1.2,
+                    handletextpad=0.6, alignment="left")
+    for text in legend.get_texts():
+        text.set_parse_math(False)
+    return legend
+
+
+def _decorate_svg(svg: str, hooks: _Hooks) -> str:
+    """Strip the prolog, metadata and spare bytes; turn hook gids into ids, data and tooltips.
+
+    matplotlib names every other group (`line2d_12`, `text_3`, ...). Nothing refers to those
+    names (markers and clip paths use `<defs>` ids), and they would repeat across the charts of
+    one page, so they are dropped.
+    """
+    svg = svg[svg.index("<svg"):]
+    svg = _METADATA.sub("", svg, count=1)
+    # Size: indentation, and the bare group matplotlib wraps around each single marker.
+    svg = _INDENT.sub("\n<", svg)
+    seen: set[str] = set()
+
+    def rewrite(match: re.Match[str]) -> str:
+        hook = hooks.by_token.get(match.group(1))
+        self_closing = match.group(2) == "/"
+        if hook is None:
+            return "<g/>" if self_closing else "<g>"
+        seen.add(match.group(1))
+        attrs = "".join(f" {key}={quoteattr(_clean(value))}" for key, value in hook.attrs.items())
+        title = f"<title>{escape(hook.title)}</title>" if hook.title is not None else ""
+        return f"<g{attrs}>{title}</g>" if self_closing else f"<g{attrs}>{title}"
+
+    svg = _LONE_MARKER_GROUP.sub(r"\1", _GROUP_OPEN.sub(rewrite, svg))
+    missing = hooks.by_token.keys() - seen
+    if missing:  # a matplotlib change in how groups are written; fail loudly, not silently
+        raise RuntimeError(f"roofline SVG: {len(missing)} artist groups not found in matplotlib output")
+    return svg
