@@ -73,6 +73,7 @@ _OTHER_LEVEL_MARKER = "D"
 _RC: dict[RcKeyType, Any] = {
     "svg.hashsalt": "ncu-roofline",
     "svg.fonttype": "none",  # text stays text: smaller, selectable, searchable
+    "text.parse_math": False,  # a "$" in a kernel or report name is a dollar, not mathtext
     "font.family": "sans-serif",
     # Short list: with svg.fonttype "none" matplotlib writes it into every text element.
     "font.sans-serif": ["DejaVu Sans", "Arial", "Helvetica"],
@@ -104,8 +105,9 @@ _MIN_WIDTH_IN = 3.0
 _MIN_HEIGHT_IN = 2.0
 
 _FALLBACK_X_RANGE = (1e-2, 1e3)
-# A slow FP64 roof on a consumer part would otherwise stretch the x axis over 9+ decades.
-_MAX_DEFAULT_X_DECADES = 8
+# Compute roofs this many times under the top one (FP64 on consumer parts, 1/64 of FP32) do not
+# set the default x axis: they would add decades nobody reads.
+_NEGLIGIBLE_ROOF_RATIO = 100
 _INVALID_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _UNSAFE_ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")  # ids usable as CSS selectors unescaped
 _GROUP_OPEN = re.compile(r'<g id="([^"]*)"(/?)>')
@@ -199,7 +201,7 @@ class _Hooks:
         Returns the gid to set on the artist. Ids are made unique (`roof-dram-2`).
         """
         if name is not None:
-            element_id = self.prefix + _UNSAFE_ID_CHARS.sub("-", name)
+            element_id = _UNSAFE_ID_CHARS.sub("-", self.prefix + name)
             if element_id in self.used_ids:
                 n = 2
                 while f"{element_id}-{n}" in self.used_ids:
@@ -235,9 +237,9 @@ def axis_ranges(spec: ChartSpec) -> tuple[tuple[float, float], tuple[float, floa
     """The (x, y) limits a chart of `spec` uses.
 
     Explicit ranges win. Otherwise x runs whole decades from the lowest ridge / 100 to the
-    highest ridge x 100 (room for the compute labels; 8 decades at most), y from a decade under
-    the lowest bandwidth roof at the left edge to a half decade above twice the highest compute
-    roof. Both depend on the roofs alone, so two reports of the same GPU line up, and are
+    highest ridge x 100 (room for the compute labels), ignoring compute roofs 100 times under
+    the top one; y from a decade under the lowest bandwidth roof at the left edge to a half
+    decade above twice the highest compute roof. Both depend on the roofs alone, so two reports of the same GPU line up, and are
     widened only for points that would fall outside.
     """
     bandwidths, computes = _valid_roofs(spec.roofs)
@@ -324,21 +326,21 @@ def _ranges(spec: ChartSpec, bandwidths: list[Roof], computes: list[Roof],
 
     x_range: tuple[float, float] | None = None
     if b_values and c_values:
-        ridges = [c / b for c in c_values for b in b_values]
-        x_high = _decade_ceil(max(ridges) * 100)
-        x_range = (max(_decade_floor(min(ridges) / 100), x_high / 10**_MAX_DEFAULT_X_DECADES), x_high)
+        top = max(c_values)
+        lowest = min(c for c in c_values if c * _NEGLIGIBLE_ROOF_RATIO >= top)
+        x_range = (_decade_floor(lowest / max(b_values) / 100), _decade_ceil(top / min(b_values) * 100))
     elif b_values or c_values:
         x_range = _FALLBACK_X_RANGE
     y_range: tuple[float, float] | None = None
     if x_range is not None:
+        if b_values:
+            y_low = _decade_floor(min(b_values) * x_range[0] / 10)
+        else:
+            y_low = _decade_floor(min(c_values) / 1e3)
         if c_values:
             y_high = _half_decade_ceil(2 * max(c_values))
-            y_low = _decade_floor(min(c_values) / 1e3)
         else:
             y_high = _half_decade_ceil(max(b_values) * x_range[1])
-            y_low = math.inf
-        if b_values:
-            y_low = min(y_low, _decade_floor(min(b_values) * x_range[0] / 10))
         y_range = (y_low, y_high)
 
     if points:
@@ -411,10 +413,10 @@ def _draw(spec: ChartSpec) -> tuple[Figure, _Hooks]:
     max_title_chars = int((spec.width_in - _MARGIN_LEFT_IN) / (_CHAR_WIDTH_EM * 10.5 / 72))
     if len(title) > max_title_chars:
         title = title[: max_title_chars - 1] + "\u2026"
-    ax.set_title(title, loc="left", parse_math=False)
+    ax.set_title(title, loc="left")
     if notes:
         fig.text(0.1 / spec.width_in, 0.08 / fig_height_in, "\n".join(notes), ha="left", va="bottom",
-                 fontsize=_ANNOTATION_FONT_PT, color="#444444", linespacing=1.35, parse_math=False)
+                 fontsize=_ANNOTATION_FONT_PT, color="#444444", linespacing=1.35)
 
     if not (bandwidths or computes or points):
         ax.set_axis_off()
@@ -510,36 +512,48 @@ def _label_bandwidth_roofs(ax: Axes, plot: _Plot) -> None:
         length = _label_length_in(roof.label, _ROOF_FONT_PT)
         across = log_b * per_y * cos_a  # distance between parallel lines, perpendicular to them
         centre = along(log_b, end) - gap_in - length / 2
-        moved = True
-        while moved:
-            moved = False
-            for other_along, other_across, other_length in placed:
-                if (abs(across - other_across) < label_height_in
-                        and abs(centre - other_along) < (length + other_length) / 2 + gap_in):
-                    centre = other_along - (length + other_length) / 2 - gap_in
-                    moved = True
+        for _ in range(len(placed)):  # each pass slides past at least one label; a bounded loop
+            blocking = [
+                other_along - (length + other_length) / 2 - gap_in
+                for other_along, other_across, other_length in placed
+                if abs(across - other_across) < label_height_in
+                and abs(centre - other_along) < (length + other_length) / 2 + gap_in - 1e-6
+            ]
+            if not blocking:
+                break
+            centre = min(blocking)
         if centre - length / 2 < along(log_b, start):  # no room: middle of the visible stretch
             centre = (along(log_b, start) + along(log_b, end)) / 2
         placed.append((centre, across, length))
         x = 10.0 ** log_x_at(log_b, centre)
         ax.text(x, roof.value * x, _clean(roof.label), rotation=math.degrees(angle),
                 rotation_mode="anchor", ha="center", va="center", fontsize=_ROOF_FONT_PT,
-                color="#1A1A1A", zorder=2.6, parse_math=False, clip_on=True,
+                color="#1A1A1A", zorder=2.6, clip_on=True,
                 bbox={"boxstyle": "square,pad=0.15", "facecolor": "white", "edgecolor": "none"})
 
 
 def _label_compute_roofs(ax: Axes, plot: _Plot) -> None:
-    """Labels right-aligned above their lines at the right edge, pushed up when lines crowd."""
+    """Labels right-aligned at the right edge, above their lines.
+
+    When the next roof up is too close for two labels (FP16 = FP32 on many consumer parts),
+    this label goes under its line if there is room, else above the label before it.
+    """
     _per_x, per_y = plot.inches_per_decade()
     text_height = 1.3 * _ROOF_FONT_PT / 72 / per_y  # in decades
     pad = 2.0 / 72 / per_y
-    previous = -math.inf
-    for roof in sorted(plot.computes, key=lambda r: r.value):
-        position = max(math.log10(roof.value) + pad, previous + text_height)
-        previous = position
-        ax.annotate(_clean(roof.label), xy=(plot.x_range[1], 10.0 ** position), xytext=(-4, 0),
+    roofs = sorted(plot.computes, key=lambda r: r.value)
+    logs = [math.log10(r.value) for r in roofs]
+    previous_top = -math.inf  # top of the highest label so far, log10 y
+    for index, roof in enumerate(roofs):
+        next_is_close = index + 1 < len(roofs) and logs[index + 1] - logs[index] < text_height + pad
+        if next_is_close and logs[index] - pad - text_height >= previous_top:
+            bottom = logs[index] - pad - text_height
+        else:
+            bottom = max(logs[index] + pad, previous_top)
+        previous_top = bottom + text_height
+        ax.annotate(_clean(roof.label), xy=(plot.x_range[1], 10.0 ** bottom), xytext=(-4, 0),
                     textcoords="offset points", ha="right", va="bottom", fontsize=_ROOF_FONT_PT,
-                    color="#1A1A1A", zorder=2.6, parse_math=False, annotation_clip=False)
+                    color="#1A1A1A", zorder=2.6, annotation_clip=False)
 
 
 def _point_title(point: Point) -> str:
@@ -589,12 +603,9 @@ def _draw_legends(ax: Axes, points: list[Point]) -> None:
 def _legend(ax: Axes, handles: Sequence[Line2D | Patch], title: str,
             loc: Literal["upper left", "lower left"], y: float) -> Legend:
     """A frameless legend just right of the plot area."""
-    legend = Legend(ax, handles, [str(h.get_label()) for h in handles], title=title, loc=loc,
-                    bbox_to_anchor=(1.03, y), frameon=False, borderaxespad=0.0, handlelength=1.2,
-                    handletextpad=0.6, alignment="left")
-    for text in legend.get_texts():
-        text.set_parse_math(False)
-    return legend
+    return Legend(ax, handles, [str(h.get_label()) for h in handles], title=title, loc=loc,
+                  bbox_to_anchor=(1.03, y), frameon=False, borderaxespad=0.0, handlelength=1.2,
+                  handletextpad=0.6, alignment="left")
 
 
 def _decorate_svg(svg: str, hooks: _Hooks) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import recipes as R
+from .ceilings import analyse_ceilings
 from .peaks_file import UserPeaks
 from .quantities import KernelQuantities, Missing, Value, compute_quantities
 from .readers.record import RawKernel
@@ -40,6 +41,9 @@ class KernelModel:
     flags: list[str] = field(default_factory=list)
     provenance: dict[str, str] = field(default_factory=dict)
     missing: list[Missing] = field(default_factory=list)
+    ceilings: list[Any] = field(default_factory=list)  # ceilings.Ceiling
+    diagnosis: list[Any] = field(default_factory=list)  # ceilings.Finding
+    reuse: dict[str, float] = field(default_factory=dict)
 
     @property
     def total_flop(self) -> float | None:
@@ -90,6 +94,9 @@ class KernelModel:
             "missing": [{"quantity": m.quantity, "reason": m.reason, "collect_with": m.collect_with}
                         for m in self.missing],
             "flags": list(self.flags),
+            "ceilings": [c.to_dict() for c in self.ceilings],
+            "diagnosis": [f.to_dict() for f in self.diagnosis],
+            "reuse": dict(self.reuse),
         }
         if redact:
             d["nvtx_ranges"] = []
@@ -248,6 +255,8 @@ def build_kernel_model(raw: RawKernel, *, threshold: float = DEFAULT_THRESHOLD,
         model.regime = "roof" if finite[model.bound_by] >= threshold * (1 - 1e-9) else "latency"
     else:
         flags.append("no_roofs")
+    found = analyse_ceilings(model)
+    model.ceilings, model.diagnosis, model.reuse = found.ceilings, found.diagnosis, found.reuse
     return model
 
 

@@ -1,0 +1,187 @@
+"""Ceilings and diagnosis: hand-computed factors, and what the real counters say."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import ncu_roofline
+from ncu_roofline.model import build_kernel_model
+
+from conftest import CORPUS, corpus_files, make_kernel
+from test_model import OP, base_metrics
+
+needs_corpus = pytest.mark.skipif(not corpus_files(), reason=f"shared report corpus not found at {CORPUS}")
+
+
+def by_kind(model, kind: str, roof: str | None = None):
+    found = [c for c in model.ceilings if c.kind == kind and (roof is None or c.roof == roof)]
+    assert len(found) == 1, [(c.kind, c.roof) for c in model.ceilings]
+    return found[0]
+
+
+def instruction_metrics() -> dict:
+    m = base_metrics()  # FP32: ffma 1e6, fadd 2e5, fmul 3e5 thread instructions
+    m.update({
+        "smsp__inst_executed.sum": (250_000.0, "inst"),
+        "sm__inst_executed.sum.peak_sustained": (400.0, "inst/cycle"),  # 100 SMs x 4
+        "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio": (24.0, ""),
+        "smsp__thread_inst_executed_per_inst_executed.ratio": (28.0, ""),
+    })
+    return m
+
+
+def test_fma_balance() -> None:
+    c = by_kind(build_kernel_model(make_kernel(instruction_metrics())), "fma_balance", "fp32")
+    f = 1e6 / 1.5e6
+    assert c.factor == pytest.approx((1 + f) / 2)  # 0.8333
+    assert c.value == pytest.approx(1.5e13 * (1 + f) / 2)
+    assert c.evidence["fma_share"] == pytest.approx(f)
+
+
+def test_issue_share() -> None:
+    c = by_kind(build_kernel_model(make_kernel(instruction_metrics())), "issue_share", "fp32")
+    share = (1.5e6 / 32) / 250_000  # 0.1875 of warp instructions are FP32
+    pipe = 5000 / 32  # FP32 pipe: 156.25 warp instructions per cycle
+    assert c.factor == pytest.approx(share * 400 / pipe)  # 0.48
+    assert c.evidence["fp_share"] == pytest.approx(share)
+
+
+def test_issue_share_assumes_four_per_sm_when_the_peak_is_absent() -> None:
+    m = instruction_metrics()
+    del m["sm__inst_executed.sum.peak_sustained"]
+    c = by_kind(build_kernel_model(make_kernel(m, sm_count=100)), "issue_share", "fp32")
+    assert c.factor == pytest.approx((1.5e6 / 32) / 250_000 * 400 / (5000 / 32))
+    assert "assumed" in c.detail
+
+
+def test_lane_efficiency() -> None:
+    c = by_kind(build_kernel_model(make_kernel(instruction_metrics())), "lane_efficiency", "fp32")
+    assert c.factor == pytest.approx(24 / 32)
+    assert c.evidence["active_threads_per_inst"] == 28.0
+
+
+def memory_metrics() -> dict:
+    m = base_metrics()
+    m.update({
+        "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio": (32.0, "byte/sector"),
+        "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct": (12.5, "%"),  # 4 of 32 bytes
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": (3000.0, "sector"),
+        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": (750.0, "request"),
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": (1000.0, "sector"),
+        "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": (31.25, "request"),
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": (16_000.0, ""),
+        "smsp__sass_inst_executed_op_shared_ld.sum": (1000.0, "inst"),
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": (1000.0, ""),
+        "smsp__sass_inst_executed_op_shared_st.sum": (1000.0, "inst"),
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": (15_000.0, ""),
+    })
+    return m
+
+
+def test_sector_use_weighted_by_sectors() -> None:
+    model = build_kernel_model(make_kernel(memory_metrics()))
+    c = by_kind(model, "sector_use", "dram")
+    per_sector = (32 * 3000 + 4 * 1000) / 4000  # 25 bytes used per sector
+    assert c.factor == pytest.approx(per_sector / 32)
+    assert c.value == pytest.approx(2e12 * per_sector / 32)
+    assert by_kind(model, "sector_use", "l2").factor == pytest.approx(per_sector / 32)
+    assert "global stores use 4 of every 32 bytes fetched" in c.action
+
+
+def test_coalescing() -> None:
+    model = build_kernel_model(make_kernel(memory_metrics()))
+    st = [c for c in model.ceilings if c.kind == "coalescing" and "st_sectors" in c.evidence][0]
+    # stores: 32 sectors per request; the 4 bytes used per sector fit in 32 * 4 / 32 = 4 sectors
+    assert st.evidence["st_sectors_per_request"] == pytest.approx(32.0)
+    assert st.factor == pytest.approx(4 / 32)
+    ld = [c for c in model.ceilings if c.kind == "coalescing" and "ld_sectors" in c.evidence][0]
+    assert ld.factor == pytest.approx(1.0)
+
+
+def test_bank_conflicts() -> None:
+    c = by_kind(build_kernel_model(make_kernel(memory_metrics())), "bank_conflicts", "l1")
+    assert c.evidence["shared_ld_ways"] == pytest.approx(16.0)
+    assert c.factor == pytest.approx(2000 / 17_000)  # instructions / wavefronts
+    assert "loads 16.0-way" in c.detail
+
+
+def test_tensor_ceilings() -> None:
+    m = base_metrics()
+    m["sm__cycles_elapsed.avg"] = (1500.0, "cycle")
+    pre = "sm__ops_path_tensor_"
+    m[pre + "src_tf32_dst_fp32_sparsity_off.sum"] = (3e8, "")
+    m[pre + "src_tf32_dst_fp32_sparsity_off.sum.peak_sustained"] = (250_000.0, "")
+    m[pre + "src_bf16_dst_fp32_sparsity_off.sum"] = (0.0, "")
+    m[pre + "src_bf16_dst_fp32_sparsity_off.sum.peak_sustained"] = (500_000.0, "")
+    model = build_kernel_model(make_kernel(m))
+    dp = by_kind(model, "tensor_datapath")
+    assert dp.factor == pytest.approx(0.5)  # TF32 runs at half the BF16 rate
+    share = by_kind(model, "tensor_share")
+    assert share.factor == pytest.approx(3e8 / (3e8 + 2.5e6 + 6e4))
+
+
+def test_every_factor_in_range_and_diagnosis_ranked() -> None:
+    model = build_kernel_model(make_kernel(instruction_metrics() | memory_metrics()))
+    assert model.ceilings
+    assert all(0 < c.factor <= 1 for c in model.ceilings)
+    factors = [f.factor for f in model.diagnosis if f.factor is not None and f.roof == model.bound_by]
+    assert factors == sorted(factors)
+    d = model.to_dict()
+    assert {"kind", "roof", "factor", "value", "evidence"} <= set(d["ceilings"][0])
+    assert d["diagnosis"] and all(f["action"] for f in d["diagnosis"])
+
+
+@needs_corpus
+def test_every_ceiling_on_the_corpus_is_in_range() -> None:
+    a = ncu_roofline.analyze(corpus_files())
+    kinds = set()
+    for _, k in a.models:
+        for c in k.ceilings:
+            assert 0 < c.factor <= 1 and math.isfinite(c.factor), (k.raw.name, c)
+            kinds.add(c.kind)
+    assert {"fma_balance", "issue_share", "lane_efficiency", "sector_use", "coalescing", "bank_conflicts"} <= kinds
+
+
+@needs_corpus
+def test_smem_transpose_bank_conflicts() -> None:
+    kernels = {k.raw.name: k for k in
+               ncu_roofline.analyze(CORPUS / "cudaprogramming__smemTranspose.ncu-rep").reports[0].kernels}
+    plain = by_kind(kernels["transposeSmem"], "bank_conflicts")
+    assert plain.evidence["shared_ld_ways"] > 15  # 16-way on the transposed reads
+    assert plain.factor < 0.15
+    assert any(f.kind == "bank_conflicts" and "pad the tile" in f.action for f in kernels["transposeSmem"].diagnosis)
+    for padded in ("transposeSmemPad", "transposeSmemUnrollPad"):
+        c = by_kind(kernels[padded], "bank_conflicts")
+        assert c.evidence["ways"] < 1.1 and c.factor > 0.9
+        assert not any(f.kind == "bank_conflicts" for f in kernels[padded].diagnosis)
+    # the naive transpose writes with a stride: 4 of every 32 bytes used by its stores
+    naive = kernels["naiveGmem"]
+    assert naive.diagnosis[0].kind == "sector_use"
+    assert "global stores use 4 of every 32 bytes" in naive.diagnosis[0].action
+
+
+@needs_corpus
+def test_mw_div_to_mult_instruction_mix() -> None:
+    def kernel(name: str):
+        a = ncu_roofline.analyze(CORPUS / f"gpu-workshop__{name}.ncu-rep")
+        return next(k for k in a.reports[0].kernels if k.raw.name == "compute_tendencies_x_279_gpu")
+
+    base, head = kernel("MW_Baseline"), kernel("MW_DivToMult")
+    b, h = by_kind(base, "issue_share", "fp64"), by_kind(head, "issue_share", "fp64")
+    assert h.evidence["warp_inst_executed"] < 0.5 * b.evidence["warp_inst_executed"]
+    fb, fh = by_kind(base, "fma_balance", "fp64"), by_kind(head, "fma_balance", "fp64")
+    assert fb.evidence["fp64_dfma_thread_inst"] > 2 * fh.evidence["fp64_dfma_thread_inst"]
+    assert fb.evidence["fma_share"] != pytest.approx(fh.evidence["fma_share"], abs=1e-3)
+
+
+@needs_corpus
+def test_naive_and_coalesced_gemm_report_the_same_sector_use() -> None:
+    def sector_use(name: str) -> float:
+        k = ncu_roofline.analyze(CORPUS / f"cudacode__{name}.ncu-rep").reports[0].kernels[0]
+        return by_kind(k, "sector_use", "dram").factor
+
+    naive, coalesced = sector_use("naive"), sector_use("global_mem_coalesce")
+    assert naive == pytest.approx(coalesced)  # despite the name: the counters are the same
+    assert 26.40 / 32 < naive < 26.45 / 32  # loads use 26.4 of 32 bytes; the few stores use all 32
