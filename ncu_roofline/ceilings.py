@@ -25,7 +25,7 @@ FMA_PEAK = "sm__sass_thread_inst_executed_op_{}_pred_on.sum.peak_sustained"
 ISSUE_PEAKS = ("sm__inst_executed.sum.peak_sustained", "smsp__inst_executed.sum.peak_sustained")
 # Volta to Blackwell: each SM sub-partition issues one warp instruction per cycle, 4 per SM.
 ASSUMED_ISSUE_PER_SM = 4.0
-SIGNIFICANT = 0.95  # a ceiling whose factor is above this explains nothing worth a finding
+SIGNIFICANT = 0.9  # a ceiling that takes less than 10 % off its roof is not worth a finding
 
 
 @dataclass
