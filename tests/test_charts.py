@@ -1,0 +1,263 @@
+"""Tests for `ncu_roofline.charts`: the SVG is well-formed, hooks and tooltips are there and
+escaped, output is byte-stable, degenerate inputs still render, and the size stays small.
+
+Figures are checked by structure (elements, attributes, texts), not by bytes across library
+versions; byte equality is only checked between two renders in one process.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import matplotlib
+import pytest
+
+from ncu_roofline.charts import (
+    ChartSpec,
+    Point,
+    Roof,
+    axis_ranges,
+    format_flop_per_s,
+    render_roofline_png,
+    render_roofline_svg,
+)
+
+SVG_NS = "http://www.w3.org/2000/svg"
+XLINK_NS = "http://www.w3.org/1999/xlink"
+ET.register_namespace("", SVG_NS)
+ET.register_namespace("xlink", XLINK_NS)
+TITLE = f"{{{SVG_NS}}}title"
+TEXT = f"{{{SVG_NS}}}text"
+
+HOSTILE = '</script><b>x & "q"'
+
+
+def h100_roofs(tensor: bool = True) -> list[Roof]:
+    roofs = [
+        Roof("dram", "bandwidth", 3.35e12, "DRAM 3.35 TB/s"),
+        Roof("l2", "bandwidth", 10.1e12, "L2 10.1 TB/s"),
+        Roof("l1", "bandwidth", 33.4e12, "L1 33.4 TB/s"),
+        Roof("fp64", "compute", 33.5e12, "FP64 33.5 TFLOP/s"),
+        Roof("fp32", "compute", 66.9e12, "FP32 66.9 TFLOP/s"),
+        Roof("fp16", "compute", 133.8e12, "FP16 134 TFLOP/s"),
+    ]
+    if tensor:
+        roofs.append(Roof("tensor:src_fp16_dst_fp32", "compute", 989e12, "Tensor FP16 989 TFLOP/s"))
+    return roofs
+
+
+def kernel_points(n_kernels: int, seed: int = 7) -> list[Point]:
+    """Three levels per kernel, under the roofs, with C++-ish names."""
+    rnd = random.Random(seed)
+    bounds: list[str | None] = ["dram", "l2", "l1", "fp32", "fp16", "tensor:src_fp16_dst_fp32", None]
+    points = []
+    for k in range(n_kernels):
+        i_dram = 10 ** rnd.uniform(-1.3, 2.6)
+        i_l2 = i_dram / 10 ** rnd.uniform(0, 0.8)
+        i_l1 = i_l2 / 10 ** rnd.uniform(0, 1.0)
+        flop = min(3.35e12 * i_dram, 10.1e12 * i_l2, 33.4e12 * i_l1, 66.9e12) * 10 ** rnd.uniform(-2, 0)
+        name = f"void gemm<float, {k}>(Params<T> const&)" if k % 2 else f"elementwise_add_{k}"
+        bound = bounds[k % len(bounds)]
+        for level, intensity in (("dram", i_dram), ("l2", i_l2), ("l1", i_l1)):
+            points.append(Point(f"k{k}", level, intensity, flop, bound, name))
+    return points
+
+
+def parse(svg: str) -> ET.Element:
+    assert svg.startswith("<svg"), svg[:80]
+    assert "<?xml" not in svg and "<!DOCTYPE" not in svg
+    root = ET.fromstring(svg)
+    assert root.tag == f"{{{SVG_NS}}}svg"
+    return root
+
+
+def hooked(root: ET.Element, attribute: str) -> list[ET.Element]:
+    return [el for el in root.iter() if attribute in el.attrib]
+
+
+def texts(root: ET.Element) -> list[str]:
+    return [el.text or "" for el in root.iter(TEXT)]
+
+
+@pytest.fixture(scope="module")
+def spec() -> ChartSpec:
+    return ChartSpec("H100 SXM: test", h100_roofs(), kernel_points(12),
+                     annotations=["2 kernels with no FLOP are not drawn"])
+
+
+@pytest.fixture(scope="module")
+def svg(spec: ChartSpec) -> str:
+    return render_roofline_svg(spec)
+
+
+def test_one_hooked_group_per_point_with_tooltip(spec: ChartSpec, svg: str) -> None:
+    root = parse(svg)
+    points = hooked(root, "data-kernel")
+    assert len(points) == len(spec.points)
+    expected = sorted((p.kernel_id, p.level) for p in spec.points)
+    assert sorted((el.get("data-kernel", ""), el.get("data-level", "")) for el in points) == expected
+    for el in points:
+        assert el.get("class") == "pt"
+        title = el.find(TITLE)
+        assert title is not None and title.text
+        point = next(p for p in spec.points
+                     if p.kernel_id == el.get("data-kernel") and p.level == el.get("data-level"))
+        assert point.label in title.text
+        assert point.level.upper() in title.text
+        assert "FLOP/byte" in title.text and "FLOP/s" in title.text
+
+
+def test_levels_of_one_kernel_are_linked(spec: ChartSpec, svg: str) -> None:
+    links = hooked(parse(svg), "data-link")
+    assert sorted(el.get("data-link", "") for el in links) == sorted({p.kernel_id for p in spec.points})
+
+
+def test_roofs_and_ridges_have_ids_and_tooltips(svg: str) -> None:
+    root = parse(svg)
+    by_id = {el.get("id"): el for el in root.iter() if el.get("id")}
+    for name in ("dram", "l2", "l1", "fp64", "fp32", "fp16", "tensor-src_fp16_dst_fp32"):
+        roof = by_id[f"roof-{name}"]
+        assert roof.get("class") == "roof"
+        title = roof.find(TITLE)
+        assert title is not None and title.text
+    assert by_id["roof-dram"].get("data-kind") == "bandwidth"
+    assert by_id["roof-fp32"].get("data-kind") == "compute"
+    assert by_id["roof-tensor-src_fp16_dst_fp32"].get("data-roof") == "tensor:src_fp16_dst_fp32"
+    for level in ("dram", "l2", "l1"):
+        ridge_title = by_id[f"ridge-{level}"].find(TITLE)
+        assert ridge_title is not None and "FLOP/byte" in (ridge_title.text or "")
+
+
+def test_labels_ticks_and_legends_are_text(svg: str) -> None:
+    shown = texts(parse(svg))
+    for expected in ("DRAM 3.35 TB/s", "FP32 66.9 TFLOP/s", "1 TFLOP/s", "100 GFLOP/s", "0.1", "1", "10",
+                     "100", "Level", "Bound by", "2 kernels with no FLOP are not drawn",
+                     "H100 SXM: test", "Arithmetic intensity (FLOP/byte)"):
+        assert expected in shown, expected
+
+
+def test_ids_unique_and_references_resolve(svg: str) -> None:
+    root = parse(svg)
+    ids = [el.get("id") for el in root.iter() if el.get("id")]
+    assert len(ids) == len(set(ids))
+    refs = set(re.findall(r'url\(#([^)]+)\)', svg)) | set(re.findall(r'href="#([^"]+)"', svg))
+    assert refs and refs <= set(ids)
+    assert not [i for i in ids if re.fullmatch(r"(line2d|text|patch|axes|figure)_\d+", i or "")]
+
+
+def test_hostile_names_are_escaped() -> None:
+    points = [Point(HOSTILE, "dram", 2.0, 1e12, "dram", HOSTILE),
+              Point(HOSTILE, "l2", 1.0, 1e12, "dram", HOSTILE)]
+    roofs = [Roof("dram", "bandwidth", 2e12, f"DRAM {HOSTILE} $x$"),
+             Roof("fp32", "compute", 3e13, "FP32 \x00\x1b 30 TFLOP/s")]
+    spec = ChartSpec(f"title {HOSTILE} $\\alpha$", roofs, points, annotations=[HOSTILE],
+                     id_prefix='c1"><b>')
+    svg = render_roofline_svg(spec)
+    assert "</script>" not in svg and "<b>" not in svg
+    root = parse(svg)
+    (element, _other) = hooked(root, "data-kernel")
+    assert element.get("data-kernel") == HOSTILE
+    title = element.find(TITLE)
+    assert title is not None and (title.text or "").startswith(HOSTILE)
+    shown = texts(root)
+    assert f"title {HOSTILE} $\\alpha$" in shown  # no mathtext: dollars stay dollars
+    assert HOSTILE in shown
+    assert "FP32  30 TFLOP/s" in shown  # control characters dropped, still well-formed XML
+    assert all(re.fullmatch(r"[A-Za-z0-9_-]+", el.get("id") or "x") for el in root.iter())
+
+
+def test_same_input_same_bytes_whatever_the_callers_rcparams(spec: ChartSpec, svg: str) -> None:
+    assert render_roofline_svg(spec) == svg
+    with matplotlib.rc_context({"lines.linewidth": 5.0, "font.size": 20, "svg.hashsalt": None,
+                                "svg.fonttype": "path", "axes.facecolor": "black"}):
+        assert render_roofline_svg(spec) == svg
+
+
+def test_empty_spec_says_nothing_to_plot() -> None:
+    root = parse(render_roofline_svg(ChartSpec("empty", [], [], annotations=["0 kernels in report"])))
+    shown = texts(root)
+    assert "nothing to plot" in shown and "0 kernels in report" in shown
+    assert not hooked(root, "data-kernel")
+
+
+def test_unplottable_points_are_skipped() -> None:
+    good = Point("k0", "dram", 1.0, 1e12, None, "good")
+    bad = [Point("k1", "dram", 0.0, 1e12, None, "zero"), Point("k2", "dram", -1.0, 1e12, None, "neg"),
+           Point("k3", "dram", math.nan, 1e12, None, "nan"), Point("k4", "dram", 1.0, math.inf, None, "inf"),
+           Point("k5", "dram", 1.0, 0.0, None, "no flop")]
+    root = parse(render_roofline_svg(ChartSpec("t", h100_roofs(), [good, *bad])))
+    assert [el.get("data-kernel") for el in hooked(root, "data-kernel")] == ["k0"]
+    only_bad = parse(render_roofline_svg(ChartSpec("t", [], bad)))
+    assert "nothing to plot" in texts(only_bad)
+
+
+@pytest.mark.parametrize("roofs", [
+    [Roof("dram", "bandwidth", 2e12, "DRAM 2 TB/s")],
+    [Roof("fp32", "compute", 3e13, "FP32 30 TFLOP/s")],
+    [],
+], ids=["bandwidth-only", "compute-only", "points-only"])
+def test_partial_roofs_still_draw(roofs: list[Roof]) -> None:
+    points = kernel_points(3)
+    root = parse(render_roofline_svg(ChartSpec("partial", roofs, points)))
+    assert len(hooked(root, "data-kernel")) == len(points)
+    assert len(hooked(root, "data-roof")) == len(roofs)
+
+
+def test_default_axes_depend_on_roofs_only() -> None:
+    roofs = h100_roofs()
+    (x_low, x_high), (y_low, y_high) = axis_ranges(ChartSpec("", roofs, []))
+    # Lowest ridge FP64/L1 ~ 1.0 -> /100 -> 0.01; highest tensor/DRAM ~ 295 -> x100 -> 1e5.
+    assert (x_low, x_high) == pytest.approx((1e-2, 1e5))
+    # DRAM at the left edge 3.35e10 / 10 -> 1e9; 2 x 989 TFLOP/s -> half decade 3.16e15.
+    assert (y_low, y_high) == pytest.approx((1e9, 10**15.5))
+    inside = [Point("k", "dram", 1.0, 1e12, None, "k")]
+    assert axis_ranges(ChartSpec("", roofs, inside)) == axis_ranges(ChartSpec("", roofs, []))
+    outside = [Point("k", "dram", 1e-4, 1e6, None, "k")]
+    (wide_x_low, _), (wide_y_low, _) = axis_ranges(ChartSpec("", roofs, outside))
+    assert wide_x_low < 1e-4 and wide_y_low < 1e6
+    explicit = ChartSpec("", roofs, outside, x_range=(0.1, 10.0), y_range=(1e10, 1e14))
+    assert axis_ranges(explicit) == ((0.1, 10.0), (1e10, 1e14))
+
+
+def test_bad_input_is_refused() -> None:
+    with pytest.raises(ValueError, match="kind"):
+        render_roofline_svg(ChartSpec("", [Roof("dram", "bytes", 1e12, "x")], []))
+    with pytest.raises(ValueError, match="x_range"):
+        axis_ranges(ChartSpec("", h100_roofs(), [], x_range=(10.0, 1.0)))
+
+
+def test_id_prefix_and_duplicate_roof_names() -> None:
+    roofs = [Roof("dram", "bandwidth", 2e12, "DRAM 2 TB/s"),
+             Roof("dram", "bandwidth", 1.6e12, "DRAM measured 1.6 TB/s"),
+             Roof("fp32", "compute", 3e13, "FP32 30 TFLOP/s")]
+    root = parse(render_roofline_svg(ChartSpec("", roofs, [], id_prefix="gpu0-")))
+    ids = {el.get("id") for el in root.iter() if el.get("id", "").startswith("gpu0-")}
+    assert {"gpu0-roof-dram", "gpu0-roof-dram-2", "gpu0-roof-fp32", "gpu0-ridge-dram"} <= ids
+
+
+def test_flop_formatting() -> None:
+    assert format_flop_per_s(1e12) == "1 TFLOP/s"
+    assert format_flop_per_s(1e11) == "100 GFLOP/s"
+    assert format_flop_per_s(999.7e9) == "1 TFLOP/s"
+    assert format_flop_per_s(3.35e15) == "3.35 PFLOP/s"
+    assert format_flop_per_s(500.0) == "500 FLOP/s"
+
+
+def test_many_kernels_stay_small() -> None:
+    spec = ChartSpec("154 kernels", h100_roofs(), kernel_points(154),
+                     annotations=["L1 bytes: Nsight Compute definition"])
+    svg = render_roofline_svg(spec)
+    size = len(svg.encode("utf-8"))
+    print(f"\n154 kernels x 3 levels: {size / 1024:.1f} KiB of SVG")
+    assert size < 300 * 1024
+    assert len(hooked(parse(svg), "data-kernel")) == 154 * 3
+
+
+def test_png_uses_the_same_drawing(spec: ChartSpec, tmp_path: Path) -> None:
+    out = tmp_path / "chart.png"
+    render_roofline_png(spec, out)
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
