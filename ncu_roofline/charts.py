@@ -150,6 +150,8 @@ class ChartSpec:
     width_in: float = 8.0
     height_in: float = 5.0
     annotations: Sequence[str] = ()  # extra text lines under the chart
+    # Ceilings: dashed lines under their roofs (same colour family), e.g. "FMA balance 83 %".
+    ceilings: Sequence[Roof] = ()
     # Prefix for the element ids (`roof-dram`, `pt-3`, ...) when a page holds several charts.
     id_prefix: str = ""
 
@@ -426,6 +428,7 @@ def _draw(spec: ChartSpec) -> tuple[Figure, _Hooks]:
 
     _setup_axes(ax, plot)
     _draw_roofs(ax, plot, hooks)
+    _draw_ceilings(ax, plot, hooks, spec.ceilings)
     _draw_points(ax, plot, hooks)
     if points:
         _draw_legends(ax, points)
@@ -473,6 +476,31 @@ def _draw_roofs(ax: Axes, plot: _Plot, hooks: _Hooks) -> None:
                     zorder=2.7, gid=gid)
     _label_bandwidth_roofs(ax, plot)
     _label_compute_roofs(ax, plot)
+
+
+def _draw_ceilings(ax: Axes, plot: _Plot, hooks: _Hooks, ceilings: Sequence[Roof]) -> None:
+    """Dashed lines under the roofs, each labelled at its end and explained in its tooltip."""
+    bandwidths, computes = _valid_roofs(ceilings)
+    x_low, x_high = plot.x_range
+    top = max((r.value for r in plot.computes), default=None)
+    fastest = max((r.value for r in plot.bandwidths), default=None)
+    for n, c in enumerate(sorted(computes, key=lambda r: -r.value)):
+        x_start = c.value / fastest if fastest else x_low
+        gid = hooks.add({"class": "ceiling", "data-roof": _roof_family(c.name) or c.name,
+                         "data-kind": c.kind}, _clean(c.label), f"ceiling-{n}-{c.name}")
+        ax.plot([x_start, x_high], [c.value, c.value], color=_colour(c.name), linewidth=1.1,
+                linestyle=(0, (4, 3)), zorder=2.4, gid=gid)
+        ax.text(x_high / 1.15, c.value / 1.08, _clean(c.label), ha="right", va="top",
+                fontsize=_ROOF_FONT_PT - 0.5, color=_colour(c.name), zorder=3)
+    for n, c in enumerate(sorted(bandwidths, key=lambda r: -r.value)):
+        x_end = top / c.value if top else x_high
+        gid = hooks.add({"class": "ceiling", "data-roof": _roof_family(c.name) or c.name,
+                         "data-kind": c.kind}, _clean(c.label), f"ceiling-bw-{n}-{c.name}")
+        ax.plot([x_low, x_end], [c.value * x_low, c.value * x_end], color=_colour(c.name), linewidth=1.1,
+                linestyle=(0, (4, 3)), zorder=2.4, gid=gid)
+        x_label = max(x_low * 1.5, min(x_end, x_high) / 30)
+        ax.text(x_label, c.value * x_label * 1.1, _clean(c.label), ha="left", va="bottom",
+                fontsize=_ROOF_FONT_PT - 0.5, color=_colour(c.name), zorder=3)
 
 
 def _roof_attrs(roof: Roof) -> dict[str, str]:

@@ -48,7 +48,7 @@ def _asset(name: str) -> str:
     return (templates_dir() / name).read_text(encoding="utf-8")
 
 
-def _chart_svg(chart: dict[str, Any], small: bool = False) -> str:
+def _chart_svg(chart: dict[str, Any], id_prefix: str, small: bool = False) -> str:
     from ..charts import ChartSpec, Point, Roof, render_roofline_svg
 
     spec = ChartSpec(
@@ -56,7 +56,9 @@ def _chart_svg(chart: dict[str, Any], small: bool = False) -> str:
         roofs=[Roof(r["name"], r["kind"], r["value"], r["label"]) for r in chart["roofs"]],
         points=[Point(p["kernel_id"], p["level"], p["intensity"], p["flop_per_s"], p["bound_by"], p["label"])
                 for p in chart["points"]],
-        **({"width_in": 5.6, "height_in": 3.6} if small else {}),
+        ceilings=[Roof(c["name"], c["kind"], c["value"], c["label"]) for c in chart.get("ceilings", [])],
+        id_prefix=id_prefix,
+        **({"width_in": 6.0, "height_in": 3.9} if small else {}),
     )
     return render_roofline_svg(spec)
 
@@ -74,8 +76,8 @@ def _page_data(view: dict[str, Any]) -> dict[str, Any]:
 def render_html(analysis: "Analysis", redact: bool = False) -> str:
     """The whole report page."""
     view = build_report_view(analysis, redact)
-    charts = [dict(c, svg=_chart_svg(c)) for c in view["charts"]]
-    kernels = [dict(k, svg=_chart_svg(k["chart"], small=True) if k["has_chart"] else "")
+    charts = [dict(c, svg=_chart_svg(c, f"c{n}-")) for n, c in enumerate(view["charts"])]
+    kernels = [dict(k, svg=_chart_svg(k["chart"], f"{k['id']}-", small=True) if k["has_chart"] else "")
                for k in view["kernels"]]
     roof_names = sorted({r["name"] for c in view["charts"] for r in c["roofs"]},
                         key=lambda n: (["dram", "l2", "l1", "fp64", "fp32", "fp16"] + [n]).index(n))

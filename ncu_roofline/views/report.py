@@ -54,6 +54,38 @@ TABLE_FLAGS = {  # flag prefix -> short label in the table (the rest stay in the
 }
 
 
+CEILING_LABELS = {
+    "fma_balance": "FMA balance", "issue_share": "issue share", "lane_efficiency": "lane efficiency",
+    "tensor_datapath": "tensor datapath", "tensor_share": "tensor share", "sector_use": "sector use",
+    "coalescing": "coalescing", "bank_conflicts": "bank conflicts", "latency": "latency", "reuse": "reuse",
+}
+MAX_DRAWN_CEILINGS = 4
+
+
+def _chart_ceilings(k: "KernelModel", roofs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Ceilings worth drawing under the roofs of one kernel's chart (the lowest first)."""
+    names = {r["name"] for r in roofs}
+    drawn = []
+    for c in sorted(k.ceilings, key=lambda c: c.factor):
+        roof = c.roof if c.roof != "tensor" else next((n for n in names if n.startswith("tensor")), "")
+        if c.value is None or c.factor >= 0.98 or roof not in names:
+            continue
+        kind = "bandwidth" if c.roof in R.LEVELS else "compute"
+        unit = "B/s" if kind == "bandwidth" else "FLOP/s"
+        drawn.append({"name": roof, "kind": kind, "value": c.value,
+                      "label": f"{c.roof.upper()} {CEILING_LABELS.get(c.kind, c.kind)} {F.pct(c.factor)} "
+                               f"({F.si(c.value, unit)})"})
+        if len(drawn) == MAX_DRAWN_CEILINGS:
+            break
+    return drawn
+
+
+def _findings(k: "KernelModel") -> list[dict[str, Any]]:
+    return [{"kind": f.kind, "label": CEILING_LABELS.get(f.kind, f.kind), "roof": f.roof,
+             "factor": f.factor, "factor_text": F.pct(f.factor) if f.factor is not None else "",
+             "text": f.text, "action": f.action} for f in k.diagnosis]
+
+
 def quantity_label(key: str) -> str:
     """`work_flop.fp16` -> `FP16 work`, `traffic_bytes.l1` -> `L1 bytes`, `peaks.l2` -> `L2 roof`."""
     group, _, what = key.partition(".")
@@ -246,9 +278,14 @@ def _kernel_view(report_no: int, report: "ReportResult", k: "KernelModel", total
         "numbers": _numbers(k),
         "missing": [dict(m, label=quantity_label(m["quantity"])) for m in d["missing"]],
         "off_chart": _off_chart_note(k),
+        "findings": _findings(k),
+        "top_finding": (_findings(k)[0] if k.diagnosis else None),
+        "ceilings": [dict(c.to_dict(), label=CEILING_LABELS.get(c.kind, c.kind)) for c in k.ceilings],
+        "reuse": dict(k.reuse),
         "chart": {
             "title": F.short_name(k.raw.name, 80),
             "roofs": own_roofs,
+            "ceilings": _chart_ceilings(k, own_roofs),
             "points": _points(kid, k, F.short_name(k.raw.name, 80)),
             "levels": levels,
         },
