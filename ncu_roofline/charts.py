@@ -448,7 +448,7 @@ def _setup_axes(ax: Axes, plot: _Plot) -> None:
     ax.grid(which="major", color="#E8E8E8", linewidth=0.6)
     ax.set_axisbelow(True)
     ax.set_xlabel("Arithmetic intensity (FLOP/byte)")
-    ax.set_ylabel("Performance")
+    ax.set_ylabel("Performance (FLOP/s)")
 
 
 def _draw_roofs(ax: Axes, plot: _Plot, hooks: _Hooks) -> None:
@@ -490,7 +490,7 @@ def _draw_ceilings(ax: Axes, plot: _Plot, hooks: _Hooks, ceilings: Sequence[Roof
                          "data-kind": c.kind}, _clean(c.label), f"ceiling-{n}-{c.name}")
         ax.plot([x_start, x_high], [c.value, c.value], color=_colour(c.name), linewidth=1.1,
                 linestyle=(0, (4, 3)), zorder=2.4, gid=gid)
-        ax.text(x_high / 1.15, c.value / 1.08, _clean(c.label), ha="right", va="top",
+        ax.text(x_high / 1.15 / 6.0 ** n, c.value / 1.08, _clean(c.label), ha="right", va="top",
                 fontsize=_ROOF_FONT_PT - 0.5, color=_colour(c.name), zorder=3)
     for n, c in enumerate(sorted(bandwidths, key=lambda r: -r.value)):
         x_end = top / c.value if top else x_high
@@ -498,7 +498,7 @@ def _draw_ceilings(ax: Axes, plot: _Plot, hooks: _Hooks, ceilings: Sequence[Roof
                          "data-kind": c.kind}, _clean(c.label), f"ceiling-bw-{n}-{c.name}")
         ax.plot([x_low, x_end], [c.value * x_low, c.value * x_end], color=_colour(c.name), linewidth=1.1,
                 linestyle=(0, (4, 3)), zorder=2.4, gid=gid)
-        x_label = max(x_low * 1.5, min(x_end, x_high) / 30)
+        x_label = max(x_low * 1.5, min(x_end, x_high) / 30 / 4.0 ** n)
         ax.text(x_label, c.value * x_label * 1.1, _clean(c.label), ha="left", va="bottom",
                 fontsize=_ROOF_FONT_PT - 0.5, color=_colour(c.name), zorder=3)
 

@@ -336,7 +336,7 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART) -> K
         if peaks[precision] is None:
             missing.append(_missing(f"peaks.{precision}", f"no {precision.upper()} peak",
                                     R.PEAKS[precision], res.nan_seen))
-    if flop["tensor"] is not None and not tensor_peaks:
+    if flop["tensor"] is not None and flop["tensor"].value > 0 and not tensor_peaks:
         missing.append(Missing("peaks.tensor", "no tensor-core peak for the datapaths used",
                                R.COLLECT_WITH["peaks.tensor"]))
 

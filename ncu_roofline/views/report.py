@@ -70,6 +70,8 @@ def _chart_ceilings(k: "KernelModel", roofs: list[dict[str, Any]]) -> list[dict[
         roof = c.roof if c.roof != "tensor" else next((n for n in names if n.startswith("tensor")), "")
         if c.value is None or c.factor >= 0.98 or roof not in names:
             continue
+        if c.roof not in R.LEVELS and c.roof not in (k.bound_by, k.dominant_precision):
+            continue  # a compute ceiling under a precision the kernel hardly uses
         kind = "bandwidth" if c.roof in R.LEVELS else "compute"
         unit = "B/s" if kind == "bandwidth" else "FLOP/s"
         drawn.append({"name": roof, "kind": kind, "value": c.value,
