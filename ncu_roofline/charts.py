@@ -64,8 +64,9 @@ PALETTE_NAMES: dict[str | None, str] = {
     "dram": "DRAM", "l2": "L2", "l1": "L1", "fp64": "FP64", "fp32": "FP32", "fp16": "FP16",
     "tensor": "Tensor", "other": "other", None: "none",
 }
-LEVEL_MARKERS: dict[str, str] = {"dram": "o", "l2": "s", "l1": "^"}
-LEVEL_NAMES: dict[str, str] = {"dram": "DRAM", "l2": "L2", "l1": "L1"}
+LEVEL_MARKERS: dict[str, str] = {"dram": "o", "l2": "s", "l1": "^", "global": "o", "shared": "D"}
+LEVEL_NAMES: dict[str, str] = {"dram": "DRAM", "l2": "L2", "l1": "L1", "global": "global memory",
+                               "shared": "shared memory"}
 _OTHER_LEVEL_MARKER = "D"
 
 # Everything that shapes the output bytes. Applied on top of matplotlib's defaults so the
@@ -152,6 +153,13 @@ class ChartSpec:
     annotations: Sequence[str] = ()  # extra text lines under the chart
     # Ceilings: dashed lines under their roofs (same colour family), e.g. "FMA balance 83 %".
     ceilings: Sequence[Roof] = ()
+    # Axis wording, for charts whose axes are not FLOP (the Instruction Roofline).
+    x_label: str = "Arithmetic intensity (FLOP/byte)"
+    y_label: str = "Performance (FLOP/s)"
+    x_unit: str = "FLOP/byte"
+    y_unit: str = "FLOP/s"
+    # Vertical walls (x, label), e.g. the access-pattern walls of the Instruction Roofline.
+    walls: Sequence[tuple[float, str]] = ()
     # Prefix for the element ids (`roof-dram`, `pt-3`, ...) when a page holds several charts.
     id_prefix: str = ""
 
@@ -176,6 +184,10 @@ class _Plot:
     clip_points: bool
     axes_width_in: float
     axes_height_in: float
+    x_unit: str = "FLOP/byte"
+    y_unit: str = "FLOP/s"
+    x_label: str = "Arithmetic intensity (FLOP/byte)"
+    y_label: str = "Performance (FLOP/s)"
 
     def inches_per_decade(self) -> tuple[float, float]:
         """Plot-area inches per decade along x and along y."""
@@ -408,6 +420,7 @@ def _draw(spec: ChartSpec) -> tuple[Figure, _Hooks]:
         clip_points=spec.x_range is not None or spec.y_range is not None,
         axes_width_in=spec.width_in - _MARGIN_LEFT_IN - right_in,
         axes_height_in=spec.height_in - _MARGIN_TOP_IN - _MARGIN_BOTTOM_IN,
+        x_unit=spec.x_unit, y_unit=spec.y_unit, x_label=spec.x_label, y_label=spec.y_label,
     )
     hooks = _Hooks(spec.id_prefix)
 
@@ -429,6 +442,7 @@ def _draw(spec: ChartSpec) -> tuple[Figure, _Hooks]:
     _setup_axes(ax, plot)
     _draw_roofs(ax, plot, hooks)
     _draw_ceilings(ax, plot, hooks, spec.ceilings)
+    _draw_walls(ax, plot, spec.walls)
     _draw_points(ax, plot, hooks)
     if points:
         _draw_legends(ax, points)
@@ -440,15 +454,18 @@ def _setup_axes(ax: Axes, plot: _Plot) -> None:
     ax.set_yscale("log")
     ax.set_xlim(*plot.x_range)
     ax.set_ylim(*plot.y_range)
-    for axis, formatter in ((ax.xaxis, _format_intensity_tick), (ax.yaxis, _format_flop_tick)):
+    def y_tick(value: float, _pos: float | None = None) -> str:
+        return _si(value, plot.y_unit, 3)
+
+    for axis, formatter in ((ax.xaxis, _format_intensity_tick), (ax.yaxis, y_tick)):
         axis.set_major_locator(LogLocator(base=10, numticks=30))
         axis.set_major_formatter(FuncFormatter(formatter))
         axis.set_minor_locator(LogLocator(base=10, subs=tuple(range(2, 10)), numticks=30))
         axis.set_minor_formatter(NullFormatter())
     ax.grid(which="major", color="#E8E8E8", linewidth=0.6)
     ax.set_axisbelow(True)
-    ax.set_xlabel("Arithmetic intensity (FLOP/byte)")
-    ax.set_ylabel("Performance (FLOP/s)")
+    ax.set_xlabel(plot.x_label)
+    ax.set_ylabel(plot.y_label)
 
 
 def _draw_roofs(ax: Axes, plot: _Plot, hooks: _Hooks) -> None:
@@ -501,6 +518,16 @@ def _draw_ceilings(ax: Axes, plot: _Plot, hooks: _Hooks, ceilings: Sequence[Roof
         x_label = max(x_low * 1.5, min(x_end, x_high) / 30 / 4.0 ** n)
         ax.text(x_label, c.value * x_label * 1.1, _clean(c.label), ha="left", va="bottom",
                 fontsize=_ROOF_FONT_PT - 0.5, color=_colour(c.name), zorder=3)
+
+
+def _draw_walls(ax: Axes, plot: _Plot, walls: Sequence[tuple[float, str]]) -> None:
+    """Vertical dashed walls with their label written up the line."""
+    for x, label in walls:
+        if not (_finite_positive(x) and plot.x_range[0] < x < plot.x_range[1]):
+            continue
+        ax.axvline(x, color="#777777", linewidth=0.9, linestyle=(0, (2, 2)), zorder=2.2)
+        ax.text(x * 1.08, plot.y_range[0] * 3, _clean(label), rotation=90, ha="left", va="bottom",
+                fontsize=_ROOF_FONT_PT - 0.5, color="#555555", zorder=3)
 
 
 def _roof_attrs(roof: Roof) -> dict[str, str]:
@@ -584,10 +611,10 @@ def _label_compute_roofs(ax: Axes, plot: _Plot) -> None:
                     color="#1A1A1A", zorder=2.6, annotation_clip=False)
 
 
-def _point_title(point: Point) -> str:
+def _point_title(point: Point, plot: _Plot) -> str:
     level = LEVEL_NAMES.get(point.level, point.level)
-    return _clean(f"{point.label}\n{level}: {point.intensity:.4g} FLOP/byte, "
-                  f"{_si(point.flop_per_s, 'FLOP/s', 4)}\n"
+    return _clean(f"{point.label}\n{level}: {point.intensity:.4g} {plot.x_unit}, "
+                  f"{_si(point.flop_per_s, plot.y_unit, 4)}\n"
                   f"bound by: {point.bound_by if point.bound_by is not None else 'none'}")
 
 
@@ -604,7 +631,7 @@ def _draw_points(ax: Axes, plot: _Plot, hooks: _Hooks) -> None:
                 linewidth=0.6, zorder=2.2, clip_on=plot.clip_points, gid=gid)
     for point in plot.points:
         attrs = {"class": "pt", "data-kernel": point.kernel_id, "data-level": point.level}
-        gid = hooks.add(attrs, _point_title(point))
+        gid = hooks.add(attrs, _point_title(point, plot))
         ax.plot([point.intensity], [point.flop_per_s], linestyle="none",
                 marker=LEVEL_MARKERS.get(point.level, _OTHER_LEVEL_MARKER), markersize=5.5,
                 markerfacecolor=_colour(point.bound_by), markeredgecolor="white",

@@ -13,6 +13,7 @@ from typing import Any
 
 from . import recipes as R
 from .ceilings import analyse_ceilings
+from .instruction_roofline import instruction_roofline
 from .peaks_file import UserPeaks
 from .quantities import KernelQuantities, Missing, Value, compute_quantities
 from .readers.record import RawKernel
@@ -44,6 +45,7 @@ class KernelModel:
     ceilings: list[Any] = field(default_factory=list)  # ceilings.Ceiling
     diagnosis: list[Any] = field(default_factory=list)  # ceilings.Finding
     reuse: dict[str, float] = field(default_factory=dict)
+    instruction_roofline: dict[str, Any] | None = None
 
     @property
     def total_flop(self) -> float | None:
@@ -97,6 +99,7 @@ class KernelModel:
             "ceilings": [c.to_dict() for c in self.ceilings],
             "diagnosis": [f.to_dict() for f in self.diagnosis],
             "reuse": dict(self.reuse),
+            "instruction_roofline": self.instruction_roofline,
         }
         if redact:
             d["nvtx_ranges"] = []
@@ -257,6 +260,7 @@ def build_kernel_model(raw: RawKernel, *, threshold: float = DEFAULT_THRESHOLD,
         flags.append("no_roofs")
     found = analyse_ceilings(model)
     model.ceilings, model.diagnosis, model.reuse = found.ceilings, found.diagnosis, found.reuse
+    model.instruction_roofline = instruction_roofline(model)
     return model
 
 

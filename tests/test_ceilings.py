@@ -185,3 +185,17 @@ def test_naive_and_coalesced_gemm_report_the_same_sector_use() -> None:
     naive, coalesced = sector_use("naive"), sector_use("global_mem_coalesce")
     assert naive == pytest.approx(coalesced)  # despite the name: the counters are the same
     assert 26.40 / 32 < naive < 26.45 / 32  # loads use 26.4 of 32 bytes; the few stores use all 32
+
+
+@needs_corpus
+def test_instruction_roofline_on_smem_transpose() -> None:
+    kernels = {k.raw.name: k for k in
+               ncu_roofline.analyze(CORPUS / "cudaprogramming__smemTranspose.ncu-rep").reports[0].kernels}
+    copy = kernels["copyGmem"].instruction_roofline
+    assert copy["global"]["inst_per_transaction"] == pytest.approx(0.25)  # unit stride, 4-byte: on the wall
+    naive = kernels["naiveGmem"].instruction_roofline
+    assert naive["global"]["inst_per_transaction"] < 0.1  # strided stores: towards one sector per thread
+    plain, padded = kernels["transposeSmem"].instruction_roofline, kernels["transposeSmemPad"].instruction_roofline
+    assert plain["shared"]["inst_per_transaction"] < 0.15 < 0.9 < padded["shared"]["inst_per_transaction"]
+    assert copy["issue_peak_warp_inst_per_s"] == pytest.approx(
+        4 * 128 * kernels["copyGmem"].raw.number("gpc__cycles_elapsed.avg.per_second"))

@@ -58,9 +58,16 @@ def _chart_svg(chart: dict[str, Any], id_prefix: str, small: bool = False) -> st
                 for p in chart["points"]],
         ceilings=[Roof(c["name"], c["kind"], c["value"], c["label"]) for c in chart.get("ceilings", [])],
         id_prefix=id_prefix,
+        **(INSTRUCTION_AXES | {"walls": [tuple(w) for w in chart["walls"]]} if "walls" in chart else {}),
         **({"width_in": 6.0, "height_in": 3.9} if small else {}),
     )
     return render_roofline_svg(spec)
+
+
+INSTRUCTION_AXES = {
+    "x_label": "Instruction intensity (warp instructions per 32-byte transaction)",
+    "y_label": "Warp instructions per second", "x_unit": "inst/transaction", "y_unit": "inst/s",
+}
 
 
 def _page_data(view: dict[str, Any]) -> dict[str, Any]:
@@ -77,12 +84,13 @@ def render_html(analysis: "Analysis", redact: bool = False) -> str:
     """The whole report page."""
     view = build_report_view(analysis, redact)
     charts = [dict(c, svg=_chart_svg(c, f"c{n}-")) for n, c in enumerate(view["charts"])]
+    instruction = [dict(c, svg=_chart_svg(c, f"i{n}-")) for n, c in enumerate(view["instruction_charts"])]
     kernels = [dict(k, svg=_chart_svg(k["chart"], f"{k['id']}-", small=True) if k["has_chart"] else "")
                for k in view["kernels"]]
     roof_names = sorted({r["name"] for c in view["charts"] for r in c["roofs"]},
                         key=lambda n: (["dram", "l2", "l1", "fp64", "fp32", "fp16"] + [n]).index(n))
     return environment().get_template("report.html.j2").render(
-        **{**view, "charts": charts, "kernels": kernels},
+        **{**view, "charts": charts, "kernels": kernels, "instruction_charts": instruction},
         chart_roof_names=roof_names,
         data=_page_data(view),
         css=_markup(_palette_css() + _asset("report.css")),

@@ -294,6 +294,39 @@ def _kernel_view(report_no: int, report: "ReportResult", k: "KernelModel", total
     }
 
 
+def _instruction_chart(device: str, items: list[tuple[dict[str, Any], "KernelModel"]]) -> dict[str, Any] | None:
+    """The Instruction Roofline of one device's kernels, where the report has the metrics."""
+    from ..instruction_roofline import WALLS
+
+    points: list[dict[str, Any]] = []
+    issue, l1 = [], []
+    for v, k in items:
+        ir = k.instruction_roofline
+        if not ir:
+            continue
+        if "issue_peak_warp_inst_per_s" in ir:
+            issue.append(ir["issue_peak_warp_inst_per_s"])
+        if "l1_transactions_per_s_peak" in ir:
+            l1.append(ir["l1_transactions_per_s_peak"])
+        for space in ("global", "shared"):
+            if space in ir:
+                points.append({"kernel_id": v["id"], "level": space, "intensity": ir[space]["inst_per_transaction"],
+                               "flop_per_s": ir["warp_inst_per_s"], "bound_by": v["bound_by"], "label": v["short_name"]})
+    if not points:
+        return None
+    roofs = []
+    if issue:
+        value = statistics.median(issue)
+        roofs.append({"name": "issue", "kind": "compute", "value": value,
+                      "label": f"issue {F.si(value, 'warp inst/s')}"})
+    if l1:
+        value = statistics.median(l1)
+        roofs.append({"name": "l1", "kind": "bandwidth", "value": value,
+                      "label": f"L1 {F.si(value, 'sectors/s')}"})
+    return {"device": device, "title": f"{device}: Instruction Roofline", "roofs": roofs, "points": points,
+            "walls": [list(w) for w in WALLS]}
+
+
 def build_report_view(analysis: "Analysis", redact: bool = False) -> dict[str, Any]:
     """Everything the HTML page and the Markdown summary show."""
     kernels_all = [(n, r, k) for n, r in enumerate(analysis.reports) for k in r.kernels]
@@ -311,6 +344,7 @@ def build_report_view(analysis: "Analysis", redact: bool = False) -> dict[str, A
                                           "sm_count": k.raw.sm_count, "models": []})
         entry["models"].append(k)
     charts = []
+    instruction_charts: list[dict[str, Any]] = []
     for name, entry in devices.items():
         models = entry.pop("models")
         ids = {id(k) for k in models}
@@ -324,6 +358,10 @@ def build_report_view(analysis: "Analysis", redact: bool = False) -> dict[str, A
         off = [f"{name}{f' (×{n})' if n > 1 else ''}: {why}" for (name, why), n in grouped.items()]
         charts.append({"device": name, "title": f"{name}: hierarchical roofline",
                        "roofs": _device_roofs(models), "points": points, "off_chart": off})
+        instruction = _instruction_chart(name, [(v, k) for v, (_, _, k) in zip(kernels, kernels_all)
+                                                if id(k) in ids])
+        if instruction:
+            instruction_charts.append(instruction)
 
     inputs = [os.path.basename(r.path) if redact else r.path for r in analysis.reports]
     definitions = []
@@ -370,6 +408,7 @@ def build_report_view(analysis: "Analysis", redact: bool = False) -> dict[str, A
         "kernel_charts_limited": len(charted) > MAX_KERNEL_CHARTS,
         "max_kernel_charts": MAX_KERNEL_CHARTS,
         "charts": charts,
+        "instruction_charts": instruction_charts,
         "kernels": kernels,
         "top": [v for v in sorted((v for v in kernels if v["duration_s"] is not None),
                                   key=lambda v: -v["duration_s"])][:TOP_N],
