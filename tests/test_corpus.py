@@ -178,3 +178,40 @@ def test_basic_set_uses_the_reports_throughput_shares(corpus) -> None:
     assert "utilization_from_throughput:dram" in k.flags
     assert k.provenance["utilization.dram"].startswith("gpu__dram_throughput")
     assert k.bound_by in ("dram", "l2") and k.regime in ("roof", "latency")
+
+
+PARITY_REPORTS = ("gpu-workshop__MW_Baseline.ncu-rep", "cudaprogramming__smemTranspose.ncu-rep",
+                  "cs599k__2025-04-21-v1.ncu-rep", "self-join-mistic__profile.ncu-rep",
+                  "pmkid-brute-force__profile.nsight-cuprof-report")
+
+
+@pytest.mark.parametrize("name", PARITY_REPORTS)
+def test_csv_export_gives_the_same_analysis(corpus, tmp_path, name) -> None:
+    """A report and its `ncu --csv --page raw` export (auto-scaled units, separators) agree."""
+    from ncu_csv_writer import write_ncu_csv
+
+    path = corpus / name
+    csv_path = tmp_path / (name + ".csv")
+    write_ncu_csv(read_report(path), csv_path, autoscale=True, thousands=True)
+    rep = json.loads(ncu_roofline.analyze(path).to_json())["reports"][0]["kernels"]
+    exp = json.loads(ncu_roofline.analyze(csv_path).to_json())["reports"][0]["kernels"]
+    assert len(rep) == len(exp)
+
+    def same(a, b, where):
+        if isinstance(a, dict):
+            assert set(a) == set(b), where
+            for key in a:
+                same(a[key], b[key], f"{where}.{key}")
+        elif isinstance(a, list):
+            assert len(a) == len(b), where
+            for n, (x, y) in enumerate(zip(a, b)):
+                same(x, y, f"{where}[{n}]")
+        elif isinstance(a, float) and isinstance(b, float):
+            assert b == pytest.approx(a, rel=1e-9, abs=1e-300), where
+        else:
+            assert a == b, where
+
+    for r, e in zip(rep, exp):
+        for key in ("demangled_name", "nvtx_ranges"):  # a CSV carries one name and no NVTX state
+            r.pop(key), e.pop(key)
+        same(r, e, r["name"])
