@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from . import recipes as R
@@ -70,7 +71,7 @@ class Analysis:
         return [(r, k) for r in self.reports for k in r.kernels]
 
     @property
-    def kernels(self) -> "pd.DataFrame":
+    def kernels(self) -> pd.DataFrame:
         """One row per kernel, typed columns with units in their names (nullable: NA = absent)."""
         from .frame import kernels_frame
 

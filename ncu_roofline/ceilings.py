@@ -65,14 +65,14 @@ class CeilingAnalysis:
     reuse: dict[str, float] = field(default_factory=dict)
 
 
-def _roof_value(m: "KernelModel", roof: str) -> float | None:
+def _roof_value(m: KernelModel, roof: str) -> float | None:
     if roof == "tensor":
         return m.compute_roof() if m.dominant_precision == "tensor" else None
     peak = m.peaks.get(roof)
     return peak.value if peak is not None else None
 
 
-def _add(out: list[Ceiling], m: "KernelModel", kind: str, roof: str, factor: float,
+def _add(out: list[Ceiling], m: KernelModel, kind: str, roof: str, factor: float,
          evidence: dict[str, float], detail: str, action: str) -> None:
     if not math.isfinite(factor) or factor <= 0:
         return
@@ -91,7 +91,7 @@ def _counts(res: Resolver, names: tuple[str, ...]) -> dict[str, float] | None:
     return got
 
 
-def _compute_ceilings(m: "KernelModel", res: Resolver, out: list[Ceiling]) -> None:
+def _compute_ceilings(m: KernelModel, res: Resolver, out: list[Ceiling]) -> None:
     raw = m.raw
     warp_inst = res.count("smsp__inst_executed.sum")
     issue_peak = next((v for v in (res.number(n) for n in ISSUE_PEAKS) if v is not None), None)
@@ -171,7 +171,7 @@ def _ratio(res: Resolver, op: str) -> float | None:
     return None if pct is None else pct / 100.0 * 32.0
 
 
-def _memory_ceilings(m: "KernelModel", res: Resolver, out: list[Ceiling]) -> None:
+def _memory_ceilings(m: KernelModel, res: Resolver, out: list[Ceiling]) -> None:
     used: dict[str, float] = {}
     weights: dict[str, float] = {}
     for op in ("ld", "st"):
@@ -237,7 +237,7 @@ def _memory_ceilings(m: "KernelModel", res: Resolver, out: list[Ceiling]) -> Non
              "swizzle the index so a warp's 32 accesses fall in 32 different banks")
 
 
-def _reuse(m: "KernelModel", res: Resolver) -> dict[str, float]:
+def _reuse(m: KernelModel, res: Resolver) -> dict[str, float]:
     out: dict[str, float] = {}
     b = {lv: m.q.bytes[lv].value for lv in R.LEVELS if m.q.bytes.get(lv) is not None}
     if "l1" in b and "l2" in b and b["l2"] > 0:
@@ -251,7 +251,7 @@ def _reuse(m: "KernelModel", res: Resolver) -> dict[str, float]:
     return out
 
 
-def _diagnose(m: "KernelModel", ceilings: list[Ceiling], reuse: dict[str, float]) -> list[Finding]:
+def _diagnose(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float]) -> list[Finding]:
     if not m.usable or m.bound_by is None:
         return []
     findings: list[Finding] = []
@@ -293,7 +293,7 @@ def _diagnose(m: "KernelModel", ceilings: list[Ceiling], reuse: dict[str, float]
     return findings
 
 
-def analyse_ceilings(m: "KernelModel") -> CeilingAnalysis:
+def analyse_ceilings(m: KernelModel) -> CeilingAnalysis:
     """All ceilings of one kernel, the reuse figures, and the ranked diagnosis."""
     if not m.usable:
         return CeilingAnalysis()

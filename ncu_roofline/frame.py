@@ -32,7 +32,7 @@ def frame_from_rows(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return df
 
 
-def kernels_frame(analysis: "Analysis") -> pd.DataFrame:
+def kernels_frame(analysis: Analysis) -> pd.DataFrame:
     """The Analysis's kernels, one row each."""
     rows = [kernel_row(r.path, k.to_dict()) for r in analysis.reports for k in r.kernels]
     if not rows:

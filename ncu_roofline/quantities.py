@@ -55,7 +55,7 @@ class KernelQuantities:
 
 def unit_of(metric: str) -> str:
     """The hardware unit whose cycles pace a metric: `dram__bytes_read.sum` -> `dram`."""
-    name = metric[len("derived__"):] if metric.startswith("derived__") else metric
+    name = metric.removeprefix("derived__")
     return name.split("__", 1)[0]
 
 

@@ -6,8 +6,9 @@ follow the output file's extension.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
@@ -17,27 +18,27 @@ if TYPE_CHECKING:
 class Renderer:
     name: str
     extension: str
-    render: Callable[["Analysis", bool], str]
+    render: Callable[[Analysis, bool], str]
     description: str
 
 
-def _json(analysis: "Analysis", redact: bool) -> str:
+def _json(analysis: Analysis, redact: bool) -> str:
     return analysis.to_json(redact=redact)
 
 
-def _csv(analysis: "Analysis", redact: bool) -> str:
+def _csv(analysis: Analysis, redact: bool) -> str:
     from .csv import render_csv
 
     return render_csv(analysis, redact)
 
 
-def _html(analysis: "Analysis", redact: bool) -> str:
+def _html(analysis: Analysis, redact: bool) -> str:
     from .html import render_html
 
     return render_html(analysis, redact)
 
 
-def _md(analysis: "Analysis", redact: bool) -> str:
+def _md(analysis: Analysis, redact: bool) -> str:
     from .markdown import render_markdown
 
     return render_markdown(analysis, redact)

@@ -22,7 +22,7 @@ def _cell(value: object) -> object:
     return value
 
 
-def render_csv(analysis: "Analysis", redact: bool = False) -> str:
+def render_csv(analysis: Analysis, redact: bool = False) -> str:
     """The kernels as CSV text (no pandas needed)."""
     rows = []
     for report in analysis.reports:

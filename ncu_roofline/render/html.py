@@ -26,7 +26,7 @@ def templates_dir() -> Path:
 
 
 @functools.lru_cache(maxsize=1)
-def environment() -> "jinja2.Environment":
+def environment() -> jinja2.Environment:
     """One cached, strict, autoescaping jinja2 environment."""
     import jinja2
 
@@ -80,7 +80,7 @@ def _page_data(view: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def render_html(analysis: "Analysis", redact: bool = False) -> str:
+def render_html(analysis: Analysis, redact: bool = False) -> str:
     """The whole report page."""
     view = build_report_view(analysis, redact)
     charts = [dict(c, svg=_chart_svg(c, f"c{n}-")) for n, c in enumerate(view["charts"])]

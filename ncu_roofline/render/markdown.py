@@ -30,7 +30,7 @@ def _row(k: dict[str, Any]) -> str:
             f"{k['bound_utilization_text']} | {k['regime'] or 'n/a'} |")
 
 
-def render_markdown(analysis: "Analysis", redact: bool = False) -> str:
+def render_markdown(analysis: Analysis, redact: bool = False) -> str:
     """The summary text."""
     view = build_report_view(analysis, redact)
     h = view["header"]

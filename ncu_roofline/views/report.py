@@ -62,7 +62,7 @@ CEILING_LABELS = {
 MAX_DRAWN_CEILINGS = 4
 
 
-def _chart_ceilings(k: "KernelModel", roofs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _chart_ceilings(k: KernelModel, roofs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Ceilings worth drawing under the roofs of one kernel's chart (the lowest first)."""
     names = {r["name"] for r in roofs}
     drawn = []
@@ -82,7 +82,7 @@ def _chart_ceilings(k: "KernelModel", roofs: list[dict[str, Any]]) -> list[dict[
     return drawn
 
 
-def _findings(k: "KernelModel") -> list[dict[str, Any]]:
+def _findings(k: KernelModel) -> list[dict[str, Any]]:
     return [{"kind": f.kind, "label": CEILING_LABELS.get(f.kind, f.kind), "roof": f.roof,
              "factor": f.factor, "factor_text": F.pct(f.factor) if f.factor is not None else "",
              "text": f.text, "action": f.action} for f in k.diagnosis]
@@ -137,7 +137,7 @@ def created_at() -> str:
     return when.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def verdict(k: "KernelModel") -> str:
+def verdict(k: KernelModel) -> str:
     """A plain-language sentence: what bounds the kernel, how close it is, what to do."""
     if not k.usable:
         return f"Not analysed: {k.q.unusable_reason}."
@@ -153,11 +153,11 @@ def verdict(k: "KernelModel") -> str:
             "warp-stall reasons before changing the algorithm.")
 
 
-def _kernel_id(report_no: int, k: "KernelModel") -> str:
+def _kernel_id(report_no: int, k: KernelModel) -> str:
     return f"r{report_no}k{k.raw.index}"
 
 
-def _device_roofs(kernels: list["KernelModel"]) -> list[dict[str, Any]]:
+def _device_roofs(kernels: list[KernelModel]) -> list[dict[str, Any]]:
     """One value per roof for a device: the median over its kernels (clocks vary a little)."""
     roofs: list[dict[str, Any]] = []
     for lv in R.LEVELS:
@@ -187,7 +187,7 @@ def _device_roofs(kernels: list["KernelModel"]) -> list[dict[str, Any]]:
     return roofs
 
 
-def _points(kid: str, k: "KernelModel", label: str) -> list[dict[str, Any]]:
+def _points(kid: str, k: KernelModel, label: str) -> list[dict[str, Any]]:
     flops = k.achieved_flop_per_s
     if flops is None or flops <= 0:
         return []
@@ -196,7 +196,7 @@ def _points(kid: str, k: "KernelModel", label: str) -> list[dict[str, Any]]:
             for lv in R.LEVELS if k.intensity.get(lv) is not None and k.intensity[lv] > 0]
 
 
-def _off_chart_note(k: "KernelModel") -> str | None:
+def _off_chart_note(k: KernelModel) -> str | None:
     if not k.usable:
         return "not analysable (NaN metrics)"
     if "flop_incomplete" in k.flags:
@@ -210,7 +210,7 @@ def _off_chart_note(k: "KernelModel") -> str | None:
     return None
 
 
-def _numbers(k: "KernelModel") -> list[dict[str, str]]:
+def _numbers(k: KernelModel) -> list[dict[str, str]]:
     """The kernel's quantities with the recipe that produced each (or why it is missing)."""
     rows: list[dict[str, str]] = []
     q = k.q
@@ -237,7 +237,7 @@ def _numbers(k: "KernelModel") -> list[dict[str, str]]:
     return rows
 
 
-def _kernel_view(report_no: int, report: "ReportResult", k: "KernelModel", total_s: float | None,
+def _kernel_view(report_no: int, report: ReportResult, k: KernelModel, total_s: float | None,
                  top_ids: set[str]) -> dict[str, Any]:
     kid = _kernel_id(report_no, k)
     d = k.to_dict()
@@ -294,7 +294,7 @@ def _kernel_view(report_no: int, report: "ReportResult", k: "KernelModel", total
     }
 
 
-def _instruction_chart(device: str, items: list[tuple[dict[str, Any], "KernelModel"]]) -> dict[str, Any] | None:
+def _instruction_chart(device: str, items: list[tuple[dict[str, Any], KernelModel]]) -> dict[str, Any] | None:
     """The Instruction Roofline of one device's kernels, where the report has the metrics."""
     from ..instruction_roofline import WALLS
 
@@ -327,7 +327,7 @@ def _instruction_chart(device: str, items: list[tuple[dict[str, Any], "KernelMod
             "walls": [list(w) for w in WALLS]}
 
 
-def build_report_view(analysis: "Analysis", redact: bool = False) -> dict[str, Any]:
+def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any]:
     """Everything the HTML page and the Markdown summary show."""
     kernels_all = [(n, r, k) for n, r in enumerate(analysis.reports) for k in r.kernels]
     durations = [k.q.duration_s.value for _, _, k in kernels_all if k.q.duration_s is not None]
