@@ -45,24 +45,28 @@ def instruction_roofline(m: "KernelModel") -> dict[str, Any] | None:
     l1 = m.peaks.get("l1")
     if l1 is not None:
         out["l1_transactions_per_s_peak"] = l1.value / 32.0
-    inst = sectors = 0.0
-    for op in ("ld", "st"):
-        i = res.count(f"smsp__sass_inst_executed_op_global_{op}.sum")
-        t = res.count(f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum")
-        if i is not None and t is not None:
-            inst += i[0]
-            sectors += t[0]
-    if inst > 0 and sectors > 0:
-        out["global"] = {"inst": inst, "transactions": sectors, "inst_per_transaction": inst / sectors}
-    inst = wavefronts = 0.0
-    for op in ("ld", "st"):
-        i = res.count(f"smsp__sass_inst_executed_op_shared_{op}.sum")
-        w = res.count(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum")
-        if i is not None and w is not None:
-            inst += i[0]
-            wavefronts += w[0]
-    if inst > 0 and wavefronts > 0:
-        out["shared"] = {"inst": inst, "transactions": wavefronts, "inst_per_transaction": inst / wavefronts}
+    spaces = {
+        "global": ("smsp__sass_inst_executed_op_global_{}.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_{}.sum"),
+        "shared": ("smsp__sass_inst_executed_op_shared_{}.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{}.sum"),
+    }
+    for space, (inst_metric, transaction_metric) in spaces.items():
+        point = _space(res, inst_metric, transaction_metric)
+        if point is not None:
+            out[space] = point
     if "global" not in out and "shared" not in out:
         return None
     return out
+
+
+def _space(res: Resolver, inst_metric: str, transaction_metric: str) -> dict[str, float] | None:
+    """Warp instructions and transactions of one memory space, loads and stores together."""
+    inst = transactions = 0.0
+    for op in ("ld", "st"):
+        i = res.count(inst_metric.format(op))
+        t = res.count(transaction_metric.format(op))
+        if i is not None and t is not None:
+            inst += i[0]
+            transactions += t[0]
+    if inst <= 0 or transactions <= 0:
+        return None
+    return {"inst": inst, "transactions": transactions, "inst_per_transaction": inst / transactions}
