@@ -162,6 +162,8 @@ class ChartSpec:
     walls: Sequence[tuple[float, str]] = ()
     # Prefix for the element ids (`roof-dram`, `pt-3`, ...) when a page holds several charts.
     id_prefix: str = ""
+    # Arrows from one point to another (a kernel's BASE point to its HEAD point in a diff).
+    arrows: Sequence[tuple[Point, Point]] = ()
 
 
 @dataclass(frozen=True)
@@ -444,6 +446,7 @@ def _draw(spec: ChartSpec) -> tuple[Figure, _Hooks]:
     _draw_ceilings(ax, plot, hooks, spec.ceilings)
     _draw_walls(ax, plot, spec.walls)
     _draw_points(ax, plot, hooks)
+    _draw_arrows(ax, plot, hooks, spec.arrows)
     if points:
         _draw_legends(ax, points)
     return fig, hooks
@@ -636,6 +639,28 @@ def _draw_points(ax: Axes, plot: _Plot, hooks: _Hooks) -> None:
                 marker=LEVEL_MARKERS.get(point.level, _OTHER_LEVEL_MARKER), markersize=5.5,
                 markerfacecolor=_colour(point.bound_by), markeredgecolor="white",
                 markeredgewidth=0.5, zorder=3, clip_on=plot.clip_points, gid=gid)
+
+
+def _draw_arrows(ax: Axes, plot: _Plot, hooks: _Hooks, arrows: Sequence[tuple[Point, Point]]) -> None:
+    """One arrow per (start, end) pair, between the markers; too short to see: left out."""
+    per_x, per_y = plot.inches_per_decade()
+    for start, end in arrows:
+        if not (_valid_points([start]) and _valid_points([end])):
+            continue
+        dx = math.log10(end.intensity / start.intensity) * per_x
+        dy = math.log10(end.flop_per_s / start.flop_per_s) * per_y
+        if math.hypot(dx, dy) < 0.12:
+            continue
+        title = _clean(f"{end.label}: {start.intensity:.4g} \u2192 {end.intensity:.4g} FLOP/byte, "
+                       f"{_si(start.flop_per_s, 'FLOP/s', 4)} \u2192 {_si(end.flop_per_s, 'FLOP/s', 4)}")
+        gid = hooks.add({"class": "arrow", "data-kernel": end.kernel_id}, title)
+        annotation = ax.annotate("", xy=(end.intensity, end.flop_per_s),
+                                 xytext=(start.intensity, start.flop_per_s),
+                                 arrowprops={"arrowstyle": "-|>", "color": "#333333", "linewidth": 1.0,
+                                             "shrinkA": 4.0, "shrinkB": 4.5, "mutation_scale": 9},
+                                 zorder=3.2, annotation_clip=False)
+        if annotation.arrow_patch is not None:
+            annotation.arrow_patch.set_gid(gid)
 
 
 def _draw_legends(ax: Axes, points: list[Point]) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 
 from .. import __version__
+from .batch import batch
+from .diff import diff
 from .metrics import metrics
 from .report import report
 
@@ -19,5 +21,5 @@ def main() -> None:
     """
 
 
-main.add_command(report)
-main.add_command(metrics)
+for command in (report, batch, diff, metrics):
+    main.add_command(command)

@@ -1,0 +1,108 @@
+"""`ncu-roofline diff BASE HEAD`: what changed between two runs, with an optional CI gate.
+
+Exit status: 0 compared (and the gate, if set, passed); 1 the gate failed (the output is still
+written); 2 unusable input or output (one line on standard error, no traceback).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .. import recipes as R
+from ..diff import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S, Diff, compare, gate_message
+from ..errors import OutputError, RooflineError
+from ..output import write_atomic
+
+EXIT_REGRESSION = 1
+EXIT_BAD_INPUT = 2
+FORMATS = {"html": ".html", "md": ".md", "json": ".json"}
+
+
+def _fail(message: str) -> None:
+    click.echo(f"ncu-roofline: error: {message}", err=True)
+
+
+def diff_format(fmt: str | None, output: str | None) -> str:
+    """--format wins; else the -o extension (.html, .md, .json); else JSON."""
+    if fmt:
+        return fmt
+    if output and output != "-":
+        lower = output.lower()
+        for name, extension in FORMATS.items():
+            if lower.endswith(extension):
+                return name
+    return "json"
+
+
+def render_diff(result: Diff, fmt: str) -> str:
+    if fmt == "html":
+        from ..views.diff import render_diff_html
+
+        return render_diff_html(result)
+    if fmt == "md":
+        from ..views.diff import render_diff_markdown
+
+        return render_diff_markdown(result)
+    return result.to_json()
+
+
+@click.command()
+@click.argument("base", metavar="BASE")
+@click.argument("head", metavar="HEAD")
+@click.option("-f", "--format", "fmt", type=click.Choice(sorted(FORMATS)), default=None,
+              help="Output format (default: from the -o extension, else json).")
+@click.option("-o", "--output", default=None, metavar="FILE",
+              help="Output file ('-' or none: standard output).")
+@click.option("--force", is_flag=True, help="Overwrite FILE if it exists.")
+@click.option("--fail-on-regression", "fail_pct", type=click.FloatRange(min=0), default=None, metavar="PCT",
+              help="Exit 1 when the total GPU time of the matched kernels, or a matched kernel (at least "
+                   "--min-duration long in BASE, and at least --min-delta slower), is more than PCT % "
+                   "slower in HEAD.")
+@click.option("--min-duration", "min_duration", type=click.FloatRange(min=0), default=DEFAULT_MIN_DURATION_S,
+              show_default=True, metavar="SECONDS",
+              help="Kernels shorter than this in BASE are not gated one by one (launch jitter); they "
+                   "still count in the matched total.")
+@click.option("--min-delta", "min_delta", type=click.FloatRange(min=0), default=DEFAULT_MIN_DELTA_S,
+              show_default=True, metavar="SECONDS",
+              help="A kernel slower by less than this is not a regression, whatever the percentage "
+                   "(profiling jitter is about a microsecond).")
+@click.option("--threshold", type=click.FloatRange(0, 1, min_open=True), default=None,
+              help="Regime threshold for report files (default 0.6); JSON and batch inputs keep theirs.")
+@click.option("--peaks", "peaks_file", default=None, metavar="PEAKS.json", type=click.Path(dir_okay=False),
+              help="Measured roofs for report files (see README); JSON and batch inputs keep theirs.")
+@click.option("--bytes-definition", type=click.Choice([R.CHART, R.TAGS]), default=R.CHART, show_default=True,
+              help="L1/L2 byte definition for report files.")
+def diff(base: str, head: str, fmt: str | None, output: str | None, force: bool, fail_pct: float | None,
+         min_duration: float, min_delta: float, threshold: float | None, peaks_file: str | None, bytes_definition: str) -> None:
+    """Compare two runs: BASE and HEAD are each a report file (.ncu-rep, .nsight-cuprof-report,
+    ncu CSV), an ncu-roofline JSON document (report --format json) or a batch output folder.
+
+    Kernels are matched by name, grid, block and NVTX ranges in order of launch (then by name
+    alone, marked 'launch config changed'). For each: duration, bounding roof, utilisation,
+    intensity, FLOP/s and findings, base vs head; unmatched kernels on both sides; totals.
+
+    JSON goes to standard output unless -o or --format say otherwise. Exit status: 0 compared
+    (gate passed or not set), 1 the --fail-on-regression gate failed, 2 unusable input.
+    """
+    fmt = diff_format(fmt, output)
+    try:
+        result = compare(base, head, fail_on_regression=fail_pct, min_duration_s=min_duration, min_delta_s=min_delta,
+                         threshold=threshold, peaks=peaks_file, prefer_definition=bytes_definition)
+    except RooflineError as exc:
+        _fail(str(exc))
+        sys.exit(EXIT_BAD_INPUT)
+    text = render_diff(result, fmt)
+    if output is None or output == "-":
+        click.echo(text, nl=False)
+    else:
+        try:
+            path = write_atomic(output, text, force=force)
+        except OutputError as exc:
+            _fail(str(exc))
+            sys.exit(EXIT_BAD_INPUT)
+        click.echo(f"Wrote {path}")
+    if result.failed:
+        click.echo(f"ncu-roofline: {gate_message(result.gate)}", err=True)
+        sys.exit(EXIT_REGRESSION)

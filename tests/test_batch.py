@@ -1,0 +1,261 @@
+"""`ncu-roofline batch`: parallel isolated workers, outputs, re-runs, failures, hangs and crashes."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import pickle
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ncu_roofline.batch import SCHEMA, analyse_one, collect_inputs, safe_name
+from ncu_roofline.cli import main
+
+from conftest import BAD, CORPUS, corpus_files
+
+needs_corpus = pytest.mark.skipif(not corpus_files() or not BAD.is_dir(),
+                                  reason=f"shared report corpus not found at {CORPUS}")
+
+# Small, quick reports of several kinds (one .nsight-cuprof-report, one with roofline charts).
+GOOD = [
+    "cudaprogramming__simpleDivergence.ncu-rep",
+    "nsight-training__manual_nvtx.ncu-rep",
+    "esmm-research__profile.5c6231e.ncu-rep",
+    "cs599k__silu-2025-04-19-v1.ncu-rep",
+    "cuda-mlp-inference__report.ncu-rep",
+    "pmkid-brute-force__profile.nsight-cuprof-report",
+]
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, ["batch", *args])
+
+
+def manifest(out: Path) -> dict:
+    return json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+
+
+def kernel_rows(out: Path) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO((out / "kernels.csv").read_text(encoding="utf-8"))))
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory) -> Path:
+    """A folder with the good reports under good/ and every bad one under good/bad/ (a subfolder)."""
+    if not corpus_files() or not BAD.is_dir():
+        pytest.skip(f"shared report corpus not found at {CORPUS}")
+    root = tmp_path_factory.mktemp("inputs")
+    (root / "good" / "bad").mkdir(parents=True)
+    for name in GOOD:
+        shutil.copy(CORPUS / name, root / "good" / name)
+    for bad in sorted(BAD.glob("*.ncu-rep")):
+        shutil.copy(bad, root / "good" / "bad" / bad.name)
+    (root / "good" / "notes.txt").write_text("not a report\n")
+    return root
+
+
+@pytest.fixture(scope="module")
+def mixed(inputs, tmp_path_factory):
+    """One batch over a folder of good and bad reports, with 2 workers (shared by several tests)."""
+    out = tmp_path_factory.mktemp("mixed") / "out"
+    started = time.perf_counter()
+    result = run(str(inputs / "good"), "-o", str(out), "--jobs", "2")
+    return out, result, time.perf_counter() - started
+
+
+# -- inputs and the unit of work (no corpus needed) -----------------------------------------------
+
+def test_collect_inputs_walks_globs_dedups_and_sorts(tmp_path) -> None:
+    (tmp_path / "sub" / "deeper").mkdir(parents=True)
+    for rel in ("b.ncu-rep", "a.CSV", "sub/c.nsight-cuprof-report", "sub/deeper/d.ncu-rep", "sub/x.txt"):
+        (tmp_path / rel).write_text("x")
+    paths, notes = collect_inputs([str(tmp_path), str(tmp_path / "b.ncu-rep"),
+                                   str(tmp_path / "sub" / "x.txt"), str(tmp_path / "**" / "*.ncu-rep"),
+                                   str(tmp_path / "*.nothing")])
+    names = [str(Path(p).relative_to(tmp_path)) for p in paths]
+    assert names == sorted(names)
+    # the folder walk skips x.txt; naming it explicitly takes it; duplicates appear once
+    assert names == ["a.CSV", "b.ncu-rep", "sub/c.nsight-cuprof-report", "sub/deeper/d.ncu-rep", "sub/x.txt"]
+    assert len(notes) == 1 and "*.nothing" in notes[0]
+
+
+def test_safe_names_are_safe_and_distinct() -> None:
+    a, b = safe_name("runs/one/r <1>.ncu-rep"), safe_name("runs/two/r <1>.ncu-rep")
+    assert a != b and a.startswith("r_1_-") and b.startswith("r_1_-")
+    assert all(c.isalnum() or c in "._-" for c in a + b)
+    assert not safe_name(".hidden.csv").startswith(".")
+
+
+def test_analyse_one_never_raises(tmp_path) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("hello\n")
+    for path, words in ((tmp_path / "nope.ncu-rep", "no such file"), (tmp_path, "directory"),
+                        (text, "not an Nsight Compute report")):
+        res = analyse_one(str(path), {})
+        assert res["status"] == "error" and words in res["error"]
+        assert res["json"] is None and res["rows"] == []
+    res = analyse_one(str(text), {"threshold": "not a number"})
+    assert res["status"] == "error" and res["error"].startswith("internal error: ValueError")
+
+
+@needs_corpus
+def test_analyse_one_result_is_small_and_picklable() -> None:
+    res = analyse_one(str(CORPUS / "cudaprogramming__simpleDivergence.ncu-rep"), {"html": False})
+    assert res["status"] == "ok" and res["error"] is None and res["html"] is None
+    assert len(res["sha256"]) == 64
+    doc = json.loads(res["json"])
+    assert doc["schema"] == "ncu-roofline/1" and len(doc["reports"]) == 1
+    assert len(res["rows"]) == res["summary"]["kernel_count"] == doc["reports"][0]["kernel_count"] == 4
+    assert sum(res["summary"]["bound_mix"].values()) == 4 and len(res["summary"]["worst"]) == 3
+    durations = [w["duration_s"] for w in res["summary"]["worst"]]
+    assert durations == sorted(durations, reverse=True)
+    assert pickle.loads(pickle.dumps(res)) == res
+
+
+# -- the command -------------------------------------------------------------------------------
+
+@needs_corpus
+def test_mixed_batch_writes_everything_and_lists_failures(inputs, mixed) -> None:
+    out, result, _ = mixed
+    assert result.exit_code == 1, result.output
+    doc = manifest(out)
+    assert doc["schema"] == SCHEMA and doc["generator"]["name"] == "ncu-roofline"
+    entries = {Path(e["path"]).name: e for e in doc["reports"]}
+    bad_names = sorted(p.name for p in BAD.glob("*.ncu-rep"))
+    assert sorted(entries) == sorted(GOOD + bad_names)  # notes.txt is not taken from a folder walk
+    assert [e["path"] for e in doc["reports"]] == sorted(e["path"] for e in doc["reports"])
+    index = (out / "index.html").read_text(encoding="utf-8")
+    for name in GOOD:
+        e = entries[name]
+        assert e["status"] == "ok" and e["error"] is None and e["kernel_count"] >= 1
+        report_doc = json.loads((out / e["json"]).read_text(encoding="utf-8"))
+        assert report_doc["schema"] == "ncu-roofline/1"
+        assert report_doc["reports"][0]["kernel_count"] == e["kernel_count"]
+        assert (out / e["html"]).read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+        assert f'href="{e["html"]}"' in index
+    failed = [e for e in doc["reports"] if e["status"] == "error"]
+    assert {Path(e["path"]).name for e in failed} == {n for n in bad_names if n.startswith("synthetic_")}
+    for e in failed:
+        assert e["json"] is None and e["html"] is None and e["error"]
+        reason = e["error"].split(": ", 1)[1]
+        assert html.escape(reason, quote=False) in index and html.escape(Path(e["path"]).name) in index
+        assert f'{Path(e["path"]).name} failed: ' in result.stderr
+    assert "truncated" in entries["synthetic_truncated-50pct__self-join-mistic__profile.ncu-rep"]["error"]
+    assert "Git LFS" in entries["synthetic_git-lfs-pointer.ncu-rep"]["error"]
+    for name in bad_names:  # NaN-only captures load: analysed, with every kernel unusable
+        if name.startswith("real_all-metrics-NaN"):
+            assert entries[name]["status"] == "ok"
+            assert entries[name]["unusable_kernel_count"] == entries[name]["kernel_count"]
+    rows = kernel_rows(out)
+    assert len(rows) == sum(e["kernel_count"] for e in doc["reports"] if e["status"] == "ok")
+    for e in doc["reports"]:
+        if e["status"] == "ok":
+            assert sum(1 for r in rows if r["report"] == e["path"]) == e["kernel_count"]
+    assert {"report", "index", "name", "device", "bound_by", "utilization_dram", "regime"} <= set(rows[0])
+    assert "Traceback" not in result.output
+    assert not list(out.glob("**/*.tmp"))
+
+
+@needs_corpus
+def test_rerun_reuses_unchanged_reports_and_is_faster(inputs, mixed) -> None:
+    out, _, first_s = mixed
+    before = manifest(out)
+    started = time.perf_counter()
+    again = run(str(inputs / "good"), "-o", str(out), "--jobs", "2")
+    again_s = time.perf_counter() - started
+    assert again.exit_code == 1
+    for name in GOOD:
+        assert f"{name} unchanged" in again.stderr
+    assert again_s < first_s, (again_s, first_s)
+    after = manifest(out)
+    assert [(e["path"], e["sha256"], e["json"]) for e in after["reports"]] == \
+        [(e["path"], e["sha256"], e["json"]) for e in before["reports"]]
+    assert len(kernel_rows(out)) == sum(e["kernel_count"] or 0 for e in after["reports"])
+
+
+@needs_corpus
+def test_force_glob_and_dropped_reports(inputs, tmp_path) -> None:
+    out = tmp_path / "out"
+    first = run(str(inputs / "good" / "c*.ncu-rep"), "-o", str(out), "--jobs", "1")
+    assert first.exit_code == 0, first.output
+    names = sorted(Path(e["path"]).name for e in manifest(out)["reports"])
+    assert names == sorted(n for n in GOOD if n.startswith("c") and n.endswith(".ncu-rep"))
+    dropped = next(e for e in manifest(out)["reports"] if "simpleDivergence" in e["path"])
+    # --force re-analyses; the report left out of this run loses its per-report files
+    forced = run(str(inputs / "good" / "cs599k*"), "-o", str(out), "--jobs", "1", "--force")
+    assert forced.exit_code == 0 and "unchanged" not in forced.stderr and " ok (" in forced.stderr
+    assert len(manifest(out)["reports"]) == 1
+    assert not (out / dropped["json"]).exists() and not (out / dropped["html"]).exists()
+
+
+@needs_corpus
+def test_hung_and_crashing_readers_cost_only_their_report(inputs, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("NCU_ROOFLINE_TEST_HANG", "nsight-training__manual_nvtx.ncu-rep")
+    monkeypatch.setenv("NCU_ROOFLINE_TEST_CRASH", "esmm-research__profile.5c6231e.ncu-rep")
+    out = tmp_path / "out"
+    names = GOOD[:4]
+    started = time.perf_counter()
+    result = run(*(str(inputs / "good" / n) for n in names), "-o", str(out), "--jobs", "2",
+                 "--timeout", "2")
+    assert time.perf_counter() - started < 30
+    assert result.exit_code == 1, result.output
+    entries = {Path(e["path"]).name: e for e in manifest(out)["reports"]}
+    assert entries["nsight-training__manual_nvtx.ncu-rep"]["error"] == "timed out after 2 s"
+    crashed = entries["esmm-research__profile.5c6231e.ncu-rep"]["error"]
+    assert crashed.startswith("the reader crashed (exit code -6, SIGABRT)") and "simulated crash" in crashed
+    for n in (names[0], names[3]):
+        assert entries[n]["status"] == "ok"
+    assert all(len(e["sha256"]) == 64 for e in entries.values())
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "timed out after 2 s" in index and "the reader crashed" in index
+
+
+@needs_corpus
+def test_redact_and_options_reach_the_workers(tmp_path) -> None:
+    out = tmp_path / "out"
+    result = run(str(CORPUS / GOOD[0]), "-o", str(out), "--redact", "--threshold", "0.5",
+                 "--bytes-definition", "tags")
+    assert result.exit_code == 0, result.output
+    doc = manifest(out)
+    assert doc["reports"][0]["path"] == GOOD[0]
+    assert doc["settings"]["threshold"] == 0.5 and doc["settings"]["redact"] is True
+    report_doc = json.loads((out / doc["reports"][0]["json"]).read_text(encoding="utf-8"))
+    assert report_doc["settings"]["regime_threshold"] == 0.5
+    assert report_doc["settings"]["byte_definition_preference"] == "tags"
+    assert {r["report"] for r in kernel_rows(out)} == {GOOD[0]}
+    assert str(CORPUS) not in (out / "index.html").read_text(encoding="utf-8")
+    # other settings: re-analysed, not reused
+    again = run(str(CORPUS / GOOD[0]), "-o", str(out), "--redact")
+    assert again.exit_code == 0 and "unchanged" not in again.stderr
+
+
+@needs_corpus
+def test_parquet_when_pyarrow_is_installed(tmp_path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    out = tmp_path / "out"
+    assert run(str(CORPUS / GOOD[0]), "-o", str(out)).exit_code == 0
+    table = pq.read_table(out / "kernels.parquet")
+    assert table.num_rows == len(kernel_rows(out)) == 4
+
+
+def test_usage_errors_exit_2(tmp_path) -> None:
+    result = run(str(tmp_path / "*.ncu-rep"), "-o", str(tmp_path / "out"))
+    assert result.exit_code == 2 and "no input report found" in result.stderr
+    assert not (tmp_path / "out").exists()
+    report = tmp_path / "r.ncu-rep"
+    report.write_bytes(b"")
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    result = run(str(report), "-o", str(a_file))
+    assert result.exit_code == 2 and "not a folder" in result.stderr
+    assert run(str(report), "-o", str(tmp_path / "o"), "--jobs", "0").exit_code == 2
+    assert run(str(report), "-o", str(tmp_path / "o"), "--timeout", "0").exit_code == 2
+    assert run(str(report)).exit_code == 2  # -o is required
+    result = run(str(report), "-o", str(tmp_path / "o"), "--peaks", str(tmp_path / "nope.json"))
+    assert result.exit_code == 2 and "no such peaks file" in result.stderr
