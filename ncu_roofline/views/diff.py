@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .. import __version__
 from .. import recipes as R
 from . import format as F
-from .report import ROOF_LABELS, created_at
+from .report import ROOF_LABELS, created_at, device_roofs
 
 if TYPE_CHECKING:
     from ..diff import Diff
@@ -100,43 +100,6 @@ def finding_label(f: dict[str, Any]) -> str:
 
 # --------------------------------------------------------------------------------------------
 # Roofs and chart points from kernel dicts
-
-
-def roofs_from_sides(sides: list[dict[str, Any]], prefix: str = "") -> list[dict[str, Any]]:
-    """One value per roof (the median over the kernels: clocks vary a little), as the report does."""
-    roofs: list[dict[str, Any]] = []
-
-    def values_of(key: str) -> list[float]:
-        return [float(v) for v in (s["peaks"].get(key) for s in sides)
-                if isinstance(v, (int, float)) and v > 0]
-
-    for lv in R.LEVELS:
-        values = values_of(f"{lv}_bytes_per_s")
-        if values:
-            v = statistics.median(values)
-            roofs.append({"name": lv, "kind": "bandwidth", "value": v,
-                          "label": f"{prefix}{lv.upper()} {F.si(v, 'B/s')}"})
-    used = {p for s in sides for p, w in s["work_flop"].items() if isinstance(w, (int, float)) and w > 0}
-    for p in R.PRECISIONS:
-        values = values_of(f"{p}_flop_per_s")
-        if values and (p in used or p == "fp32" or not used):
-            v = statistics.median(values)
-            roofs.append({"name": p, "kind": "compute", "value": v,
-                          "label": f"{prefix}{p.upper()} {F.si(v, 'FLOP/s')}"})
-    paths: dict[str, list[float]] = {}
-    for s in sides:
-        ops = s["tensor_ops_by_datapath"]
-        tensor_work = s["work_flop"].get("tensor")
-        estimated = isinstance(tensor_work, (int, float)) and tensor_work > 0
-        for dp, v in (s["peaks"].get("tensor_flop_per_s") or {}).items():
-            used_path = isinstance(ops.get(dp), (int, float)) and ops[dp] > 0
-            if isinstance(v, (int, float)) and v > 0 and (used_path or (not ops and estimated)):
-                paths.setdefault(dp, []).append(float(v))
-    for dp, values in sorted(paths.items()):
-        v = statistics.median(values)
-        roofs.append({"name": f"tensor:{dp}", "kind": "compute", "value": v,
-                      "label": f"{prefix}Tensor {dp} {F.si(v, 'FLOP/s')}"})
-    return roofs
 
 
 def arrow_level(change: dict[str, Any]) -> str | None:
@@ -246,8 +209,8 @@ def _charts(diff: Diff, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         same = dev_b == dev_h
         on_head = [s for s in head_sides if (s["device"] or "unknown device") == dev_h]
         on_base = [s for s in base_sides if (s["device"] or "unknown device") == dev_b]
-        roofs = roofs_from_sides(on_head + on_base if same else on_head)
-        ceilings = [] if same else roofs_from_sides(on_base, prefix="BASE ")
+        roofs = device_roofs(on_head + on_base if same else on_head)
+        ceilings = [] if same else device_roofs(on_base, prefix="BASE ")
         points: list[dict[str, Any]] = []
         arrows: list[tuple[dict[str, Any], dict[str, Any]]] = []
         off: list[str] = []

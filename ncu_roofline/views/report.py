@@ -157,33 +157,41 @@ def _kernel_id(report_no: int, k: KernelModel) -> str:
     return f"r{report_no}k{k.raw.index}"
 
 
-def _device_roofs(kernels: list[KernelModel]) -> list[dict[str, Any]]:
-    """One value per roof for a device: the median over its kernels (clocks vary a little)."""
+def device_roofs(sides: list[dict[str, Any]], prefix: str = "") -> list[dict[str, Any]]:
+    """One value per roof for kernels of one device (JSON-contract dicts): the median over them,
+    since the measured clocks vary a little from kernel to kernel."""
     roofs: list[dict[str, Any]] = []
+
+    def values_of(key: str) -> list[float]:
+        return [float(v) for v in (s["peaks"].get(key) for s in sides)
+                if isinstance(v, (int, float)) and v > 0]
+
     for lv in R.LEVELS:
-        values = [k.peaks[lv].value for k in kernels if k.peaks.get(lv) is not None]
+        values = values_of(f"{lv}_bytes_per_s")
         if values:
             v = statistics.median(values)
             roofs.append({"name": lv, "kind": "bandwidth", "value": v,
-                          "label": f"{lv.upper()} {F.si(v, 'B/s')}"})
-    used = {p for k in kernels for p, w in k.q.flop.items() if w is not None and w.value > 0}
+                          "label": f"{prefix}{lv.upper()} {F.si(v, 'B/s')}"})
+    used = {p for s in sides for p, w in s["work_flop"].items() if isinstance(w, (int, float)) and w > 0}
     for p in R.PRECISIONS:
-        values = [k.peaks[p].value for k in kernels if k.peaks.get(p) is not None]
+        values = values_of(f"{p}_flop_per_s")
         if values and (p in used or p == "fp32" or not used):
             v = statistics.median(values)
             roofs.append({"name": p, "kind": "compute", "value": v,
-                          "label": f"{p.upper()} {F.si(v, 'FLOP/s')}"})
+                          "label": f"{prefix}{p.upper()} {F.si(v, 'FLOP/s')}"})
     paths: dict[str, list[float]] = {}
-    for k in kernels:
-        for dp, v in k.tensor_peaks.items():
-            ops = k.q.tensor_paths.get(dp)
-            estimated = k.q.flop.get("tensor") is not None and k.q.flop["tensor"].value > 0
-            if (ops is not None and ops.value > 0) or (not k.q.tensor_paths and estimated):
-                paths.setdefault(dp, []).append(v.value)
+    for s in sides:
+        ops = s["tensor_ops_by_datapath"]
+        tensor_work = s["work_flop"].get("tensor")
+        estimated = isinstance(tensor_work, (int, float)) and tensor_work > 0
+        for dp, v in (s["peaks"].get("tensor_flop_per_s") or {}).items():
+            used_path = isinstance(ops.get(dp), (int, float)) and ops[dp] > 0
+            if isinstance(v, (int, float)) and v > 0 and (used_path or (not ops and estimated)):
+                paths.setdefault(dp, []).append(float(v))
     for dp, values in sorted(paths.items()):
         v = statistics.median(values)
         roofs.append({"name": f"tensor:{dp}", "kind": "compute", "value": v,
-                      "label": f"Tensor {dp} {F.si(v, 'FLOP/s')}"})
+                      "label": f"{prefix}Tensor {dp} {F.si(v, 'FLOP/s')}"})
     return roofs
 
 
@@ -243,7 +251,7 @@ def _kernel_view(report_no: int, report: ReportResult, k: KernelModel, total_s: 
     d = k.to_dict()
     dur = d["duration_s"]
     bound_u = k.utilization.get(k.bound_by) if k.bound_by else None
-    own_roofs = _device_roofs([k])
+    own_roofs = device_roofs([d])
     levels = [lv for lv in R.LEVELS if k.intensity.get(lv) is not None]
     return {
         "id": kid,
@@ -357,7 +365,7 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
                 grouped[key] = grouped.get(key, 0) + 1
         off = [f"{name}{f' (×{n})' if n > 1 else ''}: {why}" for (name, why), n in grouped.items()]
         charts.append({"device": name, "title": f"{name}: hierarchical roofline",
-                       "roofs": _device_roofs(models), "points": points, "off_chart": off})
+                       "roofs": device_roofs([k.to_dict() for k in models]), "points": points, "off_chart": off})
         instruction = _instruction_chart(name, [(v, k) for v, (_, _, k) in zip(kernels, kernels_all)
                                                 if id(k) in ids])
         if instruction:
