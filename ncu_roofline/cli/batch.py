@@ -9,18 +9,13 @@ from typing import Any
 
 import click
 
-from .. import recipes as R
 from ..batch import DEFAULT_TIMEOUT_S, BatchEvent, BatchUsageError, run_batch
 from ..errors import RooflineError
-from ..model import DEFAULT_THRESHOLD
 from ..peaks_file import load_peaks
+from .common import analysis_options, fail
 
 EXIT_SOME_FAILED = 1
 EXIT_USAGE = 2
-
-
-def _fail(message: str) -> None:
-    click.echo(f"ncu-roofline: error: {message}", err=True)
 
 
 def _event_line(event: BatchEvent) -> str:
@@ -69,17 +64,7 @@ class _Progress:
               show_default=True, metavar="SECONDS",
               help="Give up on a report (and kill its worker) after this many seconds.")
 @click.option("--force", is_flag=True, help="Re-analyse every report, even unchanged ones.")
-@click.option("--threshold", type=click.FloatRange(0, 1, min_open=True), default=DEFAULT_THRESHOLD,
-              show_default=True, help="Utilisation of the bounding roof at or above which a kernel "
-                                      "is 'roof'-bound rather than 'latency'-limited.")
-@click.option("--peaks", "peaks_file", default=None, metavar="PEAKS.json",
-              type=click.Path(dir_okay=False),
-              help="Measured roofs that override or add to the reports' own (see README).")
-@click.option("--bytes-definition", type=click.Choice([R.CHART, R.TAGS]), default=R.CHART,
-              show_default=True, help="L1/L2 bytes: Nsight Compute's roofline-chart metrics, or "
-                                      "all tag traffic (lts__t_bytes / l1tex__t_bytes).")
-@click.option("--redact", is_flag=True,
-              help="Leave out paths (base names only) and NVTX range names.")
+@analysis_options()
 def batch(inputs: tuple[str, ...], outdir: str, jobs: int | None, timeout: float, force: bool,
           threshold: float, peaks_file: str | None, bytes_definition: str, redact: bool) -> None:
     """Analyse every report in PATH... (files, folders searched recursively, glob patterns).
@@ -98,7 +83,7 @@ def batch(inputs: tuple[str, ...], outdir: str, jobs: int | None, timeout: float
         try:
             load_peaks(peaks_file)
         except RooflineError as exc:
-            _fail(str(exc))
+            fail(str(exc))
             sys.exit(EXIT_USAGE)
     options: dict[str, Any] = {"threshold": threshold, "peaks": peaks_file,
                                "bytes_definition": bytes_definition, "redact": redact}
@@ -108,11 +93,11 @@ def batch(inputs: tuple[str, ...], outdir: str, jobs: int | None, timeout: float
                            progress=progress)
     except BatchUsageError as exc:
         progress.close()
-        _fail(str(exc))
+        fail(str(exc))
         sys.exit(EXIT_USAGE)
     except RooflineError as exc:  # an output that cannot be written
         progress.close()
-        _fail(str(exc))
+        fail(str(exc))
         sys.exit(EXIT_USAGE)
     progress.close()
     for note in result.notes:

@@ -10,18 +10,12 @@ import sys
 
 import click
 
-from .. import recipes as R
 from ..diff import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S, Diff, compare, gate_message
-from ..errors import OutputError, RooflineError
-from ..output import write_atomic
+from ..errors import RooflineError
+from .common import EXIT_BAD_INPUT, analysis_options, emit, fail
 
 EXIT_REGRESSION = 1
-EXIT_BAD_INPUT = 2
 FORMATS = {"html": ".html", "md": ".md", "json": ".json"}
-
-
-def _fail(message: str) -> None:
-    click.echo(f"ncu-roofline: error: {message}", err=True)
 
 
 def diff_format(fmt: str | None, output: str | None) -> str:
@@ -68,12 +62,7 @@ def render_diff(result: Diff, fmt: str) -> str:
               show_default=True, metavar="SECONDS",
               help="A kernel slower by less than this is not a regression, whatever the percentage "
                    "(profiling jitter is about a microsecond).")
-@click.option("--threshold", type=click.FloatRange(0, 1, min_open=True), default=None,
-              help="Regime threshold for report files (default 0.6); JSON and batch inputs keep theirs.")
-@click.option("--peaks", "peaks_file", default=None, metavar="PEAKS.json", type=click.Path(dir_okay=False),
-              help="Measured roofs for report files (see README); JSON and batch inputs keep theirs.")
-@click.option("--bytes-definition", type=click.Choice([R.CHART, R.TAGS]), default=R.CHART, show_default=True,
-              help="L1/L2 byte definition for report files.")
+@analysis_options(for_report_files_only=True)
 def diff(base: str, head: str, fmt: str | None, output: str | None, force: bool, fail_pct: float | None,
          min_duration: float, min_delta: float, threshold: float | None, peaks_file: str | None, bytes_definition: str) -> None:
     """Compare two runs: BASE and HEAD are each a report file (.ncu-rep, .nsight-cuprof-report,
@@ -91,18 +80,9 @@ def diff(base: str, head: str, fmt: str | None, output: str | None, force: bool,
         result = compare(base, head, fail_on_regression=fail_pct, min_duration_s=min_duration, min_delta_s=min_delta,
                          threshold=threshold, peaks=peaks_file, prefer_definition=bytes_definition)
     except RooflineError as exc:
-        _fail(str(exc))
+        fail(str(exc))
         sys.exit(EXIT_BAD_INPUT)
-    text = render_diff(result, fmt)
-    if output is None or output == "-":
-        click.echo(text, nl=False)
-    else:
-        try:
-            path = write_atomic(output, text, force=force)
-        except OutputError as exc:
-            _fail(str(exc))
-            sys.exit(EXIT_BAD_INPUT)
-        click.echo(f"Wrote {path}")
+    emit(render_diff(result, fmt), output, force)
     if result.failed:
         click.echo(f"ncu-roofline: {gate_message(result.gate)}", err=True)
         sys.exit(EXIT_REGRESSION)

@@ -7,14 +7,10 @@ from pathlib import Path
 
 import click
 
-from .. import recipes as R
 from ..analysis import analyze
-from ..errors import OutputError, RooflineError
-from ..model import DEFAULT_THRESHOLD
-from ..output import write_atomic
+from ..errors import RooflineError
 from ..render import RENDERERS, renderer_for
-
-EXIT_BAD_INPUT = 2
+from .common import EXIT_BAD_INPUT, analysis_options, emit, fail
 
 
 def default_output(first_input: str, extension: str) -> str:
@@ -27,10 +23,6 @@ def default_output(first_input: str, extension: str) -> str:
     return f"{name or 'report'}.roofline{extension}"
 
 
-def _fail(message: str) -> None:
-    click.echo(f"ncu-roofline: error: {message}", err=True)
-
-
 @click.command()
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
 @click.option("-f", "--format", "fmt", type=click.Choice(sorted(RENDERERS)), default=None,
@@ -39,17 +31,7 @@ def _fail(message: str) -> None:
               help="Output file ('-' for standard output). Default: <first input>.roofline.html for "
                    "HTML, standard output for the other formats.")
 @click.option("--force", is_flag=True, help="Overwrite FILE if it exists.")
-@click.option("--threshold", type=click.FloatRange(0, 1, min_open=True), default=DEFAULT_THRESHOLD,
-              show_default=True, help="Utilisation of the bounding roof at or above which a kernel "
-                                      "is 'roof'-bound rather than 'latency'-limited.")
-@click.option("--peaks", "peaks_file", default=None, metavar="PEAKS.json",
-              type=click.Path(dir_okay=False),
-              help="Measured roofs that override or add to the report's own (see README).")
-@click.option("--bytes-definition", type=click.Choice([R.CHART, R.TAGS]), default=R.CHART,
-              show_default=True, help="L1/L2 bytes: Nsight Compute's roofline-chart metrics, or "
-                                      "all tag traffic (lts__t_bytes / l1tex__t_bytes).")
-@click.option("--redact", is_flag=True,
-              help="Leave out paths (base names only) and NVTX range names.")
+@analysis_options()
 def report(inputs: tuple[str, ...], fmt: str | None, output: str | None, force: bool, threshold: float,
            peaks_file: str | None, bytes_definition: str, redact: bool) -> None:
     """Analyse INPUT files (.ncu-rep, .nsight-cuprof-report, or ncu --csv --page raw exports).
@@ -67,22 +49,13 @@ def report(inputs: tuple[str, ...], fmt: str | None, output: str | None, force: 
         analysis = analyze(list(inputs), threshold=threshold, peaks=peaks_file,
                            prefer_definition=bytes_definition, strict=False)
     except RooflineError as exc:  # the peaks file
-        _fail(str(exc))
+        fail(str(exc))
         sys.exit(EXIT_BAD_INPUT)
     for err in analysis.errors:
-        _fail(err.message)
+        fail(err.message)
     if not analysis.reports:
-        _fail("no input could be analysed; nothing written")
+        fail("no input could be analysed; nothing written")
         sys.exit(EXIT_BAD_INPUT)
-    text = renderer.render(analysis, redact)
-    if output is None or output == "-":
-        click.echo(text, nl=False)
-    else:
-        try:
-            path = write_atomic(output, text, force=force)
-        except OutputError as exc:
-            _fail(str(exc))
-            sys.exit(EXIT_BAD_INPUT)
-        click.echo(f"Wrote {path}")
+    emit(renderer.render(analysis, redact), output, force)
     if analysis.errors:
         sys.exit(EXIT_BAD_INPUT)

@@ -1,0 +1,69 @@
+"""What the commands share: the analysis options (declared once), messages and output writing."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from .. import recipes as R
+from ..errors import OutputError
+from ..model import DEFAULT_THRESHOLD
+from ..output import write_atomic
+
+EXIT_BAD_INPUT = 2
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def fail(message: str) -> None:
+    """One line on standard error, in the form every command uses."""
+    click.echo(f"ncu-roofline: error: {message}", err=True)
+
+
+def fail_and_exit(message: str, status: int = EXIT_BAD_INPUT) -> NoReturn:
+    fail(message)
+    sys.exit(status)
+
+
+def analysis_options(*, for_report_files_only: bool = False) -> Callable[[F], F]:
+    """--threshold, --peaks and --bytes-definition, with the same meaning in every command.
+
+    `for_report_files_only`: the command also reads analysed JSON, which keeps its settings
+    (the threshold then defaults to None, meaning "the model's default").
+    """
+    scope = " (report files only; JSON and batch inputs keep theirs)" if for_report_files_only else ""
+
+    def decorate(f: F) -> F:
+        f = click.option("--redact", is_flag=True,
+                         help="Leave out paths (base names only) and NVTX range names.")(f) \
+            if not for_report_files_only else f
+        f = click.option("--bytes-definition", type=click.Choice([R.CHART, R.TAGS]), default=R.CHART,
+                         show_default=True,
+                         help="L1/L2 bytes: Nsight Compute's roofline-chart metrics, or all tag traffic "
+                              f"(lts__t_bytes / l1tex__t_bytes){scope}.")(f)
+        f = click.option("--peaks", "peaks_file", default=None, metavar="PEAKS.json",
+                         type=click.Path(dir_okay=False),
+                         help=f"Measured roofs that override or add to the report's own (see README){scope}.")(f)
+        f = click.option("--threshold", type=click.FloatRange(0, 1, min_open=True),
+                         default=None if for_report_files_only else DEFAULT_THRESHOLD,
+                         show_default=not for_report_files_only,
+                         help="Utilisation of the bounding roof at or above which a kernel is 'roof'-bound "
+                              f"rather than 'latency'-limited{scope or ''}"
+                              f"{' (default 0.6)' if for_report_files_only else ''}.")(f)
+        return f
+
+    return decorate
+
+
+def emit(text: str, output: str | None, force: bool) -> None:
+    """Standard output when `output` is None or '-', else an atomic write and `Wrote <path>`."""
+    if output is None or output == "-":
+        click.echo(text, nl=False)
+        return
+    try:
+        path = write_atomic(output, text, force=force)
+    except OutputError as exc:
+        fail_and_exit(str(exc))
+    click.echo(f"Wrote {path}")
