@@ -182,11 +182,9 @@ def read_ncu_rep(path: Path) -> RawReport:
             )
 
     if truncated:
-        raise InputError(
-            path,
-            truncated,
-            f"only the first {len(kernels)} kernel(s) could be read; a partial report is not analysed",
-        )
+        hint = (f"only the first {len(kernels)} kernel(s) could be read; a partial report is not analysed"
+                if kernels else "no kernel could be read from it")
+        raise InputError(path, truncated, hint)
     if not kernels:
         raise InputError(
             path,
