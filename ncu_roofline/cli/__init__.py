@@ -9,6 +9,7 @@ from .batch import batch
 from .diff import diff
 from .metrics import metrics
 from .report import report
+from .trend import trend
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -21,5 +22,5 @@ def main() -> None:
     """
 
 
-for command in (report, batch, diff, metrics):
+for command in (report, batch, diff, metrics, trend):
     main.add_command(command)

@@ -12,22 +12,10 @@ import click
 
 from ..diff import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S, Diff, compare, gate_message
 from ..errors import RooflineError
-from .common import EXIT_BAD_INPUT, analysis_options, emit, fail
+from .common import EXIT_BAD_INPUT, analysis_options, emit, fail, format_for
 
 EXIT_REGRESSION = 1
-FORMATS = {"html": ".html", "md": ".md", "json": ".json"}
-
-
-def diff_format(fmt: str | None, output: str | None) -> str:
-    """--format wins; else the -o extension (.html, .md, .json); else JSON."""
-    if fmt:
-        return fmt
-    if output and output != "-":
-        lower = output.lower()
-        for name, extension in FORMATS.items():
-            if lower.endswith(extension):
-                return name
-    return "json"
+FORMATS = {"html": (".html", ".htm"), "md": (".md", ".markdown"), "json": (".json",)}
 
 
 def render_diff(result: Diff, fmt: str) -> str:
@@ -75,7 +63,7 @@ def diff(base: str, head: str, fmt: str | None, output: str | None, force: bool,
     JSON goes to standard output unless -o or --format say otherwise. Exit status: 0 compared
     (gate passed or not set), 1 the --fail-on-regression gate failed, 2 unusable input.
     """
-    fmt = diff_format(fmt, output)
+    fmt = format_for(fmt, output, FORMATS)
     try:
         result = compare(base, head, fail_on_regression=fail_pct, min_duration_s=min_duration, min_delta_s=min_delta,
                          threshold=threshold, peaks=peaks_file, prefer_definition=bytes_definition)

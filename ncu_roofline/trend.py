@@ -1,0 +1,952 @@
+"""Trends over many runs: per-kernel duration and roof utilisation across dated runs, and drift.
+
+A run is anything `ncu_roofline.diff.load_run` reads: a `batch` output folder (`manifest.json` and
+one `ncu-roofline/1` JSON document per report), an `ncu-roofline/1` JSON document written by
+`report --format json`, or a report file. A folder without `manifest.json` is taken as a parent
+of runs: each of its sub-folders that holds a `manifest.json` is one run (`nightly/2026-11-01/`).
+
+Order. Runs are ordered by a date: the leading ISO date of the folder or file name
+(`2026-11-01`, optionally with a time: `2026-11-01T03:00`, `2026-11-01_0300`), else a generation
+time recorded in the manifest or document, else the modification time of the manifest or file.
+Each run says which of the three was used (`date_source`: `name`, `manifest`, `mtime`).
+
+Matching. Kernels are followed across runs as `diff` matches them (`diff.match_kernels`: name,
+grid, block and NVTX ranges in order of launch, then name alone), within reports of the same
+file base name. When every run holds exactly one report, the reports are taken as the same
+program whatever their names. Each run is matched against the kernels seen so far (the latest
+launch of each), so a kernel missing from one run is picked up again in the next.
+
+Per kernel: the duration, bounding roof, utilisation of that roof and regime in every run; the
+change from its first to its last timed run in %; the slope of a least-squares fit of duration
+against run index, in % of the first duration per run; and `drift` when the duration rose by
+more than the drift threshold (5 %) from first to last AND the slope is positive. So that launch
+jitter is not called drift, a kernel must also have run at least `min_duration_s` (5 µs) in its
+first run and have lost at least `min_delta_s` (2 µs), as for the `diff` gate; set both to 0 to
+drop that guard. Total GPU time per run.
+
+Outputs: the deterministic `ncu-roofline-trend/1` JSON document, tidy CSV rows, a Markdown
+summary of the drifting kernels and a self-contained HTML page with inline SVG charts drawn by
+matplotlib. No file is written and nothing is printed here; the CLI does that.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import io
+import json
+import math
+import os
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from . import recipes as R
+from .diff import (
+    DEFAULT_MIN_DELTA_S,
+    DEFAULT_MIN_DURATION_S,
+    MANIFEST,
+    Run,
+    RunKernel,
+    _clean,
+    display_name,
+    kernel_side,
+    load_run,
+    match_kernels,
+    match_key,
+    relative_pct,
+)
+from .errors import InputError, RooflineError
+
+SCHEMA = "ncu-roofline-trend/1"
+DEFAULT_DRIFT_PCT = 5.0
+TOP_CHARTS = 12
+MIN_RUNS = 2
+DATE_SOURCES = {"name": "folder or file name", "manifest": "recorded generation time", "mtime": "modification time"}
+_REPORT_SUFFIXES = (".ncu-rep", ".nsight-cuprof-report", ".csv", ".json")
+# A change within this relative tolerance of the threshold is not over it (float rounding).
+_TOLERANCE = 1e-9
+# A leading ISO date, optionally followed by a time (T, _, space or - as separator).
+_NAME_DATE = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})"
+    r"(?:[T_ -](\d{2})[:.-]?(\d{2})(?:[:.-]?(\d{2}))?)?"
+    r"(?!\d)"
+)
+# Keys under which a manifest or document might record when it was generated.
+_RECORDED_KEYS = ("generated_at", "created_at", "generated", "created", "timestamp", "date")
+
+
+class TrendUsageError(InputError):
+    """Not enough to draw a trend: fewer than two runs, or a folder with nothing to read."""
+
+
+# --------------------------------------------------------------------------------------------
+# Runs and their dates
+
+
+@dataclass
+class TrendRun:
+    """One run of the trend: what was loaded and when it ran."""
+
+    label: str
+    input: str
+    date: _dt.datetime          # naive, UTC where the source says so
+    date_text: str
+    date_source: str            # "name" | "manifest" | "mtime"
+    run: Run
+
+    @property
+    def total_gpu_time_s(self) -> float | None:
+        return self.run.total_duration_s
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "date": self.date_text,
+            "date_source": self.date_source,
+            "input": self.input,
+            "kind": self.run.kind,
+            "reports": list(self.run.reports),
+            "kernel_count": len(self.run.kernels),
+            "usable_kernel_count": self.run.usable_count,
+            "total_gpu_time_s": self.total_gpu_time_s,
+            "skipped": [dict(s) for s in self.run.skipped],
+        }
+
+
+def run_name(path: str | Path) -> str:
+    """A run's label: its folder name, or its file name without the report/JSON suffix."""
+    p = Path(path)
+    name = p.name or str(p)
+    if not p.is_dir():
+        for suffix in _REPORT_SUFFIXES:
+            if name.lower().endswith(suffix) and len(name) > len(suffix):
+                return name[: -len(suffix)]
+    return name
+
+
+def date_from_name(name: str) -> tuple[_dt.datetime, str] | None:
+    """The leading ISO date (and time) of a name, with its normalised text; None without one."""
+    m = _NAME_DATE.match(name)
+    if not m:
+        return None
+    year, month, day, hour, minute, second = (int(g) if g is not None else None for g in m.groups())
+    try:
+        when = _dt.datetime(year, month, day, hour or 0, minute or 0, second or 0)  # type: ignore[arg-type]
+    except ValueError:
+        return None
+    if hour is None:
+        return when, when.strftime("%Y-%m-%d")
+    return when, when.strftime("%Y-%m-%dT%H:%M:%S" if second is not None else "%Y-%m-%dT%H:%M")
+
+
+def _parse_recorded(value: Any) -> _dt.datetime | None:
+    """A recorded time (ISO 8601 text or Unix seconds) as naive UTC; None when it is neither."""
+    if isinstance(value, bool):
+        return None
+    try:
+        if isinstance(value, (int, float)) and math.isfinite(value) and value > 0:
+            return _dt.datetime.fromtimestamp(float(value), tz=_dt.timezone.utc).replace(tzinfo=None)
+        if isinstance(value, str) and value.strip():
+            text = value.strip()
+            if text.endswith(("Z", "z")):
+                text = text[:-1] + "+00:00"
+            when = _dt.datetime.fromisoformat(text)
+            if when.tzinfo is not None:
+                when = when.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+            return when
+    except (ValueError, OverflowError, OSError):
+        return None
+    return None
+
+
+def recorded_time(doc: Any) -> _dt.datetime | None:
+    """A generation time recorded in a manifest or document (top level or under `generator`)."""
+    if not isinstance(doc, dict):
+        return None
+    for holder in (doc, doc.get("generator")):
+        if isinstance(holder, dict):
+            for key in _RECORDED_KEYS:
+                when = _parse_recorded(holder.get(key))
+                if when is not None:
+                    return when
+    return None
+
+
+def _utc_text(when: _dt.datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def run_date(path: str | Path) -> tuple[_dt.datetime, str, str]:
+    """(date, text, source) of a run: from its name, else a recorded time, else the mtime."""
+    p = Path(path)
+    named = date_from_name(p.name)
+    if named is not None:
+        return named[0], named[1], "name"
+    stamp_file = p / MANIFEST if p.is_dir() else p
+    if stamp_file.suffix.lower() == ".json" and stamp_file.is_file():
+        try:
+            when = recorded_time(json.loads(stamp_file.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            when = None
+        if when is not None:
+            return when, _utc_text(when), "manifest"
+    try:
+        mtime = stamp_file.stat().st_mtime
+    except OSError as exc:
+        raise InputError(p, f"cannot read ({exc.strerror or exc})") from exc
+    when = _dt.datetime.fromtimestamp(mtime, tz=_dt.timezone.utc).replace(tzinfo=None)
+    return when, _utc_text(when), "mtime"
+
+
+def discover_runs(specs: Iterable[str | Path]) -> list[Path]:
+    """The runs named by the arguments, parent folders expanded, duplicates removed.
+
+    A folder with `manifest.json` is one run; a folder without one is a parent whose direct
+    sub-folders with a `manifest.json` are runs (raises `TrendUsageError` when there is none);
+    a file is one run (a JSON document or a report file).
+    """
+    found: list[Path] = []
+    for spec in specs:
+        p = Path(spec)
+        if p.is_dir() and not (p / MANIFEST).is_file():
+            try:
+                children = sorted(c for c in p.iterdir() if c.is_dir() and (c / MANIFEST).is_file())
+            except OSError as exc:
+                raise TrendUsageError(p, f"cannot list the folder ({exc.strerror or exc})") from exc
+            if not children:
+                raise TrendUsageError(p, f"a folder with nothing to read: no {MANIFEST}, and no sub-folder "
+                                         f"with one", "give batch output folders, their parent folder, "
+                                         "report files or `report --format json` documents")
+            found.extend(children)
+        elif not p.exists():
+            raise InputError(p, "no such file or folder")
+        else:
+            found.append(p)
+    unique: dict[str, Path] = {}
+    for p in found:
+        unique.setdefault(os.path.realpath(p), p)
+    return list(unique.values())
+
+
+def _unique_labels(paths: Sequence[Path]) -> list[str]:
+    """Run names; where two runs share one, the parent folder's name is added, then a number."""
+    names = [run_name(p) for p in paths]
+    labels = list(names)
+    for n, path in enumerate(paths):
+        if names.count(names[n]) > 1 and path.parent.name:
+            labels[n] = f"{path.parent.name}/{names[n]}"
+    seen: dict[str, int] = {}
+    before = list(labels)
+    for n, label in enumerate(before):  # still the same: number them
+        if before.count(label) > 1:
+            seen[label] = seen.get(label, 0) + 1
+            labels[n] = f"{label} ({seen[label]})"
+    return labels
+
+
+def load_runs(specs: Iterable[str | Path], *, threshold: float | None = None, peaks: str | Path | None = None,
+              prefer_definition: str = R.CHART) -> list[TrendRun]:
+    """Find, load and date every run, oldest first; raises `InputError` for unusable input."""
+    given = [str(s) for s in specs]
+    paths = discover_runs(given)
+    if len(paths) < MIN_RUNS:
+        where = ", ".join(given) or "(no argument)"
+        count = "no run" if not paths else "only 1 run" + (f" ({paths[0]})" if given != [str(paths[0])] else "")
+        raise TrendUsageError(where, f"{count}: a trend needs at least {MIN_RUNS}",
+                              "give two or more batch output folders, their parent folder, or report/JSON files")
+    labels = _unique_labels(paths)
+    runs = []
+    for path, label in zip(paths, labels):
+        run = load_run(path, threshold=threshold, peaks=peaks, prefer_definition=prefer_definition)
+        when, text, source = run_date(path)
+        runs.append(TrendRun(label, str(path), when, text, source, run))
+    runs.sort(key=lambda r: (r.date, r.label, r.input))
+    return runs
+
+
+# --------------------------------------------------------------------------------------------
+# Following kernels across runs
+
+
+@dataclass
+class Series:
+    """One kernel followed across runs: a point per run (None where the run does not have it)."""
+
+    key: str
+    name: str
+    report: str
+    points: list[dict[str, Any] | None]
+    launch: str = ""             # grid, block, NVTX ranges and occurrence, as in the key
+    change_pct: float | None = None
+    slope_pct_per_run: float | None = None
+    drift: bool = False
+
+    def values(self, field_name: str) -> list[Any]:
+        return [p.get(field_name) if p else None for p in self.points]
+
+    @property
+    def durations(self) -> list[float | None]:
+        return self.values("duration_s")
+
+    @property
+    def timed(self) -> list[tuple[int, float]]:
+        return [(i, d) for i, d in enumerate(self.durations) if d is not None]
+
+    @property
+    def runs_present(self) -> int:
+        return sum(1 for p in self.points if p is not None)
+
+    @property
+    def total_duration_s(self) -> float:
+        return sum(d for _, d in self.timed)
+
+    @property
+    def first_s(self) -> float | None:
+        timed = self.timed
+        return timed[0][1] if timed else None
+
+    @property
+    def last_s(self) -> float | None:
+        timed = self.timed
+        return timed[-1][1] if timed else None
+
+    def bound_first_last(self) -> tuple[str | None, str | None]:
+        present = [p for p in self.points if p is not None]
+        if not present:
+            return None, None
+        return present[0]["bound_by"], present[-1]["bound_by"]
+
+    def to_dict(self) -> dict[str, Any]:
+        first_bound, last_bound = self.bound_first_last()
+        return {
+            "key": self.key,
+            "name": self.name,
+            "report": self.report,
+            "runs_present": self.runs_present,
+            "durations_s": self.durations,
+            "utilization": self.values("utilization"),
+            "bound_by": self.values("bound_by"),
+            "regime": self.values("regime"),
+            "first_s": self.first_s,
+            "last_s": self.last_s,
+            "bound_by_first": first_bound,
+            "bound_by_last": last_bound,
+            "total_duration_s": self.total_duration_s if self.timed else None,
+            "change_pct": self.change_pct,
+            "slope_pct_per_run": self.slope_pct_per_run,
+            "drift": self.drift,
+        }
+
+
+def _report_group(report: str, by_name: bool) -> str:
+    return os.path.basename(report.replace("\\", "/").rstrip("/")) if by_name else ""
+
+
+def _dims_text(value: Any) -> str:
+    return "x".join(str(v) for v in value) if isinstance(value, (list, tuple)) and value else "?"
+
+
+def _launch_text(k: dict[str, Any], occurrence: int) -> str:
+    nvtx = match_key(k)[3]
+    text = f"grid={_dims_text(k.get('grid_size'))} block={_dims_text(k.get('block_size'))}"
+    if nvtx:
+        text += " nvtx=" + "/".join(nvtx)
+    return f"{text} #{occurrence}"
+
+
+def _series_key(group: str, k: dict[str, Any], occurrence: int) -> str:
+    """`[report: ]name grid=AxBxC block=AxBxC[ nvtx=a/b] #n`: unique within one trend."""
+    text = f"{display_name(k)} {_launch_text(k, occurrence)}"
+    return f"{group}: {text}" if group else text
+
+
+def _point(run_kernel: RunKernel, position: int) -> dict[str, Any]:
+    side = kernel_side(run_kernel)
+    return {"position": position, "report": run_kernel.report, "duration_s": side["duration_s"],
+            "bound_by": side["bound_by"], "utilization": side["bound_utilization"], "regime": side["regime"]}
+
+
+def follow_kernels(runs: Sequence[Run]) -> tuple[list[Series], bool]:
+    """Series of every kernel across `runs` (in order); and whether reports matched by base name."""
+    by_name = not all(len(r.reports) <= 1 for r in runs)
+    series: list[Series] = []
+    latest: dict[str, list[dict[str, Any]]] = {}   # per report group: the latest launch of each series
+    owner: dict[str, list[int]] = {}                # per report group: the series of each entry above
+    occurrences: dict[tuple[str, tuple[Any, ...]], int] = {}
+    keys: set[str] = set()
+    for r, run in enumerate(runs):
+        groups: dict[str, list[int]] = {}
+        for position, rk in enumerate(run.kernels):
+            groups.setdefault(_report_group(rk.report, by_name), []).append(position)
+        for group, positions in groups.items():
+            known = latest.setdefault(group, [])
+            ids = owner.setdefault(group, [])
+            here = [run.kernels[p].data for p in positions]
+            matching = match_kernels(list(known), here)
+            for pair in matching.pairs:
+                s = series[ids[pair.base]]
+                s.points[r] = _point(run.kernels[positions[pair.head]], positions[pair.head])
+                known[pair.base] = here[pair.head]
+            for h in matching.unmatched_head:
+                k = here[h]
+                mk = match_key(k)
+                occurrences[(group, mk)] = occurrences.get((group, mk), 0) + 1
+                key = _series_key(group, k, occurrences[(group, mk)])
+                while key in keys:
+                    key += "'"
+                keys.add(key)
+                points: list[dict[str, Any] | None] = [None] * len(runs)
+                points[r] = _point(run.kernels[positions[h]], positions[h])
+                series.append(Series(key, display_name(k), run.kernels[positions[h]].report, points,
+                                     _launch_text(k, occurrences[(group, mk)])))
+                known.append(k)
+                ids.append(len(series) - 1)
+    return series, by_name
+
+
+def least_squares_slope(points: Sequence[tuple[float, float]]) -> float | None:
+    """The slope of the least-squares line through (x, y) points; None for fewer than 2 x values."""
+    if len(points) < 2:
+        return None
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    if sxx == 0:
+        return None
+    return sum((x - mx) * (y - my) for x, y in points) / sxx
+
+
+def assess(s: Series, drift_pct: float, min_duration_s: float, min_delta_s: float) -> None:
+    """Fill in the change, the slope and the drift flag of one series."""
+    timed = s.timed
+    if len(timed) < 2:
+        s.change_pct = s.slope_pct_per_run = None
+        s.drift = False
+        return
+    first, last = timed[0][1], timed[-1][1]
+    s.change_pct = relative_pct(first, last)
+    slope = least_squares_slope([(float(i), d) for i, d in timed])
+    s.slope_pct_per_run = slope / first * 100.0 if slope is not None and first else None
+    limit = drift_pct * (1 + _TOLERANCE) + _TOLERANCE
+    s.drift = bool(s.change_pct is not None and s.change_pct > limit
+                   and s.slope_pct_per_run is not None and s.slope_pct_per_run > 0
+                   and first >= min_duration_s * (1 - _TOLERANCE)
+                   and last - first >= min_delta_s * (1 - _TOLERANCE))
+
+
+def _by_change(s: Series) -> tuple[Any, ...]:
+    return (s.change_pct is None, -(s.change_pct or 0.0), -s.total_duration_s, s.key)
+
+
+# --------------------------------------------------------------------------------------------
+# The whole trend
+
+
+@dataclass
+class Trend:
+    """Runs (oldest first) and every kernel across them (largest first → last growth first)."""
+
+    runs: list[TrendRun]
+    kernels: list[Series]
+    drift_pct: float = DEFAULT_DRIFT_PCT
+    min_duration_s: float = DEFAULT_MIN_DURATION_S
+    min_delta_s: float = DEFAULT_MIN_DELTA_S
+    reports_by_name: bool = True
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def drifting(self) -> list[Series]:
+        return [s for s in self.kernels if s.drift]
+
+    @property
+    def totals(self) -> list[float | None]:
+        return [r.total_gpu_time_s for r in self.runs]
+
+    def top(self, count: int = TOP_CHARTS) -> list[Series]:
+        """The `count` kernels with the most GPU time over all runs."""
+        timed = [s for s in self.kernels if s.timed]
+        return sorted(timed, key=lambda s: (-s.total_duration_s, s.key))[:count]
+
+    def total_change(self) -> dict[str, Any]:
+        known = [(i, t) for i, t in enumerate(self.totals) if t is not None]
+        first = known[0][1] if known else None
+        last = known[-1][1] if known else None
+        slope = least_squares_slope([(float(i), t) for i, t in known])
+        return {"first_s": first, "last_s": last, "change_pct": relative_pct(first, last),
+                "slope_pct_per_run": slope / first * 100.0 if slope is not None and first else None}
+
+    def date_sources(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for r in self.runs:
+            counts[r.date_source] = counts.get(r.date_source, 0) + 1
+        return dict(sorted(counts.items()))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "generator": {"name": "ncu-roofline", "version": __version__},
+            "settings": {"drift_pct": self.drift_pct, "min_duration_s": self.min_duration_s,
+                         "min_delta_s": self.min_delta_s,
+                         "report_matching": "base name" if self.reports_by_name else "one report per run"},
+            "runs": [r.summary() for r in self.runs],
+            "total": self.total_change(),
+            "kernels": [s.to_dict() for s in self.kernels],
+            "drifting": [s.key for s in self.drifting],
+        }
+
+    def to_json(self, indent: int | None = 1) -> str:
+        """The `ncu-roofline-trend/1` document: sorted keys, no NaN, nothing time-dependent."""
+        return json.dumps(_clean(self.to_dict()), indent=indent, sort_keys=True, allow_nan=False,
+                          ensure_ascii=False) + "\n"
+
+
+def build_trend(runs: Sequence[TrendRun], *, drift_pct: float = DEFAULT_DRIFT_PCT,
+                min_duration_s: float = DEFAULT_MIN_DURATION_S, min_delta_s: float = DEFAULT_MIN_DELTA_S) -> Trend:
+    """Follow the kernels of dated runs (already in order) and assess each for drift."""
+    series, by_name = follow_kernels([r.run for r in runs])
+    for s in series:
+        assess(s, drift_pct, min_duration_s, min_delta_s)
+    series.sort(key=_by_change)
+    return Trend(list(runs), series, drift_pct, min_duration_s, min_delta_s, by_name)
+
+
+def trend(specs: Iterable[str | Path], *, drift_pct: float = DEFAULT_DRIFT_PCT,
+          min_duration_s: float = DEFAULT_MIN_DURATION_S, min_delta_s: float = DEFAULT_MIN_DELTA_S,
+          threshold: float | None = None, peaks: str | Path | None = None, prefer_definition: str = R.CHART) -> Trend:
+    """Load, date and order the runs (see `load_runs`), then build the trend."""
+    runs = load_runs(specs, threshold=threshold, peaks=peaks, prefer_definition=prefer_definition)
+    return build_trend(runs, drift_pct=drift_pct, min_duration_s=min_duration_s, min_delta_s=min_delta_s)
+
+
+def drift_message(t: Trend) -> str:
+    """Lines for standard error naming the drifting kernels."""
+    from .views.format import seconds
+
+    lines = [f"drift over {t.drift_pct:g} % in {len(t.drifting)} kernel{'s' if len(t.drifting) != 1 else ''}:"]
+    for s in t.drifting:
+        lines.append(f"  {s.name}: {seconds(s.first_s)} -> {seconds(s.last_s)} ({_signed_pct(s.change_pct)}, "
+                     f"{_signed_pct(s.slope_pct_per_run)}/run)")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# Text helpers
+
+
+def _signed_pct(value: float | None, digits: int = 1) -> str:
+    from .views.diff import signed_pct
+
+    return signed_pct(value, digits)
+
+
+def _roof_label(roof: str | None) -> str:
+    from .charts import PALETTE_NAMES
+
+    if roof is None:
+        return "none"
+    return PALETTE_NAMES.get(roof, roof.upper())
+
+
+def _roof_css(roof: str | None) -> str:
+    return f"b-{roof}" if roof in ("dram", "l2", "l1", "fp64", "fp32", "fp16", "tensor") else "b-none"
+
+
+# --------------------------------------------------------------------------------------------
+# CSV
+
+CSV_COLUMNS = ("run", "date", "report", "kernel", "duration_s", "bound_by", "utilization", "regime", "key")
+
+
+def _csv_cell(value: Any) -> Any:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return ""
+    if isinstance(value, float):
+        return repr(value)
+    return value
+
+
+def render_csv(t: Trend) -> str:
+    """Tidy rows: one per kernel per run it ran in, runs oldest first, kernels in launch order."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for r, run in enumerate(t.runs):
+        present = sorted(((s.points[r], s) for s in t.kernels if s.points[r] is not None),
+                         key=lambda ps: ps[0]["position"])  # type: ignore[index]
+        for p, s in present:
+            assert p is not None
+            writer.writerow([_csv_cell(v) for v in (run.label, run.date_text, p["report"], s.name, p["duration_s"],
+                                                    p["bound_by"], p["utilization"], p["regime"], s.key)])
+    return buf.getvalue()
+
+
+# --------------------------------------------------------------------------------------------
+# The view shared by Markdown and HTML
+
+
+def _row(s: Series, n_runs: int, charted: dict[str, str]) -> dict[str, Any]:
+    from .views import format as F
+
+    first_bound, last_bound = s.bound_first_last()
+    change = s.change_pct
+    state = "unknown" if change is None else ("slower" if change > 1.0 else "faster" if change < -1.0 else "same")
+    return {
+        "key": s.key,
+        "launch": s.launch,
+        "full_name": s.name,
+        "short_name": F.short_name(s.name, 70),
+        "report": os.path.basename(s.report),
+        "present": f"{s.runs_present}/{n_runs}",
+        "first": F.seconds(s.first_s),
+        "last": F.seconds(s.last_s),
+        "change": _signed_pct(change),
+        "slope": _signed_pct(s.slope_pct_per_run, 2) + "/run" if s.slope_pct_per_run is not None else F.NA,
+        "state": state,
+        "bound_first": _roof_label(first_bound), "bound_last": _roof_label(last_bound),
+        "bound_first_css": _roof_css(first_bound), "bound_last_css": _roof_css(last_bound),
+        "bound_changed": first_bound != last_bound,
+        "drift": s.drift,
+        "chart_id": charted.get(s.key),
+    }
+
+
+def _date_sources_text(t: Trend) -> str:
+    parts = [f"{DATE_SOURCES.get(src, src)} ({n})" for src, n in t.date_sources().items()]
+    return ", ".join(parts)
+
+
+def _drift_rule(t: Trend) -> str:
+    return f"rose by more than {t.drift_pct:g} % from its first to its last run, with a rising least-squares fit"
+
+
+def _jitter_rule(t: Trend) -> str:
+    from .views import format as F
+
+    if t.min_duration_s <= 0 and t.min_delta_s <= 0:
+        return ""
+    return (f"Kernels shorter than {F.seconds(t.min_duration_s)} in their first run, or slower by less than "
+            f"{F.seconds(t.min_delta_s)}, are not called drifting: launch jitter is about a microsecond.")
+
+
+def build_trend_view(t: Trend, top: int = TOP_CHARTS) -> dict[str, Any]:
+    """Everything the trend page and summary show, as plain strings and numbers."""
+    from .views import format as F
+    from .views.report import created_at
+
+    top_series = t.top(top)
+    charted = {s.key: f"k{n}" for n, s in enumerate(top_series)}
+    total = t.total_change()
+    n = len(t.runs)
+    counts = [len(r.run.kernels) for r in t.runs]
+    usual = max(sorted(set(counts)), key=counts.count)
+    odd = [i for i, c in enumerate(counts) if c != usual]
+    runs = [{"label": r.label, "date": r.date_text, "odd": i in odd, "date_source": DATE_SOURCES.get(r.date_source, r.date_source),
+             "input": r.input, "kind": r.run.kind, "reports": len(r.run.reports), "kernels": len(r.run.kernels),
+             "gpu_time": F.seconds(r.total_gpu_time_s), "skipped": list(r.run.skipped)} for i, r in enumerate(t.runs)]
+    header = {
+        "title": f"Roofline trend: {n} runs, {t.runs[0].label} → {t.runs[-1].label}",
+        "run_count": n,
+        "first_label": t.runs[0].label, "last_label": t.runs[-1].label,
+        "first_date": t.runs[0].date_text, "last_date": t.runs[-1].date_text,
+        "date_sources": _date_sources_text(t),
+        "kernel_count": len(t.kernels),
+        "drift_count": len(t.drifting),
+        "drift_rule": _drift_rule(t),
+        "jitter_rule": _jitter_rule(t),
+        "matching": ("reports matched by file base name" if t.reports_by_name
+                     else "one report per run: the reports are taken as the same program"),
+        "total_first": F.seconds(total["first_s"]), "total_last": F.seconds(total["last_s"]),
+        "total_change": _signed_pct(total["change_pct"]),
+        "total_slope": (_signed_pct(total["slope_pct_per_run"], 2) + "/run"
+                        if total["slope_pct_per_run"] is not None else F.NA),
+        "tool_version": __version__,
+        "created": created_at(),
+    }
+    return {
+        "header": header,
+        "runs": runs,
+        "rows": [_row(s, n, charted) for s in t.kernels],
+        "drifting": [_row(s, n, charted) for s in t.drifting],
+        "top": [{"id": charted[s.key], "row": _row(s, n, charted), "series": s} for s in top_series],
+        "top_count": len(top_series),
+        "odd_runs": odd,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Markdown
+
+
+def render_markdown(t: Trend) -> str:
+    """A summary for a CI log or pull-request comment: the total, then the drifting kernels."""
+    from .render.markdown import md_escape as _escape
+
+    def md_escape(text: str) -> str:  # and "&", so that "&lt;" in a name stays text
+        return _escape(text.replace("&", "&amp;"))
+
+    view = build_trend_view(t)
+    h = view["header"]
+    lines = [
+        f"### Roofline trend: {h['run_count']} runs, {md_escape(h['first_label'])} → {md_escape(h['last_label'])}",
+        "",
+        f"**Total GPU time:** {h['total_first']} → {h['total_last']} ({h['total_change']}, fit {h['total_slope']})",
+        "",
+        "| Run | Date | Total GPU time |",
+        "|---|---|---:|",
+    ]
+    for r in view["runs"]:
+        lines.append(f"| {md_escape(r['label'])} | {md_escape(r['date'])} | {r['gpu_time']} |")
+    lines.append("")
+    rows = view["drifting"]
+    if rows:
+        lines += [f"⚠️ **{len(rows)} kernel{'s' if len(rows) != 1 else ''} drifting**: duration {h['drift_rule']}.",
+                  "",
+                  "| Kernel | Runs | First | Last | Change | Slope | Bound by |",
+                  "|---|---:|---:|---:|---:|---:|---|"]
+        for r in rows:
+            bound = r["bound_first"] + (f" → {r['bound_last']}" if r["bound_changed"] else "")
+            lines.append(f"| {md_escape(r['short_name'])} | {r['present']} | {r['first']} | {r['last']} | "
+                         f"**{r['change']}** | {r['slope']} | {bound} |")
+    else:
+        lines.append(f"✅ No kernel drifting: none whose duration {h['drift_rule']}.")
+    lines += ["", f"_ncu-roofline {h['tool_version']} · {h['kernel_count']} kernels followed, "
+                  f"{md_escape(h['matching'])} · run dates from the {md_escape(h['date_sources'])}"
+                  + (f" · {md_escape(h['jitter_rule'])}" if h["jitter_rule"] else "") + "_"]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# Charts (matplotlib, inline SVG)
+
+_DRIFT_COLOUR = "#b3261e"
+_LINE_COLOUR = "#0072B2"
+_REF_COLOUR = "#8a8f99"
+_METADATA_RE = re.compile(r"<metadata>.*?</metadata>\s*", re.DOTALL)
+# matplotlib names every group (`figure_1`, `axes_1`, `line2d_3`): nothing refers to those ids, and
+# they would repeat across the charts of one page. Clip paths and markers keep their salted ids.
+_GROUP_ID_RE = re.compile(r'<g id="[^"]*"')
+# A flat series fills at most 1/10 of the axis height per % of noise: the y axis spans at least
+# this fraction of the median, so ±0.5 % jitter looks flat and a 9 % climb looks like a climb.
+_MIN_SPAN = 0.10
+
+
+def _time_unit(values: Iterable[float]) -> tuple[float, str]:
+    peak = max(values, default=0.0)
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if peak >= scale:
+            return scale, unit
+    return 1e-9, "ns"
+
+
+def _y_limits(values: Sequence[float]) -> tuple[float, float]:
+    lo, hi = min(values), max(values)
+    ordered = sorted(values)
+    median = ordered[len(ordered) // 2]
+    span = max(hi - lo, abs(median) * _MIN_SPAN, 1e-30)
+    mid = (lo + hi) / 2
+    bottom = max(0.0, mid - span * 0.65)
+    top = bottom + span * 1.3 if bottom == 0.0 else mid + span * 0.65
+    return bottom, top
+
+
+def _x_axis(ax: Any, labels: Sequence[str]) -> None:
+    n = len(labels)
+    step = max(1, math.ceil(n / 14))
+    ticks = list(range((n - 1) % step, n, step))  # always the latest run; the first when it fits
+    ax.set_xticks(ticks)
+    longest = max((len(labels[i]) for i in ticks), default=0)
+    rotate = len(ticks) * max(longest, 4) > 70
+    ax.set_xticklabels([labels[i] for i in ticks], rotation=30 if rotate else 0, ha="right" if rotate else "center")
+    ax.set_xlim(-0.4, n - 0.6)
+
+
+def _svg_text(fig: Any, salt: str, label: str) -> str:
+    from xml.sax.saxutils import quoteattr
+
+    from .charts import _clean as clean_xml
+
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
+    svg = buffer.getvalue()
+    svg = _METADATA_RE.sub("", svg[svg.index("<svg"):], count=1)
+    svg = _GROUP_ID_RE.sub("<g", svg)
+    return svg.replace("<svg ", f"<svg role=\"img\" aria-label={quoteattr(clean_xml(label))} ", 1)
+
+
+def _figure(width_in: float, height_in: float, rows: int = 1) -> tuple[Any, list[Any]]:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width_in, height_in), layout="constrained")
+    FigureCanvasAgg(fig)
+    if rows == 1:
+        return fig, [fig.add_subplot(1, 1, 1)]
+    axes = fig.subplots(rows, 1, sharex=True, gridspec_kw={"height_ratios": [3, 2]})
+    return fig, list(axes)
+
+
+@contextmanager
+def _chart_context(salt: str) -> Iterator[None]:
+    """matplotlib's defaults plus the package's chart settings, with this chart's own hash salt.
+
+    A salt per chart keeps the SVG ids (clip paths, markers) of the charts of one page apart.
+    """
+    import matplotlib
+    import matplotlib.style
+
+    from .charts import _RC
+
+    with matplotlib.style.context("default"), matplotlib.rc_context({**_RC, "svg.hashsalt": salt,
+                                                                      "svg.fonttype": "none"}):
+        yield
+
+
+def kernel_chart_svg(s: Series, labels: Sequence[str], salt: str) -> str:
+    """Duration over runs and, beneath, the utilisation of the bounding roof, as one SVG."""
+    from matplotlib.lines import Line2D
+
+    from .charts import PALETTE
+    from .charts import _clean as clean_xml
+    from .views import format as F
+
+    xs = list(range(len(labels)))
+    durations = s.durations
+    known = [d for d in durations if d is not None]
+    scale, unit = _time_unit(known)
+    colour = _DRIFT_COLOUR if s.drift else _LINE_COLOUR
+    with _chart_context(salt):
+        fig, (top, bottom) = _figure(6.4, 4.0, rows=2)
+        try:
+            ys = [d / scale if d is not None else math.nan for d in durations]
+            top.plot(xs, ys, color=colour, marker="o", markersize=4, linewidth=1.6)
+            first = s.first_s
+            if first is not None:
+                top.axhline(first / scale, color=_REF_COLOUR, linewidth=0.8, linestyle=(0, (4, 3)), zorder=0)
+            if known:
+                top.set_ylim(*_y_limits([d / scale for d in known]))
+            top.set_ylabel(f"duration ({unit})")
+            top.grid(True, axis="y", color="#e3e6eb", linewidth=0.6)
+            flag = "  DRIFT" if s.drift else ""
+            slope = (f", fit {_signed_pct(s.slope_pct_per_run, 2)}/run"
+                     if s.slope_pct_per_run is not None else "")
+            top.set_title(clean_xml(F.short_name(s.name, 64)) + "\n"
+                          + f"{F.seconds(s.first_s)} → {F.seconds(s.last_s)} ({_signed_pct(s.change_pct)}{slope}){flag}",
+                          fontsize=9, loc="left", color=_DRIFT_COLOUR if s.drift else "#1d2330")
+            utils = [u * 100 if u is not None else math.nan for u in s.values("utilization")]
+            bounds = s.values("bound_by")
+            bottom.plot(xs, utils, color="#9aa1ad", linewidth=1.0, zorder=1)
+            roofs_seen: list[str | None] = []
+            for x, u, b in zip(xs, utils, bounds):
+                if math.isnan(u):
+                    continue
+                bottom.scatter([x], [u], color=PALETTE.get(b, PALETTE["other"]), s=22, zorder=2)
+                if b not in roofs_seen:
+                    roofs_seen.append(b)
+            top_u = max([u for u in utils if not math.isnan(u)] + [100.0])
+            bottom.set_ylim(0, top_u * 1.08)
+            bottom.set_ylabel("bound roof (%)")
+            bottom.grid(True, axis="y", color="#e3e6eb", linewidth=0.6)
+            if roofs_seen:
+                handles = [Line2D([], [], linestyle="none", marker="o", markersize=5,
+                                  color=PALETTE.get(b, PALETTE["other"]), label=_roof_label(b)) for b in roofs_seen]
+                bottom.legend(handles=handles, loc="lower left", ncol=len(handles), frameon=False,
+                              fontsize=7.5, handletextpad=0.2, columnspacing=0.8, borderaxespad=0.2)
+            _x_axis(bottom, labels)
+            return _svg_text(fig, salt, f"Duration and utilisation of its bounding roof over runs: {s.name}")
+        finally:
+            fig.clear()
+            del fig
+
+
+def total_chart_svg(labels: Sequence[str], totals: Sequence[float | None], salt: str,
+                    odd: Sequence[int] = ()) -> str:
+    """Total GPU time per run, as one SVG; the runs listed in `odd` are drawn hollow."""
+    xs = list(range(len(labels)))
+    known = [t for t in totals if t is not None]
+    scale, unit = _time_unit(known)
+    with _chart_context(salt):
+        fig, (ax,) = _figure(9.0, 3.0)
+        try:
+            ys = [t / scale if t is not None else math.nan for t in totals]
+            ax.plot(xs, ys, color="#1d2330", marker="o", markersize=4.5, linewidth=1.8)
+            hollow = [i for i in odd if not math.isnan(ys[i])]
+            if hollow:
+                ax.plot(hollow, [ys[i] for i in hollow], linestyle="none", marker="o", markersize=7,
+                        markerfacecolor="#ffffff", markeredgecolor="#b3261e", markeredgewidth=1.4)
+            if known:
+                ax.axhline(known[0] / scale, color=_REF_COLOUR, linewidth=0.8, linestyle=(0, (4, 3)), zorder=0)
+                ax.set_ylim(*_y_limits([t / scale for t in known]))
+            ax.set_ylabel(f"total GPU time ({unit})")
+            title = "Total GPU time per run (dashed: the first run"
+            title += "; hollow: a different number of kernels)" if hollow else ")"
+            ax.set_title(title, fontsize=9.5, loc="left")
+            ax.grid(True, axis="y", color="#e3e6eb", linewidth=0.6)
+            _x_axis(ax, labels)
+            return _svg_text(fig, salt, "Total GPU time per run")
+        finally:
+            fig.clear()
+            del fig
+
+
+# --------------------------------------------------------------------------------------------
+# HTML
+
+TREND_CSS = """
+.t-slower { color: #b3261e; font-weight: 600; } .t-faster { color: #0b7a2a; font-weight: 600; }
+.t-same, .t-unknown { color: var(--muted); }
+.drift { display: inline-block; background: #b3261e; color: #fff; border-radius: 10px; padding: 1px 8px;
+         font-size: 12px; font-weight: 700; }
+.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 14px; }
+figure.trend-chart { border: 1px solid var(--line); border-radius: 6px; padding: 6px; background: #fff; }
+figure.trend-chart.drifting { border-color: #e0a39d; box-shadow: inset 4px 0 0 #b3261e; }
+figure.trend-chart svg, figure.total-chart svg { width: 100%; height: auto; display: block; }
+figure.total-chart svg { max-width: 980px; }
+figure.trend-chart figcaption { font-size: 12px; color: var(--muted); overflow-wrap: anywhere; }
+tr.drift-row td:first-child { border-left: 4px solid #b3261e; }
+td.name { min-width: 15em; max-width: 36em; overflow-wrap: anywhere; }
+th.num { text-align: right; }
+.arrow { color: var(--muted); padding: 0 2px; }
+.big { font-size: 20px; font-weight: 600; }
+.small { font-size: 12px; }
+"""
+
+
+def render_html(t: Trend, top: int = TOP_CHARTS) -> str:
+    """The whole trend page: self-contained (inline CSS and SVG, no script, nothing fetched)."""
+    from .render.html import _asset, _markup, _palette_css, environment
+
+    view = build_trend_view(t, top)
+    labels = [r.label for r in t.runs]
+    charts = []
+    for n, item in enumerate(view["top"]):
+        charts.append({"id": item["id"], "row": item["row"],
+                       "svg": _markup(kernel_chart_svg(item["series"], labels, f"ncu-roofline-trend-{n}"))})
+    total_svg = _markup(total_chart_svg(labels, t.totals, "ncu-roofline-trend-total", view["odd_runs"]))
+    return environment().get_template("trend.html.j2").render(
+        header=view["header"], runs=view["runs"], rows=view["rows"], drifting=view["drifting"],
+        charts=charts, total_svg=total_svg,
+        css=_markup(_palette_css() + _asset("report.css") + TREND_CSS),
+    )
+
+
+RENDERERS = {"json": lambda t: t.to_json(), "csv": render_csv, "md": render_markdown, "html": render_html}
+
+
+def render(t: Trend, fmt: str) -> str:
+    """The trend in one of `json`, `csv`, `md`, `html`."""
+    try:
+        renderer = RENDERERS[fmt]
+    except KeyError:
+        raise RooflineError(f"unknown trend format {fmt!r}") from None
+    return renderer(t)
+
+
+__all__ = ["DEFAULT_DRIFT_PCT", "SCHEMA", "Series", "Trend", "TrendRun", "TrendUsageError", "build_trend",
+           "date_from_name", "discover_runs", "follow_kernels", "least_squares_slope", "load_runs", "render",
+           "render_csv", "render_html", "render_markdown", "run_date", "trend"]
