@@ -613,6 +613,9 @@ def _row(s: Series, n_runs: int, charted: dict[str, str]) -> dict[str, Any]:
         "bound_changed": first_bound != last_bound,
         "drift": s.drift,
         "chart_id": charted.get(s.key),
+        # raw values for sorting the table in the browser
+        "sort": {"present": s.runs_present, "first": s.first_s, "last": s.last_s, "change": change,
+                 "slope": s.slope_pct_per_run},
     }
 
 
@@ -932,6 +935,7 @@ def render_html(t: Trend, top: int = TOP_CHARTS) -> str:
         header=view["header"], runs=view["runs"], rows=view["rows"], drifting=view["drifting"],
         charts=charts, total_svg=total_svg,
         css=_markup(_palette_css() + _asset("report.css") + TREND_CSS),
+        js=_markup(_asset("report.js")),
     )
 
 
