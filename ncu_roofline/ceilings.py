@@ -210,27 +210,27 @@ def _memory_ceilings(m: KernelModel, res: Resolver, out: list[Ceiling]) -> None:
              "coalesce: let consecutive threads access consecutive, aligned addresses; use 8- or 16-byte "
              "vector accesses where each thread needs several elements")
     wavefronts = inst = 0.0
-    evidence: dict[str, float] = {}
+    shared_evidence: dict[str, float] = {}
     for op in ("ld", "st"):
         w = res.count(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum")
         i = res.count(f"smsp__sass_inst_executed_op_shared_{op}.sum")
         if w is None or i is None:
             continue
-        evidence[f"shared_{op}_wavefronts"] = w[0]
-        evidence[f"shared_{op}_inst"] = i[0]
+        shared_evidence[f"shared_{op}_wavefronts"] = w[0]
+        shared_evidence[f"shared_{op}_inst"] = i[0]
         c = res.count(f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum")
         if c is not None:
-            evidence[f"shared_{op}_bank_conflicts"] = c[0]
+            shared_evidence[f"shared_{op}_bank_conflicts"] = c[0]
         if i[0] > 0:
-            evidence[f"shared_{op}_ways"] = w[0] / i[0]
+            shared_evidence[f"shared_{op}_ways"] = w[0] / i[0]
         wavefronts += w[0]
         inst += i[0]
     if inst > 0 and wavefronts > 0:
         ways = wavefronts / inst
-        evidence["ways"] = ways
-        per_op = ", ".join(f"{'loads' if op == 'ld' else 'stores'} {evidence[f'shared_{op}_ways']:.1f}-way"
-                           for op in ("ld", "st") if f"shared_{op}_ways" in evidence)
-        _add(out, m, "bank_conflicts", "l1", 1.0 / ways, evidence,
+        shared_evidence["ways"] = ways
+        per_op = ", ".join(f"{'loads' if op == 'ld' else 'stores'} {shared_evidence[f'shared_{op}_ways']:.1f}-way"
+                           for op in ("ld", "st") if f"shared_{op}_ways" in shared_evidence)
+        _add(out, m, "bank_conflicts", "l1", 1.0 / ways, shared_evidence,
              f"shared-memory instructions take {ways:.1f} wavefronts each on average ({per_op}; 1 is "
              "conflict-free for 4-byte accesses)",
              "remove shared-memory bank conflicts: pad the tile by one element per row (e.g. [32][33]) or "

@@ -238,11 +238,11 @@ def build_kernel_model(raw: RawKernel, *, threshold: float = DEFAULT_THRESHOLD,
                 model.intensity[lv] = total / b.value
     elif "flop_incomplete" not in flags:
         flags.append("no_flop_counts")
-    roof = model.compute_roof()
+    compute_roof = model.compute_roof()
     for lv in R.LEVELS:
         i, bw = model.intensity[lv], peaks.get(lv)
-        if i is not None and bw is not None and roof is not None:
-            model.attainable_flop_per_s[lv] = min(roof, i * bw.value)
+        if i is not None and bw is not None and compute_roof is not None:
+            model.attainable_flop_per_s[lv] = min(compute_roof, i * bw.value)
 
     for r, u in util.items():
         if u > ABOVE_ROOF_TOLERANCE:

@@ -24,7 +24,7 @@ def _cell(value: object) -> object:
 
 def render_csv(analysis: Analysis, redact: bool = False) -> str:
     """The kernels as CSV text (no pandas needed)."""
-    rows = []
+    rows: list[dict[str, object]] = []
     for report in analysis.reports:
         path = os.path.basename(report.path) if redact else report.path
         rows.extend(kernel_row(path, k.to_dict(redact)) for k in report.kernels)

@@ -51,6 +51,9 @@ def _asset(name: str) -> str:
 def _chart_svg(chart: dict[str, Any], id_prefix: str, small: bool = False) -> str:
     from ..charts import ChartSpec, Point, Roof, render_roofline_svg
 
+    extra: dict[str, Any] = {"width_in": 6.0, "height_in": 3.9} if small else {}
+    if "walls" in chart:
+        extra |= INSTRUCTION_AXES | {"walls": [tuple(w) for w in chart["walls"]]}
     spec = ChartSpec(
         title=chart["title"],
         roofs=[Roof(r["name"], r["kind"], r["value"], r["label"]) for r in chart["roofs"]],
@@ -58,8 +61,7 @@ def _chart_svg(chart: dict[str, Any], id_prefix: str, small: bool = False) -> st
                 for p in chart["points"]],
         ceilings=[Roof(c["name"], c["kind"], c["value"], c["label"]) for c in chart.get("ceilings", [])],
         id_prefix=id_prefix,
-        **(INSTRUCTION_AXES | {"walls": [tuple(w) for w in chart["walls"]]} if "walls" in chart else {}),
-        **({"width_in": 6.0, "height_in": 3.9} if small else {}),
+        **extra,
     )
     return render_roofline_svg(spec)
 

@@ -201,7 +201,7 @@ def _points(kid: str, k: KernelModel, label: str) -> list[dict[str, Any]]:
         return []
     return [{"kernel_id": kid, "level": lv, "intensity": k.intensity[lv], "flop_per_s": flops,
              "bound_by": k.bound_by, "label": label}
-            for lv in R.LEVELS if k.intensity.get(lv) is not None and k.intensity[lv] > 0]
+            for lv in R.LEVELS if (k.intensity.get(lv) or 0.0) > 0]
 
 
 def _off_chart_note(k: KernelModel) -> str | None:
@@ -374,8 +374,8 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
     inputs = [os.path.basename(r.path) if redact else r.path for r in analysis.reports]
     definitions = []
     for lv in R.LEVELS:
-        used = sorted({k.q.bytes[lv].definition or "counts" for _, _, k in kernels_all
-                       if k.q.bytes.get(lv) is not None})
+        used = sorted({b.definition or "counts" for _, _, k in kernels_all
+                       if (b := k.q.bytes.get(lv)) is not None})
         shares = any(lv in k.q.level_throughput_share for _, _, k in kernels_all)
         text = f"{lv.upper()}: " + (", ".join(used) if used else "no byte counts in the report")
         if shares:
@@ -401,8 +401,8 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
     }
     bound_mix: dict[str, int] = {}
     for v in kernels:
-        key = v["bound_by"] or "none"
-        bound_mix[key] = bound_mix.get(key, 0) + 1
+        roof_key = v["bound_by"] or "none"
+        bound_mix[roof_key] = bound_mix.get(roof_key, 0) + 1
     charted = sorted((v for v in kernels if v["chart"]["points"]), key=lambda v: -(v["duration_s"] or 0.0))
     chart_ids = {v["id"] for v in charted[:MAX_KERNEL_CHARTS]}
     for v in kernels:
