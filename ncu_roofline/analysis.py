@@ -93,8 +93,11 @@ class Analysis:
                        for e in self.errors],
         }
 
-    def to_json(self, redact: bool = False, indent: int | None = 1) -> str:
-        """The `ncu-roofline/1` JSON document (deterministic: sorted keys, no NaN)."""
+    def to_json(self, redact: bool = False, indent: int | None = None) -> str:
+        """The `ncu-roofline/1` JSON document (deterministic: sorted keys, no NaN).
+
+        Compact by default (json's C encoder only serves `indent=None`); pass `indent=2` to read it.
+        """
         return json.dumps(_clean(self.to_dict(redact)), indent=indent, sort_keys=True,
                           allow_nan=False, ensure_ascii=False) + "\n"
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 import mmap
 import re
 import struct
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 from .record import Metric, RawKernel, RawReport
@@ -75,7 +77,42 @@ def _metric(action, name: str) -> Metric | None:
     return Metric(m.as_double(), unit)
 
 
-def _triple(metrics: dict[str, Metric], prefix: str) -> tuple[int, int, int] | None:
+class ActionMetrics(Mapping[str, Metric]):
+    """The metrics of one profiled kernel, read from the report only when first asked for.
+
+    A full-set report holds about 2,000 metrics per kernel and the analysis needs a few hundred;
+    reading each on demand (and once) is what keeps the JSON path close to the cost of loading
+    the report. Holds the report context so the native objects stay valid.
+    """
+
+    def __init__(self, ctx: Any, action: Any) -> None:
+        self._ctx = ctx
+        self._action = action
+        self._names = tuple(action.metric_names())
+        self._known = frozenset(self._names)
+        self._cache: dict[str, Metric | None] = {}
+
+    def __getitem__(self, name: str) -> Metric:
+        if name not in self._known:
+            raise KeyError(name)
+        if name not in self._cache:
+            self._cache[name] = _metric(self._action, name)
+        found = self._cache[name]
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._known
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+def _triple(metrics: Mapping[str, Metric], prefix: str) -> tuple[int, int, int] | None:
     out = []
     for axis in "xyz":
         m = metrics.get(f"{prefix}_{axis}")
@@ -101,12 +138,12 @@ def _nvtx(action) -> list[str]:
     return ranges
 
 
-def _string(metrics: dict[str, Metric], name: str) -> str | None:
+def _string(metrics: Mapping[str, Metric], name: str) -> str | None:
     m = metrics.get(name)
     return str(m.value) if m is not None and not m.is_number else None
 
 
-def _int(metrics: dict[str, Metric], name: str) -> int | None:
+def _int(metrics: Mapping[str, Metric], name: str) -> int | None:
     m = metrics.get(name)
     if m is None or not m.is_number or m.is_nan:
         return None
@@ -117,8 +154,8 @@ def kernel_from_metrics(
     index: int,
     name: str,
     demangled: str,
-    metrics: dict[str, Metric],
-    **identity,
+    metrics: Mapping[str, Metric],
+    **identity: Any,
 ) -> RawKernel:
     """Build a RawKernel, taking launch and device identity from the standard metrics."""
     major = _int(metrics, "device__attribute_compute_capability_major")
@@ -164,11 +201,7 @@ def read_ncu_rep(path: Path) -> RawReport:
         rng = ctx.range_by_idx(r)
         for j in range(rng.num_actions()):
             action = rng.action_by_idx(j)
-            metrics: dict[str, Metric] = {}
-            for name in action.metric_names():
-                m = _metric(action, name)
-                if m is not None:
-                    metrics[name] = m
+            metrics = ActionMetrics(ctx, action)
             kernels.append(
                 kernel_from_metrics(
                     len(kernels),

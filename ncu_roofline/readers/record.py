@@ -7,6 +7,7 @@ makes `.ncu-rep`/CSV parity and hand-built tests straightforward.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 
@@ -33,7 +34,7 @@ class RawKernel:
     index: int
     name: str
     demangled_name: str
-    metrics: dict[str, Metric]
+    metrics: Mapping[str, Metric]  # a dict, or a mapping that reads the report on demand
     mangled_name: str = ""
     range_index: int = 0
     grid_size: tuple[int, int, int] | None = None
