@@ -215,3 +215,22 @@ def test_csv_export_gives_the_same_analysis(corpus, tmp_path, name) -> None:
         for key in ("demangled_name", "nvtx_ranges"):  # a CSV carries one name and no NVTX state
             r.pop(key), e.pop(key)
         same(r, e, r["name"])
+
+
+def test_every_usable_kernel_has_duration_dram_and_bound_by(whole_corpus) -> None:
+    dram_metrics = ("dram__bytes.sum", "dram__bytes_read.sum", "dram__bytes_op_read.sum",
+                    "dram__sectors_read.sum", "dram__read_bytes")
+    for report, k in whole_corpus.models:
+        if not k.usable:
+            assert k.to_dict()["duration_s"] is None and k.q.unusable_reason
+            continue
+        assert k.q.duration_s is not None and k.q.duration_s.value > 0, (report.path, k.raw.name)
+        holds_dram = any(name in k.raw.metrics or f"{name}.per_second" in k.raw.metrics
+                         for name in dram_metrics)
+        has_write = any(w in k.raw.metrics or f"{w}.per_second" in k.raw.metrics for w in
+                        ("dram__bytes_write.sum", "dram__bytes_op_write.sum", "dram__sectors_write.sum",
+                         "dram__write_bytes", "dram__bytes.sum"))
+        if holds_dram and has_write:
+            assert k.q.bytes["dram"] is not None, (report.path, k.raw.name)
+        if k.utilization and max(k.utilization.values()) > 0:
+            assert k.bound_by is not None and k.regime in ("roof", "latency"), (report.path, k.raw.name)
