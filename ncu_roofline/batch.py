@@ -25,12 +25,9 @@ as a crash in native code would. They are read by the calling process when the w
 
 from __future__ import annotations
 
-import csv
 import glob
 import hashlib
-import io
 import json
-import math
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -51,6 +48,7 @@ from .errors import InputError, OutputError, RooflineError
 from .frame_rows import kernel_row
 from .model import DEFAULT_THRESHOLD
 from .output import write_atomic
+from .render.csv import rows_to_csv
 
 SCHEMA = "ncu-roofline-batch/1"
 SUFFIXES = (".ncu-rep", ".nsight-cuprof-report", ".csv")
@@ -615,24 +613,9 @@ def run_batch(specs: Iterable[str], outdir: str | Path, *, options: dict[str, An
 # Outputs
 
 
-def _csv_cell(value: object) -> object:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return ""
-    if isinstance(value, float):
-        return repr(value)
-    return value
-
-
 def kernels_csv(rows: list[dict[str, Any]]) -> str:
     """The tidy kernel table as CSV text (empty when there is no kernel)."""
-    if not rows:
-        return ""
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: _csv_cell(v) for k, v in row.items()})
-    return buf.getvalue()
+    return rows_to_csv(rows)
 
 
 def write_parquet(rows: list[dict[str, Any]], target: Path) -> bool:

@@ -31,7 +31,6 @@ matplotlib. No file is written and nothing is printed here; the CLI does that.
 
 from __future__ import annotations
 
-import csv
 import datetime as _dt
 import io
 import json
@@ -563,27 +562,20 @@ def _roof_css(roof: str | None) -> str:
 CSV_COLUMNS = ("run", "date", "report", "kernel", "duration_s", "bound_by", "utilization", "regime", "key")
 
 
-def _csv_cell(value: Any) -> Any:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return ""
-    if isinstance(value, float):
-        return repr(value)
-    return value
-
-
 def render_csv(t: Trend) -> str:
     """Tidy rows: one per kernel per run it ran in, runs oldest first, kernels in launch order."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    from .render.csv import rows_to_csv
+
+    rows: list[dict[str, Any]] = []
     for r, run in enumerate(t.runs):
         present = sorted(((s.points[r], s) for s in t.kernels if s.points[r] is not None),
                          key=lambda ps: ps[0]["position"])  # type: ignore[index]
         for p, s in present:
             assert p is not None
-            writer.writerow([_csv_cell(v) for v in (run.label, run.date_text, p["report"], s.name, p["duration_s"],
-                                                    p["bound_by"], p["utilization"], p["regime"], s.key)])
-    return buf.getvalue()
+            values = (run.label, run.date_text, p["report"], s.name, p["duration_s"], p["bound_by"],
+                      p["utilization"], p["regime"], s.key)
+            rows.append(dict(zip(CSV_COLUMNS, values)))
+    return rows_to_csv(rows, list(CSV_COLUMNS))
 
 
 # --------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import csv
 import io
 import math
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..frame_rows import kernel_row
 
@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from ..analysis import Analysis
 
 
-def _cell(value: object) -> object:
+def csv_cell(value: object) -> object:
+    """A value as a CSV cell: absent or non-finite is empty (never 0), floats keep every digit."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return ""
     if isinstance(value, float):
@@ -22,17 +23,22 @@ def _cell(value: object) -> object:
     return value
 
 
+def rows_to_csv(rows: list[dict[str, Any]], columns: list[str] | None = None) -> str:
+    """Rows (dicts) as CSV text with a header; empty text when there is no row and no columns."""
+    if not rows and not columns:
+        return ""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=columns or list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: csv_cell(v) for k, v in row.items()})
+    return out.getvalue()
+
+
 def render_csv(analysis: Analysis, redact: bool = False) -> str:
     """The kernels as CSV text (no pandas needed)."""
-    rows: list[dict[str, object]] = []
+    rows: list[dict[str, Any]] = []
     for report in analysis.reports:
         path = os.path.basename(report.path) if redact else report.path
         rows.extend(kernel_row(path, k.to_dict(redact)) for k in report.kernels)
-    out = io.StringIO()
-    if not rows:
-        return ""
-    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: _cell(v) for k, v in row.items()})
-    return out.getvalue()
+    return rows_to_csv(rows)

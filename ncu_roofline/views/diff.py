@@ -9,7 +9,6 @@ or `$GITHUB_STEP_SUMMARY`.
 
 from __future__ import annotations
 
-import statistics
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
