@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import math
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -13,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from . import __version__
 from . import recipes as R
 from .errors import InputError
+from .jsondoc import dumps
 from .model import DEFAULT_THRESHOLD, KernelModel, build_kernel_model
 from .peaks_file import UserPeaks, load_peaks
 from .readers import read_report
@@ -98,19 +97,7 @@ class Analysis:
 
         Compact by default (json's C encoder only serves `indent=None`); pass `indent=2` to read it.
         """
-        return json.dumps(_clean(self.to_dict(redact)), indent=indent, sort_keys=True,
-                          allow_nan=False, ensure_ascii=False) + "\n"
-
-
-def _clean(obj: Any) -> Any:
-    """Non-finite floats become null: JSON has no NaN, and a missing value is never 0."""
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    return obj
+        return dumps(self.to_dict(redact), indent)
 
 
 def analyze_report(path: str | Path, *, threshold: float = DEFAULT_THRESHOLD,

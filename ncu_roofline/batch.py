@@ -46,6 +46,7 @@ from . import __version__
 from . import recipes as R
 from .errors import InputError, OutputError, RooflineError
 from .frame_rows import kernel_row
+from .jsondoc import dumps
 from .model import DEFAULT_THRESHOLD
 from .output import write_atomic
 from .render.csv import rows_to_csv
@@ -663,7 +664,7 @@ def manifest_json(entries: list[dict[str, Any]], settings: dict[str, Any]) -> st
         "settings": settings,
         "reports": entries,
     }
-    return json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    return dumps(doc, indent=1)
 
 
 def write_outputs(out: Path, entries: list[dict[str, Any]], rows: list[dict[str, Any]],

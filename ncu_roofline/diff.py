@@ -32,6 +32,7 @@ from typing import Any
 from . import __version__
 from . import recipes as R
 from .errors import InputError
+from .jsondoc import dumps
 
 SCHEMA = "ncu-roofline-diff/1"
 REPORT_SCHEMA = "ncu-roofline/1"
@@ -490,8 +491,7 @@ class Diff:
 
     def to_json(self, indent: int | None = 1) -> str:
         """The `ncu-roofline-diff/1` document: sorted keys, no NaN, nothing time-dependent."""
-        return json.dumps(_clean(self.to_dict()), indent=indent, sort_keys=True, allow_nan=False,
-                          ensure_ascii=False) + "\n"
+        return dumps(self.to_dict(), indent)
 
 
 def _public(change: dict[str, Any]) -> dict[str, Any]:
@@ -499,16 +499,6 @@ def _public(change: dict[str, Any]) -> dict[str, Any]:
     hidden = {"_position", "peaks", "work_flop", "tensor_ops_by_datapath"}
     return {**change, "base": {k: v for k, v in change["base"].items() if k not in hidden},
             "head": {k: v for k, v in change["head"].items() if k not in hidden}}
-
-
-def _clean(obj: Any) -> Any:
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    return obj
 
 
 def diff_runs(base: Run, head: Run, *, fail_on_regression: float | None = None,

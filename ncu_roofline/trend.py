@@ -51,7 +51,6 @@ from .diff import (
     MANIFEST,
     Run,
     RunKernel,
-    _clean,
     display_name,
     kernel_side,
     load_run,
@@ -60,6 +59,7 @@ from .diff import (
     relative_pct,
 )
 from .errors import InputError, RooflineError
+from .jsondoc import dumps
 
 SCHEMA = "ncu-roofline-trend/1"
 DEFAULT_DRIFT_PCT = 5.0
@@ -501,8 +501,7 @@ class Trend:
 
     def to_json(self, indent: int | None = 1) -> str:
         """The `ncu-roofline-trend/1` document: sorted keys, no NaN, nothing time-dependent."""
-        return json.dumps(_clean(self.to_dict()), indent=indent, sort_keys=True, allow_nan=False,
-                          ensure_ascii=False) + "\n"
+        return dumps(self.to_dict(), indent)
 
 
 def build_trend(runs: Sequence[TrendRun], *, drift_pct: float = DEFAULT_DRIFT_PCT,

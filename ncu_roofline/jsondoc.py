@@ -1,0 +1,23 @@
+"""Deterministic JSON for every document the tool writes: sorted keys, no NaN, null for absent."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+
+def json_safe(obj: Any) -> Any:
+    """Non-finite floats become null (JSON has no NaN, and a missing value is never 0)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {str(k): json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
+def dumps(doc: Any, indent: int | None = None) -> str:
+    """The document as text with a final newline (compact unless `indent` is given)."""
+    return json.dumps(json_safe(doc), indent=indent, sort_keys=True, allow_nan=False, ensure_ascii=False) + "\n"
