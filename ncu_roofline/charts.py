@@ -71,7 +71,7 @@ _OTHER_LEVEL_MARKER = "D"
 
 # Everything that shapes the output bytes. Applied on top of matplotlib's defaults so the
 # caller's rcParams (styles, notebooks) never change a chart.
-_RC: dict[RcKeyType, Any] = {
+SVG_RC: dict[RcKeyType, Any] = {
     "svg.hashsalt": "ncu-roofline",
     "svg.fonttype": "none",  # text stays text: smaller, selectable, searchable
     "text.parse_math": False,  # a "$" in a kernel or report name is a dollar, not mathtext
@@ -289,11 +289,11 @@ def _format_flop_tick(value: float, _pos: float | None = None) -> str:
 
 @contextmanager
 def _chart_style() -> Iterator[None]:
-    with matplotlib.style.context("default"), matplotlib.rc_context(_RC):
+    with matplotlib.style.context("default"), matplotlib.rc_context(SVG_RC):
         yield
 
 
-def _clean(text: str) -> str:
+def xml_text(text: str) -> str:
     """Drop characters XML 1.0 cannot hold (control characters, lone surrogates)."""
     return _INVALID_XML_CHARS.sub("", text)
 
@@ -396,7 +396,7 @@ def _annotation_lines(spec: ChartSpec) -> list[str]:
     width_chars = int((spec.width_in - 0.2) / (_CHAR_WIDTH_EM * _ANNOTATION_FONT_PT / 72))
     lines: list[str] = []
     for note in spec.annotations:
-        lines.extend(textwrap.wrap(_clean(note), width_chars) or [""])
+        lines.extend(textwrap.wrap(xml_text(note), width_chars) or [""])
     return lines
 
 
@@ -426,7 +426,7 @@ def _draw(spec: ChartSpec) -> tuple[Figure, _Hooks]:
     )
     hooks = _Hooks(spec.id_prefix)
 
-    title = _clean(spec.title)
+    title = xml_text(spec.title)
     max_title_chars = int((spec.width_in - _MARGIN_LEFT_IN) / (_CHAR_WIDTH_EM * 10.5 / 72))
     if len(title) > max_title_chars:
         title = title[: max_title_chars - 1] + "\u2026"
@@ -478,18 +478,18 @@ def _draw_roofs(ax: Axes, plot: _Plot, hooks: _Hooks) -> None:
 
     for roof in plot.bandwidths:
         x_end = top.value / roof.value if top else x_high
-        gid = hooks.add(_roof_attrs(roof), _clean(roof.label), f"roof-{roof.name}")
+        gid = hooks.add(_roof_attrs(roof), xml_text(roof.label), f"roof-{roof.name}")
         ax.plot([x_low, x_end], [roof.value * x_low, roof.value * x_end], color=_colour(roof.name),
                 linewidth=1.6, solid_capstyle="butt", zorder=2.5, gid=gid)
     for roof in plot.computes:
         x_start = roof.value / fastest.value if fastest else x_low
-        gid = hooks.add(_roof_attrs(roof), _clean(roof.label), f"roof-{roof.name}")
+        gid = hooks.add(_roof_attrs(roof), xml_text(roof.label), f"roof-{roof.name}")
         ax.plot([x_start, x_high], [roof.value, roof.value], color=_colour(roof.name),
                 linewidth=1.6, solid_capstyle="butt", zorder=2.5, gid=gid)
     if top is not None:
         for roof in plot.bandwidths:
             ridge = top.value / roof.value
-            title = _clean(f"Ridge point, {roof.label} \u00d7 {top.label}: {ridge:.3g} FLOP/byte")
+            title = xml_text(f"Ridge point, {roof.label} \u00d7 {top.label}: {ridge:.3g} FLOP/byte")
             gid = hooks.add({"class": "ridge", "data-roof": roof.name}, title, f"ridge-{roof.name}")
             ax.plot([ridge], [top.value], linestyle="none", marker="o", markersize=4,
                     markerfacecolor="white", markeredgecolor="#333333", markeredgewidth=0.9,
@@ -507,19 +507,19 @@ def _draw_ceilings(ax: Axes, plot: _Plot, hooks: _Hooks, ceilings: Sequence[Roof
     for n, c in enumerate(sorted(computes, key=lambda r: -r.value)):
         x_start = c.value / fastest if fastest else x_low
         gid = hooks.add({"class": "ceiling", "data-roof": _roof_family(c.name) or c.name,
-                         "data-kind": c.kind}, _clean(c.label), f"ceiling-{n}-{c.name}")
+                         "data-kind": c.kind}, xml_text(c.label), f"ceiling-{n}-{c.name}")
         ax.plot([x_start, x_high], [c.value, c.value], color=_colour(c.name), linewidth=1.1,
                 linestyle=(0, (4, 3)), zorder=2.4, gid=gid)
-        ax.text(x_high / 1.15 / 6.0 ** n, c.value / 1.08, _clean(c.label), ha="right", va="top",
+        ax.text(x_high / 1.15 / 6.0 ** n, c.value / 1.08, xml_text(c.label), ha="right", va="top",
                 fontsize=_ROOF_FONT_PT - 0.5, color=_colour(c.name), zorder=3)
     for n, c in enumerate(sorted(bandwidths, key=lambda r: -r.value)):
         x_end = top / c.value if top else x_high
         gid = hooks.add({"class": "ceiling", "data-roof": _roof_family(c.name) or c.name,
-                         "data-kind": c.kind}, _clean(c.label), f"ceiling-bw-{n}-{c.name}")
+                         "data-kind": c.kind}, xml_text(c.label), f"ceiling-bw-{n}-{c.name}")
         ax.plot([x_low, x_end], [c.value * x_low, c.value * x_end], color=_colour(c.name), linewidth=1.1,
                 linestyle=(0, (4, 3)), zorder=2.4, gid=gid)
         x_label = max(x_low * 1.5, min(x_end, x_high) / 30 / 4.0 ** n)
-        ax.text(x_label, c.value * x_label * 1.1, _clean(c.label), ha="left", va="bottom",
+        ax.text(x_label, c.value * x_label * 1.1, xml_text(c.label), ha="left", va="bottom",
                 fontsize=_ROOF_FONT_PT - 0.5, color=_colour(c.name), zorder=3)
 
 
@@ -529,7 +529,7 @@ def _draw_walls(ax: Axes, plot: _Plot, walls: Sequence[tuple[float, str]]) -> No
         if not (_finite_positive(x) and plot.x_range[0] < x < plot.x_range[1]):
             continue
         ax.axvline(x, color="#777777", linewidth=0.9, linestyle=(0, (2, 2)), zorder=2.2)
-        ax.text(x * 1.08, plot.y_range[0] * 3, _clean(label), rotation=90, ha="left", va="bottom",
+        ax.text(x * 1.08, plot.y_range[0] * 3, xml_text(label), rotation=90, ha="left", va="bottom",
                 fontsize=_ROOF_FONT_PT - 0.5, color="#555555", zorder=3)
 
 
@@ -584,7 +584,7 @@ def _label_bandwidth_roofs(ax: Axes, plot: _Plot) -> None:
             centre = (along(log_b, start) + along(log_b, end)) / 2
         placed.append((centre, across, length))
         x = 10.0 ** log_x_at(log_b, centre)
-        ax.text(x, roof.value * x, _clean(roof.label), rotation=math.degrees(angle),
+        ax.text(x, roof.value * x, xml_text(roof.label), rotation=math.degrees(angle),
                 rotation_mode="anchor", ha="center", va="center", fontsize=_ROOF_FONT_PT,
                 color="#1A1A1A", zorder=2.6, clip_on=True,
                 bbox={"boxstyle": "square,pad=0.15", "facecolor": "white", "edgecolor": "none"})
@@ -609,14 +609,14 @@ def _label_compute_roofs(ax: Axes, plot: _Plot) -> None:
         else:
             bottom = max(logs[index] + pad, previous_top)
         previous_top = bottom + text_height
-        ax.annotate(_clean(roof.label), xy=(plot.x_range[1], 10.0 ** bottom), xytext=(-4, 0),
+        ax.annotate(xml_text(roof.label), xy=(plot.x_range[1], 10.0 ** bottom), xytext=(-4, 0),
                     textcoords="offset points", ha="right", va="bottom", fontsize=_ROOF_FONT_PT,
                     color="#1A1A1A", zorder=2.6, annotation_clip=False)
 
 
 def _point_title(point: Point, plot: _Plot) -> str:
     level = LEVEL_NAMES.get(point.level, point.level)
-    return _clean(f"{point.label}\n{level}: {point.intensity:.4g} {plot.x_unit}, "
+    return xml_text(f"{point.label}\n{level}: {point.intensity:.4g} {plot.x_unit}, "
                   f"{_si(point.flop_per_s, plot.y_unit, 4)}\n"
                   f"bound by: {point.bound_by if point.bound_by is not None else 'none'}")
 
@@ -651,7 +651,7 @@ def _draw_arrows(ax: Axes, plot: _Plot, hooks: _Hooks, arrows: Sequence[tuple[Po
         dy = math.log10(end.flop_per_s / start.flop_per_s) * per_y
         if math.hypot(dx, dy) < 0.12:
             continue
-        title = _clean(f"{end.label}: {start.intensity:.4g} \u2192 {end.intensity:.4g} FLOP/byte, "
+        title = xml_text(f"{end.label}: {start.intensity:.4g} \u2192 {end.intensity:.4g} FLOP/byte, "
                        f"{_si(start.flop_per_s, 'FLOP/s', 4)} \u2192 {_si(end.flop_per_s, 'FLOP/s', 4)}")
         gid = hooks.add({"class": "arrow", "data-kernel": end.kernel_id}, title)
         annotation = ax.annotate("", xy=(end.intensity, end.flop_per_s),
@@ -670,7 +670,7 @@ def _draw_legends(ax: Axes, points: list[Point]) -> None:
     level_handles = [
         Line2D([], [], linestyle="none", marker=LEVEL_MARKERS.get(lv, _OTHER_LEVEL_MARKER),
                markersize=6, markerfacecolor="#555555", markeredgecolor="white",
-               markeredgewidth=0.5, label=_clean(LEVEL_NAMES.get(lv, lv)))
+               markeredgewidth=0.5, label=xml_text(LEVEL_NAMES.get(lv, lv)))
         for lv in levels
     ]
     families = {_roof_family(p.bound_by) for p in points}
@@ -707,7 +707,7 @@ def _decorate_svg(svg: str, hooks: _Hooks) -> str:
         if hook is None:
             return "<g/>" if self_closing else "<g>"
         seen.add(match.group(1))
-        attrs = "".join(f" {key}={quoteattr(_clean(value))}" for key, value in hook.attrs.items())
+        attrs = "".join(f" {key}={quoteattr(xml_text(value))}" for key, value in hook.attrs.items())
         title = f"<title>{escape(hook.title)}</title>" if hook.title is not None else ""
         return f"<g{attrs}>{title}</g>" if self_closing else f"<g{attrs}>{title}"
 

@@ -763,7 +763,7 @@ def _x_axis(ax: Any, labels: Sequence[str]) -> None:
 def _svg_text(fig: Any, salt: str, label: str) -> str:
     from xml.sax.saxutils import quoteattr
 
-    from .charts import _clean as clean_xml
+    from .charts import xml_text as clean_xml
 
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
@@ -794,9 +794,9 @@ def _chart_context(salt: str) -> Iterator[None]:
     import matplotlib
     import matplotlib.style
 
-    from .charts import _RC
+    from .charts import SVG_RC
 
-    with matplotlib.style.context("default"), matplotlib.rc_context({**_RC, "svg.hashsalt": salt,
+    with matplotlib.style.context("default"), matplotlib.rc_context({**SVG_RC, "svg.hashsalt": salt,
                                                                       "svg.fonttype": "none"}):
         yield
 
@@ -806,7 +806,7 @@ def kernel_chart_svg(s: Series, labels: Sequence[str], salt: str) -> str:
     from matplotlib.lines import Line2D
 
     from .charts import PALETTE
-    from .charts import _clean as clean_xml
+    from .charts import xml_text as clean_xml
     from .views import format as F
 
     xs = list(range(len(labels)))
