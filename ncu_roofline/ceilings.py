@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import recipes as R
-from .quantities import Resolver
+from .quantities import Missing, Resolver
 
 if TYPE_CHECKING:
     from .model import KernelModel
@@ -63,6 +63,31 @@ class CeilingAnalysis:
     ceilings: list[Ceiling] = field(default_factory=list)
     diagnosis: list[Finding] = field(default_factory=list)
     reuse: dict[str, float] = field(default_factory=dict)
+    missing: list[Missing] = field(default_factory=list)
+
+
+def _stored(m: KernelModel, name: str) -> bool:
+    """The report holds the metric in some form (raw, per cycle, per second, or as a % of 32 B)."""
+    forms = (name, f"{name}.per_cycle_elapsed", f"{name}.per_second",
+             name.replace(".ratio", ".pct") if name.endswith(".ratio") else name)
+    return any(f in m.raw.metrics for f in forms)
+
+
+def _missing_ceilings(m: KernelModel, ceilings: list[Ceiling]) -> list[Missing]:
+    """Ceilings the report cannot give, with the metrics it lacks and the ncu options to collect them."""
+    made = {c.kind for c in ceilings}
+    fp_work = any(m.q.flop.get(p) is not None and m.q.flop[p].value > 0 for p in MIX)  # type: ignore[union-attr]
+    out = []
+    for kind, names in R.CEILING_METRICS.items():
+        if kind in made or kind == "instruction_roofline" or (kind in ("issue_share", "lane_efficiency") and not fp_work):
+            continue
+        lacking = [n for n in names if not _stored(m, n)]
+        if kind == "issue_share":
+            lacking = [n for n in lacking if n == "smsp__inst_executed.sum"]  # the peak has a stated fallback
+        if lacking:
+            out.append(Missing(f"ceilings.{kind}", f"no {kind.replace('_', ' ')} ceiling: the report lacks "
+                               + ", ".join(lacking), "--metrics " + ",".join(names)))
+    return out
 
 
 def _roof_value(m: KernelModel, roof: str) -> float | None:
@@ -303,4 +328,4 @@ def analyse_ceilings(m: KernelModel) -> CeilingAnalysis:
     _compute_ceilings(m, res, ceilings)
     _memory_ceilings(m, res, ceilings)
     reuse = _reuse(m, res)
-    return CeilingAnalysis(ceilings, _diagnose(m, ceilings, reuse), reuse)
+    return CeilingAnalysis(ceilings, _diagnose(m, ceilings, reuse), reuse, _missing_ceilings(m, ceilings))

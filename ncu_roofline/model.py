@@ -260,6 +260,7 @@ def build_kernel_model(raw: RawKernel, *, threshold: float = DEFAULT_THRESHOLD,
         flags.append("no_roofs")
     found = analyse_ceilings(model)
     model.ceilings, model.diagnosis, model.reuse = found.ceilings, found.diagnosis, found.reuse
+    model.missing.extend(found.missing)
     model.instruction_roofline = instruction_roofline(model)
     return model
 

@@ -211,6 +211,23 @@ NCU_SECTIONS = (
     "LaunchStats",
     "Occupancy",
 )
+# Metrics behind each ceiling (ceilings.py) and the Instruction Roofline: what to collect when absent.
+CEILING_METRICS: dict[str, tuple[str, ...]] = {
+    "issue_share": ("smsp__inst_executed.sum", "sm__inst_executed.sum.peak_sustained"),
+    "lane_efficiency": ("smsp__thread_inst_executed_pred_on_per_inst_executed.ratio",
+                        "smsp__thread_inst_executed_per_inst_executed.ratio"),
+    "sector_use": ("smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio",
+                   "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio"),
+    "coalescing": ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+                   "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
+    "bank_conflicts": ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+                       "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+                       "smsp__sass_inst_executed_op_shared_ld.sum", "smsp__sass_inst_executed_op_shared_st.sum",
+                       "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+                       "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"),
+    "instruction_roofline": ("smsp__sass_inst_executed_op_global_ld.sum", "smsp__sass_inst_executed_op_global_st.sum"),
+}
+
 NCU_METRICS = (
     "gpu__time_duration.sum",
     "dram__bytes_read.sum", "dram__bytes_write.sum", "dram__bytes.sum.peak_sustained",
@@ -224,6 +241,8 @@ NCU_METRICS = (
     "sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained",
     "smsp__inst_executed_pipe_tensor.sum", "sm__inst_executed_pipe_tensor.sum.peak_sustained",
     "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+    *dict.fromkeys(m for names in CEILING_METRICS.values() for m in names),
+    "l1tex__t_sector_hit_rate.pct", "lts__t_sector_hit_rate.pct",
 )
 COLLECT_SECTIONS = "--section " + " --section ".join(
     ("SpeedOfLight", "SpeedOfLight_HierarchicalDoubleRooflineChart",

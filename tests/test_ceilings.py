@@ -199,3 +199,15 @@ def test_instruction_roofline_on_smem_transpose() -> None:
     assert plain["shared"]["inst_per_transaction"] < 0.15 < 0.9 < padded["shared"]["inst_per_transaction"]
     assert copy["issue_peak_warp_inst_per_s"] == pytest.approx(
         4 * 128 * kernels["copyGmem"].raw.number("gpc__cycles_elapsed.avg.per_second"))
+
+
+def test_missing_ceiling_metrics_are_named_with_how_to_collect_them() -> None:
+    model = build_kernel_model(make_kernel(base_metrics()))  # FP work, no instruction or memory metrics
+    missing = {m.quantity: m for m in model.missing}
+    for kind in ("issue_share", "lane_efficiency", "sector_use", "coalescing", "bank_conflicts"):
+        assert f"ceilings.{kind}" in missing
+    assert "smsp__inst_executed.sum" in missing["ceilings.issue_share"].reason
+    assert missing["ceilings.sector_use"].collect_with.startswith(
+        "--metrics smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio")
+    full = build_kernel_model(make_kernel(instruction_metrics() | memory_metrics()))
+    assert not [m for m in full.missing if m.quantity.startswith("ceilings.")]

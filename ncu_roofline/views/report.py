@@ -91,6 +91,8 @@ def _findings(k: KernelModel) -> list[dict[str, Any]]:
 def quantity_label(key: str) -> str:
     """`work_flop.fp16` -> `FP16 work`, `traffic_bytes.l1` -> `L1 bytes`, `peaks.l2` -> `L2 roof`."""
     group, _, what = key.partition(".")
+    if group == "ceilings":
+        return f"{CEILING_LABELS.get(what, what).capitalize()} ceiling"
     name = what.upper() if what != "tensor" else "Tensor"
     return {"work_flop": f"{name} work", "traffic_bytes": f"{name} bytes", "peaks": f"{name} roof",
             "duration": "Duration"}.get(group, key)
