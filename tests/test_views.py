@@ -80,10 +80,10 @@ def test_source_date_epoch(monkeypatch) -> None:
 def test_markdown_summary_is_plain_and_escaped() -> None:
     text = render_markdown(analysis_of(make_kernel(base_metrics(), name=HOSTILE)))
     assert text.startswith("### Roofline summary")
-    assert "| Kernel | Duration | Share | Bound by | Utilisation | Regime |" in text
+    assert "| Kernel | Duration | Share | Bound by | Utilisation | Regime | Top finding |" in text
     assert "<b>" not in text and "</script>" not in text
     row = next(line for line in text.splitlines() if line.startswith("| ") and "DRAM" in line)
-    assert row.count(" | ") == 5  # the pipe in the name did not add a column
+    assert row.count(" | ") == 6  # the pipe in the name did not add a column
     assert md_escape("a|b<c>") == "a\\|b&lt;c&gt;"
 
 

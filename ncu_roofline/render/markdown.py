@@ -26,8 +26,10 @@ def md_escape(text: str) -> str:
 
 def _row(k: dict[str, Any]) -> str:
     bound = k["bound_by"].upper() if k["bound_by"] else "n/a"
+    top = k["top_finding"]
+    finding = f"{top['label']} {top['factor_text']}".strip() if top else "–"
     return (f"| {md_escape(k['short_name'])} | {k['duration']} | {k['share_text']} | {bound} | "
-            f"{k['bound_utilization_text']} | {k['regime'] or 'n/a'} |")
+            f"{k['bound_utilization_text']} | {k['regime'] or 'n/a'} | {md_escape(finding)} |")
 
 
 def render_markdown(analysis: Analysis, redact: bool = False) -> str:
@@ -46,8 +48,8 @@ def render_markdown(analysis: Analysis, redact: bool = False) -> str:
     if ranked:
         lines += [f"Top {len(ranked)} kernels by time (regime `roof` = at least {h['threshold_text']} of the "
                   "bounding roof; `latency` = below every roof):", "",
-                  "| Kernel | Duration | Share | Bound by | Utilisation | Regime |",
-                  "|---|---:|---:|---|---:|---|"]
+                  "| Kernel | Duration | Share | Bound by | Utilisation | Regime | Top finding |",
+                  "|---|---:|---:|---|---:|---|---|"]
         lines += [_row(k) for k in ranked]
         lines.append("")
     mix = ", ".join(f"{(r if r != 'none' else 'no roof')}: {n}" for r, n in view["bound_mix"].items())
