@@ -88,9 +88,23 @@ def _has_report_suffix(name: str) -> bool:
     return name.lower().endswith(SUFFIXES)
 
 
+def _is_batch_output(folder: str, files: list[str]) -> bool:
+    """A folder this command wrote (its kernels.csv is not a report: never read it back)."""
+    if MANIFEST not in files:
+        return False
+    try:
+        with open(os.path.join(folder, MANIFEST), encoding="utf-8") as fh:
+            return json.load(fh).get("schema") == SCHEMA
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def _walk(folder: str) -> list[str]:
     found: list[str] = []
     for root, dirs, files in os.walk(folder):
+        if _is_batch_output(root, files):
+            dirs.clear()
+            continue
         dirs.sort()
         found.extend(os.path.join(root, f) for f in sorted(files) if _has_report_suffix(f))
     return found

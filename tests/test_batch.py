@@ -259,3 +259,19 @@ def test_usage_errors_exit_2(tmp_path) -> None:
     assert run(str(report)).exit_code == 2  # -o is required
     result = run(str(report), "-o", str(tmp_path / "o"), "--peaks", str(tmp_path / "nope.json"))
     assert result.exit_code == 2 and "no such peaks file" in result.stderr
+
+
+def test_a_batch_output_inside_an_input_folder_is_not_read_back(tmp_path) -> None:
+    """`batch runs/ -o runs/out` twice: the second walk must not take out/kernels.csv for a report."""
+    if not corpus_files():
+        pytest.skip(f"shared report corpus not found at {CORPUS}")
+    import shutil
+
+    from ncu_roofline.batch import collect_inputs, run_batch
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    shutil.copy(CORPUS / "cudacode__naive.ncu-rep", runs / "a.ncu-rep")
+    run_batch([str(runs)], runs / "out", options={}, jobs=1)
+    paths, _ = collect_inputs([str(runs)])
+    assert [Path(p).name for p in paths] == ["a.ncu-rep"]
