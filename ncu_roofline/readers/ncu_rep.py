@@ -7,9 +7,12 @@ so the file is checked here before and after loading, and every problem becomes 
 
 from __future__ import annotations
 
+import contextlib
 import mmap
+import os
 import re
 import struct
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -170,6 +173,23 @@ def kernel_from_metrics(
     return RawKernel(index=index, name=name, demangled_name=demangled, metrics=metrics, **identity)
 
 
+@contextlib.contextmanager
+def _native_stderr_silenced(active: bool) -> Iterator[None]:
+    """Send file descriptor 2 to /dev/null while native code runs (when `active`)."""
+    if not active:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def read_ncu_rep(path: Path) -> RawReport:
     """Read every kernel of every range of a report; raise InputError for anything unusable."""
     try:
@@ -193,26 +213,29 @@ def read_ncu_rep(path: Path) -> RawReport:
             "install it with `pip install ncu-report` (it reads reports on any CPU)",
         ) from exc
 
-    ctx = ncu_report.load_report(str(path))
-    kernels: list[RawKernel] = []
-    demangled_base = ncu_report.IAction.NameBase_DEMANGLED
-    mangled_base = ncu_report.IAction.NameBase_MANGLED
-    for r in range(ctx.num_ranges()):
-        rng = ctx.range_by_idx(r)
-        for j in range(rng.num_actions()):
-            action = rng.action_by_idx(j)
-            metrics = ActionMetrics(ctx, action)
-            kernels.append(
-                kernel_from_metrics(
-                    len(kernels),
-                    action.name(),
-                    action.name(demangled_base),
-                    metrics,
-                    mangled_name=action.name(mangled_base),
-                    range_index=r,
-                    nvtx_ranges=_nvtx(action),
+    # A damaged file makes the native reader log parse errors on standard error; the reason is
+    # reported here in one line instead, so its noise is silenced for those files only.
+    with _native_stderr_silenced(bool(truncated)):
+        ctx = ncu_report.load_report(str(path))
+        kernels: list[RawKernel] = []
+        demangled_base = ncu_report.IAction.NameBase_DEMANGLED
+        mangled_base = ncu_report.IAction.NameBase_MANGLED
+        for r in range(ctx.num_ranges()):
+            rng = ctx.range_by_idx(r)
+            for j in range(rng.num_actions()):
+                action = rng.action_by_idx(j)
+                metrics = ActionMetrics(ctx, action)
+                kernels.append(
+                    kernel_from_metrics(
+                        len(kernels),
+                        action.name(),
+                        action.name(demangled_base),
+                        metrics,
+                        mangled_name=action.name(mangled_base),
+                        range_index=r,
+                        nvtx_ranges=_nvtx(action),
+                    )
                 )
-            )
 
     if truncated:
         hint = (f"only the first {len(kernels)} kernel(s) could be read; a partial report is not analysed"
