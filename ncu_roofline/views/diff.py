@@ -162,6 +162,7 @@ def _change_row(n: int, c: dict[str, Any], regressed: set[int]) -> dict[str, Any
         "speedup_text": times(d["speedup"]),
         "trend": trend(d["delta_pct"]),
         "regressed": n in regressed,
+        "sort": {"base": d["base_s"], "head": d["head_s"], "delta": d["delta_pct"], "speedup": d["speedup"]},
         "bound_base": b["bound_by"],
         "bound_head": h["bound_by"],
         "bound_base_text": roof_name(b["bound_by"]),
@@ -370,7 +371,7 @@ th.num { text-align: right; }
 
 
 def render_diff_html(diff: Diff) -> str:
-    """The whole diff page (self-contained: inline CSS and SVG, no script, nothing fetched)."""
+    """The whole diff page (self-contained: inline CSS, SVG and the report's sorting script)."""
     from ..render.html import _asset, _markup, _palette_css, environment
 
     view = build_diff_view(diff)
@@ -378,6 +379,7 @@ def render_diff_html(diff: Diff) -> str:
     return environment().get_template("diff.html.j2").render(
         **{**view, "charts": charts},
         css=_markup(_palette_css() + _asset("report.css") + DIFF_CSS),
+        js=_markup(_asset("report.js")),
     )
 
 
