@@ -223,7 +223,9 @@ def build_kernel_model(raw: RawKernel, *, threshold: float = DEFAULT_THRESHOLD,
 
     # Dominant precision: the one with the most FLOP; intensity uses all FLOP together.
     known = {p: v.value for p, v in q.flop.items() if v is not None}
-    total = sum(known.values()) if known else None
+    # Without any CUDA-core count the total is unknown, even when the tensor pipe was idle:
+    # a memory-only kernel and a report that lacks the counts must not look the same.
+    total = sum(known.values()) if any(p in known for p in R.PRECISIONS) else None
     if "tensor_pipe_utilization_only" in flags:
         # The tensor pipe did work that no counter turns into FLOP: a total would undercount.
         total = None

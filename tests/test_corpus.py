@@ -178,6 +178,10 @@ def test_basic_set_uses_the_reports_throughput_shares(corpus) -> None:
     assert "utilization_from_throughput:dram" in k.flags
     assert k.provenance["utilization.dram"].startswith("gpu__dram_throughput")
     assert k.bound_by in ("dram", "l2") and k.regime in ("roof", "latency")
+    # no CUDA-core counts: the FLOP total is unknown (an idle tensor pipe does not make it 0)
+    sort_kernel = report.kernels[2]
+    assert sort_kernel.q.flop["tensor"] is not None and sort_kernel.q.flop["tensor"].value == 0
+    assert sort_kernel.achieved_flop_per_s is None and "no_flop_counts" in sort_kernel.flags
 
 
 PARITY_REPORTS = ("gpu-workshop__MW_Baseline.ncu-rep", "cudaprogramming__smemTranspose.ncu-rep",

@@ -270,7 +270,8 @@ def _kernel_view(report_no: int, report: ReportResult, k: KernelModel, total_s: 
         "duration_s": dur,
         "duration": F.seconds(dur),
         "share": (dur / total_s) if dur is not None and total_s else None,
-        "share_text": F.pct(dur / total_s, 1) if dur is not None and total_s else F.NA,
+        "share_text": (("<0.1 %" if 0 < dur / total_s < 0.0005 else F.pct(dur / total_s, 1))
+                       if dur is not None and total_s else F.NA),
         "achieved_flop_per_s": k.achieved_flop_per_s,
         "achieved": F.si(k.achieved_flop_per_s, "FLOP/s"),
         "intensity": {lv: k.intensity.get(lv) for lv in R.LEVELS},
