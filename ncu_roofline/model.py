@@ -46,11 +46,7 @@ class KernelModel:
     diagnosis: list[Any] = field(default_factory=list)  # ceilings.Finding
     reuse: dict[str, float] = field(default_factory=dict)
     instruction_roofline: dict[str, Any] | None = None
-
-    @property
-    def total_flop(self) -> float | None:
-        values = [v.value for v in self.q.flop.values() if v is not None]
-        return sum(values) if values else None
+    total_flop: float | None = None  # all FLOP, when known (see build_kernel_model)
 
     @property
     def usable(self) -> bool:
@@ -135,7 +131,7 @@ def _definition(value: Value | None) -> str | None:
 
 
 def _tensor_roof(m: KernelModel) -> float | None:
-    """One tensor roof: the peak of the busiest datapath (by its share of the time bound)."""
+    """One tensor roof: the fastest of the datapaths the kernel used (of all, when none is known)."""
     if not m.tensor_peaks:
         return None
     if m.q.tensor_paths:
@@ -230,7 +226,8 @@ def build_kernel_model(raw: RawKernel, *, threshold: float = DEFAULT_THRESHOLD,
         # The tensor pipe did work that no counter turns into FLOP: a total would undercount.
         total = None
         flags.append("flop_incomplete")
-    if known and total and total > 0:
+    model.total_flop = total
+    if total:
         model.dominant_precision = max(known, key=lambda p: known[p])
     if total is not None:
         model.achieved_flop_per_s = total / duration
@@ -254,12 +251,12 @@ def build_kernel_model(raw: RawKernel, *, threshold: float = DEFAULT_THRESHOLD,
                and not (r == "dram" and raw.compute_capability in R.NO_DRAM_CC)]
     if finite and lacking:
         flags.append("partial_roofs:" + ",".join(lacking))
-    if finite and max(finite.values()) > 0:
+    if not finite:
+        flags.append("no_roofs")
+    elif max(finite.values()) > 0:  # every roof at 0 bounds nothing
         model.bound_by = max(finite, key=lambda r: (finite[r], -R.ROOFS.index(r)))
         # A hair of tolerance: 0.6 computed as 0.59999999 is still "at least" 0.6.
         model.regime = "roof" if finite[model.bound_by] >= threshold * (1 - 1e-9) else "latency"
-    else:
-        flags.append("no_roofs")
     found = analyse_ceilings(model)
     model.ceilings, model.diagnosis, model.reuse = found.ceilings, found.diagnosis, found.reuse
     model.missing.extend(found.missing)

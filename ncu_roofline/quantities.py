@@ -7,7 +7,6 @@ guesses: a quantity the report does not hold is absent, never 0.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 
@@ -231,12 +230,19 @@ def _missing(quantity: str, what: str, options, nan_seen: set[str]) -> Missing:
     return Missing(quantity, reason, R.COLLECT_WITH.get(quantity, "--set full"))
 
 
-def _peak_for(res: Resolver, options: tuple[R.PeakRecipe, ...], definition: str) -> Value | None:
-    """The first peak whose byte definition matches the bytes we measured."""
-    for option in options:
-        if definition and option.definition and option.definition != definition:
-            continue
-        # Pair each byte recipe with the peak of the same metric, when both exist.
+def _peak_base(option: R.PeakRecipe) -> str:
+    """The count a peak recipe is the peak of: `lts__t_bytes.sum.peak_sustained` -> `lts__t_bytes.sum`."""
+    return option.terms[0].metric.removesuffix(".peak_sustained")
+
+
+def _peak_for(res: Resolver, options: tuple[R.PeakRecipe, ...], measured: Value | None,
+              definition: str) -> Value | None:
+    """The roof for the bytes measured: the peak of the same metric first, else one of the same
+    definition (chart or tags), so that bytes and bandwidth always describe the same traffic."""
+    allowed = [o for o in options if not (definition and o.definition and o.definition != definition)]
+    if measured is not None:
+        allowed.sort(key=lambda o: _peak_base(o) not in measured.recipe)  # stable: table order otherwise
+    for option in allowed:
         got = res.peak(option)
         if got is not None:
             return got
@@ -318,7 +324,7 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART) -> K
         options = _ordered(R.BYTES[level], prefer_definition)
         traffic[level] = res.first(options)
         definition = traffic[level].definition if traffic[level] is not None else prefer_definition
-        peaks[level] = _peak_for(res, R.PEAKS[level], definition)
+        peaks[level] = _peak_for(res, R.PEAKS[level], traffic[level], definition)
         if level == "dram" and no_dram:
             note = (f"compute capability {kernel.compute_capability} is an integrated part with no "
                     "DRAM counters: there is no DRAM roof")
@@ -332,7 +338,7 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART) -> K
             missing.append(_missing(f"peaks.{level}", f"no {level.upper()} bandwidth peak", R.PEAKS[level],
                                     res.nan_seen))
     for precision in R.PRECISIONS:
-        peaks[precision] = _peak_for(res, R.PEAKS[precision], "")
+        peaks[precision] = _peak_for(res, R.PEAKS[precision], None, "")
         if peaks[precision] is None:
             missing.append(_missing(f"peaks.{precision}", f"no {precision.upper()} peak",
                                     R.PEAKS[precision], res.nan_seen))
@@ -352,6 +358,3 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART) -> K
     return KernelQuantities(res.duration, flop, tensor_paths, traffic, peaks, tensor_peaks, pipe, missing,
                             level_throughput_share=shares)
 
-
-def is_finite(x: float | None) -> bool:
-    return x is not None and math.isfinite(x)

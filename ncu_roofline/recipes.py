@@ -244,12 +244,6 @@ NCU_METRICS = (
     *dict.fromkeys(m for names in CEILING_METRICS.values() for m in names),
     "l1tex__t_sector_hit_rate.pct", "lts__t_sector_hit_rate.pct",
 )
-COLLECT_SECTIONS = "--section " + " --section ".join(
-    ("SpeedOfLight", "SpeedOfLight_HierarchicalDoubleRooflineChart",
-     "SpeedOfLight_HierarchicalSingleRooflineChart", "SpeedOfLight_HierarchicalHalfRooflineChart",
-     "SpeedOfLight_HierarchicalTensorRooflineChart")
-)
-
 COLLECT_WITH: dict[str, str] = {
     "duration": "--metrics gpu__time_duration.sum",
     "work_flop.fp64": "--metrics " + ",".join(_op(o) for o in ("dadd", "dmul", "dfma"))

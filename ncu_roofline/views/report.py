@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import statistics
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
@@ -16,7 +17,7 @@ from .. import recipes as R
 from . import format as F
 
 if TYPE_CHECKING:
-    from ..analysis import Analysis, ReportResult
+    from ..analysis import Analysis
     from ..model import KernelModel
 
 ROOF_LABELS = {
@@ -247,11 +248,12 @@ def _numbers(k: KernelModel) -> list[dict[str, str]]:
     return rows
 
 
-def _kernel_view(report_no: int, report: ReportResult, k: KernelModel, total_s: float | None,
+def _kernel_view(report_no: int, k: KernelModel, d: dict[str, Any], total_s: float | None,
                  top_ids: set[str]) -> dict[str, Any]:
+    """One kernel's row and section; `d` is its JSON-contract dict."""
     kid = _kernel_id(report_no, k)
-    d = k.to_dict()
     dur = d["duration_s"]
+    findings = _findings(k)
     bound_u = k.utilization.get(k.bound_by) if k.bound_by else None
     own_roofs = device_roofs([d])
     levels = [lv for lv in R.LEVELS if k.intensity.get(lv) is not None]
@@ -291,8 +293,8 @@ def _kernel_view(report_no: int, report: ReportResult, k: KernelModel, total_s: 
         "numbers": _numbers(k),
         "missing": [dict(m, label=quantity_label(m["quantity"])) for m in d["missing"]],
         "off_chart": _off_chart_note(k),
-        "findings": _findings(k),
-        "top_finding": (_findings(k)[0] if k.diagnosis else None),
+        "findings": findings,
+        "top_finding": findings[0] if findings else None,
         "ceilings": [dict(c.to_dict(), label=CEILING_LABELS.get(c.kind, c.kind)) for c in k.ceilings],
         "reuse": dict(k.reuse),
         "chart": {
@@ -340,53 +342,48 @@ def _instruction_chart(device: str, items: list[tuple[dict[str, Any], KernelMode
 
 def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any]:
     """Everything the HTML page and the Markdown summary show."""
-    kernels_all = [(n, r, k) for n, r in enumerate(analysis.reports) for k in r.kernels]
-    durations = [k.q.duration_s.value for _, _, k in kernels_all if k.q.duration_s is not None]
+    kernels_all = [(n, k, k.to_dict()) for n, r in enumerate(analysis.reports) for k in r.kernels]
+    durations = [k.q.duration_s.value for _, k, _ in kernels_all if k.q.duration_s is not None]
     total_s = sum(durations) if durations else None
-    ranked = sorted((k for k in kernels_all if k[2].q.duration_s is not None),
-                    key=lambda t: -t[2].q.duration_s.value)  # type: ignore[union-attr]
-    top_ids = {_kernel_id(n, k) for n, _, k in ranked[:TOP_N]}
-    kernels = [_kernel_view(n, r, k, total_s, top_ids) for n, r, k in kernels_all]
+    ranked = sorted((t for t in kernels_all if t[2]["duration_s"] is not None), key=lambda t: -t[2]["duration_s"])
+    longest = [_kernel_id(n, k) for n, k, _ in ranked[:TOP_N]]
+    # With few kernels, marking the "top" ones says nothing.
+    top_ids = set(longest) if len(kernels_all) > 2 * TOP_N else set()
+    kernels = [_kernel_view(n, k, d, total_s, top_ids) for n, k, d in kernels_all]
+    view_by_id = {v["id"]: v for v in kernels}
 
-    devices: dict[str, dict[str, Any]] = {}
-    for _, _, k in kernels_all:
-        name = k.raw.device or "unknown device"
-        entry = devices.setdefault(name, {"name": name, "compute_capability": k.raw.compute_capability,
-                                          "sm_count": k.raw.sm_count, "models": []})
-        entry["models"].append(k)
+    by_device: dict[str, list[tuple[dict[str, Any], KernelModel, dict[str, Any]]]] = {}
+    for view, (_, k, d) in zip(kernels, kernels_all):
+        by_device.setdefault(k.raw.device or "unknown device", []).append((view, k, d))
+    devices = [{"name": device, "compute_capability": items[0][1].raw.compute_capability,
+                "sm_count": items[0][1].raw.sm_count} for device, items in by_device.items()]
     charts = []
     instruction_charts: list[dict[str, Any]] = []
-    for name, entry in devices.items():
-        models = entry.pop("models")
-        ids = {id(k) for k in models}
-        points = [p for v, (_, _, k) in zip(kernels, kernels_all) if id(k) in ids
-                  for p in v["chart"]["points"]]
-        grouped: dict[tuple[str, str], int] = {}
-        for v, (_, _, k) in zip(kernels, kernels_all):
-            if id(k) in ids and v["off_chart"]:
-                key = (v["short_name"], v["off_chart"])
-                grouped[key] = grouped.get(key, 0) + 1
-        off = [f"{name}{f' (×{n})' if n > 1 else ''}: {why}" for (name, why), n in grouped.items()]
-        charts.append({"device": name, "title": f"{name}: hierarchical roofline",
-                       "roofs": device_roofs([k.to_dict() for k in models]), "points": points, "off_chart": off})
-        instruction = _instruction_chart(name, [(v, k) for v, (_, _, k) in zip(kernels, kernels_all)
-                                                if id(k) in ids])
+    for device, items in by_device.items():
+        off_chart = Counter((v["short_name"], v["off_chart"]) for v, _, _ in items if v["off_chart"])
+        charts.append({
+            "device": device, "title": f"{device}: hierarchical roofline",
+            "roofs": device_roofs([d for _, _, d in items]),
+            "points": [p for v, _, _ in items for p in v["chart"]["points"]],
+            "off_chart": [f"{kernel}{f' (×{n})' if n > 1 else ''}: {why}" for (kernel, why), n in off_chart.items()],
+        })
+        instruction = _instruction_chart(device, [(v, k) for v, k, _ in items])
         if instruction:
             instruction_charts.append(instruction)
 
     inputs = [os.path.basename(r.path) if redact else r.path for r in analysis.reports]
     definitions = []
     for lv in R.LEVELS:
-        used = sorted({b.definition or "counts" for _, _, k in kernels_all
+        used = sorted({b.definition or "counts" for _, k, _ in kernels_all
                        if (b := k.q.bytes.get(lv)) is not None})
-        shares = any(lv in k.q.level_throughput_share for _, _, k in kernels_all)
+        shares = any(lv in k.q.level_throughput_share for _, k, _ in kernels_all)
         text = f"{lv.upper()}: " + (", ".join(used) if used else "no byte counts in the report")
         if shares:
             text += " (utilisation from Nsight Compute's throughput %)"
         definitions.append(text)
     header = {
         "title": "Roofline: " + ", ".join(os.path.basename(r.path) for r in analysis.reports),
-        "devices": list(devices.values()),
+        "devices": devices,
         "ncu_versions": sorted({r.ncu_version or "not recorded in the file" for r in analysis.reports}),
         "kernel_count": len(kernels),
         "unusable_count": sum(1 for v in kernels if not v["usable"]),
@@ -410,8 +407,6 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
     chart_ids = {v["id"] for v in charted[:MAX_KERNEL_CHARTS]}
     for v in kernels:
         v["has_chart"] = v["id"] in chart_ids
-        if len(kernels) <= 2 * TOP_N:
-            v["top"] = False  # with few kernels, marking the "top" ones says nothing
     levels_present = [lv for lv in R.LEVELS if any(v["intensity"][lv] is not None for v in kernels)]
     return {
         "header": header,
@@ -421,8 +416,7 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
         "charts": charts,
         "instruction_charts": instruction_charts,
         "kernels": kernels,
-        "top": [v for v in sorted((v for v in kernels if v["duration_s"] is not None),
-                                  key=lambda v: -v["duration_s"])][:TOP_N],
+        "top": [view_by_id[kid] for kid in longest],
         "bound_mix": dict(sorted(bound_mix.items())),
         "collapse_sections": len(kernels) > 8,
         "errors": [{"path": os.path.basename(e.path) if redact else e.path, "message": e.message}
