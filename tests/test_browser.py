@@ -233,24 +233,16 @@ class Browser:
             pgid = os.getpgid(self.process.pid)
         except ProcessLookupError:
             pgid = None
-        if pgid is not None:
+        for sig in (signal.SIGTERM, signal.SIGKILL):  # politely, then the stragglers of the group
+            if pgid is not None:
+                try:
+                    os.killpg(pgid, sig)
+                except ProcessLookupError:
+                    pass
             try:
-                os.killpg(pgid, signal.SIGTERM)
-            except ProcessLookupError:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
                 pass
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
-        if pgid is not None:
-            try:
-                os.killpg(pgid, signal.SIGKILL)  # stragglers of the group, if any
-            except ProcessLookupError:
-                pass
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
         shutil.rmtree(self.profile, ignore_errors=True)
 
 
