@@ -57,19 +57,6 @@ def analysis_options(*, for_report_files_only: bool = False) -> Callable[[F], F]
     return decorate
 
 
-def format_for(fmt: str | None, output: str | None, formats: dict[str, tuple[str, ...]],
-               default: str = "json") -> str:
-    """--format wins; else the format whose extension the -o file has; else `default`."""
-    if fmt:
-        return fmt
-    if output and output != "-":
-        lower = output.lower()
-        for name, extensions in formats.items():
-            if lower.endswith(extensions):
-                return name
-    return default
-
-
 def emit(text: str, output: str | None, force: bool) -> None:
     """Standard output when `output` is None or '-', else an atomic write and `Wrote <path>`."""
     if output is None or output == "-":

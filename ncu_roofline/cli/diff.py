@@ -12,7 +12,8 @@ import click
 
 from ..diff import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S, Diff, compare, gate_message
 from ..errors import RooflineError
-from .common import EXIT_BAD_INPUT, analysis_options, emit, fail, format_for
+from ..render import format_for
+from .common import EXIT_BAD_INPUT, analysis_options, emit, fail
 
 EXIT_REGRESSION = 1
 FORMATS = {"html": (".html", ".htm"), "md": (".md", ".markdown"), "json": (".json",)}

@@ -15,7 +15,8 @@ from ..diff import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S
 from ..errors import RooflineError
 from ..trend import DEFAULT_DRIFT_PCT, TOP_CHARTS, drift_message, render
 from ..trend import trend as build
-from .common import analysis_options, emit, fail_and_exit, format_for
+from ..render import format_for
+from .common import analysis_options, emit, fail_and_exit
 
 EXIT_DRIFT = 1
 FORMATS = {"html": (".html", ".htm"), "md": (".md", ".markdown"), "json": (".json",), "csv": (".csv",)}

@@ -52,13 +52,20 @@ RENDERERS: dict[str, Renderer] = {
 }
 
 
-def renderer_for(fmt: str | None, output: str | None, default: str = "html") -> Renderer:
-    """The renderer named by `fmt`, else the one whose extension `output` has, else `default`."""
+def format_for(fmt: str | None, output: str | None, formats: dict[str, tuple[str, ...]],
+               default: str = "json") -> str:
+    """--format wins; else the format whose extension the -o file has; else `default`."""
     if fmt:
-        return RENDERERS[fmt]
+        return fmt
     if output and output != "-":
         lower = output.lower()
-        for r in RENDERERS.values():
-            if lower.endswith(r.extension):
-                return r
-    return RENDERERS[default]
+        for name, extensions in formats.items():
+            if lower.endswith(extensions):
+                return name
+    return default
+
+
+def renderer_for(fmt: str | None, output: str | None, default: str = "html") -> Renderer:
+    """The renderer named by `fmt`, else the one whose extension `output` has, else `default`."""
+    extensions = {name: (r.extension,) for name, r in RENDERERS.items()}
+    return RENDERERS[format_for(fmt, output, extensions, default)]
