@@ -13,9 +13,9 @@ import click
 
 from ..diff import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S
 from ..errors import RooflineError
+from ..render import format_for
 from ..trend import DEFAULT_DRIFT_PCT, TOP_CHARTS, drift_message, render
 from ..trend import trend as build
-from ..render import format_for
 from .common import analysis_options, emit, fail_and_exit
 
 EXIT_DRIFT = 1
