@@ -1,0 +1,67 @@
+"""Golden-file comparison with scrubbing, after coverage.py's scheme.
+
+`compare(name, text)` scrubs `text` (paths, dates, tool version, chart geometry) and compares it with
+`tests/gold/<name>`. To regenerate every golden file after an intended change of output::
+
+    NCU_ROOFLINE_REGOLD=1 python -m pytest tests/test_gold.py
+
+and review the `git diff` of `tests/gold/` before committing it.
+
+Charts are compared by structure (their text labels and element counts), not by matplotlib's path
+bytes, which change between matplotlib releases.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from pathlib import Path
+
+from ncu_roofline import __version__
+
+GOLD = Path(__file__).resolve().parent / "gold"
+REGOLD = os.environ.get("NCU_ROOFLINE_REGOLD") == "1"
+
+_SVG_RE = re.compile(r"<svg\b.*?</svg>", re.S)
+_TAG_RE = re.compile(r"<([a-zA-Z][\w:-]*)")
+_TEXT_RE = re.compile(r"<text\b[^>]*>(.*?)</text>", re.S)
+_TSPAN_RE = re.compile(r"<[^>]+>")
+
+
+def _svg_summary(match: re.Match[str]) -> str:
+    svg = match.group(0)
+    tags = Counter(_TAG_RE.findall(svg))
+    texts = [_TSPAN_RE.sub("", t).strip() for t in _TEXT_RE.findall(svg)]
+    label = re.search(r'aria-label="([^"]*)"', svg[:2000])
+    shape = ",".join(f"{tag}:{n}" for tag, n in sorted(tags.items()))
+    lines = [f"<svg-scrubbed label={label.group(1) if label else ''!r} elements={shape}>"]
+    lines += [f"  text: {t}" for t in texts if t]
+    return "\n".join(lines) + "\n</svg-scrubbed>"
+
+
+def scrub(text: str, replacements: dict[str, str]) -> str:
+    """Paths and temporary folders -> placeholders; tool version -> <VERSION>; charts -> structure."""
+    for old, new in sorted(replacements.items(), key=lambda kv: -len(kv[0])):
+        text = text.replace(old, new)
+    text = re.sub(r"(ncu-roofline[ /]|\"version\": ?\"|>v)" + re.escape(__version__), r"\1<VERSION>", text)
+    return _SVG_RE.sub(_svg_summary, text)
+
+
+def compare(name: str, text: str, replacements: dict[str, str]) -> None:
+    """Assert that scrubbed `text` equals `tests/gold/<name>` (or rewrite it with REGOLD)."""
+    actual = scrub(text, replacements)
+    path = GOLD / name
+    if REGOLD:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(actual, encoding="utf-8", newline="")
+        return
+    assert path.is_file(), f"missing golden file {path}; regenerate with NCU_ROOFLINE_REGOLD=1"
+    expected = path.read_text(encoding="utf-8")
+    if actual != expected:
+        for i, (a, e) in enumerate(zip(actual.splitlines(), expected.splitlines())):
+            if a != e:
+                raise AssertionError(f"{name} differs from its golden file at line {i + 1}:\n"
+                                     f"  expected: {e[:300]}\n  actual:   {a[:300]}")
+        raise AssertionError(f"{name} differs from its golden file in length "
+                             f"({len(actual)} vs {len(expected)} characters)")
