@@ -46,7 +46,7 @@ def one_run(jobs: int, specs: list[str]) -> dict[str, Any]:
     """One batch in this process (called in a fresh interpreter by `measure`)."""
     from multiprocessing import forkserver
 
-    from ncu_roofline.batch import run_batch
+    from ncu_roofline.batch.run import run_batch
 
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as out:
         started = time.perf_counter()

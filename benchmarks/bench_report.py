@@ -117,7 +117,7 @@ def main(argv: list[str]) -> int:
     # Worst case for the page: as many kernels, every one of them on the charts (FLOP and bytes).
     worst_source = report.parent / "gpu-workshop__MW_Baseline.ncu-rep"
     if worst_source.is_file():
-        from ncu_roofline.analysis import Analysis, ReportResult
+        from ncu_roofline.api.analysis import Analysis, ReportResult
 
         base = ncu_roofline.analyze(worst_source).reports[0]
         charted = [k for k in base.kernels if (k.achieved_flop_per_s or 0) > 0]

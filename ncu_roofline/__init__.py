@@ -10,7 +10,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .analysis import Analysis, ReportResult, analyze  # noqa: E402
+from .api.analysis import Analysis, ReportResult, analyze  # noqa: E402
 from .errors import InputError, RooflineError  # noqa: E402
 
 __all__ = ["Analysis", "InputError", "ReportResult", "RooflineError", "__version__", "analyze"]

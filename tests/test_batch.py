@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ncu_roofline.batch import SCHEMA, analyse_one, collect_inputs, safe_name
+from ncu_roofline.batch.run import SCHEMA, analyse_one, collect_inputs, safe_name
 from ncu_roofline.cli import main
 
 from conftest import BAD, CORPUS, corpus_files
@@ -267,7 +267,7 @@ def test_a_batch_output_inside_an_input_folder_is_not_read_back(tmp_path) -> Non
         pytest.skip(f"shared report corpus not found at {CORPUS}")
     import shutil
 
-    from ncu_roofline.batch import collect_inputs, run_batch
+    from ncu_roofline.batch.run import collect_inputs, run_batch
 
     runs = tmp_path / "runs"
     runs.mkdir()

@@ -7,7 +7,7 @@ import math
 import pytest
 
 import ncu_roofline
-from ncu_roofline.model import build_kernel_model
+from ncu_roofline.model.roofline import build_kernel_model
 
 from conftest import CORPUS, corpus_files, make_kernel
 from test_model import OP, base_metrics

@@ -1,4 +1,4 @@
-"""Tests for `ncu_roofline.charts`: the SVG is well-formed, hooks and tooltips are there and
+"""Tests for `ncu_roofline.render.charts.roofline`: the SVG is well-formed, hooks and tooltips are there and
 escaped, output is byte-stable, degenerate inputs still render, and the size stays small.
 
 Figures are checked by structure (elements, attributes, texts), not by bytes across library
@@ -16,7 +16,7 @@ from pathlib import Path
 import matplotlib
 import pytest
 
-from ncu_roofline.charts import (
+from ncu_roofline.render.charts.roofline import (
     ChartSpec,
     Point,
     Roof,

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from conftest import BAD, CORPUS
 
 from ncu_roofline.cli import main
-from ncu_roofline.diff import (
+from ncu_roofline.compare.diff import (
     DEFAULT_MIN_DURATION_S,
     Run,
     RunKernel,

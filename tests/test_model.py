@@ -7,10 +7,10 @@ import math
 
 import pytest
 
-from ncu_roofline.model import build_kernel_model
-from ncu_roofline.peaks_file import load_peaks
+from ncu_roofline.model.roofline import build_kernel_model
+from ncu_roofline.knowledge.peaks_file import load_peaks
 from ncu_roofline.errors import PeaksFileError
-from ncu_roofline.quantities import compute_quantities
+from ncu_roofline.model.quantities import compute_quantities
 
 from conftest import make_kernel
 

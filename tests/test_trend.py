@@ -18,8 +18,8 @@ from click.testing import CliRunner
 from conftest import CORPUS
 
 from ncu_roofline.cli import main
-from ncu_roofline.diff import Run, RunKernel
-from ncu_roofline.trend import (
+from ncu_roofline.compare.diff import Run, RunKernel
+from ncu_roofline.compare.trend import (
     SCHEMA,
     TrendRun,
     build_trend,
@@ -384,7 +384,7 @@ def test_refuses_to_overwrite(nightly: Path, tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not (MW_BASE.is_file() and MW_HEAD.is_file()), reason=f"corpus reports not found in {CORPUS}")
 def test_real_batch_folders(tmp_path: Path) -> None:
-    from ncu_roofline.batch import run_batch
+    from ncu_roofline.batch.run import run_batch
 
     for day, source in (("2026-11-01", MW_BASE), ("2026-11-02", MW_HEAD)):
         inputs = tmp_path / "in" / day

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ncu_roofline.units import si_factor, to_si
+from ncu_roofline.knowledge.units import si_factor, to_si
 
 
 @pytest.mark.parametrize("unit, factor, si_unit", [

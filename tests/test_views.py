@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import ncu_roofline
-from ncu_roofline.analysis import Analysis, ReportResult
-from ncu_roofline.model import build_kernel_model
+from ncu_roofline.api.analysis import Analysis, ReportResult
+from ncu_roofline.model.roofline import build_kernel_model
 from ncu_roofline.render.markdown import md_escape, render_markdown
 from ncu_roofline.views.report import build_report_view, verdict
 

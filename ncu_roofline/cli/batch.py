@@ -9,9 +9,9 @@ from typing import Any
 
 import click
 
-from ..batch import DEFAULT_TIMEOUT_S, BatchEvent, BatchUsageError, run_batch
+from ..batch.run import DEFAULT_TIMEOUT_S, BatchEvent, BatchUsageError, run_batch
 from ..errors import RooflineError
-from ..peaks_file import load_peaks
+from ..knowledge.peaks_file import load_peaks
 from .common import analysis_options, fail
 
 EXIT_SOME_FAILED = 1

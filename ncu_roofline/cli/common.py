@@ -8,10 +8,10 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from .. import recipes as R
+from ..knowledge import recipes as R
 from ..errors import OutputError
-from ..model import DEFAULT_THRESHOLD
-from ..output import write_atomic
+from ..model.roofline import DEFAULT_THRESHOLD
+from ..render.output import write_atomic
 
 EXIT_BAD_INPUT = 2
 F = TypeVar("F", bound=Callable[..., Any])

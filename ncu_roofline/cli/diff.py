@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from ..diff import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S, Diff, compare, gate_message
+from ..compare.diff import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S, Diff, compare, gate_message
 from ..errors import RooflineError
 from ..render import format_for
 from .common import EXIT_BAD_INPUT, analysis_options, emit, fail

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .. import recipes as R
+from ..knowledge import recipes as R
 
 
 @click.command()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..analysis import analyze
+from ..api.analysis import analyze
 from ..errors import RooflineError
 from ..render import RENDERERS, renderer_for
 from .common import EXIT_BAD_INPUT, analysis_options, emit, fail

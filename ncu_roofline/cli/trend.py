@@ -11,11 +11,11 @@ import sys
 
 import click
 
-from ..diff import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S
+from ..compare.diff import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S
 from ..errors import RooflineError
 from ..render import format_for
-from ..trend import DEFAULT_DRIFT_PCT, TOP_CHARTS, drift_message, render
-from ..trend import trend as build
+from ..compare.trend import DEFAULT_DRIFT_PCT, TOP_CHARTS, drift_message, render
+from ..compare.trend import trend as build
 from .common import analysis_options, emit, fail_and_exit
 
 EXIT_DRIFT = 1
@@ -63,7 +63,7 @@ def trend(runs: tuple[str, ...], fmt: str | None, output: str | None, force: boo
     except RooflineError as exc:
         fail_and_exit(str(exc))
     if fmt == "html":
-        from ..trend import render_html
+        from ..compare.trend import render_html
 
         text = render_html(result, top)
     else:

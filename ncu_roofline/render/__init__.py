@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..analysis import Analysis
+    from ..api.analysis import Analysis
 
 
 @dataclass(frozen=True)

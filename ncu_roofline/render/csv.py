@@ -8,10 +8,10 @@ import math
 import os
 from typing import TYPE_CHECKING, Any
 
-from ..frame_rows import kernel_row
+from ..api.rows import kernel_row
 
 if TYPE_CHECKING:
-    from ..analysis import Analysis
+    from ..api.analysis import Analysis
 
 
 def csv_cell(value: object) -> object:

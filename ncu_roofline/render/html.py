@@ -11,7 +11,7 @@ from ..views.report import build_report_view
 if TYPE_CHECKING:
     import jinja2
 
-    from ..analysis import Analysis
+    from ..api.analysis import Analysis
 
 _PACKAGE_TEMPLATES = Path(__file__).resolve().parents[1] / "templates"  # inside an installed wheel
 _SOURCE_TEMPLATES = Path(__file__).resolve().parents[2] / "templates"  # in a source checkout
@@ -49,7 +49,7 @@ def _asset(name: str) -> str:
 
 
 def _chart_svg(chart: dict[str, Any], id_prefix: str, small: bool = False) -> str:
-    from ..charts import ChartSpec, Point, Roof, render_roofline_svg
+    from .charts.roofline import ChartSpec, Point, Roof, render_roofline_svg
 
     extra: dict[str, Any] = {"width_in": 6.0, "height_in": 3.9} if small else {}
     if "walls" in chart:
@@ -102,7 +102,7 @@ def render_html(analysis: Analysis, redact: bool = False) -> str:
 
 def _palette_css() -> str:
     """The chart palette as CSS variables, so badges and bars use the chart's colours."""
-    from ..charts import PALETTE
+    from .charts.roofline import PALETTE
 
     pairs = [f"--{name}:{colour};" for name, colour in PALETTE.items() if name is not None]
     return ":root{" + "".join(pairs) + f"--none:{PALETTE[None]};" + "}\n"

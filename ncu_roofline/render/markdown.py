@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..views.report import build_report_view
 
 if TYPE_CHECKING:
-    from ..analysis import Analysis
+    from ..api.analysis import Analysis
 
 TOP_KERNELS = 10
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|<>~])")

@@ -12,12 +12,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from .. import recipes as R
+from ..knowledge import recipes as R
 from . import format as F
 from .report import ROOF_LABELS, created_at, device_roofs
 
 if TYPE_CHECKING:
-    from ..diff import Diff
+    from ..compare.diff import Diff
 
 # Changes within this many percent are drawn neutral (run-to-run noise of a profiled kernel).
 NOISE_PCT = 1.0
@@ -196,7 +196,7 @@ def _unmatched_row(u: dict[str, Any]) -> dict[str, Any]:
 
 def _charts(diff: Diff, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One chart per device (or per BASE device → HEAD device when a kernel moved GPUs)."""
-    from ..diff import kernel_side
+    from ..compare.diff import kernel_side
 
     groups: dict[tuple[str, str], list[tuple[dict[str, Any], dict[str, Any]]]] = {}
     for row, c in zip(rows, diff.matched):
@@ -273,7 +273,7 @@ def _gate_view(gate: dict[str, Any], matched_count: int) -> dict[str, Any]:
 
 def build_diff_view(diff: Diff) -> dict[str, Any]:
     """Everything the diff page and the diff summary show, as plain data."""
-    from ..diff import short_path
+    from ..compare.diff import short_path
 
     regressed_keys = {(r.get("report"), r.get("index"), r["name"]) for r in diff.gate["regressions"]
                       if r["scope"] == "kernel"}
@@ -328,7 +328,7 @@ def build_diff_view(diff: Diff) -> dict[str, Any]:
 
 
 def _chart_svg(chart: dict[str, Any], id_prefix: str) -> str:
-    from ..charts import ChartSpec, Point, Roof, render_roofline_svg
+    from ..render.charts.roofline import ChartSpec, Point, Roof, render_roofline_svg
 
     def point(p: dict[str, Any]) -> Point:
         return Point(p["kernel_id"], p["level"], p["intensity"], p["flop_per_s"], p["bound_by"], p["label"])

@@ -13,12 +13,12 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from .. import recipes as R
+from ..knowledge import recipes as R
 from . import format as F
 
 if TYPE_CHECKING:
-    from ..analysis import Analysis
-    from ..model import KernelModel
+    from ..api.analysis import Analysis
+    from ..model.roofline import KernelModel
 
 ROOF_LABELS = {
     "dram": "DRAM bandwidth", "l2": "L2 bandwidth", "l1": "L1 bandwidth",
@@ -309,7 +309,7 @@ def _kernel_view(report_no: int, k: KernelModel, d: dict[str, Any], total_s: flo
 
 def _instruction_chart(device: str, items: list[tuple[dict[str, Any], KernelModel]]) -> dict[str, Any] | None:
     """The Instruction Roofline of one device's kernels, where the report has the metrics."""
-    from ..instruction_roofline import WALLS
+    from ..passes.instruction_roofline import WALLS
 
     points: list[dict[str, Any]] = []
     issue, l1 = [], []

@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import PeaksFileError
+from ..errors import PeaksFileError
 
 SCHEMA = "ncu-roofline-peaks/1"
 KEYS = {

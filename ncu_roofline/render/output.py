@@ -6,7 +6,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from .errors import OutputError
+from ..errors import OutputError
 
 
 def _umask() -> int:

@@ -13,11 +13,11 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import recipes as R
-from .quantities import Missing, Resolver
+from ..knowledge import recipes as R
+from ..model.quantities import Missing, Resolver
 
 if TYPE_CHECKING:
-    from .model import KernelModel
+    from ..model.roofline import KernelModel
 
 OP = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum"
 MIX = {"fp64": ("dadd", "dmul", "dfma"), "fp32": ("fadd", "fmul", "ffma"), "fp16": ("hadd", "hmul", "hfma")}

@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import __version__
-from . import recipes as R
-from .errors import InputError
+from .. import __version__
+from ..knowledge import recipes as R
+from ..errors import InputError
 from .jsondoc import dumps
-from .model import DEFAULT_THRESHOLD, KernelModel, build_kernel_model
-from .peaks_file import UserPeaks, load_peaks
-from .readers import read_report
+from ..model.roofline import DEFAULT_THRESHOLD, KernelModel, build_kernel_model
+from ..knowledge.peaks_file import UserPeaks, load_peaks
+from ..readers import read_report
 
 if TYPE_CHECKING:  # pandas is imported lazily: the CLI's JSON path does not need it
     import pandas as pd

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import recipes as R
+from ..knowledge import recipes as R
 
 
 def kernel_row(report_path: str, k: dict[str, Any]) -> dict[str, Any]:

@@ -11,12 +11,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import recipes as R
-from .ceilings import analyse_ceilings
-from .instruction_roofline import instruction_roofline
-from .peaks_file import UserPeaks
+from ..knowledge import recipes as R
+from ..passes.ceilings import analyse_ceilings
+from ..passes.instruction_roofline import instruction_roofline
+from ..knowledge.peaks_file import UserPeaks
 from .quantities import KernelQuantities, Missing, Value, compute_quantities
-from .readers.record import RawKernel
+from ..readers.record import RawKernel
 
 DEFAULT_THRESHOLD = 0.6
 # A point above its roof means a wrong unit, precision, FLOP convention or sparsity assumption;

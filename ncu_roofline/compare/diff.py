@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from . import recipes as R
-from .errors import InputError
-from .jsondoc import dumps
+from .. import __version__
+from ..knowledge import recipes as R
+from ..errors import InputError
+from ..api.jsondoc import dumps
 
 SCHEMA = "ncu-roofline-diff/1"
 REPORT_SCHEMA = "ncu-roofline/1"
@@ -113,8 +113,8 @@ def load_run(path: str | Path, *, threshold: float | None = None, peaks: str | P
     elif p.suffix.lower() == ".json":
         run = run_from_document(_read_json(p), str(p), "json")
     else:
-        from .analysis import analyze
-        from .model import DEFAULT_THRESHOLD
+        from ..api.analysis import analyze
+        from ..model.roofline import DEFAULT_THRESHOLD
 
         analysis = analyze(p, threshold=DEFAULT_THRESHOLD if threshold is None else threshold,
                            peaks=peaks, prefer_definition=prefer_definition)
@@ -535,7 +535,7 @@ def compare(base: str | Path, head: str | Path, *, fail_on_regression: float | N
 
 def gate_message(gate: dict[str, Any]) -> str:
     """One line per regression, for standard error."""
-    from .views.format import seconds
+    from ..views.format import seconds
 
     lines = [f"performance regression over {gate['threshold_pct']:g} %:"]
     for r in gate["regressions"]:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from .frame_rows import kernel_row
+from .rows import kernel_row
 
 if TYPE_CHECKING:
     from .analysis import Analysis

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import recipes as R
-from .readers.record import RawKernel
-from .units import to_si
+from ..knowledge import recipes as R
+from ..readers.record import RawKernel
+from ..knowledge.units import to_si
 
 
 @dataclass(frozen=True)

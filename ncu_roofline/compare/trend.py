@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from . import recipes as R
+from .. import __version__
+from ..knowledge import recipes as R
 from .diff import (
     DEFAULT_MIN_DELTA_S,
     DEFAULT_MIN_DURATION_S,
@@ -58,8 +58,8 @@ from .diff import (
     match_key,
     relative_pct,
 )
-from .errors import InputError, RooflineError
-from .jsondoc import dumps
+from ..errors import InputError, RooflineError
+from ..api.jsondoc import dumps
 
 SCHEMA = "ncu-roofline-trend/1"
 DEFAULT_DRIFT_PCT = 5.0
@@ -524,7 +524,7 @@ def trend(specs: Iterable[str | Path], *, drift_pct: float = DEFAULT_DRIFT_PCT,
 
 def drift_message(t: Trend) -> str:
     """Lines for standard error naming the drifting kernels."""
-    from .views.format import seconds
+    from ..views.format import seconds
 
     lines = [f"drift over {t.drift_pct:g} % in {len(t.drifting)} kernel{'s' if len(t.drifting) != 1 else ''}:"]
     for s in t.drifting:
@@ -538,13 +538,13 @@ def drift_message(t: Trend) -> str:
 
 
 def _signed_pct(value: float | None, digits: int = 1) -> str:
-    from .views.diff import signed_pct
+    from ..views.diff import signed_pct
 
     return signed_pct(value, digits)
 
 
 def _roof_label(roof: str | None) -> str:
-    from .charts import PALETTE_NAMES
+    from ..render.charts.roofline import PALETTE_NAMES
 
     if roof is None:
         return "none"
@@ -563,7 +563,7 @@ CSV_COLUMNS = ("run", "date", "report", "kernel", "duration_s", "bound_by", "uti
 
 def render_csv(t: Trend) -> str:
     """Tidy rows: one per kernel per run it ran in, runs oldest first, kernels in launch order."""
-    from .render.csv import rows_to_csv
+    from ..render.csv import rows_to_csv
 
     rows: list[dict[str, Any]] = []
     for r, run in enumerate(t.runs):
@@ -582,7 +582,7 @@ def render_csv(t: Trend) -> str:
 
 
 def _row(s: Series, n_runs: int, charted: dict[str, str]) -> dict[str, Any]:
-    from .views import format as F
+    from ..views import format as F
 
     first_bound, last_bound = s.bound_first_last()
     change = s.change_pct
@@ -620,7 +620,7 @@ def _drift_rule(t: Trend) -> str:
 
 
 def _jitter_rule(t: Trend) -> str:
-    from .views import format as F
+    from ..views import format as F
 
     if t.min_duration_s <= 0 and t.min_delta_s <= 0:
         return ""
@@ -630,8 +630,8 @@ def _jitter_rule(t: Trend) -> str:
 
 def build_trend_view(t: Trend, top: int = TOP_CHARTS) -> dict[str, Any]:
     """Everything the trend page and summary show, as plain strings and numbers."""
-    from .views import format as F
-    from .views.report import created_at
+    from ..views import format as F
+    from ..views.report import created_at
 
     top_series = t.top(top)
     charted = {s.key: f"k{n}" for n, s in enumerate(top_series)}
@@ -679,7 +679,7 @@ def build_trend_view(t: Trend, top: int = TOP_CHARTS) -> dict[str, Any]:
 
 def render_markdown(t: Trend) -> str:
     """A summary for a CI log or pull-request comment: the total, then the drifting kernels."""
-    from .render.markdown import md_escape as _escape
+    from ..render.markdown import md_escape as _escape
 
     def md_escape(text: str) -> str:  # and "&", so that "&lt;" in a name stays text
         return _escape(text.replace("&", "&amp;"))
@@ -763,7 +763,7 @@ def _x_axis(ax: Any, labels: Sequence[str]) -> None:
 def _svg_text(fig: Any, salt: str, label: str) -> str:
     from xml.sax.saxutils import quoteattr
 
-    from .charts import xml_text as clean_xml
+    from ..render.charts.roofline import xml_text as clean_xml
 
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
@@ -794,7 +794,7 @@ def _chart_context(salt: str) -> Iterator[None]:
     import matplotlib
     import matplotlib.style
 
-    from .charts import SVG_RC
+    from ..render.charts.roofline import SVG_RC
 
     with matplotlib.style.context("default"), matplotlib.rc_context({**SVG_RC, "svg.hashsalt": salt,
                                                                       "svg.fonttype": "none"}):
@@ -805,9 +805,9 @@ def kernel_chart_svg(s: Series, labels: Sequence[str], salt: str) -> str:
     """Duration over runs and, beneath, the utilisation of the bounding roof, as one SVG."""
     from matplotlib.lines import Line2D
 
-    from .charts import PALETTE
-    from .charts import xml_text as clean_xml
-    from .views import format as F
+    from ..render.charts.roofline import PALETTE
+    from ..render.charts.roofline import xml_text as clean_xml
+    from ..views import format as F
 
     xs = list(range(len(labels)))
     durations = s.durations
@@ -913,7 +913,7 @@ th.num { text-align: right; }
 
 def render_html(t: Trend, top: int = TOP_CHARTS) -> str:
     """The whole trend page: self-contained (inline CSS and SVG, no script, nothing fetched)."""
-    from .render.html import _asset, _markup, _palette_css, environment
+    from ..render.html import _asset, _markup, _palette_css, environment
 
     view = build_trend_view(t, top)
     labels = [r.label for r in t.runs]

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .ceilings import ASSUMED_ISSUE_PER_SM, ISSUE_PEAKS
-from .quantities import Resolver
+from ..model.quantities import Resolver
 
 if TYPE_CHECKING:
-    from .model import KernelModel
+    from ..model.roofline import KernelModel
 
 WALLS = (
     (1.0, "stride 0 / no bank conflict"),

@@ -42,14 +42,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from . import recipes as R
-from .errors import InputError, OutputError, RooflineError
-from .frame_rows import kernel_row
-from .jsondoc import dumps
-from .model import DEFAULT_THRESHOLD
-from .output import write_atomic
-from .render.csv import rows_to_csv
+from .. import __version__
+from ..knowledge import recipes as R
+from ..errors import InputError, OutputError, RooflineError
+from ..api.rows import kernel_row
+from ..api.jsondoc import dumps
+from ..model.roofline import DEFAULT_THRESHOLD
+from ..render.output import write_atomic
+from ..render.csv import rows_to_csv
 
 SCHEMA = "ncu-roofline-batch/1"
 SUFFIXES = (".ncu-rep", ".nsight-cuprof-report", ".csv")
@@ -211,8 +211,8 @@ def analyse_one(path: str, options: dict[str, Any]) -> dict[str, Any]:
     (`chart` or `tags`), `redact` (bool), `html` (bool, default True). Never raises: an unusable
     input gives `status: "error"` with the reason, any other exception "internal error: ...".
     """
-    from .analysis import Analysis, analyze_report
-    from .peaks_file import load_peaks
+    from ..api.analysis import Analysis, analyze_report
+    from ..knowledge.peaks_file import load_peaks
 
     redact = bool(options.get("redact", False))
     shown = os.path.basename(path) if redact else path
@@ -230,7 +230,7 @@ def analyse_one(path: str, options: dict[str, Any]) -> dict[str, Any]:
         json_text = analysis.to_json(redact=redact)
         html_text = None
         if options.get("html", True):
-            from .render import RENDERERS
+            from ..render import RENDERERS
 
             html_text = RENDERERS["html"].render(analysis, redact)
         rows, summary = rows_and_summary(json.loads(json_text))
@@ -746,7 +746,7 @@ def _without_path(message: str, path: str) -> str:
 
 def index_view(entries: list[dict[str, Any]], settings: dict[str, Any]) -> dict[str, Any]:
     """Everything the index template shows, as plain strings and numbers."""
-    from .views import format as F
+    from ..views import format as F
 
     reports: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
@@ -794,7 +794,7 @@ def render_index(entries: list[dict[str, Any]], settings: dict[str, Any], *, par
     """The self-contained `index.html` (inline CSS, autoescaped, no script)."""
     from markupsafe import Markup
 
-    from .render.html import _asset, _palette_css, environment
+    from ..render.html import _asset, _palette_css, environment
 
     css = Markup(_palette_css() + _asset("report.css") + _INDEX_CSS)
     return environment().get_template("batch_index.html.j2").render(
