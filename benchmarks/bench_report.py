@@ -126,7 +126,7 @@ def main(argv: list[str]) -> int:
             model = copy.copy(charted[i % len(charted)])
             model.raw = dataclasses.replace(model.raw, index=i)
             models.append(model)
-        worst = Analysis([ReportResult(base.path, base.source_format, base.ncu_version, models)], [], 0.6)
+        worst = Analysis([ReportResult(base.path, base.source_format, base.ncu_version, models)], [])
         worst_best, _, worst_text = best_of(lambda: html(worst, False))
         worst_bytes = len(worst_text.encode("utf-8"))
         checks.append((f"worst case: {len(models)} charted kernels, HTML", f"{worst_bytes:,} bytes, {worst_best:.2f} s",

@@ -7,7 +7,8 @@ import math
 import pytest
 
 import ncu_roofline
-from ncu_roofline.model.roofline import build_kernel_model
+from ncu_roofline.api.kernel import analyse_kernel
+from ncu_roofline.settings import AnalysisSettings
 
 from conftest import CORPUS, corpus_files, make_kernel
 from test_model import OP, base_metrics
@@ -33,7 +34,7 @@ def instruction_metrics() -> dict:
 
 
 def test_fma_balance() -> None:
-    c = by_kind(build_kernel_model(make_kernel(instruction_metrics())), "fma_balance", "fp32")
+    c = by_kind(analyse_kernel(make_kernel(instruction_metrics())), "fma_balance", "fp32")
     f = 1e6 / 1.5e6
     assert c.factor == pytest.approx((1 + f) / 2)  # 0.8333
     assert c.value == pytest.approx(1.5e13 * (1 + f) / 2)
@@ -41,7 +42,7 @@ def test_fma_balance() -> None:
 
 
 def test_issue_share() -> None:
-    c = by_kind(build_kernel_model(make_kernel(instruction_metrics())), "issue_share", "fp32")
+    c = by_kind(analyse_kernel(make_kernel(instruction_metrics())), "issue_share", "fp32")
     share = (1.5e6 / 32) / 250_000  # 0.1875 of warp instructions are FP32
     pipe = 5000 / 32  # FP32 pipe: 156.25 warp instructions per cycle
     assert c.factor == pytest.approx(share * 400 / pipe)  # 0.48
@@ -51,13 +52,13 @@ def test_issue_share() -> None:
 def test_issue_share_assumes_four_per_sm_when_the_peak_is_absent() -> None:
     m = instruction_metrics()
     del m["sm__inst_executed.sum.peak_sustained"]
-    c = by_kind(build_kernel_model(make_kernel(m, sm_count=100)), "issue_share", "fp32")
+    c = by_kind(analyse_kernel(make_kernel(m, sm_count=100)), "issue_share", "fp32")
     assert c.factor == pytest.approx((1.5e6 / 32) / 250_000 * 400 / (5000 / 32))
     assert "assumed" in c.detail
 
 
 def test_lane_efficiency() -> None:
-    c = by_kind(build_kernel_model(make_kernel(instruction_metrics())), "lane_efficiency", "fp32")
+    c = by_kind(analyse_kernel(make_kernel(instruction_metrics())), "lane_efficiency", "fp32")
     assert c.factor == pytest.approx(24 / 32)
     assert c.evidence["active_threads_per_inst"] == 28.0
 
@@ -81,7 +82,7 @@ def memory_metrics() -> dict:
 
 
 def test_sector_use_weighted_by_sectors() -> None:
-    model = build_kernel_model(make_kernel(memory_metrics()))
+    model = analyse_kernel(make_kernel(memory_metrics()))
     c = by_kind(model, "sector_use", "dram")
     per_sector = (32 * 3000 + 4 * 1000) / 4000  # 25 bytes used per sector
     assert c.factor == pytest.approx(per_sector / 32)
@@ -91,7 +92,7 @@ def test_sector_use_weighted_by_sectors() -> None:
 
 
 def test_coalescing() -> None:
-    model = build_kernel_model(make_kernel(memory_metrics()))
+    model = analyse_kernel(make_kernel(memory_metrics()))
     st = [c for c in model.ceilings if c.kind == "coalescing" and "st_sectors" in c.evidence][0]
     # stores: 32 sectors per request; the 4 bytes used per sector fit in 32 * 4 / 32 = 4 sectors
     assert st.evidence["st_sectors_per_request"] == pytest.approx(32.0)
@@ -101,7 +102,7 @@ def test_coalescing() -> None:
 
 
 def test_bank_conflicts() -> None:
-    c = by_kind(build_kernel_model(make_kernel(memory_metrics())), "bank_conflicts", "l1")
+    c = by_kind(analyse_kernel(make_kernel(memory_metrics())), "bank_conflicts", "l1")
     assert c.evidence["shared_ld_ways"] == pytest.approx(16.0)
     assert c.factor == pytest.approx(2000 / 17_000)  # instructions / wavefronts
     assert "loads 16.0-way" in c.detail
@@ -115,7 +116,7 @@ def test_tensor_ceilings() -> None:
     m[pre + "src_tf32_dst_fp32_sparsity_off.sum.peak_sustained"] = (250_000.0, "")
     m[pre + "src_bf16_dst_fp32_sparsity_off.sum"] = (0.0, "")
     m[pre + "src_bf16_dst_fp32_sparsity_off.sum.peak_sustained"] = (500_000.0, "")
-    model = build_kernel_model(make_kernel(m))
+    model = analyse_kernel(make_kernel(m))
     dp = by_kind(model, "tensor_datapath")
     assert dp.factor == pytest.approx(0.5)  # TF32 runs at half the BF16 rate
     share = by_kind(model, "tensor_share")
@@ -123,7 +124,7 @@ def test_tensor_ceilings() -> None:
 
 
 def test_every_factor_in_range_and_diagnosis_ranked() -> None:
-    model = build_kernel_model(make_kernel(instruction_metrics() | memory_metrics()))
+    model = analyse_kernel(make_kernel(instruction_metrics() | memory_metrics()))
     assert model.ceilings
     assert all(0 < c.factor <= 1 for c in model.ceilings)
     factors = [f.factor for f in model.diagnosis if f.factor is not None and f.roof == model.bound_by]
@@ -202,12 +203,12 @@ def test_instruction_roofline_on_smem_transpose() -> None:
 
 
 def test_missing_ceiling_metrics_are_named_with_how_to_collect_them() -> None:
-    model = build_kernel_model(make_kernel(base_metrics()))  # FP work, no instruction or memory metrics
+    model = analyse_kernel(make_kernel(base_metrics()))  # FP work, no instruction or memory metrics
     missing = {m.quantity: m for m in model.missing}
     for kind in ("issue_share", "lane_efficiency", "sector_use", "coalescing", "bank_conflicts"):
         assert f"ceilings.{kind}" in missing
     assert "smsp__inst_executed.sum" in missing["ceilings.issue_share"].reason
     assert missing["ceilings.sector_use"].collect_with.startswith(
         "--metrics smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio")
-    full = build_kernel_model(make_kernel(instruction_metrics() | memory_metrics()))
+    full = analyse_kernel(make_kernel(instruction_metrics() | memory_metrics()))
     assert not [m for m in full.missing if m.quantity.startswith("ceilings.")]

@@ -122,7 +122,7 @@ def test_hierarchical_levels_on_a100_roofline_report(corpus) -> None:
     assert k.provenance["traffic_bytes.l2"].startswith("derived__lts__lts2xbar_bytes.sum.per_second")
     assert k.bound_by == "dram" and k.regime == "roof"
     # the tags definition is available on request and is labelled
-    tags = ncu_roofline.analyze(corpus / "cs599k__2025-04-21-77_06-MT.ncu-rep", prefer_definition="tags")
+    tags = ncu_roofline.analyze(corpus / "cs599k__2025-04-21-77_06-MT.ncu-rep", bytes_definition="tags")
     assert tags.reports[0].kernels[0].q.bytes["l2"] is not None
 
 

@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from ncu_roofline.model.roofline import build_kernel_model
+from ncu_roofline.api.kernel import analyse_kernel
+from ncu_roofline.settings import AnalysisSettings
 from ncu_roofline.knowledge.peaks_file import load_peaks
 from ncu_roofline.errors import PeaksFileError
 from ncu_roofline.model.quantities import compute_quantities
@@ -60,7 +61,7 @@ def test_quantities_hand_computed() -> None:
 
 
 def test_model_hand_computed() -> None:
-    m = build_kernel_model(make_kernel(base_metrics()))
+    m = analyse_kernel(make_kernel(base_metrics()))
     assert m.utilization["dram"] == pytest.approx(6e5 / 2e12 / 1e-6)  # 0.3
     assert m.utilization["fp32"] == pytest.approx(2.5e6 / 1.5e13 / 1e-6)  # 0.1667
     assert m.utilization["fp64"] == 0.0
@@ -81,14 +82,14 @@ def test_model_hand_computed() -> None:
 
 
 def test_threshold_moves_regime() -> None:
-    assert build_kernel_model(make_kernel(base_metrics()), threshold=0.25).regime == "roof"
-    assert build_kernel_model(make_kernel(base_metrics()), threshold=0.31).regime == "latency"
+    assert analyse_kernel(make_kernel(base_metrics()), AnalysisSettings(threshold=0.25)).regime == "roof"
+    assert analyse_kernel(make_kernel(base_metrics()), AnalysisSettings(threshold=0.31)).regime == "latency"
 
 
 def test_point_above_roof_is_flagged() -> None:
     metrics = base_metrics()
     metrics["dram__bytes_write.sum"] = (3e6, "byte")  # 3.5e6 B in 1 us at 2e12 B/s -> 1.75
-    m = build_kernel_model(make_kernel(metrics))
+    m = analyse_kernel(make_kernel(metrics))
     assert m.utilization["dram"] == pytest.approx(1.75)
     assert "above_roof:dram" in m.flags
     assert m.bound_by == "dram" and m.regime == "roof"
@@ -97,7 +98,7 @@ def test_point_above_roof_is_flagged() -> None:
 def test_nan_kernel_is_unusable_not_zero() -> None:
     metrics = base_metrics()
     metrics["gpu__time_duration.sum"] = (math.nan, "ns")
-    m = build_kernel_model(make_kernel(metrics))
+    m = analyse_kernel(make_kernel(metrics))
     assert not m.usable
     assert "NaN" in m.q.unusable_reason
     d = m.to_dict()
@@ -122,7 +123,7 @@ def test_tensor_paths_exact_and_utilisation() -> None:
     metrics["sm__ops_path_tensor_src_fp8.sum.per_cycle_elapsed"] = (1000.0, "")
     metrics["sm__cycles_elapsed.avg"] = (1500.0, "cycle")
     metrics["sm__ops_path_tensor_src_fp8.sum.peak_sustained"] = (1_000_000.0, "")
-    m = build_kernel_model(make_kernel(metrics))
+    m = analyse_kernel(make_kernel(metrics))
     assert m.q.tensor_paths["src_bf16_dst_fp32"].value == 4e8
     assert m.q.tensor_paths["src_fp8"].value == pytest.approx(1000 * 1500)
     assert m.q.flop["tensor"].value == pytest.approx(4e8 + 1.5e6)
@@ -140,7 +141,7 @@ def test_tensor_estimate_is_labelled() -> None:
     metrics = base_metrics()
     metrics["smsp__inst_executed_pipe_tensor.sum"] = (1000.0, "inst")
     metrics["sm__inst_executed_pipe_tensor.sum.peak_sustained"] = (100.0, "inst/cycle")
-    m = build_kernel_model(make_kernel(metrics))
+    m = analyse_kernel(make_kernel(metrics))
     assert m.q.flop["tensor"].value == 512_000.0
     assert m.q.flop["tensor"].estimate
     assert "tensor_work_estimated" in m.flags
@@ -150,7 +151,7 @@ def test_tensor_estimate_is_labelled() -> None:
 def test_tensor_pipe_only_gives_utilisation_not_flop() -> None:
     metrics = base_metrics()
     metrics["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"] = (80.0, "%")
-    m = build_kernel_model(make_kernel(metrics))
+    m = analyse_kernel(make_kernel(metrics))
     assert m.q.flop["tensor"] is None
     assert m.utilization["tensor"] == pytest.approx(0.8)
     assert m.bound_by == "tensor" and m.regime == "roof"
@@ -161,14 +162,14 @@ def test_tensor_pipe_only_gives_utilisation_not_flop() -> None:
 def test_idle_tensor_pipe_means_zero_tensor_work() -> None:
     metrics = base_metrics()
     metrics["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"] = (0.0, "%")
-    m = build_kernel_model(make_kernel(metrics))
+    m = analyse_kernel(make_kernel(metrics))
     assert m.q.flop["tensor"].value == 0.0
     assert "tensor pipe idle" in m.q.flop["tensor"].recipe
 
 
 def test_no_dram_on_integrated_parts_is_not_an_error() -> None:
     metrics = {k: v for k, v in base_metrics().items() if not k.startswith("dram__")}
-    m = build_kernel_model(make_kernel(metrics, compute_capability="8.7"))
+    m = analyse_kernel(make_kernel(metrics, compute_capability="8.7"))
     reasons = [x for x in m.missing if x.quantity == "traffic_bytes.dram"]
     assert reasons and "no DRAM roof" in reasons[0].reason
     assert not any(x.quantity == "peaks.dram" for x in m.missing)
@@ -191,14 +192,14 @@ def test_user_peaks_override(tmp_path) -> None:
         "devices": {"Test GPU": {"fp32_flop_per_s": 5e12, "l2_bytes_per_s": 4e12}},
     }))
     peaks = load_peaks(path)
-    m = build_kernel_model(make_kernel(base_metrics()), user_peaks=peaks)
+    m = analyse_kernel(make_kernel(base_metrics()), AnalysisSettings(peaks=peaks))
     assert m.utilization["dram"] == pytest.approx(0.6)  # 6e5 B / 1e12 B/s / 1 us
     assert m.utilization["fp32"] == pytest.approx(0.5)
     assert m.regime == "roof"
     assert m.provenance["peaks.dram"] == f"peaks file {path}"
     assert "peak_from_file:dram" in m.flags
     assert not any(x.quantity == "peaks.l2" for x in m.missing)
-    other = build_kernel_model(make_kernel(base_metrics(), device="Other GPU"), user_peaks=peaks)
+    other = analyse_kernel(make_kernel(base_metrics(), device="Other GPU"), AnalysisSettings(peaks=peaks))
     assert other.utilization["fp32"] == pytest.approx(2.5e6 / 1.5e13 / 1e-6)  # report's own roof
 
 
@@ -233,7 +234,7 @@ def test_hopper_tensor_breakdowns_are_not_double_counted() -> None:
     metrics[pre + "src_fp8_sparsity_off.sum.peak_sustained"] = (933_888.0, "")
     metrics[pre + "src_fp8_sparsity_on.sum"] = (0.0, "")
     metrics[pre + "src_fp8_sparsity_on.sum.peak_sustained"] = (1_867_776.0, "")
-    m = build_kernel_model(make_kernel(metrics))
+    m = analyse_kernel(make_kernel(metrics))
     assert set(m.q.tensor_paths) == {"src_bf16_dst_fp32", "src_fp8_sparsity_off", "src_fp8_sparsity_on"}
     assert m.q.flop["tensor"].value == pytest.approx(8e8)  # not 1.4e9
     assert m.tensor_peaks["src_bf16_dst_fp32"].value == pytest.approx(466_944 * 1.5e9)  # dense hgmma

@@ -6,7 +6,8 @@ import pytest
 
 import ncu_roofline
 from ncu_roofline.api.analysis import Analysis, ReportResult
-from ncu_roofline.model.roofline import build_kernel_model
+from ncu_roofline.api.kernel import analyse_kernel
+from ncu_roofline.settings import AnalysisSettings
 from ncu_roofline.render.markdown import md_escape, render_markdown
 from ncu_roofline.views.report import build_report_view, verdict
 
@@ -17,8 +18,8 @@ HOSTILE = "</script><b>x</b> & \"q\" 'y' | `z` void f<int, std::vector<float>>(T
 
 
 def analysis_of(*kernels, path: str = "/tmp/some/where/capture.ncu-rep") -> Analysis:
-    models = [build_kernel_model(k) for k in kernels]
-    return Analysis([ReportResult(path, "ncu-rep", "2025.1.0.0 (build 1)", models)], [], 0.6)
+    models = [analyse_kernel(k) for k in kernels]
+    return Analysis([ReportResult(path, "ncu-rep", "2025.1.0.0 (build 1)", models)], [])
 
 
 def test_view_of_hand_built_kernels() -> None:
@@ -43,9 +44,9 @@ def test_view_of_hand_built_kernels() -> None:
 
 
 def test_verdicts() -> None:
-    m = build_kernel_model(make_kernel(base_metrics()), threshold=0.25)
+    m = analyse_kernel(make_kernel(base_metrics()), AnalysisSettings(threshold=0.25))
     assert verdict(m).startswith("Bound by DRAM bandwidth at 30 % of the roof; raising intensity through reuse")
-    m = build_kernel_model(make_kernel(base_metrics()))
+    m = analyse_kernel(make_kernel(base_metrics()))
     assert verdict(m).startswith("Below every roof: the closest is DRAM bandwidth at 30 %")
 
 

@@ -9,12 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from ..knowledge import recipes as R
 from ..errors import InputError
-from .jsondoc import dumps
-from ..model.roofline import DEFAULT_THRESHOLD, KernelModel, build_kernel_model
-from ..knowledge.peaks_file import UserPeaks, load_peaks
+from ..knowledge.peaks_file import UserPeaks
 from ..readers import read_report
+from ..settings import DEFAULT_THRESHOLD, AnalysisSettings
+from .jsondoc import dumps
+from .kernel import AnalysedKernel, analyse_kernel
+from .rows import kernel_row
 
 if TYPE_CHECKING:  # pandas is imported lazily: the CLI's JSON path does not need it
     import pandas as pd
@@ -29,7 +30,7 @@ class ReportResult:
     path: str
     source_format: str
     ncu_version: str | None
-    kernels: list[KernelModel]
+    kernels: list[AnalysedKernel]
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -61,32 +62,32 @@ class Analysis:
 
     reports: list[ReportResult]
     errors: list[InputError]
-    threshold: float
-    peaks_file: str | None = None
-    byte_definition_preference: str = R.CHART
+    settings: AnalysisSettings = field(default_factory=AnalysisSettings)
 
     @property
-    def models(self) -> list[tuple[ReportResult, KernelModel]]:
+    def models(self) -> list[tuple[ReportResult, AnalysedKernel]]:
         return [(r, k) for r in self.reports for k in r.kernels]
 
     @property
     def kernels(self) -> pd.DataFrame:
         """One row per kernel, typed columns with units in their names (nullable: NA = absent)."""
-        from .frame import kernels_frame
+        from .frame import frame_from_rows
 
-        return kernels_frame(self)
+        return frame_from_rows(self.rows())
+
+    def rows(self, redact: bool = False) -> list[dict[str, Any]]:
+        """One flat row per kernel (the columns of `kernels` and of the CSV output)."""
+        rows: list[dict[str, Any]] = []
+        for report in self.reports:
+            path = os.path.basename(report.path) if redact else report.path
+            rows.extend(kernel_row(path, k.to_dict(redact)) for k in report.kernels)
+        return rows
 
     def to_dict(self, redact: bool = False) -> dict[str, Any]:
         return {
             "schema": SCHEMA,
             "generator": {"name": "ncu-roofline", "version": __version__},
-            "settings": {
-                "regime_threshold": self.threshold,
-                "byte_definition_preference": self.byte_definition_preference,
-                "peaks_file": (os.path.basename(self.peaks_file) if redact and self.peaks_file
-                               else self.peaks_file),
-                "flop_convention": dict(R.FLOP_CONVENTION),
-            },
+            "settings": self.settings.to_dict(redact),
             "reports": [r.to_dict(redact) for r in self.reports],
             "errors": [{"path": os.path.basename(e.path) if redact else e.path, "message": e.message}
                        for e in self.errors],
@@ -100,39 +101,39 @@ class Analysis:
         return dumps(self.to_dict(redact), indent)
 
 
-def analyze_report(path: str | Path, *, threshold: float = DEFAULT_THRESHOLD,
-                   peaks: UserPeaks | None = None, prefer_definition: str = R.CHART) -> ReportResult:
+def analyze_report(path: str | Path, settings: AnalysisSettings | None = None) -> ReportResult:
     """Read one file and model every kernel in it (raises InputError for unusable files)."""
+    settings = settings or AnalysisSettings()
     raw = read_report(path)
-    models = [build_kernel_model(k, threshold=threshold, user_peaks=peaks,
-                                 prefer_definition=prefer_definition) for k in raw.kernels]
-    return ReportResult(raw.path, raw.source_format, raw.ncu_version, models, list(raw.warnings))
+    kernels = [analyse_kernel(k, settings) for k in raw.kernels]
+    return ReportResult(raw.path, raw.source_format, raw.ncu_version, kernels, list(raw.warnings))
 
 
-def analyze(paths: str | Path | Iterable[str | Path], *, threshold: float = DEFAULT_THRESHOLD,
-            peaks: str | Path | UserPeaks | None = None, prefer_definition: str = R.CHART,
-            strict: bool = True) -> Analysis:
+def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings | None = None, *,
+            threshold: float | None = None, peaks: str | Path | UserPeaks | None = None,
+            bytes_definition: str | None = None, strict: bool = True) -> Analysis:
     """Analyse one or more reports (`.ncu-rep`, `.nsight-cuprof-report`, or ncu `--page raw` CSV).
 
-    With `strict=True` (the default) the first unusable file raises `InputError`; with
-    `strict=False` bad files are collected in `Analysis.errors` and the others are analysed.
-    `peaks` is a peaks file (see `ncu_roofline.peaks_file`) whose roofs override the report's.
+    Pass an `AnalysisSettings`, or its fields as keywords for convenience (`peaks` may be a
+    peaks-file path; see `ncu_roofline.knowledge.peaks_file`). With `strict=True` (the default)
+    the first unusable file raises `InputError`; with `strict=False` bad files are collected in
+    `Analysis.errors` and the others are analysed.
     """
+    if settings is None:
+        settings = AnalysisSettings.from_options(
+            threshold=DEFAULT_THRESHOLD if threshold is None else threshold, peaks=peaks,
+            bytes_definition=bytes_definition or AnalysisSettings().bytes_definition)
+    elif threshold is not None or peaks is not None or bytes_definition is not None:
+        raise TypeError("pass either settings or its fields, not both")
     if isinstance(paths, (str, Path)):
         paths = [paths]
-    if not 0 < threshold <= 1:
-        raise ValueError("threshold must be in (0, 1]")
-    if prefer_definition not in (R.CHART, R.TAGS):
-        raise ValueError(f"prefer_definition must be {R.CHART!r} or {R.TAGS!r}")
-    user = load_peaks(peaks) if isinstance(peaks, (str, Path)) else peaks
     reports: list[ReportResult] = []
     errors: list[InputError] = []
     for path in paths:
         try:
-            reports.append(analyze_report(path, threshold=threshold, peaks=user,
-                                          prefer_definition=prefer_definition))
+            reports.append(analyze_report(path, settings))
         except InputError as exc:
             if strict:
                 raise
             errors.append(exc)
-    return Analysis(reports, errors, threshold, user.path if user else None, prefer_definition)
+    return Analysis(reports, errors, settings)

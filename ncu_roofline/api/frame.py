@@ -1,15 +1,10 @@
-"""The kernels of an Analysis as one pandas DataFrame (imported only when asked for)."""
+"""Kernel rows as one typed pandas DataFrame (pandas is imported only when a frame is asked for)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
-
-from .rows import kernel_row
-
-if TYPE_CHECKING:
-    from .analysis import Analysis
 
 STRING_COLUMNS = ("report", "name", "demangled_name", "device", "compute_capability",
                   "dominant_precision", "bound_by", "regime", "flags", "nvtx_ranges",
@@ -19,6 +14,8 @@ INT_COLUMNS = ("index", "range_index", "sm_count")
 
 def frame_from_rows(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """Rows -> typed DataFrame: nullable floats (NA for absent), strings, ints, booleans."""
+    if not rows:
+        return pd.DataFrame()
     df = pd.DataFrame(rows)
     for col in df.columns:
         if col in STRING_COLUMNS:
@@ -30,11 +27,3 @@ def frame_from_rows(rows: list[dict[str, Any]]) -> pd.DataFrame:
         else:
             df[col] = pd.to_numeric(df[col], errors="coerce").astype("Float64")
     return df
-
-
-def kernels_frame(analysis: Analysis) -> pd.DataFrame:
-    """The Analysis's kernels, one row each."""
-    rows = [kernel_row(r.path, k.to_dict()) for r in analysis.reports for k in r.kernels]
-    if not rows:
-        return pd.DataFrame()
-    return frame_from_rows(rows)

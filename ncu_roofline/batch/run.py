@@ -43,13 +43,13 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..knowledge import recipes as R
-from ..errors import InputError, OutputError, RooflineError
-from ..api.rows import kernel_row
 from ..api.jsondoc import dumps
-from ..model.roofline import DEFAULT_THRESHOLD
-from ..render.output import write_atomic
+from ..api.rows import kernel_row
+from ..errors import InputError, OutputError, RooflineError
+from ..knowledge import recipes as R
 from ..render.csv import rows_to_csv
+from ..render.output import write_atomic
+from ..settings import DEFAULT_THRESHOLD, AnalysisSettings
 
 SCHEMA = "ncu-roofline-batch/1"
 SUFFIXES = (".ncu-rep", ".nsight-cuprof-report", ".csv")
@@ -222,11 +222,11 @@ def analyse_one(path: str, options: dict[str, Any]) -> dict[str, Any]:
             sha256 = file_sha256(path)
         except OSError:
             sha256 = None  # the reader below explains what is wrong with the path
-        threshold = float(options.get("threshold", DEFAULT_THRESHOLD))
-        prefer = options.get("bytes_definition", R.CHART)
-        peaks = load_peaks(options["peaks"]) if options.get("peaks") else None
-        report = analyze_report(path, threshold=threshold, peaks=peaks, prefer_definition=prefer)
-        analysis = Analysis([report], [], threshold, peaks.path if peaks else None, prefer)
+        settings = AnalysisSettings(float(options.get("threshold", DEFAULT_THRESHOLD)),
+                                    load_peaks(options["peaks"]) if options.get("peaks") else None,
+                                    options.get("bytes_definition", R.CHART))
+        report = analyze_report(path, settings)
+        analysis = Analysis([report], [], settings)
         json_text = analysis.to_json(redact=redact)
         html_text = None
         if options.get("html", True):

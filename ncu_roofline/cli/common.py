@@ -8,10 +8,10 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from ..knowledge import recipes as R
 from ..errors import OutputError
-from ..model.roofline import DEFAULT_THRESHOLD
+from ..knowledge import recipes as R
 from ..render.output import write_atomic
+from ..settings import DEFAULT_THRESHOLD
 
 EXIT_BAD_INPUT = 2
 F = TypeVar("F", bound=Callable[..., Any])

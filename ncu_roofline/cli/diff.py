@@ -13,6 +13,7 @@ import click
 from ..compare.diff import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S, Diff, compare, gate_message
 from ..errors import RooflineError
 from ..render import format_for
+from ..settings import AnalysisSettings
 from .common import EXIT_BAD_INPUT, analysis_options, emit, fail
 
 EXIT_REGRESSION = 1
@@ -67,7 +68,8 @@ def diff(base: str, head: str, fmt: str | None, output: str | None, force: bool,
     fmt = format_for(fmt, output, FORMATS)
     try:
         result = compare(base, head, fail_on_regression=fail_pct, min_duration_s=min_duration, min_delta_s=min_delta,
-                         threshold=threshold, peaks=peaks_file, prefer_definition=bytes_definition)
+                         settings=AnalysisSettings.from_options(threshold=threshold, peaks=peaks_file,
+                                                                bytes_definition=bytes_definition))
     except RooflineError as exc:
         fail(str(exc))
         sys.exit(EXIT_BAD_INPUT)

@@ -10,6 +10,7 @@ import click
 from ..api.analysis import analyze
 from ..errors import RooflineError
 from ..render import RENDERERS, renderer_for
+from ..settings import AnalysisSettings
 from .common import EXIT_BAD_INPUT, analysis_options, emit, fail
 
 
@@ -46,8 +47,8 @@ def report(inputs: tuple[str, ...], fmt: str | None, output: str | None, force: 
     if output is None and renderer.name == "html":
         output = default_output(inputs[0], renderer.extension)
     try:
-        analysis = analyze(list(inputs), threshold=threshold, peaks=peaks_file,
-                           prefer_definition=bytes_definition, strict=False)
+        analysis = analyze(list(inputs), AnalysisSettings.from_options(
+            threshold=threshold, peaks=peaks_file, bytes_definition=bytes_definition), strict=False)
     except RooflineError as exc:  # the peaks file
         fail(str(exc))
         sys.exit(EXIT_BAD_INPUT)

@@ -12,10 +12,11 @@ import sys
 import click
 
 from ..compare.diff import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S
-from ..errors import RooflineError
-from ..render import format_for
 from ..compare.trend import DEFAULT_DRIFT_PCT, TOP_CHARTS, drift_message, render
 from ..compare.trend import trend as build
+from ..errors import RooflineError
+from ..render import format_for
+from ..settings import AnalysisSettings
 from .common import analysis_options, emit, fail_and_exit
 
 EXIT_DRIFT = 1
@@ -59,7 +60,8 @@ def trend(runs: tuple[str, ...], fmt: str | None, output: str | None, force: boo
     fmt = format_for(fmt, output, FORMATS)
     try:
         result = build(runs, drift_pct=drift_pct, min_duration_s=min_duration, min_delta_s=min_delta,
-                       threshold=threshold, peaks=peaks_file, prefer_definition=bytes_definition)
+                       settings=AnalysisSettings.from_options(threshold=threshold, peaks=peaks_file,
+                                                              bytes_definition=bytes_definition))
     except RooflineError as exc:
         fail_and_exit(str(exc))
     if fmt == "html":

@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..knowledge import recipes as R
-from ..errors import InputError
 from ..api.jsondoc import dumps
+from ..errors import InputError
+from ..knowledge import recipes as R
+from ..settings import AnalysisSettings
 
 SCHEMA = "ncu-roofline-diff/1"
 REPORT_SCHEMA = "ncu-roofline/1"
@@ -97,11 +98,10 @@ class Run:
 # Loading
 
 
-def load_run(path: str | Path, *, threshold: float | None = None, peaks: str | Path | None = None,
-             prefer_definition: str = R.CHART) -> Run:
+def load_run(path: str | Path, settings: AnalysisSettings | None = None) -> Run:
     """A report file, an `ncu-roofline/1` JSON document, or a batch output folder -> `Run`.
 
-    `threshold`, `peaks` and `prefer_definition` apply to report files only: JSON documents and
+    `settings` apply to report files only (default: `AnalysisSettings()`): JSON documents and
     batch folders keep the settings they were analysed with. Raises `InputError` for anything
     unusable, including a run without a single usable kernel.
     """
@@ -114,10 +114,8 @@ def load_run(path: str | Path, *, threshold: float | None = None, peaks: str | P
         run = run_from_document(_read_json(p), str(p), "json")
     else:
         from ..api.analysis import analyze
-        from ..model.roofline import DEFAULT_THRESHOLD
 
-        analysis = analyze(p, threshold=DEFAULT_THRESHOLD if threshold is None else threshold,
-                           peaks=peaks, prefer_definition=prefer_definition)
+        analysis = analyze(p, settings or AnalysisSettings())
         run = run_from_document(analysis.to_dict(), str(p), "report")
     if run.usable_count == 0:
         raise InputError(p, f"no usable kernels ({len(run.kernels)} kernels, none with a duration "
@@ -524,11 +522,9 @@ def diff_runs(base: Run, head: Run, *, fail_on_regression: float | None = None,
 
 def compare(base: str | Path, head: str | Path, *, fail_on_regression: float | None = None,
             min_duration_s: float = DEFAULT_MIN_DURATION_S, min_delta_s: float = DEFAULT_MIN_DELTA_S,
-            threshold: float | None = None, peaks: str | Path | None = None,
-            prefer_definition: str = R.CHART) -> Diff:
+            settings: AnalysisSettings | None = None) -> Diff:
     """Load both runs (see `load_run`) and diff them; raises `InputError` for unusable input."""
-    settings: dict[str, Any] = {"threshold": threshold, "peaks": peaks, "prefer_definition": prefer_definition}
-    return diff_runs(load_run(base, **settings), load_run(head, **settings),
+    return diff_runs(load_run(base, settings), load_run(head, settings),
                      fail_on_regression=fail_on_regression, min_duration_s=min_duration_s,
                      min_delta_s=min_delta_s)
 

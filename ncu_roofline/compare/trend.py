@@ -44,7 +44,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..api.jsondoc import dumps
+from ..errors import InputError, RooflineError
 from ..knowledge import recipes as R
+from ..settings import AnalysisSettings
 from .diff import (
     DEFAULT_MIN_DELTA_S,
     DEFAULT_MIN_DURATION_S,
@@ -58,8 +61,6 @@ from .diff import (
     match_key,
     relative_pct,
 )
-from ..errors import InputError, RooflineError
-from ..api.jsondoc import dumps
 
 SCHEMA = "ncu-roofline-trend/1"
 DEFAULT_DRIFT_PCT = 5.0
@@ -248,8 +249,7 @@ def _unique_labels(paths: Sequence[Path]) -> list[str]:
     return labels
 
 
-def load_runs(specs: Iterable[str | Path], *, threshold: float | None = None, peaks: str | Path | None = None,
-              prefer_definition: str = R.CHART) -> list[TrendRun]:
+def load_runs(specs: Iterable[str | Path], settings: AnalysisSettings | None = None) -> list[TrendRun]:
     """Find, load and date every run, oldest first; raises `InputError` for unusable input."""
     given = [str(s) for s in specs]
     paths = discover_runs(given)
@@ -261,7 +261,7 @@ def load_runs(specs: Iterable[str | Path], *, threshold: float | None = None, pe
     labels = _unique_labels(paths)
     runs = []
     for path, label in zip(paths, labels):
-        run = load_run(path, threshold=threshold, peaks=peaks, prefer_definition=prefer_definition)
+        run = load_run(path, settings)
         when, text, source = run_date(path)
         runs.append(TrendRun(label, str(path), when, text, source, run))
     runs.sort(key=lambda r: (r.date, r.label, r.input))
@@ -516,9 +516,9 @@ def build_trend(runs: Sequence[TrendRun], *, drift_pct: float = DEFAULT_DRIFT_PC
 
 def trend(specs: Iterable[str | Path], *, drift_pct: float = DEFAULT_DRIFT_PCT,
           min_duration_s: float = DEFAULT_MIN_DURATION_S, min_delta_s: float = DEFAULT_MIN_DELTA_S,
-          threshold: float | None = None, peaks: str | Path | None = None, prefer_definition: str = R.CHART) -> Trend:
+          settings: AnalysisSettings | None = None) -> Trend:
     """Load, date and order the runs (see `load_runs`), then build the trend."""
-    runs = load_runs(specs, threshold=threshold, peaks=peaks, prefer_definition=prefer_definition)
+    runs = load_runs(specs, settings)
     return build_trend(runs, drift_pct=drift_pct, min_duration_s=min_duration_s, min_delta_s=min_delta_s)
 
 

@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass, field
 
 from ..knowledge import recipes as R
-from ..readers.record import RawKernel
 from ..knowledge.units import to_si
+from ..readers.record import RawKernel
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..knowledge import recipes as R
-from ..passes.ceilings import analyse_ceilings
-from ..passes.instruction_roofline import instruction_roofline
 from ..knowledge.peaks_file import UserPeaks
-from .quantities import KernelQuantities, Missing, Value, compute_quantities
 from ..readers.record import RawKernel
+from ..settings import AnalysisSettings
+from .quantities import KernelQuantities, Missing, Value, compute_quantities
 
-DEFAULT_THRESHOLD = 0.6
+DEFAULT_SETTINGS = AnalysisSettings()
 # A point above its roof means a wrong unit, precision, FLOP convention or sparsity assumption;
 # it is flagged, never hidden. The tolerance absorbs rounding in the stored rates.
 ABOVE_ROOF_TOLERANCE = 1.005
@@ -26,7 +25,11 @@ ABOVE_ROOF_TOLERANCE = 1.005
 
 @dataclass
 class KernelModel:
-    """Everything reported for one kernel."""
+    """The roofline of one kernel: roofs, intensities, utilisation, bound_by and regime.
+
+    The analysis passes (ceilings, diagnosis, Instruction Roofline) read this and add their
+    results in `api.kernel.AnalysedKernel`; the model knows nothing of them.
+    """
 
     raw: RawKernel
     q: KernelQuantities
@@ -42,10 +45,6 @@ class KernelModel:
     flags: list[str] = field(default_factory=list)
     provenance: dict[str, str] = field(default_factory=dict)
     missing: list[Missing] = field(default_factory=list)
-    ceilings: list[Any] = field(default_factory=list)  # ceilings.Ceiling
-    diagnosis: list[Any] = field(default_factory=list)  # ceilings.Finding
-    reuse: dict[str, float] = field(default_factory=dict)
-    instruction_roofline: dict[str, Any] | None = None
     total_flop: float | None = None  # all FLOP, when known (see build_kernel_model)
 
     @property
@@ -92,10 +91,6 @@ class KernelModel:
             "missing": [{"quantity": m.quantity, "reason": m.reason, "collect_with": m.collect_with}
                         for m in self.missing],
             "flags": list(self.flags),
-            "ceilings": [c.to_dict() for c in self.ceilings],
-            "diagnosis": [f.to_dict() for f in self.diagnosis],
-            "reuse": dict(self.reuse),
-            "instruction_roofline": self.instruction_roofline,
         }
         if redact:
             d["nvtx_ranges"] = []
@@ -103,13 +98,7 @@ class KernelModel:
 
     def compute_roof(self) -> float | None:
         """The compute roof of the kernel's dominant precision (FLOP/s)."""
-        p = self.dominant_precision
-        if p is None:
-            return None
-        if p == "tensor":
-            return _tensor_roof(self)
-        peak = self.peaks.get(p)
-        return peak.value if peak else None
+        return _compute_roof_of(self.dominant_precision, self.peaks, self.tensor_peaks, self.q)
 
     def ridge_points(self) -> dict[str, float | None]:
         roof = self.compute_roof()
@@ -130,15 +119,25 @@ def _definition(value: Value | None) -> str | None:
     return value.definition or "counts"
 
 
-def _tensor_roof(m: KernelModel) -> float | None:
-    """One tensor roof: the fastest of the datapaths the kernel used (of all, when none is known)."""
-    if not m.tensor_peaks:
+def _compute_roof_of(precision: str | None, peaks: dict[str, Value | None], tensor_peaks: dict[str, Value],
+                     q: KernelQuantities) -> float | None:
+    if precision is None:
         return None
-    if m.q.tensor_paths:
-        used = [dp for dp, v in m.q.tensor_paths.items() if v.value > 0 and dp in m.tensor_peaks]
+    if precision == "tensor":
+        return _tensor_roof(tensor_peaks, q)
+    peak = peaks.get(precision)
+    return peak.value if peak else None
+
+
+def _tensor_roof(tensor_peaks: dict[str, Value], q: KernelQuantities) -> float | None:
+    """One tensor roof: the fastest of the datapaths the kernel used (of all, when none is known)."""
+    if not tensor_peaks:
+        return None
+    if q.tensor_paths:
+        used = [dp for dp, v in q.tensor_paths.items() if v.value > 0 and dp in tensor_peaks]
         if used:
-            return max(m.tensor_peaks[dp].value for dp in used)
-    return max(v.value for v in m.tensor_peaks.values())
+            return max(tensor_peaks[dp].value for dp in used)
+    return max(v.value for v in tensor_peaks.values())
 
 
 def _apply_user_peaks(q: KernelQuantities, raw: RawKernel, user: UserPeaks | None
@@ -158,22 +157,42 @@ def _apply_user_peaks(q: KernelQuantities, raw: RawKernel, user: UserPeaks | Non
     return peaks, tensor, flags
 
 
-def build_kernel_model(raw: RawKernel, *, threshold: float = DEFAULT_THRESHOLD,
-                       user_peaks: UserPeaks | None = None,
-                       prefer_definition: str = R.CHART) -> KernelModel:
-    """Quantities -> roofline model for one kernel."""
-    q = compute_quantities(raw, prefer_definition)
-    peaks, tensor_peaks, flags = _apply_user_peaks(q, raw, user_peaks)
+def build_kernel_model(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETTINGS) -> KernelModel:
+    """Quantities -> roofline model for one kernel, built once from named values."""
+    q = compute_quantities(raw, settings.bytes_definition)
+    peaks, tensor_peaks, flags = _apply_user_peaks(q, raw, settings.peaks)
     missing = [m for m in q.missing if not _covered_by_user(m, peaks, tensor_peaks)]
-    model = KernelModel(raw, q, peaks, tensor_peaks, {}, {lv: None for lv in R.LEVELS}, None,
-                        {lv: None for lv in R.LEVELS}, None, None, None, flags, {}, missing)
-    if not model.usable:
-        model.flags.append("unusable")
-        return model
+    empty_levels: dict[str, float | None] = {lv: None for lv in R.LEVELS}
+    if q.unusable_reason is not None or q.duration_s is None:
+        return KernelModel(raw=raw, q=q, peaks=peaks, tensor_peaks=tensor_peaks, utilization={},
+                           intensity=dict(empty_levels), achieved_flop_per_s=None,
+                           attainable_flop_per_s=dict(empty_levels), dominant_precision=None,
+                           bound_by=None, regime=None, flags=[*flags, "unusable"], provenance={},
+                           missing=missing)
+    duration = q.duration_s.value
+    provenance = _provenance(q, peaks, tensor_peaks)
+    util = _utilization(q, peaks, tensor_peaks, duration, provenance, flags)
+    work = _flop_totals(q, duration, flags)
+    compute_roof = _compute_roof_of(work.dominant_precision, peaks, tensor_peaks, q)
+    attainable = dict(empty_levels)
+    for lv in R.LEVELS:
+        i, bw = work.intensity[lv], peaks.get(lv)
+        if i is not None and bw is not None and compute_roof is not None:
+            attainable[lv] = min(compute_roof, i * bw.value)
+    bound_by, regime = _bound(raw, util, settings.threshold, flags)
+    return KernelModel(raw=raw, q=q, peaks=peaks, tensor_peaks=tensor_peaks, utilization=util,
+                       intensity=work.intensity, achieved_flop_per_s=work.achieved_flop_per_s,
+                       attainable_flop_per_s=attainable, dominant_precision=work.dominant_precision,
+                       bound_by=bound_by, regime=regime, flags=flags, provenance=provenance,
+                       missing=missing, total_flop=work.total)
 
-    duration = q.duration_s.value  # type: ignore[union-attr]
-    prov = model.provenance
-    prov["duration_s"] = q.duration_s.recipe  # type: ignore[union-attr]
+
+def _provenance(q: KernelQuantities, peaks: dict[str, Value | None], tensor_peaks: dict[str, Value]
+                ) -> dict[str, str]:
+    """Quantity -> the recipe that produced it."""
+    prov: dict[str, str] = {}
+    if q.duration_s is not None:
+        prov["duration_s"] = q.duration_s.recipe
     for p, v in q.flop.items():
         if v is not None:
             prov[f"work_flop.{p}"] = v.recipe
@@ -187,9 +206,13 @@ def build_kernel_model(raw: RawKernel, *, threshold: float = DEFAULT_THRESHOLD,
         prov[f"peaks.tensor.{dp}"] = v.recipe
     if q.tensor_pipe_utilization is not None:
         prov["tensor_pipe_utilization"] = q.tensor_pipe_utilization.recipe
+    return prov
 
-    # Utilisation of every roof for which both the work and the roof are known.
-    util = model.utilization
+
+def _utilization(q: KernelQuantities, peaks: dict[str, Value | None], tensor_peaks: dict[str, Value],
+                 duration: float, prov: dict[str, str], flags: list[str]) -> dict[str, float]:
+    """Utilisation of every roof for which both the work and the roof are known."""
+    util: dict[str, float] = {}
     for lv in R.LEVELS:
         b, bw = q.bytes.get(lv), peaks.get(lv)
         if b is not None and bw is not None and bw.value > 0:
@@ -216,8 +239,19 @@ def build_kernel_model(raw: RawKernel, *, threshold: float = DEFAULT_THRESHOLD,
         flags.append("tensor_pipe_utilization_only")
     if tensor_flop is not None and tensor_flop.estimate and tensor_flop.value > 0:
         flags.append("tensor_work_estimated")
+    return util
 
-    # Dominant precision: the one with the most FLOP; intensity uses all FLOP together.
+
+@dataclass(frozen=True)
+class _Work:
+    total: float | None
+    dominant_precision: str | None
+    achieved_flop_per_s: float | None
+    intensity: dict[str, float | None]
+
+
+def _flop_totals(q: KernelQuantities, duration: float, flags: list[str]) -> _Work:
+    """Dominant precision: the one with the most FLOP; intensity uses all FLOP together."""
     known = {p: v.value for p, v in q.flop.items() if v is not None}
     # Without any CUDA-core count the total is unknown, even when the tensor pipe was idle:
     # a memory-only kernel and a report that lacks the counts must not look the same.
@@ -226,23 +260,23 @@ def build_kernel_model(raw: RawKernel, *, threshold: float = DEFAULT_THRESHOLD,
         # The tensor pipe did work that no counter turns into FLOP: a total would undercount.
         total = None
         flags.append("flop_incomplete")
-    model.total_flop = total
-    if total:
-        model.dominant_precision = max(known, key=lambda p: known[p])
+    intensity: dict[str, float | None] = {lv: None for lv in R.LEVELS}
+    dominant = max(known, key=lambda p: known[p]) if total else None
+    achieved = None
     if total is not None:
-        model.achieved_flop_per_s = total / duration
+        achieved = total / duration
         for lv in R.LEVELS:
             b = q.bytes.get(lv)
             if b is not None and b.value > 0:
-                model.intensity[lv] = total / b.value
+                intensity[lv] = total / b.value
     elif "flop_incomplete" not in flags:
         flags.append("no_flop_counts")
-    compute_roof = model.compute_roof()
-    for lv in R.LEVELS:
-        i, bw = model.intensity[lv], peaks.get(lv)
-        if i is not None and bw is not None and compute_roof is not None:
-            model.attainable_flop_per_s[lv] = min(compute_roof, i * bw.value)
+    return _Work(total, dominant, achieved, intensity)
 
+
+def _bound(raw: RawKernel, util: dict[str, float], threshold: float, flags: list[str]
+           ) -> tuple[str | None, str | None]:
+    """The roof with the highest utilisation, and whether the kernel sits at it."""
     for r, u in util.items():
         if u > ABOVE_ROOF_TOLERANCE:
             flags.append(f"above_roof:{r}")
@@ -253,15 +287,12 @@ def build_kernel_model(raw: RawKernel, *, threshold: float = DEFAULT_THRESHOLD,
         flags.append("partial_roofs:" + ",".join(lacking))
     if not finite:
         flags.append("no_roofs")
-    elif max(finite.values()) > 0:  # every roof at 0 bounds nothing
-        model.bound_by = max(finite, key=lambda r: (finite[r], -R.ROOFS.index(r)))
-        # A hair of tolerance: 0.6 computed as 0.59999999 is still "at least" 0.6.
-        model.regime = "roof" if finite[model.bound_by] >= threshold * (1 - 1e-9) else "latency"
-    found = analyse_ceilings(model)
-    model.ceilings, model.diagnosis, model.reuse = found.ceilings, found.diagnosis, found.reuse
-    model.missing.extend(found.missing)
-    model.instruction_roofline = instruction_roofline(model)
-    return model
+        return None, None
+    if max(finite.values()) <= 0:  # every roof at 0 bounds nothing
+        return None, None
+    bound_by = max(finite, key=lambda r: (finite[r], -R.ROOFS.index(r)))
+    # A hair of tolerance: 0.6 computed as 0.59999999 is still "at least" 0.6.
+    return bound_by, "roof" if finite[bound_by] >= threshold * (1 - 1e-9) else "latency"
 
 
 def _covered_by_user(m: Missing, peaks: dict[str, Value | None], tensor: dict[str, Value]) -> bool:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .ceilings import ASSUMED_ISSUE_PER_SM, ISSUE_PEAKS
 from ..model.quantities import Resolver
+from .ceilings import ASSUMED_ISSUE_PER_SM, ISSUE_PEAKS
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel

@@ -5,10 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-import os
 from typing import TYPE_CHECKING, Any
-
-from ..api.rows import kernel_row
 
 if TYPE_CHECKING:
     from ..api.analysis import Analysis
@@ -37,8 +34,4 @@ def rows_to_csv(rows: list[dict[str, Any]], columns: list[str] | None = None) ->
 
 def render_csv(analysis: Analysis, redact: bool = False) -> str:
     """The kernels as CSV text (no pandas needed)."""
-    rows: list[dict[str, Any]] = []
-    for report in analysis.reports:
-        path = os.path.basename(report.path) if redact else report.path
-        rows.extend(kernel_row(path, k.to_dict(redact)) for k in report.kernels)
-    return rows_to_csv(rows)
+    return rows_to_csv(analysis.rows(redact))

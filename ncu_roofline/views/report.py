@@ -391,10 +391,9 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
         "inputs": inputs,
         "flop_convention": dict(R.FLOP_CONVENTION),
         "byte_definitions": definitions,
-        "threshold": analysis.threshold,
-        "threshold_text": F.pct(analysis.threshold),
-        "peaks_file": (os.path.basename(analysis.peaks_file) if redact and analysis.peaks_file
-                       else analysis.peaks_file),
+        "threshold": analysis.settings.threshold,
+        "threshold_text": F.pct(analysis.settings.threshold),
+        "peaks_file": analysis.settings.to_dict(redact)["peaks_file"],
         "tool_version": __version__,
         "created": created_at(),
         "redacted": redact,

@@ -1,0 +1,46 @@
+"""One analysed kernel: the roofline model plus what the analysis passes found.
+
+This is where the model and the passes meet, above both, so neither imports the other:
+`model/` builds the `KernelModel`, `passes/` read it, and `analyse_kernel` joins the results.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model.roofline import DEFAULT_SETTINGS, KernelModel, build_kernel_model
+from ..passes.ceilings import Ceiling, Finding, analyse_ceilings
+from ..passes.instruction_roofline import instruction_roofline
+from ..readers.record import RawKernel
+from ..settings import AnalysisSettings
+
+
+@dataclass
+class AnalysedKernel(KernelModel):
+    """Everything reported for one kernel."""
+
+    ceilings: list[Ceiling] = field(default_factory=list)
+    diagnosis: list[Finding] = field(default_factory=list)
+    reuse: dict[str, float] = field(default_factory=dict)
+    instruction_roofline: dict[str, Any] | None = None
+
+    def to_dict(self, redact: bool = False) -> dict[str, Any]:
+        """The kernel as the `ncu-roofline/1` JSON contract writes it."""
+        d = super().to_dict(redact)
+        d["ceilings"] = [c.to_dict() for c in self.ceilings]
+        d["diagnosis"] = [f.to_dict() for f in self.diagnosis]
+        d["reuse"] = dict(self.reuse)
+        d["instruction_roofline"] = self.instruction_roofline
+        return d
+
+
+def analyse_kernel(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETTINGS) -> AnalysedKernel:
+    """Model one kernel, then run every pass over the model."""
+    model = build_kernel_model(raw, settings)
+    found = analyse_ceilings(model)
+    values = {f.name: getattr(model, f.name) for f in dataclasses.fields(KernelModel)}
+    values["missing"] = [*model.missing, *found.missing]
+    return AnalysedKernel(**values, ceilings=found.ceilings, diagnosis=found.diagnosis, reuse=found.reuse,
+                          instruction_roofline=instruction_roofline(model))
