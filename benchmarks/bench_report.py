@@ -71,9 +71,9 @@ def main(argv: list[str]) -> int:
 
     import ncu_roofline
     from ncu_roofline.readers import read_report
-    from ncu_roofline.render import RENDERERS
+    from ncu_roofline.render import RENDERERS, REPORT, RenderOptions
 
-    html = RENDERERS["html"].render
+    html = RENDERERS[REPORT]["html"].render
 
     raw_best, raw_first, raw = best_of(lambda: read_report(report))
     analyse_best, analyse_first, analysis = best_of(lambda: ncu_roofline.analyze([report]))
@@ -83,14 +83,14 @@ def main(argv: list[str]) -> int:
     ]
     outputs: dict[str, str] = {}
     for name in ("json", "csv", "html"):
-        best, first, text = best_of(lambda name=name: RENDERERS[name].render(analysis, False))
+        best, first, text = best_of(lambda name=name: RENDERERS[REPORT][name].render(analysis, RenderOptions()))
         outputs[name] = text
         rows.append((f"render {name}", best, first))
-    e2e_best, e2e_first, _ = best_of(lambda: html(ncu_roofline.analyze([report]), False))
+    e2e_best, e2e_first, _ = best_of(lambda: html(ncu_roofline.analyze([report]), RenderOptions()))
     rows.append(("end to end (analyze + html)", e2e_best, e2e_first))
 
     tracemalloc.start()
-    html(analysis, False)
+    html(analysis, RenderOptions())
     _, html_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
 
@@ -127,7 +127,7 @@ def main(argv: list[str]) -> int:
             model.raw = dataclasses.replace(model.raw, index=i)
             models.append(model)
         worst = Analysis([ReportResult(base.path, base.source_format, base.ncu_version, models)], [])
-        worst_best, _, worst_text = best_of(lambda: html(worst, False))
+        worst_best, _, worst_text = best_of(lambda: html(worst, RenderOptions()))
         worst_bytes = len(worst_text.encode("utf-8"))
         checks.append((f"worst case: {len(models)} charted kernels, HTML", f"{worst_bytes:,} bytes, {worst_best:.2f} s",
                        f"< {HTML_BUDGET_BYTES:,} bytes, < {END_TO_END_BUDGET_S:g} s",

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import ncu_roofline
-from ncu_roofline.render.html import render_html
+from ncu_roofline.render import REPORT, RenderOptions, render
 
 from conftest import CORPUS, corpus_files
 from test_views import HOSTILE, analysis_of, base_metrics, make_kernel
@@ -64,6 +64,10 @@ class Page(HTMLParser):
             self.scripts[-1] += data
         else:
             self.text.append(data)
+
+
+def render_html(analysis, redact: bool = False) -> str:
+    return render(REPORT, analysis, "html", RenderOptions(redact=redact))
 
 
 def parse(html: str) -> Page:

@@ -8,7 +8,7 @@ import random
 import pytest
 
 import ncu_roofline
-from ncu_roofline.render import RENDERERS
+from ncu_roofline.render import REPORT, RenderOptions, render
 
 from ncu_roofline.errors import InputError
 from ncu_roofline.readers import read_report
@@ -47,4 +47,4 @@ def test_junk_never_raises_anything_but_input_error(tmp_path, seed: int, suffix:
         assert report.kernels  # a file that reads must hold at least one kernel
         analysis = ncu_roofline.analyze(path)  # and analyses and renders, odd values and all
         json.loads(analysis.to_json())
-        RENDERERS["md"].render(analysis, False)
+        render(REPORT, analysis, "md", RenderOptions())

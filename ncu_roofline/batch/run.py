@@ -230,9 +230,9 @@ def analyse_one(path: str, options: dict[str, Any]) -> dict[str, Any]:
         json_text = analysis.to_json(redact=redact)
         html_text = None
         if options.get("html", True):
-            from ..render import RENDERERS
+            from ..render import REPORT, RenderOptions, render
 
-            html_text = RENDERERS["html"].render(analysis, redact)
+            html_text = render(REPORT, analysis, "html", RenderOptions(redact=redact))
         rows, summary = rows_and_summary(json.loads(json_text))
     except InputError as exc:
         message = exc.message
@@ -794,9 +794,9 @@ def render_index(entries: list[dict[str, Any]], settings: dict[str, Any], *, par
     """The self-contained `index.html` (inline CSS, autoescaped, no script)."""
     from markupsafe import Markup
 
-    from ..render.html import _asset, _palette_css, environment
+    from ..render.html import asset, environment, palette_css
 
-    css = Markup(_palette_css() + _asset("report.css") + _INDEX_CSS)
+    css = Markup(palette_css() + asset("report.css") + _INDEX_CSS)
     return environment().get_template("batch_index.html.j2").render(
         **index_view(entries, settings), css=css, parquet=parquet)
 

@@ -2,17 +2,37 @@
 
 from __future__ import annotations
 
+import sys
+from typing import Any
+
 import click
 
 from .. import __version__
+from ..errors import RooflineError
 from .batch import batch
+from .common import EXIT_BAD_INPUT, fail
 from .diff import diff
 from .metrics import metrics
 from .report import report
 from .trend import trend
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _Commands(click.Group):
+    """The command group; a library error becomes one line on standard error and exit status 2.
+
+    This is the one place where errors turn into exit codes: commands let `RooflineError`
+    (unreadable input, a bad peaks file, an output that cannot be written) propagate.
+    """
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except RooflineError as exc:
+            fail(str(exc))
+            sys.exit(EXIT_BAD_INPUT)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="ncu-roofline")
 def main() -> None:
     """Hierarchical roofline analysis of NVIDIA Nsight Compute captures.

@@ -8,10 +8,10 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from ..errors import OutputError
 from ..knowledge import recipes as R
+from ..render import RenderOptions, formats, renderer_for
 from ..render.output import write_atomic
-from ..settings import DEFAULT_THRESHOLD
+from ..settings import DEFAULT_THRESHOLD, AnalysisSettings
 
 EXIT_BAD_INPUT = 2
 F = TypeVar("F", bound=Callable[..., Any])
@@ -57,13 +57,31 @@ def analysis_options(*, for_report_files_only: bool = False) -> Callable[[F], F]
     return decorate
 
 
+def format_option(document: str, default_text: str) -> Callable[[F], F]:
+    """-f/--format with the formats the renderer registry has for `document`."""
+    return click.option("-f", "--format", "fmt", type=click.Choice(formats(document)), default=None,
+                        help=f"Output format (default: from the -o extension, else {default_text}).")
+
+
+def settings_from(threshold: float | None, peaks_file: str | None, bytes_definition: str) -> AnalysisSettings:
+    """The analysis options as one AnalysisSettings (a bad peaks file raises PeaksFileError)."""
+    return AnalysisSettings.from_options(threshold=threshold, peaks=peaks_file, bytes_definition=bytes_definition)
+
+
+def write_document(document: str, value: Any, fmt: str | None, output: str | None, force: bool,
+                   options: RenderOptions | None = None) -> None:
+    """Render `value` in the chosen format and write it: standard output, or an atomic file."""
+    renderer = renderer_for(document, fmt, output)
+    emit(renderer.render(value, options or RenderOptions()), output, force)
+
+
 def emit(text: str, output: str | None, force: bool) -> None:
-    """Standard output when `output` is None or '-', else an atomic write and `Wrote <path>`."""
+    """Standard output when `output` is None or '-', else an atomic write and `Wrote <path>`.
+
+    An OutputError propagates to the command group, which reports it once for every command.
+    """
     if output is None or output == "-":
         click.echo(text, nl=False)
         return
-    try:
-        path = write_atomic(output, text, force=force)
-    except OutputError as exc:
-        fail_and_exit(str(exc))
+    path = write_atomic(output, text, force=force)
     click.echo(f"Wrote {path}")

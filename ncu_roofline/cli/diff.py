@@ -10,33 +10,17 @@ import sys
 
 import click
 
-from ..compare.diff import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S, Diff, compare, gate_message
-from ..errors import RooflineError
-from ..render import format_for
-from ..settings import AnalysisSettings
-from .common import EXIT_BAD_INPUT, analysis_options, emit, fail
+from ..compare.diff import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S, compare, gate_message
+from ..render import DIFF
+from .common import analysis_options, format_option, settings_from, write_document
 
 EXIT_REGRESSION = 1
-FORMATS = {"html": (".html", ".htm"), "md": (".md", ".markdown"), "json": (".json",)}
-
-
-def render_diff(result: Diff, fmt: str) -> str:
-    if fmt == "html":
-        from ..views.diff import render_diff_html
-
-        return render_diff_html(result)
-    if fmt == "md":
-        from ..views.diff import render_diff_markdown
-
-        return render_diff_markdown(result)
-    return result.to_json()
 
 
 @click.command()
 @click.argument("base", metavar="BASE")
 @click.argument("head", metavar="HEAD")
-@click.option("-f", "--format", "fmt", type=click.Choice(sorted(FORMATS)), default=None,
-              help="Output format (default: from the -o extension, else json).")
+@format_option(DIFF, "json")
 @click.option("-o", "--output", default=None, metavar="FILE",
               help="Output file ('-' or none: standard output).")
 @click.option("--force", is_flag=True, help="Overwrite FILE if it exists.")
@@ -65,15 +49,9 @@ def diff(base: str, head: str, fmt: str | None, output: str | None, force: bool,
     JSON goes to standard output unless -o or --format say otherwise. Exit status: 0 compared
     (gate passed or not set), 1 the --fail-on-regression gate failed, 2 unusable input.
     """
-    fmt = format_for(fmt, output, FORMATS)
-    try:
-        result = compare(base, head, fail_on_regression=fail_pct, min_duration_s=min_duration, min_delta_s=min_delta,
-                         settings=AnalysisSettings.from_options(threshold=threshold, peaks=peaks_file,
-                                                                bytes_definition=bytes_definition))
-    except RooflineError as exc:
-        fail(str(exc))
-        sys.exit(EXIT_BAD_INPUT)
-    emit(render_diff(result, fmt), output, force)
+    result = compare(base, head, fail_on_regression=fail_pct, min_duration_s=min_duration, min_delta_s=min_delta,
+                     settings=settings_from(threshold, peaks_file, bytes_definition))
+    write_document(DIFF, result, fmt, output, force)
     if result.failed:
         click.echo(f"ncu-roofline: {gate_message(result.gate)}", err=True)
         sys.exit(EXIT_REGRESSION)

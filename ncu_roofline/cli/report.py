@@ -8,10 +8,8 @@ from pathlib import Path
 import click
 
 from ..api.analysis import analyze
-from ..errors import RooflineError
-from ..render import RENDERERS, renderer_for
-from ..settings import AnalysisSettings
-from .common import EXIT_BAD_INPUT, analysis_options, emit, fail
+from ..render import REPORT, RenderOptions, renderer_for
+from .common import EXIT_BAD_INPUT, analysis_options, emit, fail, format_option, settings_from
 
 
 def default_output(first_input: str, extension: str) -> str:
@@ -26,8 +24,7 @@ def default_output(first_input: str, extension: str) -> str:
 
 @click.command()
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
-@click.option("-f", "--format", "fmt", type=click.Choice(sorted(RENDERERS)), default=None,
-              help="Output format (default: from the -o extension, else html).")
+@format_option(REPORT, "html")
 @click.option("-o", "--output", default=None, metavar="FILE",
               help="Output file ('-' for standard output). Default: <first input>.roofline.html for "
                    "HTML, standard output for the other formats.")
@@ -43,20 +40,15 @@ def report(inputs: tuple[str, ...], fmt: str | None, output: str | None, force: 
     Every file is analysed even when another one fails; each failure is reported on standard
     error and the exit status is then 2. Exit status 0 means every input was analysed.
     """
-    renderer = renderer_for(fmt, output)
+    renderer = renderer_for(REPORT, fmt, output)
     if output is None and renderer.name == "html":
         output = default_output(inputs[0], renderer.extension)
-    try:
-        analysis = analyze(list(inputs), AnalysisSettings.from_options(
-            threshold=threshold, peaks=peaks_file, bytes_definition=bytes_definition), strict=False)
-    except RooflineError as exc:  # the peaks file
-        fail(str(exc))
-        sys.exit(EXIT_BAD_INPUT)
+    analysis = analyze(list(inputs), settings_from(threshold, peaks_file, bytes_definition), strict=False)
     for err in analysis.errors:
         fail(err.message)
     if not analysis.reports:
         fail("no input could be analysed; nothing written")
         sys.exit(EXIT_BAD_INPUT)
-    emit(renderer.render(analysis, redact), output, force)
+    emit(renderer.render(analysis, RenderOptions(redact=redact)), output, force)
     if analysis.errors:
         sys.exit(EXIT_BAD_INPUT)

@@ -12,21 +12,17 @@ import sys
 import click
 
 from ..compare.diff import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S
-from ..compare.trend import DEFAULT_DRIFT_PCT, TOP_CHARTS, drift_message, render
+from ..compare.trend import DEFAULT_DRIFT_PCT, TOP_CHARTS, drift_message
 from ..compare.trend import trend as build
-from ..errors import RooflineError
-from ..render import format_for
-from ..settings import AnalysisSettings
-from .common import analysis_options, emit, fail_and_exit
+from ..render import TREND, RenderOptions
+from .common import analysis_options, format_option, settings_from, write_document
 
 EXIT_DRIFT = 1
-FORMATS = {"html": (".html", ".htm"), "md": (".md", ".markdown"), "json": (".json",), "csv": (".csv",)}
 
 
 @click.command()
 @click.argument("runs", nargs=-1, required=True, metavar="RUN...")
-@click.option("-f", "--format", "fmt", type=click.Choice(sorted(FORMATS)), default=None,
-              help="Output format (default: from the -o extension, else json).")
+@format_option(TREND, "json")
 @click.option("-o", "--output", default=None, metavar="FILE", help="Output file ('-' or none: standard output).")
 @click.option("--force", is_flag=True, help="Overwrite FILE if it exists.")
 @click.option("--drift", "drift_pct", type=click.FloatRange(min=0), default=DEFAULT_DRIFT_PCT, show_default=True,
@@ -57,20 +53,9 @@ def trend(runs: tuple[str, ...], fmt: str | None, output: str | None, force: boo
     JSON goes to standard output unless -o or --format say otherwise. Exit status: 0 done,
     1 --fail-on-drift and a kernel drifted, 2 unusable input (fewer than 2 runs, ...).
     """
-    fmt = format_for(fmt, output, FORMATS)
-    try:
-        result = build(runs, drift_pct=drift_pct, min_duration_s=min_duration, min_delta_s=min_delta,
-                       settings=AnalysisSettings.from_options(threshold=threshold, peaks=peaks_file,
-                                                              bytes_definition=bytes_definition))
-    except RooflineError as exc:
-        fail_and_exit(str(exc))
-    if fmt == "html":
-        from ..compare.trend import render_html
-
-        text = render_html(result, top)
-    else:
-        text = render(result, fmt)
-    emit(text, output, force)
+    result = build(runs, drift_pct=drift_pct, min_duration_s=min_duration, min_delta_s=min_delta,
+                   settings=settings_from(threshold, peaks_file, bytes_definition))
+    write_document(TREND, result, fmt, output, force, RenderOptions(top=top))
     if fail_on_drift and result.drifting:
         click.echo(f"ncu-roofline: {drift_message(result)}", err=True)
         sys.exit(EXIT_DRIFT)

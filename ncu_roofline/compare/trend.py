@@ -46,7 +46,6 @@ from typing import Any
 from .. import __version__
 from ..api.jsondoc import dumps
 from ..errors import InputError, RooflineError
-from ..knowledge import recipes as R
 from ..settings import AnalysisSettings
 from .diff import (
     DEFAULT_MIN_DELTA_S,
@@ -913,20 +912,20 @@ th.num { text-align: right; }
 
 def render_html(t: Trend, top: int = TOP_CHARTS) -> str:
     """The whole trend page: self-contained (inline CSS and SVG, no script, nothing fetched)."""
-    from ..render.html import _asset, _markup, _palette_css, environment
+    from ..render.html import asset, environment, markup, palette_css
 
     view = build_trend_view(t, top)
     labels = [r.label for r in t.runs]
     charts = []
     for n, item in enumerate(view["top"]):
         charts.append({"id": item["id"], "row": item["row"],
-                       "svg": _markup(kernel_chart_svg(item["series"], labels, f"ncu-roofline-trend-{n}"))})
-    total_svg = _markup(total_chart_svg(labels, t.totals, "ncu-roofline-trend-total", view["odd_runs"]))
+                       "svg": markup(kernel_chart_svg(item["series"], labels, f"ncu-roofline-trend-{n}"))})
+    total_svg = markup(total_chart_svg(labels, t.totals, "ncu-roofline-trend-total", view["odd_runs"]))
     return environment().get_template("trend.html.j2").render(
         header=view["header"], runs=view["runs"], rows=view["rows"], drifting=view["drifting"],
         charts=charts, total_svg=total_svg,
-        css=_markup(_palette_css() + _asset("report.css") + TREND_CSS),
-        js=_markup(_asset("report.js")),
+        css=markup(palette_css() + asset("report.css") + TREND_CSS),
+        js=markup(asset("report.js")),
     )
 
 

@@ -1,71 +1,102 @@
-"""Renderers: one per output format, behind a small registry.
+"""Renderers: one registry for every document the tool writes, one entry per (document, format).
 
-A renderer has a `name`, a file `extension` and `render(analysis, redact) -> str`. The format can
-follow the output file's extension.
+Documents: `report` (an `api.Analysis`), `diff` (a `compare.diff.Diff`), `trend` (a
+`compare.trend.Trend`) and `batch-index` (a `views.batch_index.BatchIndex`). A renderer has a
+format `name`, the file `extensions` it answers to (the first is the one written) and
+`render(document, options) -> str`. The format follows `--format`, else the `-o` file's
+extension, else the document's default.
+
+Renderer modules are imported only when used, so the JSON path never loads matplotlib or jinja2.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
-if TYPE_CHECKING:
-    from ..api.analysis import Analysis
+REPORT = "report"
+DIFF = "diff"
+TREND = "trend"
+BATCH_INDEX = "batch-index"
+TOP_CHARTS = 12
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """What a renderer may be asked besides the document itself."""
+
+    redact: bool = False  # report: base names only, no NVTX range names
+    top: int = TOP_CHARTS  # trend HTML: chart this many kernels
 
 
 @dataclass(frozen=True)
 class Renderer:
+    document: str
     name: str
-    extension: str
-    render: Callable[[Analysis, bool], str]
-    description: str
+    extensions: tuple[str, ...]
+    render: Callable[[Any, RenderOptions], str]
+
+    @property
+    def extension(self) -> str:
+        return self.extensions[0]
 
 
-def _json(analysis: Analysis, redact: bool) -> str:
-    return analysis.to_json(redact=redact)
+def _lazy(module: str, function: str) -> Callable[[Any, RenderOptions], str]:
+    """`ncu_roofline.render.<module>.<function>`, imported on first call."""
+
+    def call(document: Any, options: RenderOptions) -> str:
+        fn: Callable[[Any, RenderOptions], str] = getattr(
+            importlib.import_module(f"{__name__}.{module}"), function)
+        return fn(document, options)
+
+    call.__name__ = function
+    return call
 
 
-def _csv(analysis: Analysis, redact: bool) -> str:
-    from .csv import render_csv
-
-    return render_csv(analysis, redact)
-
-
-def _html(analysis: Analysis, redact: bool) -> str:
-    from .html import render_html
-
-    return render_html(analysis, redact)
-
-
-def _md(analysis: Analysis, redact: bool) -> str:
-    from .markdown import render_markdown
-
-    return render_markdown(analysis, redact)
-
-
-RENDERERS: dict[str, Renderer] = {
-    "html": Renderer("html", ".html", _html, "a self-contained HTML report"),
-    "md": Renderer("md", ".md", _md, "a Markdown summary for pull requests"),
-    "json": Renderer("json", ".json", _json, "the ncu-roofline/1 JSON document"),
-    "csv": Renderer("csv", ".csv", _csv, "one row per kernel"),
+HTML, MD, JSON, CSV = (".html", ".htm"), (".md", ".markdown"), (".json",), (".csv",)
+_TABLE: dict[str, dict[str, tuple[tuple[str, ...], str, str]]] = {
+    REPORT: {"html": (HTML, "html", "render_report_html"), "md": (MD, "markdown", "render_report_markdown"),
+             "json": (JSON, "json", "render_report_json"), "csv": (CSV, "csv", "render_report_csv")},
+    DIFF: {"html": (HTML, "html", "render_diff_html"), "md": (MD, "markdown", "render_diff_markdown"),
+           "json": (JSON, "json", "render_document_json")},
+    TREND: {"html": (HTML, "html", "render_trend_html"), "md": (MD, "markdown", "render_trend_markdown"),
+            "json": (JSON, "json", "render_document_json"), "csv": (CSV, "csv", "render_trend_csv")},
+    BATCH_INDEX: {"html": (HTML, "html", "render_batch_index_html")},
 }
+RENDERERS: dict[str, dict[str, Renderer]] = {
+    doc: {name: Renderer(doc, name, ext, _lazy(module, fn)) for name, (ext, module, fn) in formats.items()}
+    for doc, formats in _TABLE.items()
+}
+DEFAULT_FORMAT = {REPORT: "html", DIFF: "json", TREND: "json", BATCH_INDEX: "html"}
 
 
-def format_for(fmt: str | None, output: str | None, formats: dict[str, tuple[str, ...]],
-               default: str = "json") -> str:
+def formats(document: str) -> list[str]:
+    """The format names a document can be written in (for `--format` choices)."""
+    return sorted(RENDERERS[document])
+
+
+def format_for(fmt: str | None, output: str | None, extensions: Mapping[str, tuple[str, ...]],
+               default: str) -> str:
     """--format wins; else the format whose extension the -o file has; else `default`."""
     if fmt:
         return fmt
     if output and output != "-":
         lower = output.lower()
-        for name, extensions in formats.items():
-            if lower.endswith(extensions):
+        for name, ext in extensions.items():
+            if lower.endswith(ext):
                 return name
     return default
 
 
-def renderer_for(fmt: str | None, output: str | None, default: str = "html") -> Renderer:
-    """The renderer named by `fmt`, else the one whose extension `output` has, else `default`."""
-    extensions = {name: (r.extension,) for name, r in RENDERERS.items()}
-    return RENDERERS[format_for(fmt, output, extensions, default)]
+def renderer_for(document: str, fmt: str | None = None, output: str | None = None) -> Renderer:
+    """The renderer of `document` named by `fmt`, else by `output`'s extension, else the default."""
+    table = RENDERERS[document]
+    name = format_for(fmt, output, {n: r.extensions for n, r in table.items()}, DEFAULT_FORMAT[document])
+    return table[name]
+
+
+def render(document: str, value: Any, fmt: str, options: RenderOptions | None = None) -> str:
+    """`value` (a document of kind `document`) written in format `fmt`."""
+    return RENDERERS[document][fmt].render(value, options or RenderOptions())

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..api.analysis import Analysis
+    from ..compare.trend import Trend
+    from . import RenderOptions
 
 
 def csv_cell(value: object) -> object:
@@ -32,6 +34,13 @@ def rows_to_csv(rows: list[dict[str, Any]], columns: list[str] | None = None) ->
     return out.getvalue()
 
 
-def render_csv(analysis: Analysis, redact: bool = False) -> str:
+def render_report_csv(analysis: Analysis, options: RenderOptions) -> str:
     """The kernels as CSV text (no pandas needed)."""
-    return rows_to_csv(analysis.rows(redact))
+    return rows_to_csv(analysis.rows(options.redact))
+
+
+def render_trend_csv(trend: Trend, options: RenderOptions) -> str:
+    """One tidy row per kernel per run."""
+    from ..compare.trend import render_csv as text
+
+    return text(trend)

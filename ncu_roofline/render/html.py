@@ -7,11 +7,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..views.report import build_report_view
+from . import RenderOptions
 
 if TYPE_CHECKING:
     import jinja2
 
     from ..api.analysis import Analysis
+    from ..compare.diff import Diff
+    from ..compare.trend import Trend
 
 _PACKAGE_TEMPLATES = Path(__file__).resolve().parents[1] / "templates"  # inside an installed wheel
 _SOURCE_TEMPLATES = Path(__file__).resolve().parents[2] / "templates"  # in a source checkout
@@ -43,7 +46,7 @@ def environment() -> jinja2.Environment:
 
 
 @functools.lru_cache(maxsize=4)
-def _asset(name: str) -> str:
+def asset(name: str) -> str:
     """CSS and JS are inlined raw, never parsed as templates."""
     return (templates_dir() / name).read_text(encoding="utf-8")
 
@@ -82,9 +85,9 @@ def _page_data(view: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def render_html(analysis: Analysis, redact: bool = False) -> str:
+def render_report_html(analysis: Analysis, options: RenderOptions) -> str:
     """The whole report page."""
-    view = build_report_view(analysis, redact)
+    view = build_report_view(analysis, options.redact)
     charts = [dict(c, svg=_chart_svg(c, f"c{n}-")) for n, c in enumerate(view["charts"])]
     instruction = [dict(c, svg=_chart_svg(c, f"i{n}-")) for n, c in enumerate(view["instruction_charts"])]
     kernels = [dict(k, svg=_chart_svg(k["chart"], f"{k['id']}-", small=True) if k["has_chart"] else "")
@@ -95,12 +98,12 @@ def render_html(analysis: Analysis, redact: bool = False) -> str:
         **{**view, "charts": charts, "kernels": kernels, "instruction_charts": instruction},
         chart_roof_names=roof_names,
         data=_page_data(view),
-        css=_markup(_palette_css() + _asset("report.css")),
-        js=_markup(_asset("report.js")),
+        css=markup(palette_css() + asset("report.css")),
+        js=markup(asset("report.js")),
     )
 
 
-def _palette_css() -> str:
+def palette_css() -> str:
     """The chart palette as CSS variables, so badges and bars use the chart's colours."""
     from .charts.roofline import PALETTE
 
@@ -108,7 +111,22 @@ def _palette_css() -> str:
     return ":root{" + "".join(pairs) + f"--none:{PALETTE[None]};" + "}\n"
 
 
-def _markup(text: str) -> Any:
+def markup(text: str) -> Any:
+    """Text jinja2 must insert as is (already escaped, or CSS/JS of our own)."""
     from markupsafe import Markup
 
     return Markup(text)
+
+
+def render_diff_html(diff: Diff, options: RenderOptions) -> str:
+    """The diff page."""
+    from ..views.diff import render_diff_html as page
+
+    return page(diff)
+
+
+def render_trend_html(trend: Trend, options: RenderOptions) -> str:
+    """The trend page."""
+    from ..compare.trend import render_html as page
+
+    return page(trend, options.top)

@@ -10,9 +10,12 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..views.report import build_report_view
+from . import RenderOptions
 
 if TYPE_CHECKING:
     from ..api.analysis import Analysis
+    from ..compare.diff import Diff
+    from ..compare.trend import Trend
 
 TOP_KERNELS = 10
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|<>~])")
@@ -32,9 +35,9 @@ def _row(k: dict[str, Any]) -> str:
             f"{k['bound_utilization_text']} | {k['regime'] or 'n/a'} | {md_escape(finding)} |")
 
 
-def render_markdown(analysis: Analysis, redact: bool = False) -> str:
+def render_report_markdown(analysis: Analysis, options: RenderOptions) -> str:
     """The summary text."""
-    view = build_report_view(analysis, redact)
+    view = build_report_view(analysis, options.redact)
     h = view["header"]
     devices = "; ".join(f"{d['name']} (cc {d['compute_capability'] or 'n/a'})" for d in h["devices"])
     lines = [
@@ -74,3 +77,17 @@ def render_markdown(analysis: Analysis, redact: bool = False) -> str:
 
 def _flag(k: dict[str, Any], flag: str) -> str:
     return k["flag_texts"][k["flags"].index(flag)]
+
+
+def render_diff_markdown(diff: Diff, options: RenderOptions) -> str:
+    """The diff as a PR comment."""
+    from ..views.diff import render_diff_markdown as text
+
+    return text(diff)
+
+
+def render_trend_markdown(trend: Trend, options: RenderOptions) -> str:
+    """The trend summary."""
+    from ..compare.trend import render_markdown as text
+
+    return text(trend)

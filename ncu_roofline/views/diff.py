@@ -372,14 +372,14 @@ th.num { text-align: right; }
 
 def render_diff_html(diff: Diff) -> str:
     """The whole diff page (self-contained: inline CSS, SVG and the report's sorting script)."""
-    from ..render.html import _asset, _markup, _palette_css, environment
+    from ..render.html import asset, environment, markup, palette_css
 
     view = build_diff_view(diff)
     charts = [dict(c, svg=_chart_svg(c, f"d{n}-") if c["points"] else "") for n, c in enumerate(view["charts"])]
     return environment().get_template("diff.html.j2").render(
         **{**view, "charts": charts},
-        css=_markup(_palette_css() + _asset("report.css") + DIFF_CSS),
-        js=_markup(_asset("report.js")),
+        css=markup(palette_css() + asset("report.css") + DIFF_CSS),
+        js=markup(asset("report.js")),
     )
 
 
