@@ -5,12 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from ..api.analysis import Analysis
-    from ..compare.trend import Trend
-    from . import RenderOptions
+from typing import Any
 
 
 def csv_cell(value: object) -> object:
@@ -32,15 +27,3 @@ def rows_to_csv(rows: list[dict[str, Any]], columns: list[str] | None = None) ->
     for row in rows:
         writer.writerow({k: csv_cell(v) for k, v in row.items()})
     return out.getvalue()
-
-
-def render_report_csv(analysis: Analysis, options: RenderOptions) -> str:
-    """The kernels as CSV text (no pandas needed)."""
-    return rows_to_csv(analysis.rows(options.redact))
-
-
-def render_trend_csv(trend: Trend, options: RenderOptions) -> str:
-    """One tidy row per kernel per run."""
-    from ..compare.trend import render_csv as text
-
-    return text(trend)

@@ -25,7 +25,7 @@ import io
 import math
 import re
 import textwrap
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -228,6 +228,26 @@ class _Hooks:
         token = f"ncuhook{len(self.by_token)}"
         self.by_token[token] = _Hook(attrs, title)
         return token
+
+
+def spec_from_view(chart: Mapping[str, Any], id_prefix: str, **layout: Any) -> ChartSpec:
+    """A ChartSpec from a view's plain chart data (`roofs`, `points`, optional `ceilings`,
+    `arrows` and `walls`, each a dict as the views build them); `layout` sets size, axes, notes."""
+
+    def roof(r: Mapping[str, Any]) -> Roof:
+        return Roof(r["name"], r["kind"], r["value"], r["label"])
+
+    def point(p: Mapping[str, Any]) -> Point:
+        return Point(p["kernel_id"], p["level"], p["intensity"], p["flop_per_s"], p["bound_by"], p["label"])
+
+    extra: dict[str, Any] = dict(layout)
+    if chart.get("arrows"):
+        extra["arrows"] = [(point(a), point(b)) for a, b in chart["arrows"]]
+    if "walls" in chart:
+        extra["walls"] = [tuple(w) for w in chart["walls"]]
+    return ChartSpec(title=chart["title"], roofs=[roof(r) for r in chart["roofs"]],
+                     points=[point(p) for p in chart["points"]],
+                     ceilings=[roof(c) for c in chart.get("ceilings", [])], id_prefix=id_prefix, **extra)
 
 
 def render_roofline_svg(spec: ChartSpec) -> str:

@@ -1,0 +1,118 @@
+"""The report document (an `Analysis`) in every format: HTML page, Markdown summary, CSV, JSON."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..views.report import build_report_view
+from .csv import rows_to_csv
+from .html import page
+from .markdown import md_escape
+
+if TYPE_CHECKING:
+    from ..api.analysis import Analysis
+    from . import RenderOptions
+
+TOP_KERNELS = 10
+
+
+def _chart_svg(chart: dict[str, Any], id_prefix: str, small: bool = False) -> str:
+    from .charts.roofline import render_roofline_svg, spec_from_view
+
+    layout: dict[str, Any] = {"width_in": 6.0, "height_in": 3.9} if small else {}
+    if "walls" in chart:
+        layout |= INSTRUCTION_AXES
+    return render_roofline_svg(spec_from_view(chart, id_prefix, **layout))
+
+
+INSTRUCTION_AXES = {
+    "x_label": "Instruction intensity (warp instructions per 32-byte transaction)",
+    "y_label": "Warp instructions per second", "x_unit": "inst/transaction", "y_unit": "inst/s",
+}
+
+
+def _page_data(view: dict[str, Any]) -> dict[str, Any]:
+    """A compact machine-readable copy of the table, embedded as JSON in the page."""
+    return {
+        "header": {k: view["header"][k] for k in ("kernel_count", "total_gpu_time", "tool_version")},
+        "kernels": [{"id": k["id"], "name": k["name"], "bound_by": k["bound_by"],
+                     "utilization": k["bound_utilization"], "regime": k["regime"],
+                     "duration_s": k["duration_s"]} for k in view["kernels"]],
+    }
+
+
+def render_report_html(analysis: Analysis, options: RenderOptions) -> str:
+    """The whole report page."""
+    view = build_report_view(analysis, options.redact)
+    charts = [dict(c, svg=_chart_svg(c, f"c{n}-")) for n, c in enumerate(view["charts"])]
+    instruction = [dict(c, svg=_chart_svg(c, f"i{n}-")) for n, c in enumerate(view["instruction_charts"])]
+    kernels = [dict(k, svg=_chart_svg(k["chart"], f"{k['id']}-", small=True) if k["has_chart"] else "")
+               for k in view["kernels"]]
+    roof_names = sorted({r["name"] for c in view["charts"] for r in c["roofs"]},
+                        key=lambda n: (["dram", "l2", "l1", "fp64", "fp32", "fp16"] + [n]).index(n))
+    return page("report.html.j2", title=view["header"]["title"], css="",
+                **{**view, "charts": charts, "kernels": kernels, "instruction_charts": instruction},
+                chart_roof_names=roof_names, data=_page_data(view))
+
+
+
+def _row(k: dict[str, Any]) -> str:
+    bound = k["bound_by"].upper() if k["bound_by"] else "n/a"
+    top = k["top_finding"]
+    finding = f"{top['label']} {top['factor_text']}".strip() if top else "–"
+    return (f"| {md_escape(k['short_name'])} | {k['duration']} | {k['share_text']} | {bound} | "
+            f"{k['bound_utilization_text']} | {k['regime'] or 'n/a'} | {md_escape(finding)} |")
+
+
+def render_report_markdown(analysis: Analysis, options: RenderOptions) -> str:
+    """The summary text."""
+    view = build_report_view(analysis, options.redact)
+    h = view["header"]
+    devices = "; ".join(f"{d['name']} (cc {d['compute_capability'] or 'n/a'})" for d in h["devices"])
+    lines = [
+        "### Roofline summary",
+        "",
+        f"**GPU:** {md_escape(devices) or 'n/a'} · **Nsight Compute:** {md_escape(', '.join(h['ncu_versions']))} · "
+        f"**kernels:** {h['kernel_count']} · **GPU time:** {h['total_gpu_time']}",
+        "",
+    ]
+    ranked = [k for k in sorted(view["kernels"], key=lambda k: -(k["duration_s"] or -1.0))][:TOP_KERNELS]
+    if ranked:
+        lines += [f"Top {len(ranked)} kernels by time (regime `roof` = at least {h['threshold_text']} of the "
+                  "bounding roof; `latency` = below every roof):", "",
+                  "| Kernel | Duration | Share | Bound by | Utilisation | Regime | Top finding |",
+                  "|---|---:|---:|---|---:|---|---|"]
+        lines += [_row(k) for k in ranked]
+        lines.append("")
+    mix = ", ".join(f"{(r if r != 'none' else 'no roof')}: {n}" for r, n in view["bound_mix"].items())
+    lines += [f"Bound-by mix: {mix}.", ""]
+    notable = [(k, f) for k in view["kernels"] for f in k["flags"]
+               if f.startswith(("above_roof", "unusable", "tensor_work_estimated", "flop_incomplete"))]
+    if notable:
+        lines.append("Notable flags:")
+        lines.append("")
+        for k, f in notable[:20]:
+            lines.append(f"- {md_escape(k['short_name'])}: `{f}` ({md_escape(_flag(k, f))})")
+        if len(notable) > 20:
+            lines.append(f"- … and {len(notable) - 20} more")
+        lines.append("")
+    for e in view["errors"]:
+        lines.append(f"- Not analysed: {md_escape(e['message'])}")
+    if view["errors"]:
+        lines.append("")
+    lines.append(f"_ncu-roofline {h['tool_version']}_")
+    return "\n".join(lines) + "\n"
+
+
+def _flag(k: dict[str, Any], flag: str) -> str:
+    return k["flag_texts"][k["flags"].index(flag)]
+
+
+def render_report_csv(analysis: Analysis, options: RenderOptions) -> str:
+    """The kernels as CSV text (no pandas needed)."""
+    return rows_to_csv(analysis.rows(options.redact))
+
+
+def render_report_json(analysis: Analysis, options: RenderOptions) -> str:
+    """The `ncu-roofline/1` document."""
+    return analysis.to_json(redact=options.redact)
