@@ -72,8 +72,8 @@ def test_report_gold(name: str, fmt: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_hostile_csv_gold(fmt: str, tmp_path: Path) -> None:
-    kernels = [make_kernel(base_metrics(), index=i, name=f"{HOSTILE} {i}", demangled_name=f"{HOSTILE} {i}")
-               for i in range(3)]
+    names = [f"{HOSTILE} 0", "plain_&lt;not_a_tag&gt;_kernel", "=HYPERLINK(\"http://e.invalid\") @team | `x`"]
+    kernels = [make_kernel(base_metrics(), index=i, name=name, demangled_name=name) for i, name in enumerate(names)]
     kernels.append(make_kernel({"gpu__time_duration.sum": (float("nan"), "ns")}, index=3, name="nan_kernel"))
     src = write_ncu_csv(RawReport("hostile.csv", "csv", kernels), tmp_path / "hostile.csv")
     out = tmp_path / f"out.{fmt}"
