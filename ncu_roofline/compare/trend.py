@@ -678,10 +678,7 @@ def build_trend_view(t: Trend, top: int = TOP_CHARTS) -> dict[str, Any]:
 
 def render_markdown(t: Trend) -> str:
     """A summary for a CI log or pull-request comment: the total, then the drifting kernels."""
-    from ..render.markdown import md_escape as _escape
-
-    def md_escape(text: str) -> str:  # and "&", so that "&lt;" in a name stays text
-        return _escape(text.replace("&", "&amp;"))
+    from ..render.markdown import md_escape
 
     view = build_trend_view(t)
     h = view["header"]
