@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..views.labels import short_label
 from ..views.report import build_report_view
 from .csv import rows_to_csv
 from .html import page
@@ -57,7 +58,7 @@ def render_report_html(analysis: Analysis, options: RenderOptions) -> str:
 
 
 def _row(k: dict[str, Any]) -> str:
-    bound = k["bound_by"].upper() if k["bound_by"] else "n/a"
+    bound = short_label(k["bound_by"]) if k["bound_by"] else "n/a"
     top = k["top_finding"]
     finding = f"{top['label']} {top['factor_text']}".strip() if top else "–"
     return (f"| {md_escape(k['short_name'])} | {k['duration']} | {k['share_text']} | {bound} | "

@@ -15,15 +15,13 @@ from typing import TYPE_CHECKING, Any
 from .. import __version__
 from ..knowledge import recipes as R
 from . import format as F
+from .labels import LONG_LABELS, long_label, short_label
 
 if TYPE_CHECKING:
     from ..api.analysis import Analysis
     from ..model.roofline import KernelModel
 
-ROOF_LABELS = {
-    "dram": "DRAM bandwidth", "l2": "L2 bandwidth", "l1": "L1 bandwidth",
-    "fp64": "FP64 compute", "fp32": "FP32 compute", "fp16": "FP16 compute", "tensor": "tensor cores",
-}
+ROOF_LABELS = LONG_LABELS  # roof -> its name in sentences
 LEVERS = {
     "dram": "raising intensity through reuse (tiling, fusion, keeping data in L2 or shared memory, "
             "batching work that shares the same bytes) is the lever",
@@ -76,7 +74,7 @@ def _chart_ceilings(k: KernelModel, roofs: list[dict[str, Any]]) -> list[dict[st
         kind = "bandwidth" if c.roof in R.LEVELS else "compute"
         unit = "B/s" if kind == "bandwidth" else "FLOP/s"
         drawn.append({"name": roof, "kind": kind, "value": c.value,
-                      "label": f"{c.roof.upper()} {CEILING_LABELS.get(c.kind, c.kind)} {F.pct(c.factor)} "
+                      "label": f"{short_label(c.roof)} {CEILING_LABELS.get(c.kind, c.kind)} {F.pct(c.factor)} "
                                f"({F.si(c.value, unit)})"})
         if len(drawn) == MAX_DRAWN_CEILINGS:
             break
@@ -94,7 +92,7 @@ def quantity_label(key: str) -> str:
     group, _, what = key.partition(".")
     if group == "ceilings":
         return f"{CEILING_LABELS.get(what, what).capitalize()} ceiling"
-    name = what.upper() if what != "tensor" else "Tensor"
+    name = short_label(what)
     return {"work_flop": f"{name} work", "traffic_bytes": f"{name} bytes", "peaks": f"{name} roof",
             "duration": "Duration"}.get(group, key)
 
@@ -108,7 +106,7 @@ def table_flags(flags: list[str]) -> list[dict[str, str]]:
             label = TABLE_FLAGS[kind]
             arg = flag.split(":", 1)[1] if ":" in flag else ""
             if kind in ("above_roof", "utilization_from_throughput") and arg:
-                label = f"{label} ({arg.upper()})" if kind == "above_roof" else f"{arg.upper()} {label}"
+                label = f"{label} ({short_label(arg)})" if kind == "above_roof" else f"{short_label(arg)} {label}"
             entry = out.setdefault(label, {"label": label, "title": flag_text(flag)})
             if entry["title"] != flag_text(flag):
                 entry["title"] += "; " + flag_text(flag)
@@ -121,12 +119,12 @@ def flag_text(flag: str) -> str:
         return FLAG_TEXT[flag]
     kind, _, arg = flag.partition(":")
     if kind == "above_roof":
-        return (f"above the {ROOF_LABELS.get(arg, arg)} roof: a unit, precision, FLOP convention or "
+        return (f"above the {long_label(arg)} roof: a unit, precision, FLOP convention or "
                 "sparsity assumption is wrong somewhere")
     if kind == "partial_roofs":
         return f"no roof for: {arg.replace(',', ', ')} (the report lacks the metrics; see Missing)"
     if kind == "utilization_from_throughput":
-        return f"{arg.upper()} utilisation is the report's throughput share (no byte count)"
+        return f"{short_label(arg)} utilisation is the report's throughput share (no byte count)"
     if kind == "peak_from_file":
         return f"the {arg} roof comes from the peaks file"
     return flag
@@ -148,7 +146,7 @@ def verdict(k: KernelModel) -> str:
         return ("No roof can be computed: the report holds neither byte nor FLOP counts with their "
                 "peaks for this kernel. See what is missing below and how to collect it.")
     u = k.utilization[k.bound_by]
-    label = ROOF_LABELS[k.bound_by]
+    label = long_label(k.bound_by)
     if k.regime == "roof":
         return f"Bound by {label} at {F.pct(u)} of the roof; {LEVERS[k.bound_by]}."
     return (f"Below every roof: the closest is {label} at {F.pct(u)}. The kernel is limited by latency "
@@ -174,14 +172,14 @@ def device_roofs(sides: list[dict[str, Any]], prefix: str = "") -> list[dict[str
         if values:
             v = statistics.median(values)
             roofs.append({"name": lv, "kind": "bandwidth", "value": v,
-                          "label": f"{prefix}{lv.upper()} {F.si(v, 'B/s')}"})
+                          "label": f"{prefix}{short_label(lv)} {F.si(v, 'B/s')}"})
     used = {p for s in sides for p, w in s["work_flop"].items() if isinstance(w, (int, float)) and w > 0}
     for p in R.PRECISIONS:
         values = values_of(f"{p}_flop_per_s")
         if values and (p in used or p == "fp32" or not used):
             v = statistics.median(values)
             roofs.append({"name": p, "kind": "compute", "value": v,
-                          "label": f"{prefix}{p.upper()} {F.si(v, 'FLOP/s')}"})
+                          "label": f"{prefix}{short_label(p)} {F.si(v, 'FLOP/s')}"})
     paths: dict[str, list[float]] = {}
     for s in sides:
         ops = s["tensor_ops_by_datapath"]
@@ -232,17 +230,17 @@ def _numbers(k: KernelModel) -> list[dict[str, str]]:
     add("Duration", F.seconds(q.duration_s.value if q.duration_s else None), "duration_s")
     for p in (*R.PRECISIONS, "tensor"):
         v = q.flop.get(p)
-        add(f"{p.upper()} work", F.si(v.value if v else None, "FLOP"), f"work_flop.{p}")
+        add(f"{short_label(p)} work", F.si(v.value if v else None, "FLOP"), f"work_flop.{p}")
     for lv in R.LEVELS:
         v = q.bytes.get(lv)
         definition = f" ({v.definition})" if v is not None and v.definition else ""
-        add(f"{lv.upper()} bytes{definition}", F.si(v.value if v else None, "B"), f"traffic_bytes.{lv}")
+        add(f"{short_label(lv)} bytes{definition}", F.si(v.value if v else None, "B"), f"traffic_bytes.{lv}")
     for lv in R.LEVELS:
         v = k.peaks.get(lv)
-        add(f"{lv.upper()} roof", F.si(v.value if v else None, "B/s"), f"peaks.{lv}")
+        add(f"{short_label(lv)} roof", F.si(v.value if v else None, "B/s"), f"peaks.{lv}")
     for p in R.PRECISIONS:
         v = k.peaks.get(p)
-        add(f"{p.upper()} roof", F.si(v.value if v else None, "FLOP/s"), f"peaks.{p}")
+        add(f"{short_label(p)} roof", F.si(v.value if v else None, "FLOP/s"), f"peaks.{p}")
     for dp, v in sorted(k.tensor_peaks.items()):
         add(f"Tensor roof {dp}", F.si(v.value, "FLOP/s"), f"peaks.tensor.{dp}")
     return rows
@@ -279,7 +277,7 @@ def _kernel_view(report_no: int, k: KernelModel, d: dict[str, Any], total_s: flo
         "intensity": {lv: k.intensity.get(lv) for lv in R.LEVELS},
         "intensity_text": {lv: F.ratio(k.intensity.get(lv)) for lv in R.LEVELS},
         "bound_by": k.bound_by,
-        "bound_label": ROOF_LABELS.get(k.bound_by or "", F.NA),
+        "bound_label": long_label(k.bound_by, F.NA),
         "bound_utilization": bound_u,
         "bound_utilization_text": F.pct(bound_u),
         "utilization": {r: k.utilization.get(r) for r in R.ROOFS},
@@ -377,7 +375,7 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
         used = sorted({b.definition or "counts" for _, k, _ in kernels_all
                        if (b := k.q.bytes.get(lv)) is not None})
         shares = any(lv in k.q.level_throughput_share for _, k, _ in kernels_all)
-        text = f"{lv.upper()}: " + (", ".join(used) if used else "no byte counts in the report")
+        text = f"{short_label(lv)}: " + (", ".join(used) if used else "no byte counts in the report")
         if shares:
             text += " (utilisation from Nsight Compute's throughput %)"
         definitions.append(text)
