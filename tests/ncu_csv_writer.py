@@ -23,8 +23,8 @@ import math
 from collections.abc import Iterable
 from pathlib import Path
 
-from ncu_roofline.readers.record import Metric, RawKernel, RawReport
 from ncu_roofline.knowledge.units import si_factor
+from ncu_roofline.readers.record import Metric, RawKernel, RawReport
 
 IDENTITY_COLUMNS = (
     "ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",

@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import BAD, CORPUS, corpus_files
 
 from ncu_roofline.batch.run import SCHEMA, analyse_one, collect_inputs, safe_name
 from ncu_roofline.cli import main
-
-from conftest import BAD, CORPUS, corpus_files
 
 needs_corpus = pytest.mark.skipif(not corpus_files() or not BAD.is_dir(),
                                   reason=f"shared report corpus not found at {CORPUS}")

@@ -28,7 +28,6 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import CORPUS, corpus_files
 
 from ncu_roofline.cli import main as cli_main

@@ -5,13 +5,11 @@ from __future__ import annotations
 import math
 
 import pytest
+from conftest import CORPUS, corpus_files, make_kernel
+from test_model import base_metrics
 
 import ncu_roofline
 from ncu_roofline.api.kernel import analyse_kernel
-from ncu_roofline.settings import AnalysisSettings
-
-from conftest import CORPUS, corpus_files, make_kernel
-from test_model import OP, base_metrics
 
 needs_corpus = pytest.mark.skipif(not corpus_files(), reason=f"shared report corpus not found at {CORPUS}")
 

@@ -10,10 +10,9 @@ import sys
 
 import pytest
 from click.testing import CliRunner
+from conftest import BAD, CORPUS, corpus_files
 
 from ncu_roofline.cli import main
-
-from conftest import BAD, CORPUS, corpus_files
 
 needs_corpus = pytest.mark.skipif(not corpus_files(), reason=f"shared report corpus not found at {CORPUS}")
 

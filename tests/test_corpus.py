@@ -6,12 +6,11 @@ import json
 import math
 
 import pytest
+from conftest import BAD, CORPUS, corpus_files, manifest
 
 import ncu_roofline
 from ncu_roofline.errors import InputError
 from ncu_roofline.readers import read_report
-
-from conftest import BAD, CORPUS, corpus_files, manifest
 
 FILES = corpus_files()
 pytestmark = pytest.mark.skipif(not FILES, reason=f"shared report corpus not found at {CORPUS}")

@@ -16,10 +16,10 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
-
 from ncu_csv_writer import format_number, write_ncu_csv
-from ncu_roofline.knowledge import units
+
 from ncu_roofline.errors import InputError
+from ncu_roofline.knowledge import units
 from ncu_roofline.readers import Metric, RawKernel, RawReport, read_report
 from ncu_roofline.readers.csv_export import is_metric_column, parse_triple, parse_value, read_csv_export
 

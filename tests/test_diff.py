@@ -13,15 +13,9 @@ from click.testing import CliRunner
 from conftest import BAD, CORPUS
 
 from ncu_roofline.cli import main
-from ncu_roofline.compare.diff import (
-    DEFAULT_MIN_DURATION_S,
-    Run,
-    RunKernel,
-    compare,
-    diff_runs,
-    load_run,
-    match_kernels,
-)
+from ncu_roofline.compare.diff import DEFAULT_MIN_DURATION_S, compare, diff_runs
+from ncu_roofline.compare.matching import match_kernels
+from ncu_roofline.compare.runs import Run, RunKernel, load_run
 from ncu_roofline.errors import InputError
 from ncu_roofline.views.diff import build_diff_view, render_diff_html, render_diff_markdown
 

@@ -10,12 +10,11 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from conftest import CORPUS, corpus_files
+from test_views import HOSTILE, analysis_of, base_metrics, make_kernel
 
 import ncu_roofline
 from ncu_roofline.render import REPORT, RenderOptions, render
-
-from conftest import CORPUS, corpus_files
-from test_views import HOSTILE, analysis_of, base_metrics, make_kernel
 
 needs_corpus = pytest.mark.skipif(not corpus_files(), reason=f"shared report corpus not found at {CORPUS}")
 

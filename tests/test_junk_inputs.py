@@ -8,10 +8,9 @@ import random
 import pytest
 
 import ncu_roofline
-from ncu_roofline.render import REPORT, RenderOptions, render
-
 from ncu_roofline.errors import InputError
 from ncu_roofline.readers import read_report
+from ncu_roofline.render import REPORT, RenderOptions, render
 
 HEADER = '"ID","Process ID","Process Name","Host Name","Kernel Name","Device","CC","gpu__time_duration.sum"\n'
 

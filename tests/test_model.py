@@ -6,14 +6,13 @@ import json
 import math
 
 import pytest
+from conftest import make_kernel
 
 from ncu_roofline.api.kernel import analyse_kernel
-from ncu_roofline.settings import AnalysisSettings
-from ncu_roofline.knowledge.peaks_file import load_peaks
 from ncu_roofline.errors import PeaksFileError
+from ncu_roofline.knowledge.peaks_file import load_peaks
 from ncu_roofline.model.quantities import compute_quantities
-
-from conftest import make_kernel
+from ncu_roofline.settings import AnalysisSettings
 
 OP = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum"
 

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from conftest import CORPUS
 
 from ncu_roofline.cli import main
-from ncu_roofline.compare.diff import Run, RunKernel
+from ncu_roofline.compare.runs import Run, RunKernel
 from ncu_roofline.compare.trend import (
     SCHEMA,
     TrendRun,

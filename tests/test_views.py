@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import pytest
+from conftest import CORPUS, corpus_files, make_kernel
+from test_model import base_metrics
 
 import ncu_roofline
 from ncu_roofline.api.analysis import Analysis, ReportResult
 from ncu_roofline.api.kernel import analyse_kernel
-from ncu_roofline.settings import AnalysisSettings
 from ncu_roofline.render import REPORT, RenderOptions, render
 from ncu_roofline.render.markdown import md_escape
+from ncu_roofline.settings import AnalysisSettings
 from ncu_roofline.views.report import build_report_view, verdict
-
-from conftest import CORPUS, corpus_files, make_kernel
-from test_model import base_metrics
 
 HOSTILE = "</script><b>x</b> & \"q\" 'y' | `z` void f<int, std::vector<float>>(T*)"
 

@@ -1,14 +1,7 @@
 """Comparing two runs: kernel matching, per-kernel changes, totals and a regression gate.
 
-A run is a set of kernels in the `ncu-roofline/1` JSON form (`KernelModel.to_dict`): a report
-file analysed here, an `ncu-roofline/1` JSON document written earlier (`report --format json`),
-or a batch output folder (`manifest.json` + one JSON document per report). Everything below
-works on those dicts, so a run analysed today compares with one analysed in CI last week.
-
-Matching. The key of a kernel is (demangled name or name, grid size, block size, NVTX ranges);
-the n-th launch of a key in BASE pairs with the n-th launch of that key in HEAD. What is left
-is paired by name alone, again in order of occurrence, and marked `launch_config_changed`
-(grid or block differ) and/or `nvtx_changed`. The rest is listed as unmatched on its side.
+Runs are loaded by `compare.runs` (report files, JSON documents, batch folders) and paired by
+`compare.matching` (name, launch configuration, NVTX ranges, order).
 
 Gate. With a threshold of P %, the run fails when the summed duration of the matched kernels
 grew by more than P %, or when a matched kernel whose BASE duration is at least `min_duration_s`
@@ -20,25 +13,20 @@ No file is written and nothing is printed here; the CLI does that.
 
 from __future__ import annotations
 
-import json
 import math
-import os
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
 from ..api.jsondoc import dumps
-from ..errors import InputError
 from ..knowledge import recipes as R
 from ..settings import AnalysisSettings
+from .matching import Pair, display_name, match_kernels
+from .runs import Run, RunKernel, duration_of, load_run, number
 
 SCHEMA = "ncu-roofline-diff/1"
-REPORT_SCHEMA = "ncu-roofline/1"
-BATCH_SCHEMA_PREFIX = "ncu-roofline-batch/"
-MANIFEST = "manifest.json"
 # Kernels shorter than this in BASE are not gated one by one: a few hundred nanoseconds of
 # launch jitter is tens of percent of a 2 µs kernel. They still count in the matched total.
 DEFAULT_MIN_DURATION_S = 5e-6
@@ -50,238 +38,8 @@ DEFAULT_MIN_DELTA_S = 2e-6
 _GATE_TOLERANCE = 1e-9
 
 
-@dataclass(frozen=True)
-class RunKernel:
-    """One kernel of a run: the report it comes from and its `ncu-roofline/1` dict."""
-
-    report: str
-    data: dict[str, Any]
-
-
-@dataclass
-class Run:
-    """One side of a comparison."""
-
-    input: str                       # the path as given
-    kind: str                        # "report" | "json" | "batch"
-    reports: list[str]               # the report files the kernels come from
-    kernels: list[RunKernel]
-    skipped: list[dict[str, str]] = field(default_factory=list)  # batch entries not analysed
-
-    @property
-    def devices(self) -> list[str]:
-        return sorted({k.data["device"] for k in self.kernels if k.data.get("device")})
-
-    @property
-    def total_duration_s(self) -> float | None:
-        values = [d for d in (_duration(k.data) for k in self.kernels) if d is not None]
-        return sum(values) if values else None
-
-    @property
-    def usable_count(self) -> int:
-        return sum(1 for k in self.kernels if k.data.get("usable", True) and _duration(k.data) is not None)
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "input": self.input,
-            "kind": self.kind,
-            "reports": list(self.reports),
-            "devices": self.devices,
-            "kernel_count": len(self.kernels),
-            "usable_kernel_count": self.usable_count,
-            "total_duration_s": self.total_duration_s,
-            "skipped": [dict(s) for s in self.skipped],
-        }
-
-
-# --------------------------------------------------------------------------------------------
-# Loading
-
-
-def load_run(path: str | Path, settings: AnalysisSettings | None = None) -> Run:
-    """A report file, an `ncu-roofline/1` JSON document, or a batch output folder -> `Run`.
-
-    `settings` apply to report files only (default: `AnalysisSettings()`): JSON documents and
-    batch folders keep the settings they were analysed with. Raises `InputError` for anything
-    unusable, including a run without a single usable kernel.
-    """
-    p = Path(path)
-    if p.is_dir():
-        run = _load_batch(p)
-    elif not p.exists():
-        raise InputError(p, "no such file or folder")
-    elif p.suffix.lower() == ".json":
-        run = run_from_document(_read_json(p), str(p), "json")
-    else:
-        from ..api.analysis import analyze
-
-        analysis = analyze(p, settings or AnalysisSettings())
-        run = run_from_document(analysis.to_dict(), str(p), "report")
-    if run.usable_count == 0:
-        raise InputError(p, f"no usable kernels ({len(run.kernels)} kernels, none with a duration "
-                            "and usable metrics)", "nothing to compare")
-    return run
-
-
-def run_from_document(doc: Any, input_path: str, kind: str) -> Run:
-    """A `Run` from an `ncu-roofline/1` document (as `Analysis.to_dict()` returns it)."""
-    return Run(input_path, kind, *_kernels_of_document(doc, input_path))
-
-
-def _kernels_of_document(doc: Any, where: str) -> tuple[list[str], list[RunKernel]]:
-    if not isinstance(doc, dict) or doc.get("schema") != REPORT_SCHEMA:
-        found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
-        raise InputError(where, f"not an {REPORT_SCHEMA} document (schema: {found!r})",
-                         "give a report file, a JSON file written by `ncu-roofline report --format json`, "
-                         "or a batch output folder")
-    reports: list[str] = []
-    kernels: list[RunKernel] = []
-    for rep in doc.get("reports") or []:
-        if not isinstance(rep, dict) or not isinstance(rep.get("kernels"), list):
-            raise InputError(where, "malformed document: a report without a kernel list")
-        name = str(rep.get("path") or where)
-        reports.append(name)
-        for k in rep["kernels"]:
-            if not isinstance(k, dict) or not isinstance(k.get("name"), str):
-                raise InputError(where, "malformed document: a kernel without a name")
-            kernels.append(RunKernel(name, k))
-    return reports, kernels
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(path, f"cannot read ({exc.strerror or exc})") from exc
-    except UnicodeDecodeError as exc:
-        raise InputError(path, "not a JSON file (not UTF-8 text)") from exc
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"not valid JSON (line {exc.lineno}: {exc.msg})") from exc
-
-
-def _load_batch(folder: Path) -> Run:
-    manifest_path = folder / MANIFEST
-    if not manifest_path.is_file():
-        raise InputError(folder, f"a folder without {MANIFEST}",
-                         "give a report file or an `ncu-roofline batch` output folder")
-    manifest = _read_json(manifest_path)
-    schema = manifest.get("schema") if isinstance(manifest, dict) else None
-    if not isinstance(schema, str) or not schema.startswith(BATCH_SCHEMA_PREFIX):
-        raise InputError(manifest_path, f"not an ncu-roofline batch manifest (schema: {schema!r})")
-    entries = manifest.get("reports")
-    if not isinstance(entries, list):
-        raise InputError(manifest_path, "malformed manifest: no list of reports")
-    reports: list[str] = []
-    kernels: list[RunKernel] = []
-    skipped: list[dict[str, str]] = []
-    for entry in entries:
-        if not isinstance(entry, dict):
-            raise InputError(manifest_path, "malformed manifest: a report entry is not an object")
-        source = str(entry.get("path") or "?")
-        status = entry.get("status")
-        rel = entry.get("json")
-        if status != "ok" or not isinstance(rel, str) or not rel:
-            skipped.append({"path": source, "status": str(status),
-                            "reason": str(entry.get("error") or entry.get("message") or "not analysed")})
-            continue
-        doc_path = folder / rel
-        if not doc_path.is_file():
-            raise InputError(manifest_path, f"{rel}: listed in the manifest but missing")
-        names, found = _kernels_of_document(_read_json(doc_path), str(doc_path))
-        reports.extend(names or [source])
-        kernels.extend(found)
-    return Run(str(folder), "batch", reports, kernels, skipped)
-
-
-# --------------------------------------------------------------------------------------------
-# Matching
-
-
-def display_name(k: dict[str, Any]) -> str:
-    """The name used for matching: demangled where the report has it."""
-    return str(k.get("demangled_name") or k.get("name") or "")
-
-
-def _dims(value: Any) -> tuple[int, ...] | None:
-    return tuple(int(v) for v in value) if isinstance(value, (list, tuple)) else None
-
-
-def match_key(k: dict[str, Any]) -> tuple[Any, ...]:
-    """(name, grid size, block size, NVTX ranges): what makes two launches the same launch."""
-    return (display_name(k), _dims(k.get("grid_size")), _dims(k.get("block_size")),
-            tuple(str(r) for r in k.get("nvtx_ranges") or ()))
-
-
-@dataclass(frozen=True)
-class Pair:
-    """A BASE kernel (position in its run) matched with a HEAD kernel."""
-
-    base: int
-    head: int
-    launch_config_changed: bool = False
-    nvtx_changed: bool = False
-
-
-@dataclass
-class Matching:
-    pairs: list[Pair]
-    unmatched_base: list[int]
-    unmatched_head: list[int]
-
-
-def _pair_in_order(base_ids: Iterable[int], head_ids: Iterable[int], key_of_base: Any,
-                   key_of_head: Any) -> list[tuple[int, int]]:
-    """Pair the n-th BASE item of each key with the n-th HEAD item of the same key."""
-    queues: dict[Any, list[int]] = defaultdict(list)
-    for h in head_ids:
-        queues[key_of_head(h)].append(h)
-    taken: dict[Any, int] = defaultdict(int)
-    pairs = []
-    for b in base_ids:
-        key = key_of_base(b)
-        queue = queues.get(key)
-        if queue is not None and taken[key] < len(queue):
-            pairs.append((b, queue[taken[key]]))
-            taken[key] += 1
-    return pairs
-
-
-def match_kernels(base: Sequence[dict[str, Any]], head: Sequence[dict[str, Any]]) -> Matching:
-    """Pair kernels by launch key and order of occurrence, then by name alone (see the module)."""
-    exact = _pair_in_order(range(len(base)), range(len(head)),
-                           lambda i: match_key(base[i]), lambda j: match_key(head[j]))
-    used_b = {b for b, _ in exact}
-    used_h = {h for _, h in exact}
-    rest_b = [i for i in range(len(base)) if i not in used_b]
-    rest_h = [j for j in range(len(head)) if j not in used_h]
-    by_name = _pair_in_order(rest_b, rest_h, lambda i: display_name(base[i]), lambda j: display_name(head[j]))
-    pairs = [Pair(b, h) for b, h in exact]
-    for b, h in by_name:
-        kb, kh = match_key(base[b]), match_key(head[h])
-        pairs.append(Pair(b, h, launch_config_changed=kb[1:3] != kh[1:3], nvtx_changed=kb[3] != kh[3]))
-    used_b |= {b for b, _ in by_name}
-    used_h |= {h for _, h in by_name}
-    pairs.sort(key=lambda p: (p.base, p.head))
-    return Matching(pairs, [i for i in range(len(base)) if i not in used_b],
-                    [j for j in range(len(head)) if j not in used_h])
-
-
 # --------------------------------------------------------------------------------------------
 # Changes
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
-def _duration(k: dict[str, Any]) -> float | None:
-    d = _number(k.get("duration_s"))
-    return d if d is not None and d > 0 else None
 
 
 def relative_pct(base: float | None, head: float | None) -> float | None:
@@ -329,7 +87,7 @@ def _findings_change(b: dict[str, Any], h: dict[str, Any]) -> dict[str, Any]:
 def kernel_side(run_kernel: RunKernel) -> dict[str, Any]:
     """What the diff keeps of one kernel."""
     k = run_kernel.data
-    util = {r: _number(u) for r, u in (k.get("utilization") or {}).items()}
+    util = {r: number(u) for r, u in (k.get("utilization") or {}).items()}
     bound = k.get("bound_by")
     return {
         "report": run_kernel.report,
@@ -341,13 +99,13 @@ def kernel_side(run_kernel: RunKernel) -> dict[str, Any]:
         "block_size": k.get("block_size"),
         "nvtx_ranges": list(k.get("nvtx_ranges") or []),
         "usable": bool(k.get("usable", True)),
-        "duration_s": _duration(k),
+        "duration_s": duration_of(k),
         "bound_by": bound,
         "bound_utilization": util.get(bound) if bound else None,
         "regime": k.get("regime"),
         "utilization": util,
-        "intensity_flop_per_byte": {lv: _number(v) for lv, v in (k.get("intensity_flop_per_byte") or {}).items()},
-        "achieved_flop_per_s": _number(k.get("achieved_flop_per_s")),
+        "intensity_flop_per_byte": {lv: number(v) for lv, v in (k.get("intensity_flop_per_byte") or {}).items()},
+        "achieved_flop_per_s": number(k.get("achieved_flop_per_s")),
         "peaks": k.get("peaks") or {},
         "work_flop": k.get("work_flop") or {},
         "tensor_ops_by_datapath": k.get("tensor_ops_by_datapath") or {},
@@ -398,7 +156,7 @@ def unmatched_entry(run_kernel: RunKernel) -> dict[str, Any]:
     return {"report": run_kernel.report, "index": k.get("index"), "name": k.get("name"),
             "demangled_name": k.get("demangled_name"), "device": k.get("device"),
             "grid_size": k.get("grid_size"), "block_size": k.get("block_size"),
-            "nvtx_ranges": list(k.get("nvtx_ranges") or []), "duration_s": _duration(k),
+            "nvtx_ranges": list(k.get("nvtx_ranges") or []), "duration_s": duration_of(k),
             "bound_by": k.get("bound_by")}
 
 
@@ -538,7 +296,3 @@ def gate_message(gate: dict[str, Any]) -> str:
         lines.append(f"  {r['name']}: {seconds(r['base_s'])} -> {seconds(r['head_s'])} "
                      f"(+{r['delta_pct']:.1f} %)")
     return "\n".join(lines)
-
-
-def short_path(path: str) -> str:
-    return os.path.basename(path.rstrip("/")) or path

@@ -1,6 +1,6 @@
 """Trends over many runs: per-kernel duration and roof utilisation across dated runs, and drift.
 
-A run is anything `ncu_roofline.diff.load_run` reads: a `batch` output folder (`manifest.json` and
+A run is anything `ncu_roofline.compare.runs.load_run` reads: a `batch` output folder (`manifest.json` and
 one `ncu-roofline/1` JSON document per report), an `ncu-roofline/1` JSON document written by
 `report --format json`, or a report file. A folder without `manifest.json` is taken as a parent
 of runs: each of its sub-folders that holds a `manifest.json` is one run (`nightly/2026-11-01/`).
@@ -10,7 +10,7 @@ Order. Runs are ordered by a date: the leading ISO date of the folder or file na
 time recorded in the manifest or document, else the modification time of the manifest or file.
 Each run says which of the three was used (`date_source`: `name`, `manifest`, `mtime`).
 
-Matching. Kernels are followed across runs as `diff` matches them (`diff.match_kernels`: name,
+Matching. Kernels are followed across runs as `diff` matches them (`compare.matching.match_kernels`: name,
 grid, block and NVTX ranges in order of launch, then name alone), within reports of the same
 file base name. When every run holds exactly one report, the reports are taken as the same
 program whatever their names. Each run is matched against the kernels seen so far (the latest
@@ -47,19 +47,9 @@ from .. import __version__
 from ..api.jsondoc import dumps
 from ..errors import InputError, RooflineError
 from ..settings import AnalysisSettings
-from .diff import (
-    DEFAULT_MIN_DELTA_S,
-    DEFAULT_MIN_DURATION_S,
-    MANIFEST,
-    Run,
-    RunKernel,
-    display_name,
-    kernel_side,
-    load_run,
-    match_kernels,
-    match_key,
-    relative_pct,
-)
+from .diff import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S, kernel_side, relative_pct
+from .matching import display_name, match_kernels, match_key
+from .runs import MANIFEST, Run, RunKernel, load_run
 
 SCHEMA = "ncu-roofline-trend/1"
 DEFAULT_DRIFT_PCT = 5.0
@@ -537,7 +527,7 @@ def drift_message(t: Trend) -> str:
 
 
 def _signed_pct(value: float | None, digits: int = 1) -> str:
-    from ..views.diff import signed_pct
+    from ..views.format import signed_pct
 
     return signed_pct(value, digits)
 

@@ -31,35 +31,6 @@ LEVEL_LABELS = {"dram": "DRAM", "l2": "L2", "l1": "L1"}
 # Formatting
 
 
-def signed_seconds(value: float | None) -> str:
-    """-0.00271 -> `−2.71 ms`; 0 -> `0 s`."""
-    if value is None:
-        return F.NA
-    if value == 0:
-        return "0 s"
-    return ("+" if value > 0 else "−") + F.seconds(abs(value))
-
-
-def signed_pct(value: float | None, digits: int = 1) -> str:
-    """A relative change already in percent: 5.04 -> `+5.0 %`."""
-    if value is None:
-        return F.NA
-    text = f"{abs(value):.{digits}f}"
-    if float(text) == 0:
-        return f"{0:.{digits}f} %"
-    return ("+" if value > 0 else "−") + text + " %"
-
-
-def signed_points(value: float | None) -> str:
-    """A change of utilisation (a fraction) in percentage points: 0.361 -> `+36 pp`."""
-    if value is None:
-        return F.NA
-    text = f"{abs(value) * 100:.0f}"
-    if text == "0":
-        return "0 pp"
-    return ("+" if value > 0 else "−") + text + " pp"
-
-
 def times(value: float | None) -> str:
     """A ratio: 1.778 -> `1.78×`."""
     if value is None:
@@ -132,7 +103,7 @@ def _change_row(n: int, c: dict[str, Any], regressed: set[int]) -> dict[str, Any
     b, h, d = c["base"], c["head"], c["duration"]
     name = str(b.get("name") or c["name"])
     util_rows = [{"roof": r, "label": ROOF_LABELS.get(r, r), "base": F.pct(u["base"]), "head": F.pct(u["head"]),
-                  "delta": signed_points(u["delta"]), "bound_base": b["bound_by"] == r,
+                  "delta": F.signed_points(u["delta"]), "bound_base": b["bound_by"] == r,
                   "bound_head": h["bound_by"] == r} for r, u in c["utilization"].items()]
     intensity_rows = [{"level": lv, "label": LEVEL_LABELS.get(lv, lv), "base": F.ratio(i["base"]),
                        "head": F.ratio(i["head"]), "ratio": times(i["ratio"])}
@@ -156,9 +127,9 @@ def _change_row(n: int, c: dict[str, Any], regressed: set[int]) -> dict[str, Any
         "base_time": F.seconds(d["base_s"]),
         "head_time": F.seconds(d["head_s"]),
         "delta_s": d["delta_s"],
-        "delta_time": signed_seconds(d["delta_s"]),
+        "delta_time": F.signed_seconds(d["delta_s"]),
         "delta_pct": d["delta_pct"],
-        "delta_pct_text": signed_pct(d["delta_pct"]),
+        "delta_pct_text": F.signed_pct(d["delta_pct"]),
         "speedup_text": times(d["speedup"]),
         "trend": trend(d["delta_pct"]),
         "regressed": n in regressed,
@@ -241,8 +212,8 @@ def _charts(diff: Diff, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _total_view(t: dict[str, Any]) -> dict[str, Any]:
-    return {"base": F.seconds(t["base_s"]), "head": F.seconds(t["head_s"]), "delta": signed_seconds(t["delta_s"]),
-            "pct": signed_pct(t["delta_pct"]), "trend": trend(t["delta_pct"]),
+    return {"base": F.seconds(t["base_s"]), "head": F.seconds(t["head_s"]), "delta": F.signed_seconds(t["delta_s"]),
+            "pct": F.signed_pct(t["delta_pct"]), "trend": trend(t["delta_pct"]),
             "speedup": times(t["base_s"] / t["head_s"] if t["base_s"] and t["head_s"] else None)}
 
 
@@ -255,7 +226,7 @@ def _gate_view(gate: dict[str, Any], matched_count: int) -> dict[str, Any]:
     view["threshold"] = f"{gate['threshold_pct']:g} %"
     view["regressions"] = [{"name": r["name"], "short_name": F.short_name(r["name"]), "scope": r["scope"],
                             "base": F.seconds(r["base_s"]), "head": F.seconds(r["head_s"]),
-                            "pct": signed_pct(r["delta_pct"])} for r in gate["regressions"]]
+                            "pct": F.signed_pct(r["delta_pct"])} for r in gate["regressions"]]
     view["rule"] = (f"Gated: the total GPU time of the matched kernels, and each matched kernel that ran at "
                     f"least {view['min_duration']} in BASE and lost at least {F.seconds(gate['min_delta_s'])}.")
     if gate["passed"] and not matched_count:
@@ -273,7 +244,7 @@ def _gate_view(gate: dict[str, Any], matched_count: int) -> dict[str, Any]:
 
 def build_diff_view(diff: Diff) -> dict[str, Any]:
     """Everything the diff page and the diff summary show, as plain data."""
-    from ..compare.diff import short_path
+    from ..compare.runs import short_path
 
     regressed_keys = {(r.get("report"), r.get("index"), r["name"]) for r in diff.gate["regressions"]
                       if r["scope"] == "kernel"}

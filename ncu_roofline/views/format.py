@@ -54,3 +54,32 @@ def short_name(name: str, limit: int = 60) -> str:
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return text
+
+
+def signed_seconds(value: float | None) -> str:
+    """-0.00271 -> `−2.71 ms`; 0 -> `0 s`."""
+    if value is None:
+        return NA
+    if value == 0:
+        return "0 s"
+    return ("+" if value > 0 else "−") + seconds(abs(value))
+
+
+def signed_pct(value: float | None, digits: int = 1) -> str:
+    """A relative change already in percent: 5.04 -> `+5.0 %`."""
+    if value is None:
+        return NA
+    text = f"{abs(value):.{digits}f}"
+    if float(text) == 0:
+        return f"{0:.{digits}f} %"
+    return ("+" if value > 0 else "−") + text + " %"
+
+
+def signed_points(value: float | None) -> str:
+    """A change of utilisation (a fraction) in percentage points: 0.361 -> `+36 pp`."""
+    if value is None:
+        return NA
+    text = f"{abs(value) * 100:.0f}"
+    if text == "0":
+        return "0 pp"
+    return ("+" if value > 0 else "−") + text + " pp"

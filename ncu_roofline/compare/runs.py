@@ -1,0 +1,187 @@
+"""Runs: what `diff` and `trend` compare, loaded from a report file, a JSON document or a batch folder.
+
+A run is a set of kernels in the `ncu-roofline/1` JSON form (`AnalysedKernel.to_dict`): a report
+file analysed here, an `ncu-roofline/1` JSON document written earlier (`report --format json`),
+or a batch output folder (`manifest.json` + one JSON document per report). Everything after
+loading works on those dicts, so a run analysed today compares with one analysed in CI last week.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..settings import AnalysisSettings
+
+REPORT_SCHEMA = "ncu-roofline/1"
+BATCH_SCHEMA_PREFIX = "ncu-roofline-batch/"
+MANIFEST = "manifest.json"
+
+
+def short_path(path: str) -> str:
+    """The last part of a path, for labels (a folder's name, without its trailing slash)."""
+    return os.path.basename(path.rstrip("/")) or path
+
+
+def number(value: Any) -> float | None:
+    """A finite JSON number as a float; None for anything else (null, strings, booleans, NaN)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def duration_of(k: dict[str, Any]) -> float | None:
+    """A kernel's duration in seconds when it is a positive number, else None."""
+    d = number(k.get("duration_s"))
+    return d if d is not None and d > 0 else None
+
+
+@dataclass(frozen=True)
+class RunKernel:
+    """One kernel of a run: the report it comes from and its `ncu-roofline/1` dict."""
+
+    report: str
+    data: dict[str, Any]
+
+
+@dataclass
+class Run:
+    """One side of a comparison."""
+
+    input: str                       # the path as given
+    kind: str                        # "report" | "json" | "batch"
+    reports: list[str]               # the report files the kernels come from
+    kernels: list[RunKernel]
+    skipped: list[dict[str, str]] = field(default_factory=list)  # batch entries not analysed
+
+    @property
+    def devices(self) -> list[str]:
+        return sorted({k.data["device"] for k in self.kernels if k.data.get("device")})
+
+    @property
+    def total_duration_s(self) -> float | None:
+        values = [d for d in (duration_of(k.data) for k in self.kernels) if d is not None]
+        return sum(values) if values else None
+
+    @property
+    def usable_count(self) -> int:
+        return sum(1 for k in self.kernels if k.data.get("usable", True) and duration_of(k.data) is not None)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "input": self.input,
+            "kind": self.kind,
+            "reports": list(self.reports),
+            "devices": self.devices,
+            "kernel_count": len(self.kernels),
+            "usable_kernel_count": self.usable_count,
+            "total_duration_s": self.total_duration_s,
+            "skipped": [dict(s) for s in self.skipped],
+        }
+
+
+# --------------------------------------------------------------------------------------------
+# Loading
+
+
+def load_run(path: str | Path, settings: AnalysisSettings | None = None) -> Run:
+    """A report file, an `ncu-roofline/1` JSON document, or a batch output folder -> `Run`.
+
+    `settings` apply to report files only (default: `AnalysisSettings()`): JSON documents and
+    batch folders keep the settings they were analysed with. Raises `InputError` for anything
+    unusable, including a run without a single usable kernel.
+    """
+    p = Path(path)
+    if p.is_dir():
+        run = _load_batch(p)
+    elif not p.exists():
+        raise InputError(p, "no such file or folder")
+    elif p.suffix.lower() == ".json":
+        run = run_from_document(_read_json(p), str(p), "json")
+    else:
+        from ..api.analysis import analyze
+
+        analysis = analyze(p, settings or AnalysisSettings())
+        run = run_from_document(analysis.to_dict(), str(p), "report")
+    if run.usable_count == 0:
+        raise InputError(p, f"no usable kernels ({len(run.kernels)} kernels, none with a duration "
+                            "and usable metrics)", "nothing to compare")
+    return run
+
+
+def run_from_document(doc: Any, input_path: str, kind: str) -> Run:
+    """A `Run` from an `ncu-roofline/1` document (as `Analysis.to_dict()` returns it)."""
+    return Run(input_path, kind, *_kernels_of_document(doc, input_path))
+
+
+def _kernels_of_document(doc: Any, where: str) -> tuple[list[str], list[RunKernel]]:
+    if not isinstance(doc, dict) or doc.get("schema") != REPORT_SCHEMA:
+        found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
+        raise InputError(where, f"not an {REPORT_SCHEMA} document (schema: {found!r})",
+                         "give a report file, a JSON file written by `ncu-roofline report --format json`, "
+                         "or a batch output folder")
+    reports: list[str] = []
+    kernels: list[RunKernel] = []
+    for rep in doc.get("reports") or []:
+        if not isinstance(rep, dict) or not isinstance(rep.get("kernels"), list):
+            raise InputError(where, "malformed document: a report without a kernel list")
+        name = str(rep.get("path") or where)
+        reports.append(name)
+        for k in rep["kernels"]:
+            if not isinstance(k, dict) or not isinstance(k.get("name"), str):
+                raise InputError(where, "malformed document: a kernel without a name")
+            kernels.append(RunKernel(name, k))
+    return reports, kernels
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(path, f"cannot read ({exc.strerror or exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(path, "not a JSON file (not UTF-8 text)") from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"not valid JSON (line {exc.lineno}: {exc.msg})") from exc
+
+
+def _load_batch(folder: Path) -> Run:
+    manifest_path = folder / MANIFEST
+    if not manifest_path.is_file():
+        raise InputError(folder, f"a folder without {MANIFEST}",
+                         "give a report file or an `ncu-roofline batch` output folder")
+    manifest = _read_json(manifest_path)
+    schema = manifest.get("schema") if isinstance(manifest, dict) else None
+    if not isinstance(schema, str) or not schema.startswith(BATCH_SCHEMA_PREFIX):
+        raise InputError(manifest_path, f"not an ncu-roofline batch manifest (schema: {schema!r})")
+    entries = manifest.get("reports")
+    if not isinstance(entries, list):
+        raise InputError(manifest_path, "malformed manifest: no list of reports")
+    reports: list[str] = []
+    kernels: list[RunKernel] = []
+    skipped: list[dict[str, str]] = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            raise InputError(manifest_path, "malformed manifest: a report entry is not an object")
+        source = str(entry.get("path") or "?")
+        status = entry.get("status")
+        rel = entry.get("json")
+        if status != "ok" or not isinstance(rel, str) or not rel:
+            skipped.append({"path": source, "status": str(status),
+                            "reason": str(entry.get("error") or entry.get("message") or "not analysed")})
+            continue
+        doc_path = folder / rel
+        if not doc_path.is_file():
+            raise InputError(manifest_path, f"{rel}: listed in the manifest but missing")
+        names, found = _kernels_of_document(_read_json(doc_path), str(doc_path))
+        reports.extend(names or [source])
+        kernels.extend(found)
+    return Run(str(folder), "batch", reports, kernels, skipped)
