@@ -8,9 +8,9 @@
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from .api.analysis import Analysis, ReportResult, analyze
+from .errors import InputError, RooflineError
+from .settings import AnalysisSettings
+from .version import __version__
 
-from .api.analysis import Analysis, ReportResult, analyze  # noqa: E402
-from .errors import InputError, RooflineError  # noqa: E402
-
-__all__ = ["Analysis", "InputError", "ReportResult", "RooflineError", "__version__", "analyze"]
+__all__ = ["Analysis", "AnalysisSettings", "InputError", "ReportResult", "RooflineError", "__version__", "analyze"]

@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import __version__
 from ..errors import InputError
 from ..knowledge.peaks_file import UserPeaks
 from ..readers import read_report
 from ..settings import DEFAULT_THRESHOLD, AnalysisSettings
+from ..version import __version__
 from .jsondoc import dumps
 from .kernel import AnalysedKernel, analyse_kernel
 from .rows import kernel_row

@@ -14,9 +14,9 @@ INT_COLUMNS = ("index", "range_index", "sm_count")
 
 def frame_from_rows(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """Rows -> typed DataFrame: nullable floats (NA for absent), strings, ints, booleans."""
+    df: pd.DataFrame = pd.DataFrame(rows)
     if not rows:
-        return pd.DataFrame()
-    df = pd.DataFrame(rows)
+        return df
     for col in df.columns:
         if col in STRING_COLUMNS:
             df[col] = df[col].astype("string")

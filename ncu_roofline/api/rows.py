@@ -7,6 +7,21 @@ from typing import Any
 from ..knowledge import recipes as R
 
 
+def columns() -> list[str]:
+    """The row's columns, in order, without a kernel (a CSV of no kernel still has its header)."""
+    return [*_IDENTITY, *(f"work_{p}_flop" for p in (*R.PRECISIONS, "tensor")),
+            *(f"traffic_{lv}_bytes" for lv in R.LEVELS), *(f"intensity_{lv}_flop_per_byte" for lv in R.LEVELS),
+            "achieved_flop_per_s", *(f"attainable_{lv}_flop_per_s" for lv in R.LEVELS),
+            *(f"peak_{lv}_bytes_per_s" for lv in R.LEVELS), *(f"peak_{p}_flop_per_s" for p in R.PRECISIONS),
+            "peak_tensor_flop_per_s", *(f"utilization_{r}" for r in R.ROOFS), *_VERDICT]
+
+
+_IDENTITY = ("report", "index", "range_index", "name", "demangled_name", "device", "compute_capability", "sm_count",
+             "usable", "unusable_reason", "duration_s")
+_VERDICT = ("tensor_pipe_utilization", "dominant_precision", "bound_by", "bound_utilization", "regime",
+            "byte_definition_l2", "byte_definition_l1", "flags", "nvtx_ranges", "missing_count")
+
+
 def kernel_row(report_path: str, k: dict[str, Any]) -> dict[str, Any]:
     """Flatten one kernel of the JSON contract into a row with units in the column names."""
     row: dict[str, Any] = {

@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from .. import __version__
 from ..errors import RooflineError
+from ..version import __version__
 from .batch import batch
 from .common import EXIT_BAD_INPUT, fail
 from .diff import diff

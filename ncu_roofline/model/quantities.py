@@ -220,7 +220,8 @@ def _looked_for(options: tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...]) -> str
     return "; ".join(dict.fromkeys(names))
 
 
-def _missing(quantity: str, what: str, options, nan_seen: set[str]) -> Missing:
+def _missing(quantity: str, what: str, options: tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...],
+             nan_seen: set[str]) -> Missing:
     metrics = {t.metric for o in options for t in o.terms}
     nan_hit = sorted(n for n in nan_seen if any(n.startswith(m) for m in metrics))
     if nan_hit:
@@ -322,9 +323,10 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART) -> K
     no_dram = kernel.compute_capability in R.NO_DRAM_CC
     for level in R.LEVELS:
         options = _ordered(R.BYTES[level], prefer_definition)
-        traffic[level] = res.first(options)
-        definition = traffic[level].definition if traffic[level] is not None else prefer_definition
-        peaks[level] = _peak_for(res, R.PEAKS[level], traffic[level], definition)
+        measured = res.first(options)
+        traffic[level] = measured
+        definition = measured.definition if measured is not None else prefer_definition
+        peaks[level] = _peak_for(res, R.PEAKS[level], measured, definition)
         if level == "dram" and no_dram:
             note = (f"compute capability {kernel.compute_capability} is an integrated part with no "
                     "DRAM counters: there is no DRAM roof")

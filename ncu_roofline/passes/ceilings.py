@@ -264,7 +264,7 @@ def _memory_ceilings(m: KernelModel, res: Resolver, out: list[Ceiling]) -> None:
 
 def _reuse(m: KernelModel, res: Resolver) -> dict[str, float]:
     out: dict[str, float] = {}
-    b = {lv: m.q.bytes[lv].value for lv in R.LEVELS if m.q.bytes.get(lv) is not None}
+    b = {lv: v.value for lv, v in m.q.bytes.items() if v is not None}
     if "l1" in b and "l2" in b and b["l2"] > 0:
         out["l1_to_l2_bytes"] = b["l1"] / b["l2"]
     if "l2" in b and "dram" in b and b["dram"] > 0:

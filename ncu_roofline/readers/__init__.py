@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from .csv_export import read_csv_export
-from .ncu_rep import _LFS_PREFIX, MAGIC, read_ncu_rep, sniff_problem
+from .ncu_rep import LFS_PREFIX, MAGIC, read_ncu_rep, sniff_problem
 from .record import Metric, RawKernel, RawReport
 
 __all__ = ["Metric", "RawKernel", "RawReport", "read_report"]
@@ -82,7 +82,7 @@ def read_report(path: str | Path) -> RawReport:
         return read_ncu_rep(path)
     if not head:
         raise InputError(path, "the file is empty (0 bytes)", _PASS_HINT)
-    if head.startswith(_LFS_PREFIX):
+    if head.startswith(LFS_PREFIX):
         raise InputError(path, sniff_problem(path, head) or "this is a Git LFS pointer")
     raise InputError(
         path,

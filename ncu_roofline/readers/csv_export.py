@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
-from .ncu_rep import _LFS_PREFIX, MAGIC, kernel_from_metrics, sniff_problem
+from .ncu_rep import LFS_PREFIX, MAGIC, kernel_from_metrics, sniff_problem
 from .record import Metric, RawKernel, RawReport
 
 REEXPORT_HINT = "re-export it with `ncu --import FILE.ncu-rep --csv --page raw > FILE.csv`"
@@ -135,7 +135,7 @@ def _decode(path: Path, data: bytes, warnings: list[str]) -> str:
             "--csv --page raw > R.csv`)",
         )
     head = data[:64]
-    if head.startswith(_LFS_PREFIX):
+    if head.startswith(LFS_PREFIX):
         raise InputError(path, sniff_problem(path, head) or "this is a Git LFS pointer")
     if head.startswith(MAGIC):
         raise InputError(

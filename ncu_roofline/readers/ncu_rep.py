@@ -26,7 +26,7 @@ MAGIC = b"NVR\x00"
 # boundary. Checked on every report of the shared corpus (2020.3 to 2025.2, and a pre-2021 file).
 _FIRST_BLOCK_OFFSET = 10
 _VERSION_RE = re.compile(rb"(20[12]\d\.\d+\.\d+(?:\.\d+)?) \(build (\d+)\)")
-_LFS_PREFIX = b"version https://git-lfs"
+LFS_PREFIX = b"version https://git-lfs"
 
 _STRING_KIND = 2
 
@@ -35,7 +35,7 @@ def sniff_problem(path: Path, head: bytes) -> str | None:
     """A reason the file is not a report, judged from its first bytes; None when it looks like one."""
     if not head:
         return "the file is empty (0 bytes)"
-    if head.startswith(_LFS_PREFIX):
+    if head.startswith(LFS_PREFIX):
         return (
             "this is a Git LFS pointer, not the report itself; run `git lfs pull` "
             "(or `git lfs fetch && git lfs checkout`) to fetch the real file"
@@ -70,7 +70,7 @@ def find_ncu_version(data: bytes | mmap.mmap) -> str | None:
     return f"{match.group(1).decode()} (build {match.group(2).decode()})"
 
 
-def _metric(action, name: str) -> Metric | None:
+def _metric(action: Any, name: str) -> Metric | None:
     m = action.metric_by_name(name)
     if m is None:
         return None
@@ -125,7 +125,7 @@ def _triple(metrics: Mapping[str, Metric], prefix: str) -> tuple[int, int, int] 
     return (out[0], out[1], out[2])
 
 
-def _nvtx(action) -> list[str]:
+def _nvtx(action: Any) -> list[str]:
     ranges: list[str] = []
     state = action.nvtx_state()
     if state is None:

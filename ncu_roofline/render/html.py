@@ -59,7 +59,7 @@ def page(template: str, *, title: str, css: str, **context: Any) -> str:
     `css` is the page's own stylesheet, after the palette variables and report.css that every
     page shares.
     """
-    from .. import __version__
+    from ..version import __version__
 
     return environment().get_template(template).render(
         page_title=title, generator_version=__version__,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..api.rows import columns
 from ..views.labels import short_label
 from ..views.report import build_report_view
 from .csv import rows_to_csv
@@ -106,12 +107,13 @@ def render_report_markdown(analysis: Analysis, options: RenderOptions) -> str:
 
 
 def _flag(k: dict[str, Any], flag: str) -> str:
-    return k["flag_texts"][k["flags"].index(flag)]
+    text: str = k["flag_texts"][k["flags"].index(flag)]
+    return text
 
 
 def render_report_csv(analysis: Analysis, options: RenderOptions) -> str:
     """The kernels as CSV text (no pandas needed)."""
-    return rows_to_csv(analysis.rows(options.redact))
+    return rows_to_csv(analysis.rows(options.redact), columns())
 
 
 def render_report_json(analysis: Analysis, options: RenderOptions) -> str:

@@ -12,14 +12,14 @@ import statistics
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from .. import __version__
 from ..knowledge import recipes as R
+from ..version import __version__
 from . import format as F
 from .labels import LONG_LABELS, long_label, short_label
 
 if TYPE_CHECKING:
     from ..api.analysis import Analysis
-    from ..model.roofline import KernelModel
+    from ..api.kernel import AnalysedKernel
 
 ROOF_LABELS = LONG_LABELS  # roof -> its name in sentences
 LEVERS = {
@@ -61,7 +61,7 @@ CEILING_LABELS = {
 MAX_DRAWN_CEILINGS = 4
 
 
-def _chart_ceilings(k: KernelModel, roofs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _chart_ceilings(k: AnalysedKernel, roofs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Ceilings worth drawing under the roofs of one kernel's chart (the lowest first)."""
     names = {r["name"] for r in roofs}
     drawn = []
@@ -81,7 +81,7 @@ def _chart_ceilings(k: KernelModel, roofs: list[dict[str, Any]]) -> list[dict[st
     return drawn
 
 
-def _findings(k: KernelModel) -> list[dict[str, Any]]:
+def _findings(k: AnalysedKernel) -> list[dict[str, Any]]:
     return [{"kind": f.kind, "label": CEILING_LABELS.get(f.kind, f.kind), "roof": f.roof,
              "factor": f.factor, "factor_text": F.pct(f.factor) if f.factor is not None else "",
              "text": f.text, "action": f.action} for f in k.diagnosis]
@@ -138,7 +138,7 @@ def created_at() -> str:
     return when.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def verdict(k: KernelModel) -> str:
+def verdict(k: AnalysedKernel) -> str:
     """A plain-language sentence: what bounds the kernel, how close it is, what to do."""
     if not k.usable:
         return f"Not analysed: {k.q.unusable_reason}."
@@ -154,7 +154,7 @@ def verdict(k: KernelModel) -> str:
             "warp-stall reasons before changing the algorithm.")
 
 
-def _kernel_id(report_no: int, k: KernelModel) -> str:
+def _kernel_id(report_no: int, k: AnalysedKernel) -> str:
     return f"r{report_no}k{k.raw.index}"
 
 
@@ -196,7 +196,7 @@ def device_roofs(sides: list[dict[str, Any]], prefix: str = "") -> list[dict[str
     return roofs
 
 
-def _points(kid: str, k: KernelModel, label: str) -> list[dict[str, Any]]:
+def _points(kid: str, k: AnalysedKernel, label: str) -> list[dict[str, Any]]:
     flops = k.achieved_flop_per_s
     if flops is None or flops <= 0:
         return []
@@ -205,7 +205,7 @@ def _points(kid: str, k: KernelModel, label: str) -> list[dict[str, Any]]:
             for lv in R.LEVELS if (k.intensity.get(lv) or 0.0) > 0]
 
 
-def _off_chart_note(k: KernelModel) -> str | None:
+def _off_chart_note(k: AnalysedKernel) -> str | None:
     if not k.usable:
         return "not analysable (NaN metrics)"
     if "flop_incomplete" in k.flags:
@@ -219,7 +219,7 @@ def _off_chart_note(k: KernelModel) -> str | None:
     return None
 
 
-def _numbers(k: KernelModel) -> list[dict[str, str]]:
+def _numbers(k: AnalysedKernel) -> list[dict[str, str]]:
     """The kernel's quantities with the recipe that produced each (or why it is missing)."""
     rows: list[dict[str, str]] = []
     q = k.q
@@ -246,7 +246,7 @@ def _numbers(k: KernelModel) -> list[dict[str, str]]:
     return rows
 
 
-def _kernel_view(report_no: int, k: KernelModel, d: dict[str, Any], total_s: float | None,
+def _kernel_view(report_no: int, k: AnalysedKernel, d: dict[str, Any], total_s: float | None,
                  top_ids: set[str]) -> dict[str, Any]:
     """One kernel's row and section; `d` is its JSON-contract dict."""
     kid = _kernel_id(report_no, k)
@@ -305,7 +305,7 @@ def _kernel_view(report_no: int, k: KernelModel, d: dict[str, Any], total_s: flo
     }
 
 
-def _instruction_chart(device: str, items: list[tuple[dict[str, Any], KernelModel]]) -> dict[str, Any] | None:
+def _instruction_chart(device: str, items: list[tuple[dict[str, Any], AnalysedKernel]]) -> dict[str, Any] | None:
     """The Instruction Roofline of one device's kernels, where the report has the metrics."""
     from ..passes.instruction_roofline import WALLS
 
@@ -350,7 +350,7 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
     kernels = [_kernel_view(n, k, d, total_s, top_ids) for n, k, d in kernels_all]
     view_by_id = {v["id"]: v for v in kernels}
 
-    by_device: dict[str, list[tuple[dict[str, Any], KernelModel, dict[str, Any]]]] = {}
+    by_device: dict[str, list[tuple[dict[str, Any], AnalysedKernel, dict[str, Any]]]] = {}
     for view, (_, k, d) in zip(kernels, kernels_all):
         by_device.setdefault(k.raw.device or "unknown device", []).append((view, k, d))
     devices = [{"name": device, "compute_capability": items[0][1].raw.compute_capability,
