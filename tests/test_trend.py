@@ -21,15 +21,16 @@ from ncu_roofline.cli import main
 from ncu_roofline.compare.runs import Run, RunKernel
 from ncu_roofline.compare.trend import (
     SCHEMA,
+    Trend,
     TrendRun,
     build_trend,
     date_from_name,
     discover_runs,
     least_squares_slope,
-    render_html,
     run_date,
     trend,
 )
+from ncu_roofline.render import TREND, RenderOptions, render
 
 MW_BASE = CORPUS / "gpu-workshop__MW_Baseline.ncu-rep"
 MW_HEAD = CORPUS / "gpu-workshop__MW_DivToMult.ncu-rep"
@@ -37,6 +38,10 @@ DAYS = ("2026-11-01", "2026-11-02", "2026-11-03", "2026-11-04")
 GROWING = 3          # the index of the kernel whose duration grows by 3 % per run
 NOISE = (0.004, -0.005, 0.003, -0.002)  # flat ±0.5 %, by run
 HOSTILE = "<script>alert('x')</script> | *bold* `tick` [link](http://e.invalid) &amp; $x$"
+
+
+def render_html(t: Trend, top: int = 12) -> str:
+    return render(TREND, t, "html", RenderOptions(top=top))
 
 
 def run_cli(*args: str | Path) -> Any:

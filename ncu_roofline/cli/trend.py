@@ -12,9 +12,10 @@ import sys
 import click
 
 from ..compare.diff import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S
-from ..compare.trend import DEFAULT_DRIFT_PCT, TOP_CHARTS, drift_message
+from ..compare.trend import DEFAULT_DRIFT_PCT, TOP_CHARTS
 from ..compare.trend import trend as build
 from ..render import TREND, RenderOptions
+from ..views.trend import drift_message
 from .common import analysis_options, format_option, settings_from, write_document
 
 EXIT_DRIFT = 1

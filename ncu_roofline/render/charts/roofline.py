@@ -1,7 +1,8 @@
 """Hierarchical roofline charts, drawn by matplotlib and returned as inline SVG text.
 
 The input is plain data defined here (`Roof`, `Point`, `ChartSpec`), so this module depends on
-nothing else in the package and is easy to test. `render_roofline_svg` returns an `<svg>`
+nothing else in the package but `svg.py` (the style and SVG clean-up every chart shares) and is
+easy to test. `render_roofline_svg` returns an `<svg>`
 element (no XML prolog, no DOCTYPE) ready to paste into HTML:
 
 - log-log axes, x = arithmetic intensity (FLOP/byte), y = performance (FLOP/s);
@@ -21,19 +22,15 @@ only (widened for points outside), so two reports of the same GPU line up.
 
 from __future__ import annotations
 
-import io
 import math
 import re
 import textwrap
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 from xml.sax.saxutils import escape, quoteattr
 
-import matplotlib
-import matplotlib.style
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.legend import Legend
@@ -41,8 +38,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
-if TYPE_CHECKING:
-    from matplotlib.typing import RcKeyType
+from .svg import chart_style, figure_svg, xml_text
 
 BANDWIDTH = "bandwidth"
 COMPUTE = "compute"
@@ -69,28 +65,6 @@ LEVEL_NAMES: dict[str, str] = {"dram": "DRAM", "l2": "L2", "l1": "L1", "global":
                                "shared": "shared memory"}
 _OTHER_LEVEL_MARKER = "D"
 
-# Everything that shapes the output bytes. Applied on top of matplotlib's defaults so the
-# caller's rcParams (styles, notebooks) never change a chart.
-SVG_RC: dict[RcKeyType, Any] = {
-    "svg.hashsalt": "ncu-roofline",
-    "svg.fonttype": "none",  # text stays text: smaller, selectable, searchable
-    "text.parse_math": False,  # a "$" in a kernel or report name is a dollar, not mathtext
-    "font.family": "sans-serif",
-    # Short list: with svg.fonttype "none" matplotlib writes it into every text element.
-    "font.sans-serif": ["DejaVu Sans", "Arial", "Helvetica"],
-    "font.size": 8.5,
-    "axes.titlesize": 10.5,
-    "axes.labelsize": 9,
-    "xtick.labelsize": 8,
-    "ytick.labelsize": 8,
-    "legend.fontsize": 8,
-    "legend.title_fontsize": 8.5,
-    "axes.edgecolor": "#555555",
-    "xtick.color": "#333333",
-    "ytick.color": "#333333",
-}
-_SVG_METADATA = {"Date": None, "Creator": None}
-
 # Fixed margins in inches (no layout engine), so the line angles and label positions computed
 # before drawing hold in the output and every chart of one size has the same plot area.
 _MARGIN_LEFT_IN = 1.0
@@ -109,10 +83,8 @@ _FALLBACK_X_RANGE = (1e-2, 1e3)
 # Compute roofs this many times under the top one (FP64 on consumer parts, 1/64 of FP32) do not
 # set the default x axis: they would add decades nobody reads.
 _NEGLIGIBLE_ROOF_RATIO = 100
-_INVALID_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _UNSAFE_ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")  # ids usable as CSS selectors unescaped
 _GROUP_OPEN = re.compile(r'<g id="([^"]*)"(/?)>')
-_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.DOTALL)
 _INDENT = re.compile(r"\n +<")
 _LONE_MARKER_GROUP = re.compile(r"<g>\n(<use [^>]*/>)\n</g>")
 
@@ -252,18 +224,17 @@ def spec_from_view(chart: Mapping[str, Any], id_prefix: str, **layout: Any) -> C
 
 def render_roofline_svg(spec: ChartSpec) -> str:
     """Render `spec` to an `<svg>` element string (no prolog), byte-identical for equal input."""
-    buffer = io.StringIO()
-    with _chart_style():
+    with chart_style():
         fig, hooks = _draw(spec)
-        fig.savefig(buffer, format="svg", metadata=_SVG_METADATA)
+        svg = figure_svg(fig)
     # No pyplot: the figure is in no global registry and goes with its last reference.
     del fig
-    return _decorate_svg(buffer.getvalue(), hooks)
+    return _decorate_svg(svg, hooks)
 
 
 def render_roofline_png(spec: ChartSpec, path: str | Path, dpi: int = 110) -> None:
     """Render the same drawing as `render_roofline_svg` to a PNG file (for looking at it)."""
-    with _chart_style():
+    with chart_style():
         fig, _hooks = _draw(spec)
         fig.savefig(path, format="png", dpi=dpi, metadata={"Software": None})
     del fig
@@ -305,17 +276,6 @@ def _format_intensity_tick(value: float, _pos: float | None = None) -> str:
 
 def _format_flop_tick(value: float, _pos: float | None = None) -> str:
     return format_flop_per_s(value)
-
-
-@contextmanager
-def _chart_style() -> Iterator[None]:
-    with matplotlib.style.context("default"), matplotlib.rc_context(SVG_RC):
-        yield
-
-
-def xml_text(text: str) -> str:
-    """Drop characters XML 1.0 cannot hold (control characters, lone surrogates)."""
-    return _INVALID_XML_CHARS.sub("", text)
 
 
 def _finite_positive(value: float) -> bool:
@@ -421,7 +381,7 @@ def _annotation_lines(spec: ChartSpec) -> list[str]:
 
 
 def _draw(spec: ChartSpec) -> tuple[Figure, _Hooks]:
-    """Draw the chart on a new figure; call inside `_chart_style()`."""
+    """Draw the chart on a new figure; call inside `svg.chart_style()`."""
     if spec.width_in < _MIN_WIDTH_IN or spec.height_in < _MIN_HEIGHT_IN:
         raise ValueError(f"chart must be at least {_MIN_WIDTH_IN} x {_MIN_HEIGHT_IN} inches, "
                          f"got {spec.width_in} x {spec.height_in}")
@@ -709,14 +669,12 @@ def _legend(ax: Axes, handles: Sequence[Line2D | Patch], title: str,
 
 
 def _decorate_svg(svg: str, hooks: _Hooks) -> str:
-    """Strip the prolog, metadata and spare bytes; turn hook gids into ids, data and tooltips.
+    """Strip spare bytes from `svg.figure_svg` text; turn hook gids into ids, data and tooltips.
 
     matplotlib names every other group (`line2d_12`, `text_3`, ...). Nothing refers to those
     names (markers and clip paths use `<defs>` ids), and they would repeat across the charts of
     one page, so they are dropped.
     """
-    svg = svg[svg.index("<svg"):]
-    svg = _METADATA.sub("", svg, count=1)
     # Size: indentation, and the bare group matplotlib wraps around each single marker.
     svg = _INDENT.sub("\n<", svg)
     seen: set[str] = set()

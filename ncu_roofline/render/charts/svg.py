@@ -1,0 +1,88 @@
+"""What every SVG chart shares: one matplotlib style, and SVG text free of what changes run to run.
+
+Charts are drawn inside `chart_style()`: matplotlib's own defaults plus `SVG_RC`, so the caller's
+rcParams (styles, notebooks) never change a chart, with an optional hash salt per chart so that
+the ids matplotlib derives from it (clip paths, markers) differ between the charts of one page.
+`figure_svg` saves a figure as an `<svg>` element: no XML prolog or DOCTYPE, no `<metadata>`
+(no date, no creator), so the same drawing gives the same bytes. `drop_group_ids` removes the
+names matplotlib gives every group (`figure_1`, `axes_1`, `line2d_3`): nothing refers to them,
+and they would repeat across the charts of one page. `xml_text` keeps text XML can hold.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import matplotlib
+import matplotlib.style
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+    from matplotlib.typing import RcKeyType
+
+# Everything that shapes the output bytes. Applied on top of matplotlib's defaults so the
+# caller's rcParams (styles, notebooks) never change a chart.
+SVG_RC: dict[RcKeyType, Any] = {
+    "svg.hashsalt": "ncu-roofline",
+    "svg.fonttype": "none",  # text stays text: smaller, selectable, searchable
+    "text.parse_math": False,  # a "$" in a kernel or report name is a dollar, not mathtext
+    "font.family": "sans-serif",
+    # Short list: with svg.fonttype "none" matplotlib writes it into every text element.
+    "font.sans-serif": ["DejaVu Sans", "Arial", "Helvetica"],
+    "font.size": 8.5,
+    "axes.titlesize": 10.5,
+    "axes.labelsize": 9,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "legend.fontsize": 8,
+    "legend.title_fontsize": 8.5,
+    "axes.edgecolor": "#555555",
+    "xtick.color": "#333333",
+    "ytick.color": "#333333",
+}
+# No date and no creator in the SVG: equal drawings give equal bytes.
+SVG_METADATA: dict[str, Any] = {"Date": None, "Creator": None}
+
+_INVALID_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.DOTALL)
+# Clip paths and markers keep their (salted) ids; only the group names go.
+_GROUP_ID = re.compile(r'<g id="[^"]*"')
+
+
+@contextmanager
+def chart_style(salt: str | None = None) -> Iterator[None]:
+    """matplotlib's defaults plus `SVG_RC`; with `salt`, this chart's own SVG hash salt.
+
+    A salt per chart keeps the SVG ids (clip paths, markers) of the charts of one page apart.
+    """
+    rc = SVG_RC if salt is None else {**SVG_RC, "svg.hashsalt": salt}
+    with matplotlib.style.context("default"), matplotlib.rc_context(rc):
+        yield
+
+
+def figure_svg(fig: Figure) -> str:
+    """`fig` as an `<svg>` element: no XML prolog or DOCTYPE, no `<metadata>` block.
+
+    Call inside `chart_style()`, which sets the hash salt and how text is written.
+    """
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", metadata=SVG_METADATA)
+    svg = buffer.getvalue()
+    return _METADATA.sub("", svg[svg.index("<svg"):], count=1)
+
+
+def drop_group_ids(svg: str) -> str:
+    """Drop the ids matplotlib gives every group (`<g id="line2d_3">` becomes `<g>`)."""
+    return _GROUP_ID.sub("<g", svg)
+
+
+def xml_text(text: str) -> str:
+    """Drop characters XML 1.0 cannot hold (control characters, lone surrogates)."""
+    return _INVALID_XML_CHARS.sub("", text)
+
+
+__all__ = ["SVG_METADATA", "SVG_RC", "chart_style", "drop_group_ids", "figure_svg", "xml_text"]
