@@ -164,6 +164,7 @@ def _unmatched_row(u: dict[str, Any]) -> dict[str, Any]:
 # Charts
 
 Member = tuple[dict[str, Any], dict[str, Any]]  # (row of the view, change of the diff)
+Arrow = tuple[dict[str, Any], dict[str, Any]]  # (BASE point, HEAD point)
 
 
 def _device(side: dict[str, Any]) -> str:
@@ -171,11 +172,10 @@ def _device(side: dict[str, Any]) -> str:
     return device
 
 
-def _arrows(members: list[Member]) -> tuple[list[dict[str, Any]], list[tuple[dict[str, Any], dict[str, Any]]],
-                                            list[str]]:
+def _arrows(members: list[Member]) -> tuple[list[dict[str, Any]], list[Arrow], list[str]]:
     """The points, the BASE → HEAD arrows and the off-chart notes of one chart's kernels."""
     points: list[dict[str, Any]] = []
-    arrows: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    arrows: list[Arrow] = []
     off: list[str] = []
     for row, c in members:  # largest time change first
         level = arrow_level(c)
