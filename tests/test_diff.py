@@ -17,7 +17,8 @@ from ncu_roofline.compare.diff import DEFAULT_MIN_DURATION_S, compare, diff_runs
 from ncu_roofline.compare.matching import match_kernels
 from ncu_roofline.compare.runs import Run, RunKernel, load_run
 from ncu_roofline.errors import InputError
-from ncu_roofline.views.diff import build_diff_view, render_diff_html, render_diff_markdown
+from ncu_roofline.render import DIFF, RenderOptions, render
+from ncu_roofline.views.diff import build_diff_view
 
 MW_BASE = CORPUS / "gpu-workshop__MW_Baseline.ncu-rep"
 MW_HEAD = CORPUS / "gpu-workshop__MW_DivToMult.ncu-rep"
@@ -201,12 +202,12 @@ def test_hostile_kernel_names_are_escaped_in_html_and_markdown() -> None:
     base = [kernel(HOSTILE, 1e-3), kernel(HOSTILE + " gone", 1e-3)]
     head = [kernel(HOSTILE, 2e-3, intensity_flop_per_byte={"dram": 2.0}), kernel(HOSTILE + " new", 1e-3)]
     d = diff_runs(make_run(base), make_run(head), fail_on_regression=5)
-    html = render_diff_html(d)
+    html = render(DIFF, d, "html", RenderOptions())
     assert html.count("<script") == 1 and "<script src" not in html  # only the page's own sorting script
     assert html.count("alert('x')") == html.count("&lt;script&gt;alert('x')")  # only as escaped text
     assert "&lt;script&gt;" in html
     assert not re.search(r"<(link|img|iframe)\b", html)
-    md = render_diff_markdown(d)
+    md = render(DIFF, d, "md", RenderOptions())
     assert "<" not in md.replace("<!--", "") and "&lt;" in md and "&amp;amp;" in md
     for line in md.splitlines():
         if line.startswith("| &lt;script"):
@@ -222,7 +223,7 @@ def test_html_chart_has_an_arrow_per_moved_kernel() -> None:
     d = diff_runs(make_run(base), make_run(head))
     view = build_diff_view(d)
     assert len(view["charts"]) == 1 and len(view["charts"][0]["arrows"]) == 2
-    html = render_diff_html(d)
+    html = render(DIFF, d, "html", RenderOptions())
     assert html.count('class="arrow" data-kernel=') == 1  # the kernel that did not move has no arrow
 
 
@@ -337,7 +338,7 @@ def test_silu_v4_to_v9_kernel_matches() -> None:
     assert c["duration"]["base_s"] > 0 and c["duration"]["head_s"] > 0
     assert c["duration"]["delta_pct"] == pytest.approx(
         (c["duration"]["head_s"] / c["duration"]["base_s"] - 1) * 100)
-    md = render_diff_markdown(d)
+    md = render(DIFF, d, "md", RenderOptions())
     assert "distribution\\_elementwise\\_grid\\_stride\\_kernel" in md
 
 
@@ -349,7 +350,7 @@ def test_different_kernels_are_all_unmatched() -> None:
     assert [u["name"] for u in d.unmatched_head] == ["sgemm_global_mem_coalesce"] * 2
     assert d.gate["passed"] is True and not d.failed
     assert d.totals["matched"]["base_s"] is None and d.totals["all"]["base_s"] > 0
-    html = render_diff_html(d)
+    html = render(DIFF, d, "html", RenderOptions())
     assert "No kernel matched" in html and "sgemm_global_mem_coalesce" in html
 
 
@@ -390,5 +391,5 @@ def test_kernels_that_moved_to_another_gpu_get_one_chart_with_both_roof_sets() -
     assert chart["device"] == "GPU A → GPU B" and len(chart["arrows"]) == 1
     assert [r["value"] for r in chart["roofs"]] == [3e12, 6e13]  # HEAD's roofs, solid
     assert [r["label"].split()[0] for r in chart["ceilings"]] == ["BASE", "BASE"]  # BASE's, dashed
-    html = render_diff_html(d)
+    html = render(DIFF, d, "html", RenderOptions())
     assert "BASE and HEAD ran on different GPUs" in html and 'class="arrow"' in html

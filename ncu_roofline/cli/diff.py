@@ -7,14 +7,25 @@ written); 2 unusable input or output (one line on standard error, no traceback).
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
-from ..compare.diff import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S, compare, gate_message
+from ..compare.diff import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S, compare
 from ..render import DIFF
+from ..views.format import seconds
 from .common import analysis_options, format_option, settings_from, write_document
 
 EXIT_REGRESSION = 1
+
+
+def gate_message(gate: dict[str, Any]) -> str:
+    """The failed gate for standard error: a heading, then one line per regression."""
+    lines = [f"performance regression over {gate['threshold_pct']:g} %:"]
+    for r in gate["regressions"]:
+        lines.append(f"  {r['name']}: {seconds(r['base_s'])} -> {seconds(r['head_s'])} "
+                     f"(+{r['delta_pct']:.1f} %)")
+    return "\n".join(lines)
 
 
 @click.command()
@@ -38,7 +49,8 @@ EXIT_REGRESSION = 1
                    "(profiling jitter is about a microsecond).")
 @analysis_options(for_report_files_only=True)
 def diff(base: str, head: str, fmt: str | None, output: str | None, force: bool, fail_pct: float | None,
-         min_duration: float, min_delta: float, threshold: float | None, peaks_file: str | None, bytes_definition: str) -> None:
+         min_duration: float, min_delta: float, threshold: float | None, peaks_file: str | None,
+         bytes_definition: str) -> None:
     """Compare two runs: BASE and HEAD are each a report file (.ncu-rep, .nsight-cuprof-report,
     ncu CSV), an ncu-roofline JSON document (report --format json) or a batch output folder.
 

@@ -8,7 +8,7 @@ grew by more than P %, or when a matched kernel whose BASE duration is at least 
 (5 µs) grew by more than P % and by at least `min_delta_s` (2 µs: below that it is profiling
 jitter). Kernels that exist only in one run are reported, not gated.
 
-No file is written and nothing is printed here; the CLI does that.
+No file is written and nothing is printed here; the CLI does that (and words the gate's message).
 """
 
 from __future__ import annotations
@@ -112,35 +112,47 @@ def kernel_side(run_kernel: RunKernel) -> dict[str, Any]:
     }
 
 
+def _delta_change(base: float | None, head: float | None) -> dict[str, float | None]:
+    """Both values and head - base."""
+    return {"base": base, "head": head, "delta": _delta(base, head)}
+
+
+def _ratio_change(base: float | None, head: float | None) -> dict[str, float | None]:
+    """Both values and head / base."""
+    return {"base": base, "head": head, "ratio": _ratio(base, head)}
+
+
+def _duration_change(db: float | None, dh: float | None) -> dict[str, float | None]:
+    return {"base_s": db, "head_s": dh, "delta_s": _delta(db, dh), "delta_pct": relative_pct(db, dh),
+            "speedup": _ratio(dh, db)}
+
+
+def _roofs_of(base: dict[str, Any], head: dict[str, Any]) -> list[str]:
+    """The roofs either side has a utilisation for: the known ones in order, then the rest sorted."""
+    roofs = [r for r in R.ROOFS if r in base["utilization"] or r in head["utilization"]]
+    return roofs + sorted((set(base["utilization"]) | set(head["utilization"])) - set(roofs))
+
+
 def kernel_change(b: RunKernel, h: RunKernel, pair: Pair | None = None) -> dict[str, Any]:
     """Everything that changed between a BASE kernel and its HEAD match."""
     base, head = kernel_side(b), kernel_side(h)
-    db, dh = base["duration_s"], head["duration_s"]
-    roofs = [r for r in R.ROOFS if r in base["utilization"] or r in head["utilization"]]
-    roofs += sorted((set(base["utilization"]) | set(head["utilization"])) - set(roofs))
-    levels = [lv for lv in R.LEVELS if lv in base["intensity_flop_per_byte"] or lv in head["intensity_flop_per_byte"]]
+    bi, hi = base["intensity_flop_per_byte"], head["intensity_flop_per_byte"]
+    levels = [lv for lv in R.LEVELS if lv in bi or lv in hi]
     return {
         "name": display_name(b.data),
         "base": base,
         "head": head,
         "launch_config_changed": bool(pair and pair.launch_config_changed),
         "nvtx_changed": bool(pair and pair.nvtx_changed),
-        "duration": {"base_s": db, "head_s": dh, "delta_s": _delta(db, dh), "delta_pct": relative_pct(db, dh),
-                     "speedup": _ratio(dh, db)},
+        "duration": _duration_change(base["duration_s"], head["duration_s"]),
         "bound_by": {"base": base["bound_by"], "head": head["bound_by"],
                      "changed": base["bound_by"] != head["bound_by"]},
         "regime": {"base": base["regime"], "head": head["regime"]},
-        "bound_utilization": {"base": base["bound_utilization"], "head": head["bound_utilization"],
-                              "delta": _delta(base["bound_utilization"], head["bound_utilization"])},
-        "utilization": {r: {"base": base["utilization"].get(r), "head": head["utilization"].get(r),
-                            "delta": _delta(base["utilization"].get(r), head["utilization"].get(r))}
-                        for r in roofs},
-        "intensity_flop_per_byte": {
-            lv: {"base": base["intensity_flop_per_byte"].get(lv), "head": head["intensity_flop_per_byte"].get(lv),
-                 "ratio": _ratio(base["intensity_flop_per_byte"].get(lv), head["intensity_flop_per_byte"].get(lv))}
-            for lv in levels},
-        "achieved_flop_per_s": {"base": base["achieved_flop_per_s"], "head": head["achieved_flop_per_s"],
-                                "ratio": _ratio(base["achieved_flop_per_s"], head["achieved_flop_per_s"])},
+        "bound_utilization": _delta_change(base["bound_utilization"], head["bound_utilization"]),
+        "utilization": {r: _delta_change(base["utilization"].get(r), head["utilization"].get(r))
+                        for r in _roofs_of(base, head)},
+        "intensity_flop_per_byte": {lv: _ratio_change(bi.get(lv), hi.get(lv)) for lv in levels},
+        "achieved_flop_per_s": _ratio_change(base["achieved_flop_per_s"], head["achieved_flop_per_s"]),
         "findings": _findings_change(b.data, h.data),
     }
 
@@ -152,6 +164,7 @@ def _sort_key(change: dict[str, Any]) -> tuple[float, int, int]:
 
 
 def unmatched_entry(run_kernel: RunKernel) -> dict[str, Any]:
+    """What the diff keeps of a kernel that has no match in the other run."""
     k = run_kernel.data
     return {"report": run_kernel.report, "index": k.get("index"), "name": k.get("name"),
             "demangled_name": k.get("demangled_name"), "device": k.get("device"),
@@ -183,6 +196,34 @@ def totals(matched: Sequence[dict[str, Any]], base: Run, head: Run) -> dict[str,
     }
 
 
+def _gate_limit(threshold_pct: float) -> float:
+    """The threshold with the float-rounding tolerance: a change must be above this to regress."""
+    return threshold_pct * (1 + _GATE_TOLERANCE) + _GATE_TOLERANCE
+
+
+def _total_regression(matched_total: dict[str, Any], limit: float) -> dict[str, Any] | None:
+    """The matched total, when it grew by more than `limit` percent."""
+    if matched_total["delta_pct"] is None or not matched_total["delta_pct"] > limit:
+        return None
+    return {"scope": "total", "name": "total GPU time of matched kernels", "base_s": matched_total["base_s"],
+            "head_s": matched_total["head_s"], "delta_pct": matched_total["delta_pct"]}
+
+
+def _kernel_regressions(matched: Sequence[dict[str, Any]], limit: float, min_duration_s: float,
+                        min_delta_s: float) -> list[dict[str, Any]]:
+    """The matched kernels long enough in BASE that grew by more than `limit` % and `min_delta_s`."""
+    regressions = []
+    for c in matched:
+        d = c["duration"]
+        if d["base_s"] is None or d["delta_pct"] is None or d["base_s"] < min_duration_s:
+            continue
+        if d["delta_pct"] > limit and d["delta_s"] >= min_delta_s * (1 - _GATE_TOLERANCE):
+            regressions.append({"scope": "kernel", "name": c["name"], "report": c["head"]["report"],
+                                "index": c["head"]["index"], "base_s": d["base_s"], "head_s": d["head_s"],
+                                "delta_pct": d["delta_pct"]})
+    return regressions
+
+
 def evaluate_gate(matched: Sequence[dict[str, Any]], total: dict[str, Any], threshold_pct: float | None,
                   min_duration_s: float = DEFAULT_MIN_DURATION_S,
                   min_delta_s: float = DEFAULT_MIN_DELTA_S) -> dict[str, Any]:
@@ -192,21 +233,10 @@ def evaluate_gate(matched: Sequence[dict[str, Any]], total: dict[str, Any], thre
                             "passed": None, "regressions": []}
     if threshold_pct is None:
         return gate
-    limit = threshold_pct * (1 + _GATE_TOLERANCE) + _GATE_TOLERANCE
-    regressions = []
-    matched_total = total["matched"]
-    if matched_total["delta_pct"] is not None and matched_total["delta_pct"] > limit:
-        regressions.append({"scope": "total", "name": "total GPU time of matched kernels",
-                            "base_s": matched_total["base_s"], "head_s": matched_total["head_s"],
-                            "delta_pct": matched_total["delta_pct"]})
-    for c in matched:
-        d = c["duration"]
-        if d["base_s"] is None or d["delta_pct"] is None or d["base_s"] < min_duration_s:
-            continue
-        if d["delta_pct"] > limit and d["delta_s"] >= min_delta_s * (1 - _GATE_TOLERANCE):
-            regressions.append({"scope": "kernel", "name": c["name"], "report": c["head"]["report"],
-                                "index": c["head"]["index"], "base_s": d["base_s"], "head_s": d["head_s"],
-                                "delta_pct": d["delta_pct"]})
+    limit = _gate_limit(threshold_pct)
+    total_hit = _total_regression(total["matched"], limit)
+    regressions = ([total_hit] if total_hit else []) + _kernel_regressions(matched, limit, min_duration_s,
+                                                                           min_delta_s)
     gate["regressions"] = regressions
     gate["passed"] = not regressions
     return gate
@@ -230,9 +260,11 @@ class Diff:
 
     @property
     def failed(self) -> bool:
+        """True when a gate was set and did not pass."""
         return self.gate["passed"] is False
 
     def to_dict(self) -> dict[str, Any]:
+        """The `ncu-roofline-diff/1` document as plain data."""
         return {
             "schema": SCHEMA,
             "generator": {"name": "ncu-roofline", "version": __version__},
@@ -285,14 +317,3 @@ def compare(base: str | Path, head: str | Path, *, fail_on_regression: float | N
     return diff_runs(load_run(base, settings), load_run(head, settings),
                      fail_on_regression=fail_on_regression, min_duration_s=min_duration_s,
                      min_delta_s=min_delta_s)
-
-
-def gate_message(gate: dict[str, Any]) -> str:
-    """One line per regression, for standard error."""
-    from ..views.format import seconds
-
-    lines = [f"performance regression over {gate['threshold_pct']:g} %:"]
-    for r in gate["regressions"]:
-        lines.append(f"  {r['name']}: {seconds(r['base_s'])} -> {seconds(r['head_s'])} "
-                     f"(+{r['delta_pct']:.1f} %)")
-    return "\n".join(lines)

@@ -9,7 +9,7 @@ differ) and/or `nvtx_changed`. The rest is listed as unmatched on its side.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,19 +41,21 @@ class Pair:
 
 @dataclass
 class Matching:
+    """The pairs (in BASE order) and the positions left without a partner on each side."""
+
     pairs: list[Pair]
     unmatched_base: list[int]
     unmatched_head: list[int]
 
 
-def _pair_in_order(base_ids: Iterable[int], head_ids: Iterable[int], key_of_base: Any,
-                   key_of_head: Any) -> list[tuple[int, int]]:
+def _pair_in_order(base_ids: Iterable[int], head_ids: Iterable[int], key_of_base: Callable[[int], Hashable],
+                   key_of_head: Callable[[int], Hashable]) -> list[tuple[int, int]]:
     """Pair the n-th BASE item of each key with the n-th HEAD item of the same key."""
-    queues: dict[Any, list[int]] = defaultdict(list)
+    queues: dict[Hashable, list[int]] = defaultdict(list)
     for h in head_ids:
         queues[key_of_head(h)].append(h)
-    taken: dict[Any, int] = defaultdict(int)
-    pairs = []
+    taken: dict[Hashable, int] = defaultdict(int)
+    pairs: list[tuple[int, int]] = []
     for b in base_ids:
         key = key_of_base(b)
         queue = queues.get(key)

@@ -62,18 +62,22 @@ class Run:
 
     @property
     def devices(self) -> list[str]:
+        """The GPUs the kernels ran on, sorted."""
         return sorted({k.data["device"] for k in self.kernels if k.data.get("device")})
 
     @property
     def total_duration_s(self) -> float | None:
+        """The summed duration of the timed kernels; None when none is timed."""
         values = [d for d in (duration_of(k.data) for k in self.kernels) if d is not None]
         return sum(values) if values else None
 
     @property
     def usable_count(self) -> int:
+        """How many kernels have usable metrics and a duration."""
         return sum(1 for k in self.kernels if k.data.get("usable", True) and duration_of(k.data) is not None)
 
     def summary(self) -> dict[str, Any]:
+        """What the diff and trend documents say about this run."""
         return {
             "input": self.input,
             "kind": self.kind,
@@ -153,7 +157,8 @@ def _read_json(path: Path) -> Any:
         raise InputError(path, f"not valid JSON (line {exc.lineno}: {exc.msg})") from exc
 
 
-def _load_batch(folder: Path) -> Run:
+def _read_manifest(folder: Path) -> tuple[Path, list[Any]]:
+    """The manifest of a batch output folder and its list of report entries."""
     manifest_path = folder / MANIFEST
     if not manifest_path.is_file():
         raise InputError(folder, f"a folder without {MANIFEST}",
@@ -165,23 +170,35 @@ def _load_batch(folder: Path) -> Run:
     entries = manifest.get("reports")
     if not isinstance(entries, list):
         raise InputError(manifest_path, "malformed manifest: no list of reports")
+    return manifest_path, entries
+
+
+def _skipped_entry(entry: dict[str, Any]) -> dict[str, str] | None:
+    """What a manifest entry that was not analysed becomes in `Run.skipped`; None for an analysed one."""
+    status, rel = entry.get("status"), entry.get("json")
+    if status == "ok" and isinstance(rel, str) and rel:
+        return None
+    return {"path": str(entry.get("path") or "?"), "status": str(status),
+            "reason": str(entry.get("error") or entry.get("message") or "not analysed")}
+
+
+def _load_batch(folder: Path) -> Run:
+    manifest_path, entries = _read_manifest(folder)
     reports: list[str] = []
     kernels: list[RunKernel] = []
     skipped: list[dict[str, str]] = []
     for entry in entries:
         if not isinstance(entry, dict):
             raise InputError(manifest_path, "malformed manifest: a report entry is not an object")
-        source = str(entry.get("path") or "?")
-        status = entry.get("status")
-        rel = entry.get("json")
-        if status != "ok" or not isinstance(rel, str) or not rel:
-            skipped.append({"path": source, "status": str(status),
-                            "reason": str(entry.get("error") or entry.get("message") or "not analysed")})
+        skip = _skipped_entry(entry)
+        if skip is not None:
+            skipped.append(skip)
             continue
+        rel = str(entry["json"])
         doc_path = folder / rel
         if not doc_path.is_file():
             raise InputError(manifest_path, f"{rel}: listed in the manifest but missing")
         names, found = _kernels_of_document(_read_json(doc_path), str(doc_path))
-        reports.extend(names or [source])
+        reports.extend(names or [str(entry.get("path") or "?")])
         kernels.extend(found)
     return Run(str(folder), "batch", reports, kernels, skipped)

@@ -83,3 +83,10 @@ def signed_points(value: float | None) -> str:
     if text == "0":
         return "0 pp"
     return ("+" if value > 0 else "−") + text + " pp"
+
+
+def times(value: float | None) -> str:
+    """A ratio: 1.778 -> `1.78×`."""
+    if value is None:
+        return NA
+    return f"{value:.3g}×"
