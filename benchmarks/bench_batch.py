@@ -2,12 +2,13 @@
 
     python benchmarks/bench_batch.py [--repeat N] [--jobs 1,2] [PATH...]
 
-Runs the batch (the library's `run_batch`, as the command does, always with `--force`, into a
-fresh temporary folder) over every top-level report of `../shared/reports` (or over PATH...)
-with 1 and with 2 worker processes. Each run happens in its own Python process, so that its
-numbers are its own: wall time (best of `--repeat`), reports/s and kernels/s, the peak resident
-set size of the batch's parent process (`RUSAGE_SELF`) and of the largest worker
-(`RUSAGE_CHILDREN`, collected after the forkserver and its workers have exited).
+Runs the batch (the library's `run_batch` with the default `AnalysisSettings`, as the command
+does, always with `--force`, into a fresh temporary folder) over every top-level report of
+`../shared/reports` (or over PATH...) with 1 and with 2 worker processes. Each run happens in
+its own Python process, so that its numbers are its own: wall time (best of `--repeat`),
+reports/s and kernels/s, the peak resident set size of the batch's parent process
+(`RUSAGE_SELF`) and of the largest worker (`RUSAGE_CHILDREN`, collected after the forkserver
+and its workers have exited).
 
 Verdict: the speed-up of 2 workers over 1 must be at least 1.7x (PASS/FAIL). The exit status is
 0 whatever the verdict, and 2 when there is no corpus.
@@ -46,11 +47,12 @@ def one_run(jobs: int, specs: list[str]) -> dict[str, Any]:
     """One batch in this process (called in a fresh interpreter by `measure`)."""
     from multiprocessing import forkserver
 
-    from ncu_roofline.batch.run import run_batch
+    from ncu_roofline.batch import run_batch
+    from ncu_roofline.settings import AnalysisSettings
 
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as out:
         started = time.perf_counter()
-        result = run_batch(specs, out, jobs=jobs, force=True)
+        result = run_batch(specs, out, AnalysisSettings(), jobs=jobs, force=True)
         wall = time.perf_counter() - started
     stop = getattr(getattr(forkserver, "_forkserver", None), "_stop", None)
     if stop is not None:  # reap the forkserver, so its workers' usage reaches RUSAGE_CHILDREN

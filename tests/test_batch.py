@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import csv
+import functools
 import html
+import importlib
 import io
 import json
 import pickle
@@ -11,12 +13,17 @@ import shutil
 import time
 from pathlib import Path
 
+import faults
 import pytest
 from click.testing import CliRunner
 from conftest import BAD, CORPUS, corpus_files
 
-from ncu_roofline.batch.run import SCHEMA, analyse_one, collect_inputs, safe_name
+import ncu_roofline.batch.job
+from ncu_roofline.batch import analyse_one, run_batch
+from ncu_roofline.batch.inputs import collect_inputs, safe_name
+from ncu_roofline.batch.layout import SCHEMA
 from ncu_roofline.cli import main
+from ncu_roofline.settings import AnalysisSettings
 
 needs_corpus = pytest.mark.skipif(not corpus_files() or not BAD.is_dir(),
                                   reason=f"shared report corpus not found at {CORPUS}")
@@ -91,21 +98,27 @@ def test_safe_names_are_safe_and_distinct() -> None:
     assert not safe_name(".hidden.csv").startswith(".")
 
 
-def test_analyse_one_never_raises(tmp_path) -> None:
+def test_analyse_one_never_raises(tmp_path, monkeypatch) -> None:
     text = tmp_path / "notes.txt"
     text.write_text("hello\n")
     for path, words in ((tmp_path / "nope.ncu-rep", "no such file"), (tmp_path, "directory"),
                         (text, "not an Nsight Compute report")):
-        res = analyse_one(str(path), {})
+        res = analyse_one(str(path), AnalysisSettings())
         assert res["status"] == "error" and words in res["error"]
         assert res["json"] is None and res["rows"] == []
-    res = analyse_one(str(text), {"threshold": "not a number"})
+
+    def broken(path, settings):  # an unexpected exception inside the analysis
+        raise ValueError("not a number")
+
+    monkeypatch.setattr(ncu_roofline.batch.job, "analyze_report", broken)
+    res = analyse_one(str(text), AnalysisSettings())
     assert res["status"] == "error" and res["error"].startswith("internal error: ValueError")
 
 
 @needs_corpus
 def test_analyse_one_result_is_small_and_picklable() -> None:
-    res = analyse_one(str(CORPUS / "cudaprogramming__simpleDivergence.ncu-rep"), {"html": False})
+    res = analyse_one(str(CORPUS / "cudaprogramming__simpleDivergence.ncu-rep"), AnalysisSettings(),
+                      html=False)
     assert res["status"] == "ok" and res["error"] is None and res["html"] is None
     assert len(res["sha256"]) == 64
     doc = json.loads(res["json"])
@@ -195,8 +208,10 @@ def test_force_glob_and_dropped_reports(inputs, tmp_path) -> None:
 
 @needs_corpus
 def test_hung_and_crashing_readers_cost_only_their_report(inputs, tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv("NCU_ROOFLINE_TEST_HANG", "nsight-training__manual_nvtx.ncu-rep")
-    monkeypatch.setenv("NCU_ROOFLINE_TEST_CRASH", "esmm-research__profile.5c6231e.ncu-rep")
+    job = functools.partial(faults.faulty_job, hang="nsight-training__manual_nvtx.ncu-rep",
+                            crash="esmm-research__profile.5c6231e.ncu-rep")
+    command = importlib.import_module("ncu_roofline.cli.batch")  # the module, not the click command
+    monkeypatch.setattr(command, "run_batch", functools.partial(run_batch, job=job))
     out = tmp_path / "out"
     names = GOOD[:4]
     started = time.perf_counter()
@@ -264,13 +279,9 @@ def test_a_batch_output_inside_an_input_folder_is_not_read_back(tmp_path) -> Non
     """`batch runs/ -o runs/out` twice: the second walk must not take out/kernels.csv for a report."""
     if not corpus_files():
         pytest.skip(f"shared report corpus not found at {CORPUS}")
-    import shutil
-
-    from ncu_roofline.batch.run import collect_inputs, run_batch
-
     runs = tmp_path / "runs"
     runs.mkdir()
     shutil.copy(CORPUS / "cudacode__naive.ncu-rep", runs / "a.ncu-rep")
-    run_batch([str(runs)], runs / "out", options={}, jobs=1)
+    run_batch([str(runs)], runs / "out", AnalysisSettings(), jobs=1)
     paths, _ = collect_inputs([str(runs)])
     assert [Path(p).name for p in paths] == ["a.ncu-rep"]

@@ -5,14 +5,12 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from typing import Any
 
 import click
 
-from ..batch.run import DEFAULT_TIMEOUT_S, BatchEvent, BatchUsageError, run_batch
+from ..batch import DEFAULT_TIMEOUT_S, BatchEvent, run_batch
 from ..errors import RooflineError
-from ..knowledge.peaks_file import load_peaks
-from .common import analysis_options, fail
+from .common import analysis_options, fail_and_exit, settings_from
 
 EXIT_SOME_FAILED = 1
 EXIT_USAGE = 2
@@ -79,26 +77,14 @@ def batch(inputs: tuple[str, ...], outdir: str, jobs: int | None, timeout: float
     Exit status: 0 when every report was analysed, 1 when some failed (the rest is still
     written), 2 for usage errors (no input found, OUTDIR is a file, a bad option).
     """
-    if peaks_file is not None:
-        try:
-            load_peaks(peaks_file)
-        except RooflineError as exc:
-            fail(str(exc))
-            sys.exit(EXIT_USAGE)
-    options: dict[str, Any] = {"threshold": threshold, "peaks": peaks_file,
-                               "bytes_definition": bytes_definition, "redact": redact}
+    settings = settings_from(threshold, peaks_file, bytes_definition)  # a bad peaks file: exit 2
     progress = _Progress(sys.stderr.isatty())
     try:
-        result = run_batch(inputs, outdir, options=options, jobs=jobs, timeout=timeout, force=force,
+        result = run_batch(inputs, outdir, settings, redact=redact, jobs=jobs, timeout=timeout, force=force,
                            progress=progress)
-    except BatchUsageError as exc:
+    except RooflineError as exc:  # BatchUsageError, or an output that cannot be written
         progress.close()
-        fail(str(exc))
-        sys.exit(EXIT_USAGE)
-    except RooflineError as exc:  # an output that cannot be written
-        progress.close()
-        fail(str(exc))
-        sys.exit(EXIT_USAGE)
+        fail_and_exit(str(exc), EXIT_USAGE)
     progress.close()
     for note in result.notes:
         click.echo(f"ncu-roofline: warning: {note}", err=True)

@@ -1,0 +1,101 @@
+"""The unit of work: one report in; its JSON and HTML texts, kernel rows and a summary out.
+
+`analyse_one(path, settings)` never raises and returns a small picklable dict, so it maps
+directly onto any distributed engine (`map` over paths, then concatenate the rows). The batch
+runs it in isolated worker processes (see `workers.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from typing import Any, Protocol
+
+from ..api.analysis import Analysis, analyze_report
+from ..api.rows import kernel_row
+from ..errors import InputError
+from ..render import REPORT, RenderOptions, render
+from ..settings import AnalysisSettings
+from .inputs import file_sha256, shown_path
+
+WORST_COUNT = 3
+
+JobResult = dict[str, Any]
+"""What a job returns: `path`, `sha256`, `status` ("ok" or "error"), `error`, `json`, `html`,
+`rows` (the report's kernel rows) and `summary` (see `rows_and_summary`)."""
+
+
+class Job(Protocol):
+    """A function the workers run for each report: `analyse_one`, or a test's stand-in for it."""
+
+    def __call__(self, path: str, settings: AnalysisSettings, *, redact: bool = ...) -> JobResult: ...
+
+
+def rows_and_summary(doc: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Kernel rows and the summary of a one-report `ncu-roofline/1` document."""
+    rep = doc["reports"][0]
+    kernels = rep["kernels"]
+    rows = [kernel_row(rep["path"], k) for k in kernels]
+    mix = Counter(k["bound_by"] or "none" for k in kernels)
+    by_time = sorted(kernels, key=lambda k: (k["duration_s"] is None, -(k["duration_s"] or 0.0),
+                                             k["index"]))
+    worst = []
+    for k in by_time[:WORST_COUNT]:
+        bound = k["bound_by"]
+        worst.append({
+            "index": k["index"],
+            "name": k["name"],
+            "demangled_name": k["demangled_name"],
+            "duration_s": k["duration_s"],
+            "bound_by": bound,
+            "bound_utilization": k["utilization"].get(bound) if bound else None,
+            "regime": k["regime"],
+        })
+    summary = {
+        "device": ", ".join(rep["devices"]) or None,
+        "kernel_count": rep["kernel_count"],
+        "unusable_kernel_count": rep["unusable_kernel_count"],
+        "total_duration_s": rep["total_duration_s"],
+        "bound_mix": dict(sorted(mix.items())),
+        "worst": worst,
+    }
+    return rows, summary
+
+
+def error_result(path: str, sha256: str | None, message: str) -> JobResult:
+    """The result of a report that could not be analysed (`path` as the outputs show it)."""
+    return {"path": path, "sha256": sha256, "status": "error", "error": message, "json": None,
+            "html": None, "rows": [], "summary": None}
+
+
+def analyse_one(path: str, settings: AnalysisSettings, *, redact: bool = False,
+                html: bool = True) -> JobResult:
+    """Analyse one report: a picklable dict with its JSON, HTML, kernel rows and summary.
+
+    `settings`: how every kernel is modelled (`AnalysisSettings()` for the defaults). `redact`:
+    base names only, no NVTX range names. `html`: also render the report page (else `html` is
+    None). Never raises: an unusable input gives `status: "error"` with the reason, any other
+    exception "internal error: ...".
+    """
+    shown = shown_path(path, redact)
+    sha256: str | None = None
+    try:
+        try:
+            sha256 = file_sha256(path)
+        except OSError:
+            sha256 = None  # the reader below explains what is wrong with the path
+        report = analyze_report(path, settings)
+        analysis = Analysis([report], [], settings)
+        json_text = analysis.to_json(redact=redact)
+        html_text = render(REPORT, analysis, "html", RenderOptions(redact=redact)) if html else None
+        rows, summary = rows_and_summary(json.loads(json_text))
+    except InputError as exc:
+        message = exc.message
+        if redact:
+            message = message.replace(exc.path, os.path.basename(exc.path))
+        return error_result(shown, sha256, message)
+    except Exception as exc:  # noqa: BLE001 -- one bad file must never stop the others
+        return error_result(shown, sha256, f"internal error: {type(exc).__name__}: {exc}")
+    return {"path": shown, "sha256": sha256, "status": "ok", "error": None, "json": json_text,
+            "html": html_text, "rows": rows, "summary": summary}

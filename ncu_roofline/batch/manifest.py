@@ -1,0 +1,104 @@
+"""`manifest.json`: the batch's machine-readable entry point, and what a re-run may reuse.
+
+The manifest (`ncu-roofline-batch/1`) holds the settings that shaped every output and one entry
+per report. A re-run reuses a report's outputs when the settings (the peaks file's SHA-256
+included) are the same as last time, the report's file has the same SHA-256 and its outputs
+are still there.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..api.jsondoc import dumps
+from ..settings import AnalysisSettings
+from .inputs import file_sha256, shown_path
+from .job import JobResult
+from .layout import MANIFEST, SCHEMA
+
+
+def settings_for(settings: AnalysisSettings, redact: bool = False) -> dict[str, Any]:
+    """The settings that shape a report's outputs; a change in any of them forces re-analysis."""
+    peaks = settings.peaks_file
+    peaks_sha = None
+    if peaks:
+        try:
+            peaks_sha = file_sha256(peaks)
+        except OSError:
+            peaks_sha = None
+    return {
+        "generator_version": __version__,
+        "threshold": float(settings.threshold),
+        "bytes_definition": settings.bytes_definition,
+        "peaks_file": shown_path(peaks, redact) if peaks else None,
+        "peaks_sha256": peaks_sha,
+        "redact": bool(redact),
+    }
+
+
+def load_manifest(outdir: Path) -> dict[str, Any] | None:
+    """The previous run's manifest in `outdir`, or None when there is none (or it is not ours)."""
+    try:
+        doc = json.loads((outdir / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("reports"), list):
+        return None
+    return doc
+
+
+def reusable(outdir: Path, old: dict[str, Any] | None, settings: dict[str, Any],
+             path: str, key: str) -> dict[str, Any] | None:
+    """The previous run's entry for `path` when its file and settings are unchanged.
+
+    `settings` is this run's `settings_for(...)`; `key` the report's `safe_name`.
+    """
+    if old is None or old.get("settings") != settings:
+        return None
+    entry = next((e for e in old["reports"] if isinstance(e, dict) and e.get("key") == key), None)
+    if not entry or entry.get("status") != "ok" or not entry.get("json") or not entry.get("html"):
+        return None
+    if not (outdir / entry["json"]).is_file() or not (outdir / entry["html"]).is_file():
+        return None
+    try:
+        if file_sha256(path) != entry.get("sha256"):
+            return None
+    except OSError:
+        return None
+    return entry
+
+
+def manifest_entry(result: JobResult, key: str, json_rel: str | None, html_rel: str | None,
+                   seconds: float | None) -> dict[str, Any]:
+    """One report's manifest entry from its job result and the files its outputs went to."""
+    summary = result.get("summary") or {}
+    return {
+        "path": result["path"],
+        "key": key,
+        "sha256": result["sha256"],
+        "status": result["status"],
+        "error": result["error"],
+        "json": json_rel,
+        "html": html_rel,
+        "kernel_count": summary.get("kernel_count"),
+        "unusable_kernel_count": summary.get("unusable_kernel_count"),
+        "total_duration_s": summary.get("total_duration_s"),
+        "device": summary.get("device"),
+        "bound_mix": summary.get("bound_mix"),
+        "worst": summary.get("worst"),
+        "seconds": round(seconds, 3) if seconds is not None else None,
+    }
+
+
+def manifest_json(entries: list[dict[str, Any]], settings: dict[str, Any]) -> str:
+    """The `ncu-roofline-batch/1` manifest text."""
+    doc = {
+        "schema": SCHEMA,
+        "generator": {"name": "ncu-roofline", "version": __version__},
+        "settings": settings,
+        "reports": entries,
+    }
+    return dumps(doc, indent=1)

@@ -1,0 +1,96 @@
+"""Writing a batch's folder: the kernel tables, the index page and, last, the manifest.
+
+Every file is written atomically (a temporary file renamed into place), so a reader never sees
+a partial file, and the manifest is written last, so it only ever lists outputs that exist.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..render import BATCH_INDEX, render
+from ..render.csv import rows_to_csv
+from ..render.output import write_atomic
+from ..views.batch_index import BatchIndex
+from .layout import INDEX, KERNELS_CSV, KERNELS_PARQUET, MANIFEST, REPORTS_DIR, SCHEMA
+from .manifest import manifest_json
+
+
+def kernels_csv(rows: list[dict[str, Any]]) -> str:
+    """The tidy kernel table as CSV text (empty when there is no kernel)."""
+    return rows_to_csv(rows)
+
+
+def write_parquet(rows: list[dict[str, Any]], target: Path) -> bool:
+    """Write the kernel table as Parquet when `pyarrow` is installed; False when it is not."""
+    try:
+        import pyarrow as pa  # type: ignore[import-untyped]
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    except ImportError:
+        return False
+    columns = list(rows[0]) if rows else []
+    arrays = {}
+    for col in columns:
+        values = [r.get(col) for r in rows]
+        kinds = {type(v) for v in values if v is not None}
+        if kinds <= {bool} and kinds:
+            typ = pa.bool_()
+        elif kinds <= {int} and kinds:
+            typ = pa.int64()
+        elif kinds <= {int, float} and kinds:
+            typ = pa.float64()
+            values = [float(v) if v is not None else None for v in values]
+        else:
+            typ = pa.string()
+            values = [str(v) if v is not None else None for v in values]
+        arrays[col] = pa.array(values, type=typ)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    try:
+        pq.write_table(pa.table(arrays), tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return True
+
+
+def render_index(entries: list[dict[str, Any]], settings: dict[str, Any], *, parquet: bool = False) -> str:
+    """The self-contained `index.html` (inline CSS, autoescaped, no script)."""
+    return render(BATCH_INDEX, BatchIndex(entries, settings, parquet=parquet, schema=SCHEMA), "html")
+
+
+def remove_dropped(out: Path, entries: list[dict[str, Any]], old: dict[str, Any]) -> None:
+    """Remove the per-report files that the previous manifest listed and `entries` do not."""
+    keep = {e[k] for e in entries for k in ("json", "html") if e.get(k)}
+    for e in old.get("reports", []):
+        for k in ("json", "html"):
+            rel = e.get(k) if isinstance(e, dict) else None
+            if (isinstance(rel, str) and rel not in keep and rel.startswith(f"{REPORTS_DIR}/")
+                    and "/" not in rel[len(REPORTS_DIR) + 1:] and (out / rel).is_file()):
+                (out / rel).unlink()
+
+
+def write_outputs(out: Path, entries: list[dict[str, Any]], rows: list[dict[str, Any]],
+                  settings: dict[str, Any], old: dict[str, Any] | None = None) -> bool:
+    """Write `kernels.csv` (+ `kernels.parquet` with pyarrow), `index.html` and, last, `manifest.json`.
+
+    `settings` is the manifest's settings block (`manifest.settings_for`). Per-report files that
+    the previous manifest (`old`) listed and this one does not are removed. Returns whether the
+    Parquet file was written.
+    """
+    write_atomic(out / KERNELS_CSV, kernels_csv(rows), force=True)
+    parquet = bool(rows) and write_parquet(rows, out / KERNELS_PARQUET)
+    if not parquet and (out / KERNELS_PARQUET).exists():
+        (out / KERNELS_PARQUET).unlink()  # stale: from a run that had pyarrow
+    write_atomic(out / INDEX, render_index(entries, settings, parquet=parquet), force=True)
+    write_atomic(out / MANIFEST, manifest_json(entries, settings), force=True)
+    if old is not None:
+        remove_dropped(out, entries, old)
+    return parquet

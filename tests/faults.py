@@ -1,0 +1,30 @@
+"""Faults for the batch tests: job functions that hang or crash on one named input.
+
+The batch's workers run whatever job they are given (`run_batch(..., job=...)`); a test passes
+`functools.partial(faulty_job, hang=NAME, crash=NAME)`. It must be importable in the worker
+processes: a forkserver's or spawn's worker gets the test process's `sys.path`, which holds
+`tests/` under pytest.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from ncu_roofline.batch.job import JobResult, analyse_one
+from ncu_roofline.settings import AnalysisSettings
+
+
+def faulty_job(path: str, settings: AnalysisSettings, *, redact: bool = False, html: bool = True,
+               hang: str | None = None, crash: str | None = None) -> JobResult:
+    """`analyse_one`, except that the input whose base name is `hang` sleeps forever and the one
+    named `crash` dies with SIGABRT (after a line on standard error), as a native crash would."""
+    name = os.path.basename(path)
+    if name == hang:
+        while True:
+            time.sleep(3600)
+    if name == crash:
+        print("simulated crash of the native reader", file=sys.stderr, flush=True)
+        os.abort()
+    return analyse_one(path, settings, redact=redact, html=html)
