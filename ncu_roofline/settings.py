@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .knowledge import recipes as R
+from .knowledge import throughputs as T
 from .knowledge.peaks_file import UserPeaks, load_peaks
 
 DEFAULT_THRESHOLD = 0.6
@@ -57,4 +58,5 @@ class AnalysisSettings:
             "byte_definition_preference": self.bytes_definition,
             "peaks_file": os.path.basename(path) if redact and path else path,
             "flop_convention": dict(R.FLOP_CONVENTION),
+            "regime_rules": dict(T.REGIME_RULES),
         }

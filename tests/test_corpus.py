@@ -43,7 +43,7 @@ def test_every_report_reads_with_manifest_identity(whole_corpus) -> None:
 
 def test_json_contract_and_no_nan(whole_corpus) -> None:
     doc = json.loads(whole_corpus.to_json())
-    assert doc["schema"] == "ncu-roofline/1"
+    assert doc["schema"] == "ncu-roofline/2"
     assert doc["generator"]["name"] == "ncu-roofline"
     roofs = {"dram", "l2", "l1", "fp64", "fp32", "fp16", "tensor"}
     for report in doc["reports"]:
@@ -55,9 +55,9 @@ def test_json_contract_and_no_nan(whole_corpus) -> None:
                 assert key in k
             assert set(k["work_flop"]) == {"fp64", "fp32", "fp16", "tensor"}
             assert set(k["traffic_bytes"]) == {"dram", "l2", "l1"}
-            assert set(k["utilization"]) <= roofs
-            assert k["bound_by"] is None or k["bound_by"] in roofs
-            assert k["regime"] in (None, "roof", "latency")
+            assert set(k["utilization"]) <= roofs | set(k["unit_throughputs"])
+            assert k["bound_by"] is None or k["bound_by"] in k["utilization"]
+            assert k["regime"] in (None, "at_limit", "latency", "too_little_work")
             for m in k["missing"]:
                 assert m["reason"] and m["collect_with"]
             # every number that is present came from a recorded recipe
@@ -110,8 +110,9 @@ def test_mw_div_to_mult_pair(corpus) -> None:
     h = head[head["name"] == "compute_tendencies_x_279_gpu"].iloc[0]
     assert b["duration_s"] / h["duration_s"] == pytest.approx(1.78, abs=0.03)
     assert h["work_fp64_flop"] < 0.5 * b["work_fp64_flop"]
-    assert b["bound_by"] == "fp64" and h["bound_by"] == "dram"
-    assert h["regime"] == "roof"
+    assert b["bound_by"] == "sm__pipe_fp64_cycles_active" and h["bound_by"] == "dram"
+    assert b["bound_kind"] == "unit" and h["bound_kind"] == "roof"
+    assert h["regime"] == "at_limit"
 
 
 def test_hierarchical_levels_on_a100_roofline_report(corpus) -> None:
@@ -119,7 +120,7 @@ def test_hierarchical_levels_on_a100_roofline_report(corpus) -> None:
     assert all(k.q.bytes[lv] is not None for lv in ("dram", "l2", "l1"))
     assert k.q.bytes["l2"].definition == "chart"
     assert k.provenance["traffic_bytes.l2"].startswith("derived__lts__lts2xbar_bytes.sum.per_second")
-    assert k.bound_by == "dram" and k.regime == "roof"
+    assert k.bound_by == "dram" and k.regime == "at_limit"
     # the tags definition is available on request and is labelled
     tags = ncu_roofline.analyze(corpus / "cs599k__2025-04-21-77_06-MT.ncu-rep", bytes_definition="tags")
     assert tags.reports[0].kernels[0].q.bytes["l2"] is not None
@@ -167,16 +168,23 @@ def test_dataframe_types(whole_corpus) -> None:
             assert str(df[col].dtype) == "Float64", col
 
 
-def test_basic_set_uses_the_reports_throughput_shares(corpus) -> None:
-    """Nsight Compute's default (basic) set has no byte counts; its throughput shares still count."""
+def test_basic_set_uses_the_reports_unit_throughputs(corpus) -> None:
+    """Nsight Compute's default (basic) set has no byte counts; its unit throughputs make the verdict.
+
+    They stand beside the roofs, never in them: a DRAM throughput share is not a DRAM roof.
+    """
     report = ncu_roofline.analyze(corpus / "self-join-mistic__profile.ncu-rep").reports[0]
     k = report.kernels[0]
     assert k.q.bytes["dram"] is None and k.to_dict()["traffic_bytes"]["dram"] is None
+    assert "dram" not in k.utilization  # no bytes, no roof
     expected = k.raw.number("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed") / 100
-    assert k.utilization["dram"] == pytest.approx(expected)
-    assert "utilization_from_throughput:dram" in k.flags
-    assert k.provenance["utilization.dram"].startswith("gpu__dram_throughput")
-    assert k.bound_by in ("dram", "l2") and k.regime in ("roof", "latency")
+    assert k.units["dram_throughput"].share == pytest.approx(expected)
+    assert k.units["dram_throughput"].recipe.startswith("gpu__dram_throughput")
+    sm = k.raw.number("sm__throughput.avg.pct_of_peak_sustained_elapsed") / 100
+    assert k.units["sm_throughput"].share == pytest.approx(sm)
+    assert k.to_dict()["utilization"]["sm_throughput"] == pytest.approx(sm)
+    assert k.bound_by in k.units and k.limiter_share == max(u.share for u in k.units.values())
+    assert k.to_dict()["bound_kind"] == "unit"
     # no CUDA-core counts: the FLOP total is unknown (an idle tensor pipe does not make it 0)
     sort_kernel = report.kernels[2]
     assert sort_kernel.q.flop["tensor"] is not None and sort_kernel.q.flop["tensor"].value == 0
@@ -236,4 +244,4 @@ def test_every_usable_kernel_has_duration_dram_and_bound_by(whole_corpus) -> Non
         if holds_dram and has_write:
             assert k.q.bytes["dram"] is not None, (report.path, k.raw.name)
         if k.utilization and max(k.utilization.values()) > 0:
-            assert k.bound_by is not None and k.regime in ("roof", "latency"), (report.path, k.raw.name)
+            assert k.bound_by is not None and k.regime in ("at_limit", "latency", "too_little_work"), (report.path, k.raw.name)

@@ -81,7 +81,7 @@ def test_model_hand_computed() -> None:
 
 
 def test_threshold_moves_regime() -> None:
-    assert analyse_kernel(make_kernel(base_metrics()), AnalysisSettings(threshold=0.25)).regime == "roof"
+    assert analyse_kernel(make_kernel(base_metrics()), AnalysisSettings(threshold=0.25)).regime == "at_limit"
     assert analyse_kernel(make_kernel(base_metrics()), AnalysisSettings(threshold=0.31)).regime == "latency"
 
 
@@ -91,7 +91,7 @@ def test_point_above_roof_is_flagged() -> None:
     m = analyse_kernel(make_kernel(metrics))
     assert m.utilization["dram"] == pytest.approx(1.75)
     assert "above_roof:dram" in m.flags
-    assert m.bound_by == "dram" and m.regime == "roof"
+    assert m.bound_by == "dram" and m.regime == "at_limit"
 
 
 def test_nan_kernel_is_unusable_not_zero() -> None:
@@ -153,7 +153,7 @@ def test_tensor_pipe_only_gives_utilisation_not_flop() -> None:
     m = analyse_kernel(make_kernel(metrics))
     assert m.q.flop["tensor"] is None
     assert m.utilization["tensor"] == pytest.approx(0.8)
-    assert m.bound_by == "tensor" and m.regime == "roof"
+    assert m.bound_by == "tensor" and m.regime == "at_limit"
     assert {"tensor_pipe_utilization_only", "flop_incomplete"} <= set(m.flags)
     assert m.achieved_flop_per_s is None  # an undercount is not shown as a value
 
@@ -194,7 +194,7 @@ def test_user_peaks_override(tmp_path) -> None:
     m = analyse_kernel(make_kernel(base_metrics()), AnalysisSettings(peaks=peaks))
     assert m.utilization["dram"] == pytest.approx(0.6)  # 6e5 B / 1e12 B/s / 1 us
     assert m.utilization["fp32"] == pytest.approx(0.5)
-    assert m.regime == "roof"
+    assert m.regime == "at_limit"
     assert m.provenance["peaks.dram"] == f"peaks file {path}"
     assert "peak_from_file:dram" in m.flags
     assert not any(x.quantity == "peaks.l2" for x in m.missing)

@@ -108,7 +108,7 @@ def test_batch_1024_is_tensor_bound(kernels: pd.DataFrame) -> None:
     k = _row(kernels, 1024)
     assert k["work_tensor_flop"] == 2 * 1024 * K * K
     assert k["bound_by"] == "tensor"
-    assert k["regime"] == "roof"
+    assert k["regime"] == "at_limit"
     assert k["peak_tensor_flop_per_s"] == pytest.approx(132 * 4096 * 1.755e9, rel=REL)
 
 

@@ -148,7 +148,7 @@ def test_date_sources(tmp_path: Path) -> None:
 def kdict(name: str, duration: float | None, index: int, grid: int = 1) -> dict[str, Any]:
     return {"index": index, "name": name, "demangled_name": name, "grid_size": [grid, 1, 1],
             "block_size": [128, 1, 1], "nvtx_ranges": [], "usable": True, "duration_s": duration,
-            "bound_by": "dram", "regime": "roof", "utilization": {"dram": 0.7}}
+            "bound_by": "dram", "regime": "at_limit", "utilization": {"dram": 0.7}}
 
 
 def trun(label: str, kernels: list[tuple[str, str, float]]) -> TrendRun:
@@ -197,7 +197,7 @@ def test_json_documents_without_corpus(tmp_path: Path) -> None:
     for day in ("2026-02-03", "2026-02-01", "2026-02-02"):
         d = int(day[-1]) - 1
         kernels = [kdict("steady", 1e-3, 0), kdict("climbing", 2e-3 * 1.1 ** d, 1), kdict(HOSTILE, 1e-3, 2)]
-        doc = {"schema": "ncu-roofline/1", "reports": [{"path": f"/c/{day}/app.ncu-rep", "kernels": kernels}]}
+        doc = {"schema": "ncu-roofline/2", "reports": [{"path": f"/c/{day}/app.ncu-rep", "kernels": kernels}]}
         (tmp_path / f"{day}.json").write_text(json.dumps(doc), encoding="utf-8")
     files = sorted(tmp_path.glob("*.json"), reverse=True)
     result = run_cli("trend", *files, "--fail-on-drift")

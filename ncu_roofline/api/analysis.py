@@ -20,7 +20,9 @@ from .rows import kernel_row
 if TYPE_CHECKING:  # pandas is imported lazily: the CLI's JSON path does not need it
     import pandas as pd
 
-SCHEMA = "ncu-roofline/1"
+# /2: `bound_by` names the busiest limit, a roof or a unit throughput (`bound_kind`), `utilization`
+# holds every roof's and unit's share, regimes are at_limit / latency / too_little_work.
+SCHEMA = "ncu-roofline/2"
 
 
 @dataclass
@@ -84,6 +86,7 @@ class Analysis:
         return rows
 
     def to_dict(self, redact: bool = False) -> dict[str, Any]:
+        """The `ncu-roofline/2` document (see the README's JSON section)."""
         return {
             "schema": SCHEMA,
             "generator": {"name": "ncu-roofline", "version": __version__},
@@ -94,7 +97,7 @@ class Analysis:
         }
 
     def to_json(self, redact: bool = False, indent: int | None = None) -> str:
-        """The `ncu-roofline/1` JSON document (deterministic: sorted keys, no NaN).
+        """The `ncu-roofline/2` JSON document (deterministic: sorted keys, no NaN).
 
         Compact by default (json's C encoder only serves `indent=None`); pass `indent=2` to read it.
         """

@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 
 STRING_COLUMNS = ("report", "name", "demangled_name", "device", "compute_capability",
-                  "dominant_precision", "bound_by", "regime", "flags", "nvtx_ranges",
+                  "dominant_precision", "bound_by", "bound_kind", "regime", "flags", "nvtx_ranges",
                   "unusable_reason", "byte_definition_l2", "byte_definition_l1")
 INT_COLUMNS = ("index", "range_index", "sm_count")
 

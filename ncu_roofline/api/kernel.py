@@ -27,7 +27,7 @@ class AnalysedKernel(KernelModel):
     instruction_roofline: dict[str, Any] | None = None
 
     def to_dict(self, redact: bool = False) -> dict[str, Any]:
-        """The kernel as the `ncu-roofline/1` JSON contract writes it."""
+        """The kernel as the `ncu-roofline/2` JSON contract writes it."""
         d = super().to_dict(redact)
         d["ceilings"] = [c.to_dict() for c in self.ceilings]
         d["diagnosis"] = [f.to_dict() for f in self.diagnosis]

@@ -18,7 +18,8 @@ def columns() -> list[str]:
 
 _IDENTITY = ("report", "index", "range_index", "name", "demangled_name", "device", "compute_capability", "sm_count",
              "usable", "unusable_reason", "duration_s")
-_VERDICT = ("tensor_pipe_utilization", "dominant_precision", "bound_by", "bound_utilization", "regime",
+_VERDICT = ("tensor_pipe_utilization", "sm_throughput", "memory_throughput", "dominant_precision", "bound_by",
+            "bound_kind", "bound_utilization", "regime", "grid_blocks", "waves_per_sm", "achieved_occupancy",
             "byte_definition_l2", "byte_definition_l1", "flags", "nvtx_ranges", "missing_count")
 
 
@@ -55,11 +56,16 @@ def kernel_row(report_path: str, k: dict[str, Any]) -> dict[str, Any]:
     for r in R.ROOFS:
         row[f"utilization_{r}"] = k["utilization"].get(r)
     row["tensor_pipe_utilization"] = k["tensor_pipe_utilization"]
+    for unit in ("sm_throughput", "memory_throughput"):
+        row[unit] = k["utilization"].get(unit)
     row["dominant_precision"] = k["dominant_precision"]
     row["bound_by"] = k["bound_by"]
+    row["bound_kind"] = k["bound_kind"]
     bound = k["bound_by"]
     row["bound_utilization"] = k["utilization"].get(bound) if bound else None
     row["regime"] = k["regime"]
+    for fact in ("grid_blocks", "waves_per_sm", "achieved_occupancy"):
+        row[fact] = k["launch"].get(fact)
     row["byte_definition_l2"] = k["byte_definitions"]["l2"]
     row["byte_definition_l1"] = k["byte_definitions"]["l1"]
     row["flags"] = ";".join(k["flags"])

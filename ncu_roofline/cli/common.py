@@ -49,8 +49,8 @@ def analysis_options(*, for_report_files_only: bool = False) -> Callable[[F], F]
         f = click.option("--threshold", type=click.FloatRange(0, 1, min_open=True),
                          default=None if for_report_files_only else DEFAULT_THRESHOLD,
                          show_default=not for_report_files_only,
-                         help="Utilisation of the bounding roof at or above which a kernel is 'roof'-bound "
-                              f"rather than 'latency'-limited{scope or ''}"
+                         help="Share of the busiest limit (roof or unit throughput) at or above which a kernel "
+                              f"is 'at limit' rather than latency-limited{scope or ''}"
                               f"{' (default 0.6)' if for_report_files_only else ''}.")(f)
         return f
 

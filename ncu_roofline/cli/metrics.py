@@ -1,23 +1,52 @@
-"""`ncu-roofline metrics`: the ncu options that collect everything the tool can use."""
+"""`ncu-roofline metrics`: the ncu options that collect everything the tool can use, per target."""
 
 from __future__ import annotations
 
 import click
 
-from ..knowledge import recipes as R
+from ..errors import InputError
+from ..knowledge.targets import Target, ncu_options, parse_compute_capability, parse_ncu_version
+
+
+def _target_of_report(path: str) -> Target:
+    """The GPU and Nsight Compute release of an existing capture (its first kernel's device)."""
+    from ..readers import read_report
+
+    raw = read_report(path)
+    cc = next((k.compute_capability for k in raw.kernels if k.compute_capability), None)
+    return Target(cc, raw.ncu_version)
 
 
 @click.command()
 @click.option("--format", "fmt", type=click.Choice(["options", "list"]), default="options",
               show_default=True, help="'options': ncu command-line options; 'list': one metric per line.")
-def metrics(fmt: str) -> None:
+@click.option("--arch", metavar="CC", default=None,
+              help="Target compute capability (8.0, 9.0, 12.0, sm_90): leave out names that GPU lacks.")
+@click.option("--ncu-version", metavar="YYYY.N", default=None,
+              help="Target Nsight Compute release (2022.2, 2024.1): leave out sections it lacks.")
+@click.option("--from", "from_report", metavar="REPORT", default=None, type=click.Path(dir_okay=False),
+              help="Take the GPU and Nsight Compute release from an existing capture.")
+def metrics(fmt: str, arch: str | None, ncu_version: str | None, from_report: str | None) -> None:
     """Print the `ncu` options that make a capture complete for ncu-roofline.
 
-    Example: ncu $(ncu-roofline metrics) -o capture ./my_app
+    Example: ncu $(ncu-roofline metrics --arch 9.0) -o capture ./my_app
+
+    Without --arch/--ncu-version/--from the options suit the newest Nsight Compute on a discrete
+    GPU of compute capability 7.0 or later. Notes on what was left out go to standard error.
     """
+    target = _target_of_report(from_report) if from_report else Target()
+    try:
+        cc = parse_compute_capability(arch) if arch else target.compute_capability
+        version = ncu_version or target.ncu_version
+        if version:
+            parse_ncu_version(version)
+    except ValueError as exc:
+        raise InputError(arch or ncu_version or "", str(exc)) from exc
+    options = ncu_options(Target(cc, version))
+    for note in options.notes:
+        click.echo(f"ncu-roofline: note: {note}", err=True)
     if fmt == "list":
-        for name in R.NCU_METRICS:
+        for name in options.metrics:
             click.echo(name)
         return
-    sections = " ".join(f"--section {s}" for s in R.NCU_SECTIONS)
-    click.echo(f"{sections} --metrics {','.join(R.NCU_METRICS)}")
+    click.echo(options.command_line())

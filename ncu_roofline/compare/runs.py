@@ -1,7 +1,7 @@
 """Runs: what `diff` and `trend` compare, loaded from a report file, a JSON document or a batch folder.
 
-A run is a set of kernels in the `ncu-roofline/1` JSON form (`AnalysedKernel.to_dict`): a report
-file analysed here, an `ncu-roofline/1` JSON document written earlier (`report --format json`),
+A run is a set of kernels in the `ncu-roofline/2` JSON form (or /1, written earlier) (`AnalysedKernel.to_dict`): a report
+file analysed here, an `ncu-roofline/2` (or /1) JSON document written earlier (`report --format json`),
 or a batch output folder (`manifest.json` + one JSON document per report). Everything after
 loading works on those dicts, so a run analysed today compares with one analysed in CI last week.
 """
@@ -18,7 +18,10 @@ from typing import Any
 from ..errors import InputError
 from ..settings import AnalysisSettings
 
-REPORT_SCHEMA = "ncu-roofline/1"
+REPORT_SCHEMA = "ncu-roofline/2"
+# Documents written by earlier versions read too: their kernels have the same keys, and a /1
+# `bound_by` is always a roof.
+REPORT_SCHEMAS = ("ncu-roofline/1", REPORT_SCHEMA)
 BATCH_SCHEMA_PREFIX = "ncu-roofline-batch/"
 MANIFEST = "manifest.json"
 
@@ -44,7 +47,7 @@ def duration_of(k: dict[str, Any]) -> float | None:
 
 @dataclass(frozen=True)
 class RunKernel:
-    """One kernel of a run: the report it comes from and its `ncu-roofline/1` dict."""
+    """One kernel of a run: the report it comes from and its `ncu-roofline/2` dict."""
 
     report: str
     data: dict[str, Any]
@@ -95,7 +98,7 @@ class Run:
 
 
 def load_run(path: str | Path, settings: AnalysisSettings | None = None) -> Run:
-    """A report file, an `ncu-roofline/1` JSON document, or a batch output folder -> `Run`.
+    """A report file, an ncu-roofline JSON document, or a batch output folder -> `Run`.
 
     `settings` apply to report files only (default: `AnalysisSettings()`): JSON documents and
     batch folders keep the settings they were analysed with. Raises `InputError` for anything
@@ -120,12 +123,12 @@ def load_run(path: str | Path, settings: AnalysisSettings | None = None) -> Run:
 
 
 def run_from_document(doc: Any, input_path: str, kind: str) -> Run:
-    """A `Run` from an `ncu-roofline/1` document (as `Analysis.to_dict()` returns it)."""
+    """A `Run` from an ncu-roofline document (as `Analysis.to_dict()` returns it)."""
     return Run(input_path, kind, *_kernels_of_document(doc, input_path))
 
 
 def _kernels_of_document(doc: Any, where: str) -> tuple[list[str], list[RunKernel]]:
-    if not isinstance(doc, dict) or doc.get("schema") != REPORT_SCHEMA:
+    if not isinstance(doc, dict) or doc.get("schema") not in REPORT_SCHEMAS:
         found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
         raise InputError(where, f"not an {REPORT_SCHEMA} document (schema: {found!r})",
                          "give a report file, a JSON file written by `ncu-roofline report --format json`, "

@@ -100,8 +100,9 @@ TENSOR_ESTIMATE = (
            note="tensor-pipe warp instructions x 512 ops (estimate)", estimate=True),
 )
 TENSOR_PATH_PREFIX = "sm__ops_path_tensor_"
+# Elapsed basis only, like every other utilisation here (work ÷ peak ÷ duration): the active basis
+# divides by the cycles the SM was busy and reads 1.2-40x higher on short or sparse kernels.
 TENSOR_PIPE_UTILISATION = (
-    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
     "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
     "sm__pipe_tensor_cycles_active.sum.pct_of_peak_sustained_elapsed",
 )
@@ -240,7 +241,7 @@ NCU_METRICS = (
     "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",
     "sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained",
     "smsp__inst_executed_pipe_tensor.sum", "sm__inst_executed_pipe_tensor.sum.peak_sustained",
-    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
     *dict.fromkeys(m for names in CEILING_METRICS.values() for m in names),
     "l1tex__t_sector_hit_rate.pct", "lts__t_sector_hit_rate.pct",
 )
@@ -269,16 +270,6 @@ COLLECT_WITH: dict[str, str] = {
                   "sm__cycles_elapsed.avg.per_second",
     "peaks.tensor": "--section SpeedOfLight_HierarchicalTensorRooflineChart (per-datapath peaks, "
                     "Nsight Compute 2025.1+), or a peaks file (--peaks) with measured tensor roofs",
-}
-
-# Where a report holds no byte counts for a level (the `basic` set, Nsight Compute's default),
-# its own throughput share of that level is still a measured utilisation of the roof.
-LEVEL_THROUGHPUT_SHARE: dict[str, tuple[str, ...]] = {
-    "dram": ("dram__bytes.sum.pct_of_peak_sustained_elapsed",
-             "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
-             "dram__throughput.avg.pct_of_peak_sustained_elapsed"),
-    "l2": ("lts__t_sectors.sum.pct_of_peak_sustained_elapsed",
-           "lts__t_sectors.avg.pct_of_peak_sustained_elapsed"),
 }
 
 # Compute capabilities with no DRAM counters (integrated memory): no DRAM roof, not an error.

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..knowledge import recipes as R
+from ..knowledge import throughputs as T
 from ..knowledge.units import to_si
 from ..readers.record import RawKernel
 
@@ -48,8 +49,6 @@ class KernelQuantities:
     tensor_pipe_utilization: Value | None
     missing: list[Missing] = field(default_factory=list)
     unusable_reason: str | None = None
-    # level -> the report's own throughput share of that level, where no byte count exists
-    level_throughput_share: dict[str, Value] = field(default_factory=dict)
 
 
 def unit_of(metric: str) -> str:
@@ -255,12 +254,24 @@ def _ordered(options: tuple[R.Recipe, ...], prefer: str) -> tuple[R.Recipe, ...]
     return tuple(sorted(options, key=lambda o: 0 if not o.definition or o.definition == prefer else 1))
 
 
+DURATION_FROM_CYCLES = "duration from elapsed cycles ÷ clock (the report holds no gpu__time_duration)"
+
+
+def _duration_from_cycles(res: Resolver) -> Value | None:
+    """Elapsed cycles of a clock domain ÷ its measured frequency, where no duration is stored."""
+    for cycles_name, clock_name in T.CYCLE_DURATIONS:
+        cycles, clock = res.number(cycles_name), res.number(clock_name)
+        if cycles is not None and clock is not None and cycles > 0 and clock > 0:
+            return Value(cycles / clock, f"{cycles_name} ÷ {clock_name}", note=DURATION_FROM_CYCLES)
+    return None
+
+
 def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART) -> KernelQuantities:
     """Apply every recipe to one kernel."""
     res = Resolver(kernel)
     missing: list[Missing] = []
 
-    res.duration = res.first(R.DURATION)
+    res.duration = res.first(R.DURATION) or _duration_from_cycles(res)
     unusable = None
     if res.duration is None or not res.duration.value > 0:
         if res.nan_seen:
@@ -348,15 +359,5 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART) -> K
         missing.append(Missing("peaks.tensor", "no tensor-core peak for the datapaths used",
                                R.COLLECT_WITH["peaks.tensor"]))
 
-    shares: dict[str, Value] = {}
-    for level, names in R.LEVEL_THROUGHPUT_SHARE.items():
-        if traffic[level] is not None:
-            continue
-        for name in names:
-            v = res.number(name)
-            if v is not None:
-                shares[level] = Value(v / 100.0, f"{name} ÷ 100", note="throughput share; no byte count")
-                break
-    return KernelQuantities(res.duration, flop, tensor_paths, traffic, peaks, tensor_peaks, pipe, missing,
-                            level_throughput_share=shares)
+    return KernelQuantities(res.duration, flop, tensor_paths, traffic, peaks, tensor_peaks, pipe, missing)
 

@@ -12,15 +12,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..knowledge import recipes as R
+from ..knowledge import throughputs as T
 from ..knowledge.peaks_file import UserPeaks
 from ..readers.record import RawKernel
 from ..settings import AnalysisSettings
-from .quantities import KernelQuantities, Missing, Value, compute_quantities
+from .quantities import DURATION_FROM_CYCLES, KernelQuantities, Missing, Value, compute_quantities
+from .throughputs import UnitShare, launch_facts, unit_throughputs
 
 DEFAULT_SETTINGS = AnalysisSettings()
 # A point above its roof means a wrong unit, precision, FLOP convention or sparsity assumption;
 # it is flagged, never hidden. The tolerance absorbs rounding in the stored rates.
 ABOVE_ROOF_TOLERANCE = 1.005
+ROOF_PREFERENCE = 0.95
 
 
 @dataclass
@@ -46,13 +49,29 @@ class KernelModel:
     provenance: dict[str, str] = field(default_factory=dict)
     missing: list[Missing] = field(default_factory=list)
     total_flop: float | None = None  # all FLOP, when known (see build_kernel_model)
+    units: dict[str, UnitShare] = field(default_factory=dict)  # Nsight Compute's unit throughputs
+    launch: dict[str, float | None] = field(default_factory=dict)
 
     @property
     def usable(self) -> bool:
         return self.q.unusable_reason is None
 
+    @property
+    def limits(self) -> dict[str, float]:
+        """Every measured limit's share of its peak: the roofs, then the unit throughputs."""
+        return {**self.utilization, **{uid: u.share for uid, u in self.units.items()}}
+
+    @property
+    def limiter_share(self) -> float | None:
+        """The share of the limit that bounds the kernel (`limits[bound_by]`)."""
+        return self.limits.get(self.bound_by) if self.bound_by else None
+
+    @property
+    def limiter_is_roof(self) -> bool:
+        return self.bound_by in self.utilization
+
     def to_dict(self, redact: bool = False) -> dict[str, Any]:
-        """The kernel as the `ncu-roofline/1` JSON contract writes it."""
+        """The kernel as the `ncu-roofline/2` JSON contract writes it."""
         k = self.raw
         d: dict[str, Any] = {
             "index": k.index,
@@ -84,9 +103,12 @@ class KernelModel:
                 "tensor_flop_per_s": {dp: v.value for dp, v in self.tensor_peaks.items()},
             },
             "ridge_point_flop_per_byte": self.ridge_points(),
-            "utilization": dict(self.utilization),
+            "utilization": self.limits,
+            "unit_throughputs": {uid: u.to_dict() for uid, u in self.units.items()},
             "bound_by": self.bound_by,
+            "bound_kind": None if self.bound_by is None else ("roof" if self.limiter_is_roof else "unit"),
             "regime": self.regime,
+            "launch": dict(self.launch),
             "provenance": dict(self.provenance),
             "missing": [{"quantity": m.quantity, "reason": m.reason, "collect_with": m.collect_with}
                         for m in self.missing],
@@ -160,6 +182,8 @@ def _apply_user_peaks(q: KernelQuantities, raw: RawKernel, user: UserPeaks | Non
 def build_kernel_model(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETTINGS) -> KernelModel:
     """Quantities -> roofline model for one kernel, built once from named values."""
     q = compute_quantities(raw, settings.bytes_definition)
+    units = unit_throughputs(raw)
+    launch = launch_facts(raw)
     peaks, tensor_peaks, flags = _apply_user_peaks(q, raw, settings.peaks)
     missing = [m for m in q.missing if not _covered_by_user(m, peaks, tensor_peaks)]
     empty_levels: dict[str, float | None] = {lv: None for lv in R.LEVELS}
@@ -168,7 +192,7 @@ def build_kernel_model(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETT
                            intensity=dict(empty_levels), achieved_flop_per_s=None,
                            attainable_flop_per_s=dict(empty_levels), dominant_precision=None,
                            bound_by=None, regime=None, flags=[*flags, "unusable"], provenance={},
-                           missing=missing)
+                           missing=missing, units=units, launch=launch)
     duration = q.duration_s.value
     provenance = _provenance(q, peaks, tensor_peaks)
     util = _utilization(q, peaks, tensor_peaks, duration, provenance, flags)
@@ -179,12 +203,14 @@ def build_kernel_model(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETT
         i, bw = work.intensity[lv], peaks.get(lv)
         if i is not None and bw is not None and compute_roof is not None:
             attainable[lv] = min(compute_roof, i * bw.value)
-    bound_by, regime = _bound(raw, util, settings.threshold, flags)
+    if q.duration_s.note == DURATION_FROM_CYCLES:
+        flags.append("duration_from_cycles")
+    bound_by, regime = _verdict(raw, util, units, launch, settings.threshold, flags)
     return KernelModel(raw=raw, q=q, peaks=peaks, tensor_peaks=tensor_peaks, utilization=util,
                        intensity=work.intensity, achieved_flop_per_s=work.achieved_flop_per_s,
                        attainable_flop_per_s=attainable, dominant_precision=work.dominant_precision,
                        bound_by=bound_by, regime=regime, flags=flags, provenance=provenance,
-                       missing=missing, total_flop=work.total)
+                       missing=missing, total_flop=work.total, units=units, launch=launch)
 
 
 def _provenance(q: KernelQuantities, peaks: dict[str, Value | None], tensor_peaks: dict[str, Value]
@@ -217,11 +243,6 @@ def _utilization(q: KernelQuantities, peaks: dict[str, Value | None], tensor_pea
         b, bw = q.bytes.get(lv), peaks.get(lv)
         if b is not None and bw is not None and bw.value > 0:
             util[lv] = b.value / bw.value / duration
-    for lv, share in q.level_throughput_share.items():
-        if lv not in util:
-            util[lv] = share.value
-            prov[f"utilization.{lv}"] = share.recipe
-            flags.append(f"utilization_from_throughput:{lv}")
     for p in R.PRECISIONS:
         w, pk = q.flop.get(p), peaks.get(p)
         if w is not None and pk is not None and pk.value > 0:
@@ -274,9 +295,24 @@ def _flop_totals(q: KernelQuantities, duration: float, flags: list[str]) -> _Wor
     return _Work(total, dominant, achieved, intensity)
 
 
-def _bound(raw: RawKernel, util: dict[str, float], threshold: float, flags: list[str]
-           ) -> tuple[str | None, str | None]:
-    """The roof with the highest utilisation, and whether the kernel sits at it."""
+def _priority(name: str) -> tuple[int, int]:
+    """Among equal shares: a roof (it has work and a peak), then a sub-unit, then a headline figure."""
+    if name in R.ROOFS:
+        return (2, -R.ROOFS.index(name))
+    unit = T.BY_ID.get(name)
+    if unit is None:
+        return (1, -len(T.UNITS))
+    return (0 if unit in T.HEADLINES else 1, -T.UNITS.index(unit))
+
+
+def _verdict(raw: RawKernel, util: dict[str, float], units: dict[str, UnitShare],
+             launch: dict[str, float | None], threshold: float, flags: list[str]) -> tuple[str | None, str | None]:
+    """The busiest of all measured limits (roofs and unit throughputs), and the regime.
+
+    Regimes (`knowledge.throughputs.REGIME_RULES`): at a limit when the busiest share reaches the
+    threshold; otherwise too little work when every share is under 5 % or the grid is under one
+    wave; otherwise latency.
+    """
     for r, u in util.items():
         if u > ABOVE_ROOF_TOLERANCE:
             flags.append(f"above_roof:{r}")
@@ -287,12 +323,28 @@ def _bound(raw: RawKernel, util: dict[str, float], threshold: float, flags: list
         flags.append("partial_roofs:" + ",".join(lacking))
     if not finite:
         flags.append("no_roofs")
+    if units:
+        flags.append("unit_throughputs")
+    limits = {**finite, **{uid: u.share for uid, u in units.items()}}
+    if not limits:
         return None, None
-    if max(finite.values()) <= 0:  # every roof at 0 bounds nothing
-        return None, None
-    bound_by = max(finite, key=lambda r: (finite[r], -R.ROOFS.index(r)))
+    busiest = max(limits, key=lambda n: (limits[n], _priority(n)))
+    # A roof and the unit its work runs through measure one resource: when the roof is within
+    # ROOF_PREFERENCE of the unit, name the roof (it is on the chart, with work and a peak).
+    roof = T.related_roof(busiest) if busiest not in finite else None
+    if roof is not None and roof in finite and finite[roof] >= ROOF_PREFERENCE * limits[busiest]:
+        busiest = roof
+    share = limits[busiest]
+    waves = launch.get("waves_per_sm")
     # A hair of tolerance: 0.6 computed as 0.59999999 is still "at least" 0.6.
-    return bound_by, "roof" if finite[bound_by] >= threshold * (1 - 1e-9) else "latency"
+    if share >= threshold * (1 - 1e-9):
+        return busiest, T.AT_LIMIT
+    small_grid = waves is not None and waves < T.MIN_WAVES
+    if small_grid:
+        flags.append("grid_under_one_wave")
+    if share < T.TOO_LITTLE_WORK_SHARE or small_grid:
+        return (busiest if share > 0 else None), T.TOO_LITTLE_WORK
+    return busiest, T.LATENCY
 
 
 def _covered_by_user(m: Missing, peaks: dict[str, Value | None], tensor: dict[str, Value]) -> bool:

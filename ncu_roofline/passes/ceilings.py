@@ -14,7 +14,9 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..knowledge import recipes as R
+from ..knowledge import throughputs as T
 from ..model.quantities import Missing, Resolver
+from ..model.throughputs import too_little_work_reason
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
@@ -276,9 +278,37 @@ def _reuse(m: KernelModel, res: Resolver) -> dict[str, float]:
     return out
 
 
+def _too_little_work(m: KernelModel) -> Finding:
+    return Finding("too_little_work", None, None, too_little_work_reason(m.launch, m.limiter_share),
+                   "give the launch more independent work (a larger grid, batching several calls into one "
+                   "launch, or fusing it with its neighbours); for a tiny kernel, its launch overhead is the cost")
+
+
+def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
+    """The kernel's limit is a unit throughput: say which, and how it relates to the chart's roofs."""
+    bound = m.bound_by or ""
+    unit = m.units[bound]
+    roof = T.related_roof(bound)
+    contrast = ""
+    if roof is not None and roof in m.utilization:
+        contrast = (f", while {roof.upper()} {'bytes' if roof in R.LEVELS else 'work'} reach only "
+                    f"{m.utilization[roof]:.0%} of the {roof.upper()} roof")
+    findings = [Finding("unit_throughput", bound, None, f"{unit.label} at {unit.share:.0%} of its peak{contrast}",
+                        unit.explains or f"the busiest unit is {unit.label}")]
+    for c in sorted(ceilings, key=lambda c: c.factor):
+        if roof is not None and c.roof == roof and c.factor < SIGNIFICANT:
+            findings.append(Finding(c.kind, c.roof, c.factor, f"{c.detail}: caps the {roof.upper()} roof at "
+                                    f"{c.factor:.0%}", c.action))
+    return findings
+
+
 def _diagnose(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float]) -> list[Finding]:
     if not m.usable or m.bound_by is None:
-        return []
+        return [_too_little_work(m)] if m.usable and m.regime == T.TOO_LITTLE_WORK else []
+    if m.regime == T.TOO_LITTLE_WORK:
+        return [_too_little_work(m)]
+    if not m.limiter_is_roof:
+        return _unit_limit(m, ceilings)
     findings: list[Finding] = []
     bound, u = m.bound_by, m.utilization[m.bound_by]
     mine = [c for c in ceilings if c.roof == bound]
@@ -302,7 +332,7 @@ def _diagnose(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float]) 
         where = "the bounding roof" if c.roof == bound else f"the {c.roof.upper()} roof"
         findings.append(Finding(c.kind, c.roof, c.factor,
                                 f"{c.detail}: caps {where} at {c.factor:.0%}", c.action))
-    if u < 0.6 * limit:
+    if m.regime == T.LATENCY and u < 0.6 * limit:
         findings.append(Finding(
             "latency", bound, None,
             f"after the ceilings ({limit:.0%} of the {bound.upper()} roof reachable) the kernel still reaches only "

@@ -33,6 +33,14 @@ INSTRUCTION_AXES = {
 }
 
 
+def _sol_svg(chart: dict[str, Any], salt: str, threshold: float) -> str:
+    from .charts.sol import SolPoint, render_sol_svg
+
+    points = [SolPoint(p["kernel_id"], p["sm"], p["memory"], p["family"], p["hollow"], p["label"])
+              for p in chart["points"]]
+    return render_sol_svg(chart["title"], points, threshold, f"ncu-roofline-{salt}")
+
+
 def _page_data(view: dict[str, Any]) -> dict[str, Any]:
     """A compact machine-readable copy of the table, embedded as JSON in the page."""
     return {
@@ -52,8 +60,10 @@ def render_report_html(analysis: Analysis, options: RenderOptions) -> str:
                for k in view["kernels"]]
     roof_names = sorted({r["name"] for c in view["charts"] for r in c["roofs"]},
                         key=lambda n: (["dram", "l2", "l1", "fp64", "fp32", "fp16"] + [n]).index(n))
+    sol = [dict(c, svg=_sol_svg(c, f"s{n}-", view["header"]["threshold"])) for n, c in enumerate(view["sol_charts"])]
     return page("report.html.j2", title=view["header"]["title"], css="",
-                **{**view, "charts": charts, "kernels": kernels, "instruction_charts": instruction},
+                **{**view, "charts": charts, "kernels": kernels, "instruction_charts": instruction,
+                   "sol_charts": sol},
                 chart_roof_names=roof_names, data=_page_data(view))
 
 
@@ -63,7 +73,7 @@ def _row(k: dict[str, Any]) -> str:
     top = k["top_finding"]
     finding = f"{top['label']} {top['factor_text']}".strip() if top else "–"
     return (f"| {md_escape(k['short_name'])} | {k['duration']} | {k['share_text']} | {bound} | "
-            f"{k['bound_utilization_text']} | {k['regime'] or 'n/a'} | {md_escape(finding)} |")
+            f"{k['bound_utilization_text']} | {k['regime_text']} | {md_escape(finding)} |")
 
 
 def render_report_markdown(analysis: Analysis, options: RenderOptions) -> str:
@@ -80,13 +90,15 @@ def render_report_markdown(analysis: Analysis, options: RenderOptions) -> str:
     ]
     ranked = [k for k in sorted(view["kernels"], key=lambda k: -(k["duration_s"] or -1.0))][:TOP_KERNELS]
     if ranked:
-        lines += [f"Top {len(ranked)} kernels by time (regime `roof` = at least {h['threshold_text']} of the "
-                  "bounding roof; `latency` = below every roof):", "",
+        lines += [f"Top {len(ranked)} kernels by time (bound by the busiest limit, a roof or one of Nsight "
+                  f"Compute's unit throughputs; regime *at limit* = at least {h['threshold_text']} of its peak, "
+                  "*latency* = below every limit, *too little work* = every limit under 5 % or less than one "
+                  "wave):", "",
                   "| Kernel | Duration | Share | Bound by | Utilisation | Regime | Top finding |",
                   "|---|---:|---:|---|---:|---|---|"]
         lines += [_row(k) for k in ranked]
         lines.append("")
-    mix = ", ".join(f"{(r if r != 'none' else 'no roof')}: {n}" for r, n in view["bound_mix"].items())
+    mix = ", ".join(f"{m['label']}: {m['count']}" for m in view["bound_mix_view"])
     lines += [f"Bound-by mix: {mix}.", ""]
     notable = [(k, f) for k in view["kernels"] for f in k["flags"]
                if f.startswith(("above_roof", "unusable", "tensor_work_estimated", "flop_incomplete"))]
@@ -117,5 +129,5 @@ def render_report_csv(analysis: Analysis, options: RenderOptions) -> str:
 
 
 def render_report_json(analysis: Analysis, options: RenderOptions) -> str:
-    """The `ncu-roofline/1` document."""
+    """The `ncu-roofline/2` document."""
     return analysis.to_json(redact=options.redact)

@@ -53,7 +53,7 @@ def launch_text(side: dict[str, Any]) -> str:
 def finding_label(f: dict[str, Any]) -> str:
     """A finding's name, with the roof it sits under: `FMA balance (FP32)`."""
     label = CEILING_LABELS.get(f["kind"], f["kind"])
-    return f"{label} ({f['roof'].upper()})" if f.get("roof") else label
+    return f"{label} ({short_label(f['roof'])})" if f.get("roof") else label
 
 
 # --------------------------------------------------------------------------------------------

@@ -8,6 +8,8 @@ know, `b-none` for no roof).
 
 from __future__ import annotations
 
+from ..knowledge import throughputs as T
+
 ROOF_ORDER = ("dram", "l2", "l1", "fp64", "fp32", "fp16", "tensor")
 SHORT_LABELS = {"dram": "DRAM", "l2": "L2", "l1": "L1", "fp64": "FP64", "fp32": "FP32", "fp16": "FP16",
                 "tensor": "Tensor"}
@@ -18,25 +20,55 @@ LONG_LABELS = {
 NO_ROOF = "none"
 
 
+def _unit_label(name: str) -> str | None:
+    unit = T.BY_ID.get(name)
+    if unit is not None:
+        return unit.label
+    return name if "__" in name else None  # a sub-unit the tool has no label for: its metric name
+
+
 def short_label(roof: str | None) -> str:
-    """"DRAM", "FP32", "Tensor"; "none" for no roof; an unknown name as it is, upper-cased."""
+    """"DRAM", "FP32", "Tensor", a unit's label; "none" for no limit; an unknown name upper-cased."""
     if not roof or roof == NO_ROOF:
         return NO_ROOF
-    return SHORT_LABELS.get(roof, roof.upper())
+    return SHORT_LABELS.get(roof) or _unit_label(roof) or roof.upper()
 
 
 def long_label(roof: str | None, default: str = "n/a") -> str:
-    """"DRAM bandwidth", "FP32 compute"; `default` for no roof; an unknown name as it is."""
+    """"DRAM bandwidth", "FP32 compute", a unit's label; `default` for none; an unknown name as it is."""
     if not roof or roof == NO_ROOF:
         return default
-    return LONG_LABELS.get(roof, roof)
+    return LONG_LABELS.get(roof) or _unit_label(roof) or roof
+
+
+def family(limit: str | None) -> str | None:
+    """The roof whose colour a limit takes: a roof itself, or the roof a unit's work shows under."""
+    if not limit or limit == NO_ROOF:
+        return None
+    if limit in ROOF_ORDER:
+        return limit
+    return T.related_roof(limit) or "other"
 
 
 def roof_css(roof: str | None) -> str:
-    """The badge class of a roof: `b-<roof>`, `b-other` for unknown names, `b-none` for none."""
-    if not roof or roof == NO_ROOF:
+    """The badge class of a limit: `b-<roof>` (a unit takes its roof's), `b-other`, `b-none` for none."""
+    fam = family(roof)
+    if fam is None:
         return "b-none"
-    return f"b-{roof}" if roof in ROOF_ORDER else "b-other"
+    return f"b-{fam}" if fam in ROOF_ORDER else "b-other"
+
+
+def is_unit(limit: str | None) -> bool:
+    """A unit throughput rather than a roof of the FLOP/byte chart."""
+    return bool(limit) and limit not in ROOF_ORDER and limit != NO_ROOF
+
+
+REGIME_LABELS = {T.AT_LIMIT: "at limit", T.LATENCY: "latency", T.TOO_LITTLE_WORK: "too little work"}
+
+
+def regime_label(regime: str | None) -> str:
+    """"at limit", "latency", "too little work"; "n/a" when there is no verdict."""
+    return REGIME_LABELS.get(regime or "", regime or "n/a")
 
 
 def roof_rank(roof: str) -> int:

@@ -13,9 +13,11 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from ..knowledge import recipes as R
+from ..knowledge import throughputs as T
+from ..model.throughputs import too_little_work_reason
 from ..version import __version__
 from . import format as F
-from .labels import LONG_LABELS, long_label, short_label
+from .labels import LONG_LABELS, family, is_unit, long_label, regime_label, roof_css, short_label
 
 if TYPE_CHECKING:
     from ..api.analysis import Analysis
@@ -43,22 +45,28 @@ FLAG_TEXT = {
     "tensor_work_estimated": "tensor FLOP estimated as tensor-pipe instructions x 512 (true count varies by MMA shape)",
     "no_flop_counts": "the report holds no FLOP counts: the kernel cannot be placed on the chart",
     "no_roofs": "no roof could be computed from this report",
+    "unit_throughputs": "Nsight Compute's unit throughputs (Speed Of Light) are in the report and take part in the verdict",
+    "duration_from_cycles": "the duration is elapsed cycles ÷ the measured clock (the report holds no gpu__time_duration)",
+    "grid_under_one_wave": "the grid is smaller than one wave: fewer blocks than the GPU runs at once",
 }
 TOP_N = 5
 MAX_KERNEL_CHARTS = 24  # per-kernel charts for the longest kernels; the rest are on the overview
 TABLE_FLAGS = {  # flag prefix -> short label in the table (the rest stay in the kernel section)
     "above_roof": "above roof", "unusable": "unusable", "tensor_work_estimated": "tensor estimated",
     "flop_incomplete": "FLOP incomplete", "tensor_pipe_utilization_only": "tensor pipe % only",
-    "utilization_from_throughput": "from SOL %", "peak_from_file": "peak from file",
+    "peak_from_file": "peak from file", "duration_from_cycles": "duration from cycles",
+    "grid_under_one_wave": "< 1 wave",
 }
 
 
 CEILING_LABELS = {
+    "unit_throughput": "busy unit", "too_little_work": "too little work",
     "fma_balance": "FMA balance", "issue_share": "issue share", "lane_efficiency": "lane efficiency",
     "tensor_datapath": "tensor datapath", "tensor_share": "tensor share", "sector_use": "sector use",
     "coalescing": "coalescing", "bank_conflicts": "bank conflicts", "latency": "latency", "reuse": "reuse",
 }
 MAX_DRAWN_CEILINGS = 4
+MAX_UNITS_SHOWN = 8  # the busiest unit throughputs listed in a kernel's section
 
 
 def _chart_ceilings(k: AnalysedKernel, roofs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -105,8 +113,8 @@ def table_flags(flags: list[str]) -> list[dict[str, str]]:
         if kind in TABLE_FLAGS:
             label = TABLE_FLAGS[kind]
             arg = flag.split(":", 1)[1] if ":" in flag else ""
-            if kind in ("above_roof", "utilization_from_throughput") and arg:
-                label = f"{label} ({short_label(arg)})" if kind == "above_roof" else f"{short_label(arg)} {label}"
+            if kind == "above_roof" and arg:
+                label = f"{label} ({short_label(arg)})"
             entry = out.setdefault(label, {"label": label, "title": flag_text(flag)})
             if entry["title"] != flag_text(flag):
                 entry["title"] += "; " + flag_text(flag)
@@ -123,8 +131,6 @@ def flag_text(flag: str) -> str:
                 "sparsity assumption is wrong somewhere")
     if kind == "partial_roofs":
         return f"no roof for: {arg.replace(',', ', ')} (the report lacks the metrics; see Missing)"
-    if kind == "utilization_from_throughput":
-        return f"{short_label(arg)} utilisation is the report's throughput share (no byte count)"
     if kind == "peak_from_file":
         return f"the {arg} roof comes from the peaks file"
     return flag
@@ -138,20 +144,54 @@ def created_at() -> str:
     return when.strftime("%Y-%m-%d %H:%M UTC")
 
 
+def launch_text(k: AnalysedKernel) -> str:
+    """Grid, block, waves per SM and achieved occupancy, as far as the report holds them."""
+    facts = k.launch
+    parts = []
+    if facts.get("grid_blocks") is not None:
+        parts.append(f"{facts['grid_blocks']:,.0f} blocks")
+    if facts.get("block_threads") is not None:
+        parts.append(f"{facts['block_threads']:,.0f} threads each")
+    if facts.get("waves_per_sm") is not None:
+        parts.append(f"{facts['waves_per_sm']:.3g} waves per SM")
+    if facts.get("achieved_occupancy") is not None:
+        parts.append(f"achieved occupancy {F.pct(facts['achieved_occupancy'])}")
+    return ", ".join(parts)
+
+
+def _contrast(k: AnalysedKernel) -> str:
+    """For a unit limiter: how the FLOP/byte chart's roof under which its work shows compares."""
+    roof = T.related_roof(k.bound_by or "")
+    if roof is None or roof not in k.utilization:
+        return ""
+    what = "bytes" if roof in R.LEVELS else "work"
+    return f", while {short_label(roof)} {what} reach only {F.pct(k.utilization[roof])} of the {short_label(roof)} roof"
+
+
 def verdict(k: AnalysedKernel) -> str:
     """A plain-language sentence: what bounds the kernel, how close it is, what to do."""
     if not k.usable:
         return f"Not analysed: {k.q.unusable_reason}."
-    if k.bound_by is None:
-        return ("No roof can be computed: the report holds neither byte nor FLOP counts with their "
-                "peaks for this kernel. See what is missing below and how to collect it.")
-    u = k.utilization[k.bound_by]
+    if k.regime is None:
+        return ("No limit can be computed: the report holds neither byte nor FLOP counts with their peaks, nor "
+                "Nsight Compute's unit throughputs, for this kernel. See what is missing below and how to collect it.")
+    share = k.limiter_share
     label = long_label(k.bound_by)
-    if k.regime == "roof":
-        return f"Bound by {label} at {F.pct(u)} of the roof; {LEVERS[k.bound_by]}."
-    return (f"Below every roof: the closest is {label} at {F.pct(u)}. The kernel is limited by latency "
-            "(occupancy, stalls, launch overhead or too little work), not by a roof: check occupancy and "
-            "warp-stall reasons before changing the algorithm.")
+    if k.regime == T.TOO_LITTLE_WORK:
+        busiest = f" The busiest limit is {label} at {F.pct(share)} of its peak." if k.bound_by else ""
+        return (f"Too little work for this GPU: {too_little_work_reason(k.launch, share)}.{busiest} Give the launch "
+                "more work (a larger grid, batching, fusion) before tuning the code.")
+    if k.regime == T.AT_LIMIT:
+        if k.limiter_is_roof:
+            return f"Bound by {label} at {F.pct(share)} of the roof; {LEVERS[k.bound_by or '']}."
+        unit = k.units[k.bound_by or ""]
+        return (f"Bound by {label} at {F.pct(share)} of its peak (a unit throughput Nsight Compute measured, not a "
+                f"roof of the FLOP/byte chart){_contrast(k)}: {unit.explains or 'this unit is the limit'}.")
+    occupancy = k.launch.get("achieved_occupancy")
+    occ = f" (achieved occupancy {F.pct(occupancy)})" if occupancy is not None else ""
+    return (f"Below every limit: the busiest is {label} at {F.pct(share)} of its peak. The kernel is limited by "
+            f"latency{occ}: stalls, dependencies or too few warps in flight, not by a roof or a unit; check the "
+            "warp-stall reasons and occupancy before changing the algorithm.")
 
 
 def _kernel_id(report_no: int, k: AnalysedKernel) -> str:
@@ -201,7 +241,7 @@ def _points(kid: str, k: AnalysedKernel, label: str) -> list[dict[str, Any]]:
     if flops is None or flops <= 0:
         return []
     return [{"kernel_id": kid, "level": lv, "intensity": k.intensity[lv], "flop_per_s": flops,
-             "bound_by": k.bound_by, "label": label}
+             "bound_by": family(k.bound_by), "label": label}
             for lv in R.LEVELS if (k.intensity.get(lv) or 0.0) > 0]
 
 
@@ -246,13 +286,18 @@ def _numbers(k: AnalysedKernel) -> list[dict[str, str]]:
     return rows
 
 
+def _unit_share(k: AnalysedKernel, uid: str) -> float | None:
+    unit = k.units.get(uid)
+    return unit.share if unit is not None else None
+
+
 def _kernel_view(report_no: int, k: AnalysedKernel, d: dict[str, Any], total_s: float | None,
                  top_ids: set[str]) -> dict[str, Any]:
     """One kernel's row and section; `d` is its JSON-contract dict."""
     kid = _kernel_id(report_no, k)
     dur = d["duration_s"]
     findings = _findings(k)
-    bound_u = k.utilization.get(k.bound_by) if k.bound_by else None
+    bound_u = k.limiter_share
     own_roofs = device_roofs([d])
     levels = [lv for lv in R.LEVELS if k.intensity.get(lv) is not None]
     return {
@@ -278,11 +323,20 @@ def _kernel_view(report_no: int, k: AnalysedKernel, d: dict[str, Any], total_s: 
         "intensity_text": {lv: F.ratio(k.intensity.get(lv)) for lv in R.LEVELS},
         "bound_by": k.bound_by,
         "bound_label": long_label(k.bound_by, F.NA),
+        "bound_short": short_label(k.bound_by) if k.bound_by else F.NA,
+        "bound_css": roof_css(k.bound_by),
+        "bound_is_unit": is_unit(k.bound_by),
         "bound_utilization": bound_u,
         "bound_utilization_text": F.pct(bound_u),
         "utilization": {r: k.utilization.get(r) for r in R.ROOFS},
         "utilization_text": {r: F.pct(k.utilization.get(r)) for r in R.ROOFS},
         "regime": k.regime,
+        "regime_text": regime_label(k.regime),
+        "launch_text": launch_text(k),
+        "units": [{"id": uid, "label": u.label, "share": F.pct(u.share), "recipe": u.recipe,
+                   "headline": u.parent is None, "busiest": uid == k.bound_by}
+                  for uid, u in sorted(k.units.items(), key=lambda item: -item[1].share)[:MAX_UNITS_SHOWN]],
+        "sol": {"sm": _unit_share(k, "sm_throughput"), "memory": _unit_share(k, "memory_throughput")},
         "flags": list(k.flags),
         "flag_texts": [flag_text(f) for f in k.flags],
         "table_flags": table_flags(k.flags),
@@ -303,6 +357,23 @@ def _kernel_view(report_no: int, k: AnalysedKernel, d: dict[str, Any], total_s: 
             "levels": levels,
         },
     }
+
+
+def _sol_chart(device: str, items: list[tuple[dict[str, Any], AnalysedKernel]]) -> dict[str, Any] | None:
+    """Every kernel of one device at its SM and memory throughput (Nsight Compute's own figures)."""
+    points = []
+    missing = 0
+    for v, k in items:
+        sm, memory = v["sol"]["sm"], v["sol"]["memory"]
+        if sm is None or memory is None:
+            missing += 1 if k.usable else 0
+            continue
+        points.append({"kernel_id": v["id"], "sm": sm, "memory": memory, "family": family(k.bound_by),
+                       "hollow": k.regime == T.TOO_LITTLE_WORK, "label": v["short_name"]})
+    if not points:
+        return None
+    return {"device": device, "title": f"{device}: Speed Of Light", "points": points,
+            "missing": f"{missing} kernel{'s' if missing != 1 else ''}" if missing else ""}
 
 
 def _instruction_chart(device: str, items: list[tuple[dict[str, Any], AnalysedKernel]]) -> dict[str, Any] | None:
@@ -356,6 +427,7 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
     devices = [{"name": device, "compute_capability": items[0][1].raw.compute_capability,
                 "sm_count": items[0][1].raw.sm_count} for device, items in by_device.items()]
     charts = []
+    sol_charts: list[dict[str, Any]] = []
     instruction_charts: list[dict[str, Any]] = []
     for device, items in by_device.items():
         off_chart = Counter((v["short_name"], v["off_chart"]) for v, _, _ in items if v["off_chart"])
@@ -365,6 +437,9 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
             "points": [p for v, _, _ in items for p in v["chart"]["points"]],
             "off_chart": [f"{kernel}{f' (×{n})' if n > 1 else ''}: {why}" for (kernel, why), n in off_chart.items()],
         })
+        sol = _sol_chart(device, [(v, k) for v, k, _ in items])
+        if sol:
+            sol_charts.append(sol)
         instruction = _instruction_chart(device, [(v, k) for v, k, _ in items])
         if instruction:
             instruction_charts.append(instruction)
@@ -374,11 +449,7 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
     for lv in R.LEVELS:
         used = sorted({b.definition or "counts" for _, k, _ in kernels_all
                        if (b := k.q.bytes.get(lv)) is not None})
-        shares = any(lv in k.q.level_throughput_share for _, k, _ in kernels_all)
-        text = f"{short_label(lv)}: " + (", ".join(used) if used else "no byte counts in the report")
-        if shares:
-            text += " (utilisation from Nsight Compute's throughput %)"
-        definitions.append(text)
+        definitions.append(f"{short_label(lv)}: " + (", ".join(used) if used else "no byte counts in the report"))
     header = {
         "title": "Roofline: " + ", ".join(os.path.basename(r.path) for r in analysis.reports),
         "devices": devices,
@@ -391,6 +462,7 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
         "byte_definitions": definitions,
         "threshold": analysis.settings.threshold,
         "threshold_text": F.pct(analysis.settings.threshold),
+        "regime_rules": {regime_label(r): rule for r, rule in T.REGIME_RULES.items()},
         "peaks_file": analysis.settings.to_dict(redact)["peaks_file"],
         "tool_version": __version__,
         "created": created_at(),
@@ -412,6 +484,10 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
         "max_kernel_charts": MAX_KERNEL_CHARTS,
         "charts": charts,
         "instruction_charts": instruction_charts,
+        "sol_charts": sol_charts,
+        "bound_mix_view": [{"css": roof_css(None if r == "none" else r), "count": n,
+                            "label": short_label(r) if r != "none" else "no verdict"}
+                           for r, n in sorted(bound_mix.items())],
         "kernels": kernels,
         "top": [view_by_id[kid] for kid in longest],
         "bound_mix": dict(sorted(bound_mix.items())),

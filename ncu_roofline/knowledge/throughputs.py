@@ -1,0 +1,212 @@
+"""Unit throughputs as Nsight Compute defines them: its Speed-Of-Light figures, as data.
+
+A roof has work (FLOP or bytes) and a peak; a unit throughput has only a busy share: how much of
+its sustained peak a hardware unit reached over the kernel's elapsed cycles. Nsight Compute's
+SpeedOfLight section (in the `basic` set, `ncu`'s default) stores two headline figures, each the
+maximum of a list of sub-unit figures that the report names in a `breakdown:<headline>` entry,
+plus per-level throughputs and pipe shares. Every figure here is on the elapsed basis
+(`pct_of_peak_sustained_elapsed`), the basis of work ÷ peak ÷ duration; the active basis
+(`..._active`) divides by the cycles a unit was active and reads higher on short or sparse
+kernels, so it is never used as a share of the kernel's time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ELAPSED = ".avg.pct_of_peak_sustained_elapsed"
+COMPUTE = "compute"
+MEMORY = "memory"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One hardware unit's throughput: where to read it and how to name it."""
+
+    id: str              # the key in `utilization` and `unit_throughputs` (never a roof's name)
+    metrics: tuple[str, ...]  # tried in order; percentages
+    label: str           # how the verdict names it ("L1/TEX (wavefronts)")
+    group: str           # COMPUTE or MEMORY
+    parent: str | None = None  # the headline figure this one is part of
+    explains: str = ""   # what a unit at its peak means, for the verdict
+
+
+SM = "sm_throughput"
+MEM = "memory_throughput"
+
+HEADLINES = (
+    Unit(SM, ("sm__throughput" + ELAPSED, "sm__sol_pct"), "SM (compute) throughput", COMPUTE,
+         explains="the busiest of the SM's pipes and issue slots"),
+    Unit(MEM, ("gpu__compute_memory_throughput" + ELAPSED, "gpu__compute_memory_sol_pct"),
+         "memory throughput", MEMORY, explains="the busiest of L1/TEX, L2 and DRAM"),
+    Unit("dram_throughput", ("gpu__dram_throughput" + ELAPSED, "dram__throughput" + ELAPSED, "fbpa__sol_pct"),
+         "DRAM throughput", MEMORY, MEM, "DRAM is busy: fewer bytes (fusion, reuse, lower precision) is the lever"),
+    Unit("l2_throughput", ("lts__throughput" + ELAPSED, "ltc__sol_pct"), "L2 throughput", MEMORY, MEM,
+         "the L2 slices are busy: more reuse in L1 and shared memory is the lever"),
+    Unit("l1tex_throughput", ("tex__sol_pct",), "L1/TEX throughput", MEMORY, MEM,
+         "the L1/TEX unit is busy"),
+)
+
+_WAVES = ("many wavefronts per request: uncoalesced or bank-conflicted accesses, or wide scattered loads; "
+          "coalesce global accesses and pad or swizzle shared-memory tiles")
+# Sub-units of the two headline figures (their `breakdown:` lists), by metric base name.
+SUB_UNITS = (
+    Unit("sm__issue_active", ("sm__issue_active" + ELAPSED,), "issue slots", COMPUTE, SM,
+         "the schedulers issue an instruction almost every cycle: fewer instructions (vector loads, "
+         "fewer address and integer instructions, more work per instruction) is the lever"),
+    Unit("sm__inst_executed", ("sm__inst_executed" + ELAPSED,), "instruction issue", COMPUTE, SM,
+         "the SM executes instructions near its peak rate: fewer instructions is the lever"),
+    Unit("sm__pipe_alu_cycles_active", ("sm__pipe_alu_cycles_active" + ELAPSED,), "ALU pipe", COMPUTE, SM,
+         "integer, logic and comparison work keeps the ALU pipe busy (hashing, RNG, index arithmetic); "
+         "fewer integer instructions per result is the lever"),
+    Unit("sm__pipe_fma_cycles_active", ("sm__pipe_fma_cycles_active" + ELAPSED,), "FMA pipe", COMPUTE, SM,
+         "FP32 multiply-add (and integer multiply) work keeps the FMA pipe busy"),
+    Unit("sm__pipe_fmaheavy_cycles_active", ("sm__pipe_fmaheavy_cycles_active" + ELAPSED,), "FMA-heavy pipe",
+         COMPUTE, SM, "FP32 and integer multiply-add work keeps the FMA-heavy pipe busy"),
+    Unit("sm__pipe_fp64_cycles_active", ("sm__pipe_fp64_cycles_active" + ELAPSED,), "FP64 pipe", COMPUTE, SM,
+         "double-precision work keeps the FP64 pipe busy"),
+    Unit("sm__pipe_tensor_cycles_active", ("sm__pipe_tensor_cycles_active" + ELAPSED,), "tensor pipe",
+         COMPUTE, SM, "the tensor cores are busy"),
+    Unit("sm__pipe_tensor_op_dmma_cycles_active", ("sm__pipe_tensor_op_dmma_cycles_active" + ELAPSED,),
+         "tensor pipe (FP64 MMA)", COMPUTE, SM, "the FP64 tensor cores are busy"),
+    Unit("sm__pipe_tensor_type_hmma_hgmma_qgmma_imma_igmma_bmma_bgmma_cycles_active",
+         ("sm__pipe_tensor_type_hmma_hgmma_qgmma_imma_igmma_bmma_bgmma_cycles_active" + ELAPSED,),
+         "tensor pipe (MMA)", COMPUTE, SM, "the tensor cores are busy"),
+    Unit("sm__pipe_tc_cycles_active", ("sm__pipe_tc_cycles_active" + ELAPSED,), "tensor pipe", COMPUTE, SM,
+         "the tensor cores are busy"),
+    Unit("sm__pipe_shared_cycles_active", ("sm__pipe_shared_cycles_active" + ELAPSED,),
+         "shared pipe (FP16 and tensor)", COMPUTE, SM, "FP16 and tensor work keeps the shared pipe busy"),
+    Unit("sm__inst_executed_pipe_fp16", ("sm__inst_executed_pipe_fp16" + ELAPSED,), "FP16 pipe", COMPUTE, SM,
+         "half-precision work keeps the FP16 pipe busy"),
+    Unit("sm__inst_executed_pipe_lsu", ("sm__inst_executed_pipe_lsu" + ELAPSED,), "LSU pipe (load/store issue)",
+         COMPUTE, SM, "load/store instructions saturate the LSU pipe: wider (vector) loads, fewer "
+         "shared-memory round trips or register reuse is the lever"),
+    Unit("sm__inst_executed_pipe_xu", ("sm__inst_executed_pipe_xu" + ELAPSED,),
+         "XU pipe (transcendentals, conversions)", COMPUTE, SM,
+         "special functions and conversions saturate the XU pipe: fast-math intrinsics, fewer conversions"),
+    Unit("sm__inst_executed_pipe_adu", ("sm__inst_executed_pipe_adu" + ELAPSED,), "ADU pipe (address, branches)",
+         COMPUTE, SM, "address and branch instructions saturate the ADU pipe"),
+    Unit("sm__inst_executed_pipe_cbu_pred_on_any", ("sm__inst_executed_pipe_cbu_pred_on_any" + ELAPSED,),
+         "CBU pipe (control flow)", COMPUTE, SM, "control flow saturates the CBU pipe"),
+    Unit("sm__inst_executed_pipe_uniform", ("sm__inst_executed_pipe_uniform" + ELAPSED,), "uniform pipe",
+         COMPUTE, SM, "warp-uniform work saturates the uniform pipe"),
+    Unit("sm__inst_executed_pipe_tex", ("sm__inst_executed_pipe_tex" + ELAPSED,), "TEX pipe", COMPUTE, SM,
+         "texture instructions saturate the TEX pipe"),
+    Unit("sm__inst_executed_pipe_ipa", ("sm__inst_executed_pipe_ipa" + ELAPSED,), "IPA pipe", COMPUTE, SM,
+         "attribute interpolation saturates the IPA pipe"),
+    Unit("sm__mio_inst_issued", ("sm__mio_inst_issued" + ELAPSED,), "MIO issue (shared memory, special)",
+         COMPUTE, SM, "the memory-input/output queue (shared memory, special registers, barriers) is full"),
+    Unit("sm__mio2rf_writeback_active", ("sm__mio2rf_writeback_active" + ELAPSED,), "MIO write-back",
+         COMPUTE, SM, "results coming back from the MIO queue saturate the register write-back"),
+    Unit("sm__mio_pq_read_cycles_active", ("sm__mio_pq_read_cycles_active" + ELAPSED,), "MIO queue reads",
+         COMPUTE, SM, "the MIO queue is busy"),
+    Unit("sm__mio_pq_write_cycles_active", ("sm__mio_pq_write_cycles_active" + ELAPSED,), "MIO queue writes",
+         COMPUTE, SM, "the MIO queue is busy"),
+    Unit("sm__pipe_tma_cycles_active", ("sm__pipe_tma_cycles_active" + ELAPSED,), "TMA unit", COMPUTE, SM,
+         "the tensor memory accelerator is busy"),
+    Unit("sm__mem_tensor_cycles_active", ("sm__mem_tensor_cycles_active" + ELAPSED,), "tensor memory",
+         COMPUTE, SM, "tensor memory is busy"),
+    Unit("idc__request_cycles_active", ("idc__request_cycles_active" + ELAPSED,), "indexed constant cache",
+         COMPUTE, SM, "indexed constant-memory loads (divergent constant indices) saturate the IDC"),
+    Unit("l1tex__lsuin_requests", ("l1tex__lsuin_requests" + ELAPSED,), "L1/TEX (LSU requests)", MEMORY, MEM,
+         "load/store requests arrive at L1 at its peak request rate: fewer, wider requests is the lever"),
+    Unit("l1tex__data_pipe_lsu_wavefronts", ("l1tex__data_pipe_lsu_wavefronts" + ELAPSED,),
+         "L1/TEX (wavefronts)", MEMORY, MEM, _WAVES),
+    Unit("l1tex__data_pipe_tex_wavefronts", ("l1tex__data_pipe_tex_wavefronts" + ELAPSED,),
+         "L1/TEX (texture wavefronts)", MEMORY, MEM, "texture accesses saturate the L1/TEX data pipe"),
+    Unit("l1tex__data_bank_reads", ("l1tex__data_bank_reads" + ELAPSED,), "L1/TEX (data-bank reads)", MEMORY, MEM,
+         "L1/shared data-bank reads are at their peak"),
+    Unit("l1tex__data_bank_writes", ("l1tex__data_bank_writes" + ELAPSED,), "L1/TEX (data-bank writes)", MEMORY,
+         MEM, "L1/shared data-bank writes are at their peak"),
+    Unit("l1tex__lsu_writeback_active", ("l1tex__lsu_writeback_active" + ELAPSED,), "L1/TEX (LSU write-back)",
+         MEMORY, MEM, "data returned from L1 to the registers is at its peak"),
+    Unit("l1tex__tex_writeback_active", ("l1tex__tex_writeback_active" + ELAPSED,), "L1/TEX (texture write-back)",
+         MEMORY, MEM, "texture data returned to the registers is at its peak"),
+    Unit("l1tex__f_wavefronts", ("l1tex__f_wavefronts" + ELAPSED,), "L1/TEX (F-stage wavefronts)", MEMORY, MEM,
+         "the L1/TEX filter stage is at its peak"),
+    Unit("l1tex__texin_sm2tex_req_cycles_active", ("l1tex__texin_sm2tex_req_cycles_active" + ELAPSED,),
+         "L1/TEX (SM-to-TEX requests)", MEMORY, MEM, "requests from the SM to L1/TEX are at their peak"),
+    Unit("l1tex__m_l1tex2xbar_req_cycles_active", ("l1tex__m_l1tex2xbar_req_cycles_active" + ELAPSED,),
+         "L1-to-L2 requests", MEMORY, MEM, "L1 misses going to L2 are at the crossbar's peak"),
+    Unit("l1tex__m_xbar2l1tex_read_sectors", ("l1tex__m_xbar2l1tex_read_sectors" + ELAPSED,),
+         "L2-to-L1 returns", MEMORY, MEM, "data returning from L2 to L1 is at the crossbar's peak"),
+    Unit("l1tex__m_xbar2l1tex_read_sectors_mem_dshared", ("l1tex__m_xbar2l1tex_read_sectors_mem_dshared" + ELAPSED,),
+         "L2-to-shared returns (TMA, cp.async)", MEMORY, MEM, "asynchronous copies into shared memory are at "
+         "the crossbar's peak"),
+    Unit("l1tex__tmain_requests", ("l1tex__tmain_requests" + ELAPSED,), "L1/TEX (TMA requests)", MEMORY, MEM,
+         "TMA requests are at their peak"),
+    Unit("lts__t_sectors", ("lts__t_sectors" + ELAPSED,), "L2 (tag sectors)", MEMORY, MEM,
+         "L2 sector lookups are at their peak: more reuse in L1 and shared memory is the lever"),
+    Unit("lts__t_tag_requests", ("lts__t_tag_requests" + ELAPSED,), "L2 (tag requests)", MEMORY, MEM,
+         "L2 tag requests are at their peak"),
+    Unit("lts__d_sectors", ("lts__d_sectors" + ELAPSED,), "L2 (data sectors)", MEMORY, MEM,
+         "the L2 data banks are at their peak"),
+    Unit("lts__d_sectors_fill_device", ("lts__d_sectors_fill_device" + ELAPSED,), "L2 (fills from DRAM)",
+         MEMORY, MEM, "L2 fills from DRAM are at their peak"),
+    Unit("lts__d_sectors_fill_sysmem", ("lts__d_sectors_fill_sysmem" + ELAPSED,), "L2 (fills from system memory)",
+         MEMORY, MEM, "L2 fills from system memory are at their peak"),
+    Unit("lts__d_atomic_input_cycles_active", ("lts__d_atomic_input_cycles_active" + ELAPSED,), "L2 (atomics)",
+         MEMORY, MEM, "atomics at L2 are at their peak: aggregate in shared memory or registers first"),
+    Unit("lts__lts2xbar_cycles_active", ("lts__lts2xbar_cycles_active" + ELAPSED,), "L2-to-crossbar returns",
+         MEMORY, MEM, "data leaving L2 is at the crossbar's peak"),
+    Unit("lts__xbar2lts_cycles_active", ("lts__xbar2lts_cycles_active" + ELAPSED,), "crossbar-to-L2 requests",
+         MEMORY, MEM, "requests arriving at L2 are at the crossbar's peak"),
+    Unit("dram__cycles_active", ("dram__cycles_active" + ELAPSED,), "DRAM (busy cycles)", MEMORY, MEM,
+         "DRAM is busy: fewer bytes (fusion, reuse, lower precision) is the lever"),
+    Unit("fbpa__dram_sectors", ("fbpa__dram_sectors" + ELAPSED,), "DRAM (sectors)", MEMORY, MEM,
+         "DRAM is busy: fewer bytes (fusion, reuse, lower precision) is the lever"),
+)
+UNITS = HEADLINES + SUB_UNITS
+
+
+def related_roof(unit_id: str) -> str | None:
+    """The roof of the FLOP/byte chart that a unit's work shows up under, if any."""
+    for prefix, roof in (("l1tex", "l1"), ("sm__inst_executed_pipe_lsu", "l1"), ("lts", "l2"), ("l2_", "l2"), ("dram", "dram"), ("fbpa", "dram"),
+                         ("sm__pipe_fp64", "fp64"), ("sm__pipe_tensor", "tensor"), ("sm__pipe_tc", "tensor"),
+                         ("sm__pipe_fma", "fp32"), ("sm__inst_executed_pipe_fp16", "fp16")):
+        if unit_id.startswith(prefix):
+            return roof
+    return None
+BY_ID = {u.id: u for u in UNITS}
+BREAKDOWN_PREFIX = "breakdown:"
+BREAKDOWNS = {SM: "breakdown:sm__throughput" + ELAPSED, MEM: "breakdown:gpu__compute_memory_throughput" + ELAPSED}
+# Sub-metrics that are bookkeeping of the headline itself, not a unit.
+NOT_UNITS = ("_internal_activity",)
+
+# The launch: how much work the GPU was given. A grid of less than one wave leaves SMs idle.
+LAUNCH = {
+    "grid_blocks": ("launch__grid_size",),
+    "block_threads": ("launch__block_size",),
+    "waves_per_sm": ("launch__waves_per_multiprocessor",),
+    "achieved_occupancy": ("sm__warps_active.avg.pct_of_peak_sustained_active",
+                           "sm__active_warps_avg_per_active_cycle_pct"),
+    "theoretical_occupancy": ("sm__maximum_warps_per_active_cycle_pct",),
+    "registers_per_thread": ("launch__registers_per_thread",),
+    "shared_memory_per_block": ("launch__shared_mem_per_block",
+                                "launch__shared_mem_per_block_allocated"),
+    "sm_count": ("device__attribute_multiprocessor_count",),
+}
+PERCENT_FACTS = ("achieved_occupancy", "theoretical_occupancy")
+
+# Regimes: the rule of each is stated in the page's help block and the JSON settings.
+AT_LIMIT = "at_limit"
+LATENCY = "latency"
+TOO_LITTLE_WORK = "too_little_work"
+TOO_LITTLE_WORK_SHARE = 0.05  # every limit under 5 % of its peak
+MIN_WAVES = 1.0               # fewer blocks than one wave of the GPU
+REGIME_RULES = {
+    AT_LIMIT: "the busiest limit (roof or unit) is at or above the threshold",
+    LATENCY: "every measured limit is below the threshold, and the kernel had enough work to fill the GPU: "
+             "latency (occupancy, stalls, dependencies) holds it back",
+    TOO_LITTLE_WORK: f"every measured limit is below {TOO_LITTLE_WORK_SHARE:.0%} of its peak, or the grid is "
+                     f"smaller than {MIN_WAVES:g} wave (fewer blocks than the GPU runs at once), and no limit "
+                     "reaches the threshold: the kernel is too small or too serial for this GPU",
+}
+
+# Duration where `gpu__time_duration` is absent: elapsed cycles of a clock domain ÷ its frequency.
+CYCLE_DURATIONS = (
+    ("gpc__cycles_elapsed.max", "gpc__cycles_elapsed.avg.per_second"),
+    ("sm__cycles_elapsed.max", "sm__cycles_elapsed.avg.per_second"),
+    ("sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second"),
+    ("gpc__elapsed_cycles_max", "gpc__frequency"),
+)

@@ -1,0 +1,106 @@
+"""Read Nsight Compute's own unit measurements off one kernel: unit throughputs and the launch.
+
+A unit throughput is a share (0-1, elapsed basis) with the metric it came from. The two headline
+figures (SM and memory throughput) are the maximum of their sub-units; the report names the
+sub-units in its `breakdown:` entries, and every one it holds is read, including sub-units this
+tool has no label for (they keep their metric name). Nothing is derived from roofs here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..knowledge import throughputs as T
+from ..readers.record import RawKernel
+
+_NON_NEGATIVE_TOLERANCE = -1e-9
+
+
+@dataclass(frozen=True)
+class UnitShare:
+    """One unit's busy share of its sustained peak over the kernel's elapsed time."""
+
+    id: str
+    share: float
+    label: str
+    group: str  # "compute" or "memory"
+    parent: str | None
+    recipe: str
+    explains: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        return {"share": self.share, "label": self.label, "group": self.group, "parent": self.parent,
+                "recipe": self.recipe}
+
+
+def _percent(raw: RawKernel, name: str) -> float | None:
+    value = raw.number(name)
+    if value is None or not math.isfinite(value) or value < _NON_NEGATIVE_TOLERANCE:
+        return None  # a negative share is damage, not a measurement
+    return max(value, 0.0) / 100.0
+
+
+def _breakdown_names(raw: RawKernel, headline: str) -> list[str]:
+    metric = raw.metrics.get(T.BREAKDOWNS[headline])
+    if metric is None or metric.is_number:
+        return []
+    return [n.strip() for n in str(metric.value).split(",") if n.strip()]
+
+
+def unit_throughputs(raw: RawKernel) -> dict[str, UnitShare]:
+    """Every unit throughput the report holds for this kernel, by unit id."""
+    out: dict[str, UnitShare] = {}
+    for unit in T.UNITS:
+        for name in unit.metrics:
+            share = _percent(raw, name)
+            if share is not None:
+                out[unit.id] = UnitShare(unit.id, share, unit.label, unit.group, unit.parent, f"{name} ÷ 100",
+                                         unit.explains)
+                break
+    known = {name for unit in T.UNITS for name in unit.metrics}
+    for headline in T.BREAKDOWNS:
+        group = T.BY_ID[headline].group
+        for name in _breakdown_names(raw, headline):
+            if name in known or any(part in name for part in T.NOT_UNITS):
+                continue
+            share = _percent(raw, name)
+            if share is not None:
+                uid = name.split(".", 1)[0]
+                out.setdefault(uid, UnitShare(uid, share, uid, group, headline, f"{name} ÷ 100"))
+    return out
+
+
+def launch_facts(raw: RawKernel) -> dict[str, float | None]:
+    """Grid, block, waves per SM and occupancy, where the report holds them (None where not)."""
+    facts: dict[str, float | None] = {}
+    for key, names in T.LAUNCH.items():
+        value = None
+        for name in names:
+            value = raw.number(name)
+            if value is not None:
+                break
+        if value is not None and key in T.PERCENT_FACTS:
+            value /= 100.0
+        facts[key] = value
+    if facts.get("grid_blocks") is None and raw.grid_size:
+        facts["grid_blocks"] = float(math.prod(raw.grid_size))
+    if facts.get("block_threads") is None and raw.block_size:
+        facts["block_threads"] = float(math.prod(raw.block_size))
+    if facts.get("sm_count") is None and raw.sm_count:
+        facts["sm_count"] = float(raw.sm_count)
+    return facts
+
+
+def too_little_work_reason(launch: dict[str, float | None], busiest: float | None) -> str:
+    """Why a kernel is in the too-little-work regime, in words, with the launch figures."""
+    grid, waves, sms = launch.get("grid_blocks"), launch.get("waves_per_sm"), launch.get("sm_count")
+    if waves is not None and waves < T.MIN_WAVES:
+        if grid is not None and sms is not None and grid < sms:
+            return (f"the grid has {grid:,.0f} blocks for {sms:,.0f} SMs: {sms - grid:,.0f} SMs have nothing to run "
+                    f"({waves:.2g} waves)")
+        where = f"{grid:,.0f} blocks, " if grid is not None else ""
+        return (f"the grid is smaller than one wave ({where}{waves:.2g} waves per SM): every SM could hold more "
+                "blocks at once, so few warps are in flight to hide latency")
+    share = f" (the busiest is at {busiest:.1%})" if busiest is not None else ""
+    return f"every measured limit is under {T.TOO_LITTLE_WORK_SHARE:.0%} of its peak{share}"

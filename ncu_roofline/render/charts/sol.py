@@ -1,0 +1,76 @@
+"""The Speed-Of-Light chart: every kernel at Nsight Compute's SM and memory throughput.
+
+The chart every capture can have, `basic` set included: x = SM (compute) throughput, y = memory
+throughput, both in % of peak over elapsed time, with the regime threshold drawn on both axes.
+A kernel in the upper band is at a memory limit, in the right band at a compute limit, in the
+corner below both it is below every limit. Markers take the colour of the roof family their
+limiter belongs to; hollow markers are kernels with too little work. Input is plain data
+(`SolPoint`), output an inline `<svg>` element, byte-stable for the same input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from xml.sax.saxutils import quoteattr
+
+from .roofline import PALETTE, PALETTE_NAMES
+from .svg import chart_style, drop_group_ids, figure_svg, xml_text
+
+
+@dataclass(frozen=True)
+class SolPoint:
+    """One kernel: its two headline throughputs (fractions) and the family of its limiter."""
+
+    kernel_id: str
+    sm: float
+    memory: float
+    family: str | None
+    hollow: bool
+    label: str
+
+
+def render_sol_svg(title: str, points: Sequence[SolPoint], threshold: float, salt: str) -> str:
+    """The chart as SVG text, with a `<title>` tooltip per kernel."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    with chart_style(salt):
+        fig = Figure(figsize=(7.2, 4.2), layout="constrained")
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot(1, 1, 1)
+        ax.set_xlim(0, 105)
+        ax.set_ylim(0, 105)
+        ax.set_xlabel("SM (compute) throughput, % of peak")
+        ax.set_ylabel("Memory throughput, % of peak")
+        ax.set_title(title, loc="left")
+        t = threshold * 100
+        ax.axvline(t, color="#8a8f99", linestyle="--", linewidth=0.9)
+        ax.axhline(t, color="#8a8f99", linestyle="--", linewidth=0.9)
+        ax.text(102, t + 1.5, "memory limit", ha="right", fontsize=7.5, color="#555555")
+        ax.text(t + 1.5, 2, "compute limit", fontsize=7.5, color="#555555")
+        families: list[str | None] = []
+        for n, p in enumerate(points):
+            family = p.family if p.family in PALETTE else "other"
+            colour = PALETTE[family]
+            if family not in families:
+                families.append(family)
+            ax.plot([p.sm * 100], [p.memory * 100], marker="o", markersize=5.5, linestyle="none",
+                    markerfacecolor="none" if p.hollow else colour, markeredgecolor=colour, alpha=0.85,
+                    gid=f"sol-{n}")
+        handles = [Line2D([], [], marker="o", linestyle="none", color=PALETTE[f], label=PALETTE_NAMES.get(f, "other"))
+                   for f in families]
+        if handles:
+            ax.legend(handles=handles, title="Bound by", loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7.5,
+                      frameon=False)
+        svg = figure_svg(fig)
+    for n, p in enumerate(points):  # tooltips: matplotlib keeps no title, so add one per marker group
+        svg = svg.replace(f'<g id="sol-{n}">', f'<g class="pt" data-kernel={quoteattr(p.kernel_id)}><title>'
+                          f"{_escape(p.label)}: SM {p.sm:.0%}, memory {p.memory:.0%}</title>", 1)
+    svg = drop_group_ids(svg)
+    return svg.replace("<svg ", f"<svg role=\"img\" aria-label={quoteattr(xml_text(title))} ", 1)
+
+
+def _escape(text: str) -> str:
+    return xml_text(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -1,0 +1,110 @@
+"""The verdict never contradicts what Nsight Compute measured in the same file, on every corpus kernel.
+
+Nsight Compute's headline Speed-Of-Light figures (SM throughput, memory throughput, L2, DRAM; the
+Pascal-era `*_sol_pct`) are read here straight from the report's metrics, independently of the
+tool's own tables, and each kernel's verdict is checked against them:
+
+- a kernel of at least 5 µs whose busiest headline unit is at 40 % or more has a limiter at no
+  less than 0.75 × that figure (the tool found what Nsight Compute found busy);
+- no limiter exceeds the busiest headline figure by more than 10 points (nor invents a limit);
+- a kernel whose every measured limit is under 5 % is in the too-little-work regime;
+- a kernel whose busiest headline figure reaches the threshold is never called latency-limited.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import pytest
+from conftest import CORPUS, corpus_files
+
+import ncu_roofline
+from ncu_roofline.api.kernel import AnalysedKernel
+
+HEADLINES = (
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+    "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm__sol_pct", "gpu__compute_memory_sol_pct", "fbpa__sol_pct", "ltc__sol_pct", "tex__sol_pct",
+)
+needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared report corpus not found at {CORPUS}")
+
+
+@lru_cache(maxsize=None)
+def _kernels(name: str) -> list[AnalysedKernel]:
+    return [k for r in ncu_roofline.analyze(CORPUS / name).reports for k in r.kernels if k.usable]
+
+
+def _busiest_headline(k: AnalysedKernel) -> float | None:
+    values = [v / 100.0 for v in (k.raw.number(n) for n in HEADLINES) if v is not None]
+    return max(values) if values else None
+
+
+FILES = [p.name for p in corpus_files()]
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_limiter_finds_what_nsight_compute_found_busy(name: str) -> None:
+    wrong = []
+    for k in _kernels(name):
+        sol = _busiest_headline(k)
+        duration = k.q.duration_s.value if k.q.duration_s else 0.0
+        if sol is None or sol < 0.40 or duration < 5e-6:
+            continue
+        share = k.limiter_share or 0.0
+        if share < 0.75 * sol:
+            wrong.append(f"#{k.raw.index} {k.raw.name[:40]}: limiter {k.bound_by} {share:.1%} vs SOL {sol:.1%}")
+    assert not wrong, "\n".join(wrong)
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_limiter_never_exceeds_nsight_compute(name: str) -> None:
+    wrong = []
+    for k in _kernels(name):
+        sol = _busiest_headline(k)
+        share = k.limiter_share
+        if sol is None or share is None:
+            continue
+        if share > sol + 0.10:
+            wrong.append(f"#{k.raw.index} {k.raw.name[:40]}: limiter {k.bound_by} {share:.1%} vs SOL {sol:.1%}")
+    assert not wrong, "\n".join(wrong)
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_regimes_follow_their_rules(name: str) -> None:
+    wrong = []
+    for k in _kernels(name):
+        limits = k.limits
+        sol = _busiest_headline(k)
+        if limits and max(limits.values()) < 0.05 and k.regime != "too_little_work":
+            wrong.append(f"#{k.raw.index}: every limit under 5 % but regime {k.regime}")
+        if sol is not None and sol >= 0.6 and k.regime != "at_limit":
+            wrong.append(f"#{k.raw.index} {k.raw.name[:40]}: SOL {sol:.1%} but regime {k.regime}")
+        if k.regime == "at_limit" and (k.limiter_share or 0) < 0.6 * (1 - 1e-9):
+            wrong.append(f"#{k.raw.index}: at_limit below the threshold")
+    assert not wrong, "\n".join(wrong)
+
+
+@needs_corpus
+def test_the_examples_that_used_to_be_wrong() -> None:
+    """The kernels named when the verdict was found wrong, with what a GPU engineer reads there."""
+    esmm = _kernels("esmm-research__profile.5c6231e.ncu-rep")[2]  # basic set, 1 ms: SM 87 %, L1 89 %
+    assert esmm.raw.name == "smem_blocking" and esmm.regime == "at_limit"
+    assert esmm.limiter_share == pytest.approx(0.8712, abs=1e-3) and not esmm.limiter_is_roof
+    naive = _kernels("cudacode__naive.ncu-rep")[0]  # SM 83 %, memory 83 %: not "FP32 10 %, latency"
+    assert naive.regime == "at_limit" and naive.limiter_share == pytest.approx(0.8314, abs=1e-3)
+    assert naive.diagnosis[0].kind == "unit_throughput" and "LSU" in naive.diagnosis[0].text
+    assert not any(f.kind == "latency" for f in naive.diagnosis)
+    fuzi = _kernels("fuzigrad__output.ncu-rep")  # memory 69 % on every launch
+    assert {k.bound_by for k in fuzi} == {"l1tex__data_pipe_lsu_wavefronts"}
+    assert all(k.regime == "at_limit" for k in fuzi)
+    rng = _kernels("cs599k__profile.ncu-rep")[0]  # an RNG kernel: SM 77 %, integer/issue work
+    assert rng.bound_by == "sm__issue_active" and rng.regime == "at_limit"
+    pascal = _kernels("pmkid-brute-force__profile.nsight-cuprof-report")[0]  # one block on 20 SMs
+    assert pascal.regime == "too_little_work" and pascal.launch["waves_per_sm"] == pytest.approx(0.05)
+    assert "sm_throughput" in pascal.units and pascal.units["sm_throughput"].recipe.startswith("sm__sol_pct")
