@@ -16,15 +16,8 @@ from pathlib import Path
 import matplotlib
 import pytest
 
-from ncu_roofline.render.charts.roofline import (
-    ChartSpec,
-    Point,
-    Roof,
-    axis_ranges,
-    format_flop_per_s,
-    render_roofline_png,
-    render_roofline_svg,
-)
+from ncu_roofline.render.charts.roofline import render_roofline_png, render_roofline_svg
+from ncu_roofline.render.charts.spec import ChartSpec, Point, Roof, axis_ranges, format_flop_per_s
 
 SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_NS = "http://www.w3.org/1999/xlink"

@@ -18,18 +18,9 @@ from click.testing import CliRunner
 from conftest import CORPUS
 
 from ncu_roofline.cli import main
+from ncu_roofline.compare.dating import date_from_name, discover_runs, run_date
 from ncu_roofline.compare.runs import Run, RunKernel
-from ncu_roofline.compare.trend import (
-    SCHEMA,
-    Trend,
-    TrendRun,
-    build_trend,
-    date_from_name,
-    discover_runs,
-    least_squares_slope,
-    run_date,
-    trend,
-)
+from ncu_roofline.compare.trend import SCHEMA, Trend, TrendRun, build_trend, least_squares_slope, trend
 from ncu_roofline.render import TREND, RenderOptions, render
 
 MW_BASE = CORPUS / "gpu-workshop__MW_Baseline.ncu-rep"

@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
 from ..api.jsondoc import dumps
 from ..settings import AnalysisSettings
+from ..version import __version__
 from .inputs import file_sha256, shown_path
 from .job import JobResult
 from .layout import MANIFEST, SCHEMA

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
 from ..api.jsondoc import dumps
 from ..knowledge import recipes as R
 from ..settings import AnalysisSettings
+from ..version import __version__
 from .matching import Pair, display_name, match_kernels
 from .runs import Run, RunKernel, duration_of, load_run, number
 

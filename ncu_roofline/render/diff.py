@@ -33,7 +33,8 @@ GATE_ICONS = {"pass": "✅", "fail": "❌", "off": "ℹ️"}
 
 
 def _chart_svg(chart: dict[str, Any], id_prefix: str) -> str:
-    from .charts.roofline import render_roofline_svg, spec_from_view
+    from .charts.roofline import render_roofline_svg
+    from .charts.spec import spec_from_view
 
     return render_roofline_svg(spec_from_view(chart, id_prefix, **CHART_LAYOUT))
 

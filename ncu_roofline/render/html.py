@@ -47,7 +47,7 @@ def asset(name: str) -> str:
 
 def palette_css() -> str:
     """The chart palette as CSS variables, so badges and bars use the chart's colours."""
-    from .charts.roofline import PALETTE
+    from .charts.spec import PALETTE
 
     pairs = [f"--{name}:{colour};" for name, colour in PALETTE.items() if name is not None]
     return ":root{" + "".join(pairs) + f"--none:{PALETTE[None]};" + "}\n"

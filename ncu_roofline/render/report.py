@@ -19,7 +19,8 @@ TOP_KERNELS = 10
 
 
 def _chart_svg(chart: dict[str, Any], id_prefix: str, small: bool = False) -> str:
-    from .charts.roofline import render_roofline_svg, spec_from_view
+    from .charts.roofline import render_roofline_svg
+    from .charts.spec import spec_from_view
 
     layout: dict[str, Any] = {"width_in": 6.0, "height_in": 3.9} if small else {}
     if "walls" in chart:

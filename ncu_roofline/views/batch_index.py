@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from .. import __version__
+from ..version import __version__
 from . import format as F
 from .labels import NO_ROOF, ROOF_ORDER, roof_css, short_label
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import __version__
 from ..compare.diff import Diff, kernel_side
 from ..compare.runs import short_path
 from ..knowledge import recipes as R
+from ..version import __version__
 from . import format as F
 from .labels import LONG_LABELS, long_label, short_label
 from .report import CEILING_LABELS, created_at, device_roofs

@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .. import __version__
 from ..compare.trend import TOP_CHARTS, Series, Trend
+from ..version import __version__
 from . import format as F
 from .labels import roof_css, short_label
 from .report import created_at

@@ -25,45 +25,32 @@ from __future__ import annotations
 import math
 import re
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
 from xml.sax.saxutils import escape, quoteattr
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.legend import Legend
-from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
+from .legend import draw_legends
+from .spec import (
+    LEVEL_MARKERS,
+    LEVEL_NAMES,
+    OTHER_LEVEL_MARKER,
+    PALETTE,
+    ChartSpec,
+    Point,
+    Roof,
+    default_ranges,
+    finite_positive,
+    roof_family,
+    si_text,
+    valid_points,
+    valid_roofs,
+)
 from .svg import chart_style, figure_svg, xml_text
-
-BANDWIDTH = "bandwidth"
-COMPUTE = "compute"
-
-# Okabe-Ito colours (colour-blind safe), keyed by the roof family that binds a kernel. Roof lines
-# use the same colours, so a point's colour names the roof it sits under.
-PALETTE: dict[str | None, str] = {
-    "dram": "#0072B2",    # blue
-    "l2": "#56B4E9",      # sky blue
-    "l1": "#009E73",      # bluish green
-    "fp64": "#CC79A7",    # reddish purple
-    "fp32": "#D55E00",    # vermillion
-    "fp16": "#E69F00",    # orange
-    "tensor": "#000000",  # black
-    "other": "#6E6E6E",   # a roof name this module does not know
-    None: "#A8A8A8",      # bound by no roof (latency, or unknown)
-}
-PALETTE_NAMES: dict[str | None, str] = {
-    "dram": "DRAM", "l2": "L2", "l1": "L1", "fp64": "FP64", "fp32": "FP32", "fp16": "FP16",
-    "tensor": "Tensor", "other": "other", None: "none",
-}
-LEVEL_MARKERS: dict[str, str] = {"dram": "o", "l2": "s", "l1": "^", "global": "o", "shared": "D"}
-LEVEL_NAMES: dict[str, str] = {"dram": "DRAM", "l2": "L2", "l1": "L1", "global": "global memory",
-                               "shared": "shared memory"}
-_OTHER_LEVEL_MARKER = "D"
 
 # Fixed margins in inches (no layout engine), so the line angles and label positions computed
 # before drawing hold in the output and every chart of one size has the same plot area.
@@ -79,63 +66,10 @@ _CHAR_WIDTH_EM = 0.56        # average DejaVu Sans glyph width, to estimate labe
 _MIN_WIDTH_IN = 3.0
 _MIN_HEIGHT_IN = 2.0
 
-_FALLBACK_X_RANGE = (1e-2, 1e3)
-# Compute roofs this many times under the top one (FP64 on consumer parts, 1/64 of FP32) do not
-# set the default x axis: they would add decades nobody reads.
-_NEGLIGIBLE_ROOF_RATIO = 100
 _UNSAFE_ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")  # ids usable as CSS selectors unescaped
 _GROUP_OPEN = re.compile(r'<g id="([^"]*)"(/?)>')
 _INDENT = re.compile(r"\n +<")
 _LONE_MARKER_GROUP = re.compile(r"<g>\n(<use [^>]*/>)\n</g>")
-
-
-@dataclass(frozen=True)
-class Roof:
-    """One roof line: a peak bandwidth (bytes/s) or a peak compute rate (FLOP/s)."""
-
-    name: str    # "dram" | "l2" | "l1" | "fp64" | "fp32" | "fp16" | "tensor" | "tensor:<datapath>"
-    kind: str    # BANDWIDTH or COMPUTE
-    value: float  # bytes/s for a bandwidth roof, FLOP/s for a compute roof
-    label: str   # shown on the chart, e.g. "DRAM 2.0 TB/s"
-
-
-@dataclass(frozen=True)
-class Point:
-    """One kernel at one memory level."""
-
-    kernel_id: str           # stable id, e.g. "k12"
-    level: str               # "dram" | "l2" | "l1"
-    intensity: float         # FLOP/byte; points with a value <= 0 or not finite are skipped
-    flop_per_s: float        # achieved FLOP/s; same rule
-    bound_by: str | None     # name of the roof that binds the kernel (sets the colour)
-    label: str               # short kernel name for the tooltip
-
-
-@dataclass(frozen=True)
-class ChartSpec:
-    """Everything one chart shows."""
-
-    title: str
-    roofs: Sequence[Roof]
-    points: Sequence[Point]
-    x_range: tuple[float, float] | None = None  # FLOP/byte; None: from the roofs, see `axis_ranges`
-    y_range: tuple[float, float] | None = None  # FLOP/s; same
-    width_in: float = 8.0
-    height_in: float = 5.0
-    annotations: Sequence[str] = ()  # extra text lines under the chart
-    # Ceilings: dashed lines under their roofs (same colour family), e.g. "FMA balance 83 %".
-    ceilings: Sequence[Roof] = ()
-    # Axis wording, for charts whose axes are not FLOP (the Instruction Roofline).
-    x_label: str = "Arithmetic intensity (FLOP/byte)"
-    y_label: str = "Performance (FLOP/s)"
-    x_unit: str = "FLOP/byte"
-    y_unit: str = "FLOP/s"
-    # Vertical walls (x, label), e.g. the access-pattern walls of the Instruction Roofline.
-    walls: Sequence[tuple[float, str]] = ()
-    # Prefix for the element ids (`roof-dram`, `pt-3`, ...) when a page holds several charts.
-    id_prefix: str = ""
-    # Arrows from one point to another (a kernel's BASE point to its HEAD point in a diff).
-    arrows: Sequence[tuple[Point, Point]] = ()
 
 
 @dataclass(frozen=True)
@@ -202,26 +136,6 @@ class _Hooks:
         return token
 
 
-def spec_from_view(chart: Mapping[str, Any], id_prefix: str, **layout: Any) -> ChartSpec:
-    """A ChartSpec from a view's plain chart data (`roofs`, `points`, optional `ceilings`,
-    `arrows` and `walls`, each a dict as the views build them); `layout` sets size, axes, notes."""
-
-    def roof(r: Mapping[str, Any]) -> Roof:
-        return Roof(r["name"], r["kind"], r["value"], r["label"])
-
-    def point(p: Mapping[str, Any]) -> Point:
-        return Point(p["kernel_id"], p["level"], p["intensity"], p["flop_per_s"], p["bound_by"], p["label"])
-
-    extra: dict[str, Any] = dict(layout)
-    if chart.get("arrows"):
-        extra["arrows"] = [(point(a), point(b)) for a, b in chart["arrows"]]
-    if "walls" in chart:
-        extra["walls"] = [tuple(w) for w in chart["walls"]]
-    return ChartSpec(title=chart["title"], roofs=[roof(r) for r in chart["roofs"]],
-                     points=[point(p) for p in chart["points"]],
-                     ceilings=[roof(c) for c in chart.get("ceilings", [])], id_prefix=id_prefix, **extra)
-
-
 def render_roofline_svg(spec: ChartSpec) -> str:
     """Render `spec` to an `<svg>` element string (no prolog), byte-identical for equal input."""
     with chart_style():
@@ -240,132 +154,14 @@ def render_roofline_png(spec: ChartSpec, path: str | Path, dpi: int = 110) -> No
     del fig
 
 
-def axis_ranges(spec: ChartSpec) -> tuple[tuple[float, float], tuple[float, float]]:
-    """The (x, y) limits a chart of `spec` uses.
-
-    Explicit ranges win. Otherwise x runs whole decades from the lowest ridge / 100 to the
-    highest ridge x 100 (room for the compute labels), ignoring compute roofs 100 times under
-    the top one; y from a decade under the lowest bandwidth roof at the left edge to a half
-    decade above twice the highest compute roof. Both depend on the roofs alone, so two reports of the same GPU line up, and are
-    widened only for points that would fall outside.
-    """
-    bandwidths, computes = _valid_roofs(spec.roofs)
-    points = _valid_points(spec.points)
-    return _ranges(spec, bandwidths, computes, points)
-
-
-def format_flop_per_s(value: float, digits: int = 3) -> str:
-    """`1e12` -> "1 TFLOP/s", `3.3e13` -> "33 TFLOP/s"."""
-    return _si(value, "FLOP/s", digits)
-
-
-def _si(value: float, unit: str, digits: int) -> str:
-    # Round first so 999.7e9 reads "1 TFLOP/s", not "1e+03 GFLOP/s".
-    rounded = float(f"{value:.{digits}g}")
-    for scale, prefix in ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(rounded) >= scale:
-            return f"{rounded / scale:.{digits}g} {prefix}{unit}"
-    return f"{rounded:.{digits}g} {unit}"
-
-
 def _format_intensity_tick(value: float, _pos: float | None = None) -> str:
     if 1e-3 <= value < 1e5:
         return f"{value:g}"
     return f"1e{round(math.log10(value))}"
 
 
-def _format_flop_tick(value: float, _pos: float | None = None) -> str:
-    return format_flop_per_s(value)
-
-
-def _finite_positive(value: float) -> bool:
-    return math.isfinite(value) and value > 0
-
-
-def _valid_roofs(roofs: Sequence[Roof]) -> tuple[list[Roof], list[Roof]]:
-    """(bandwidth roofs, compute roofs), without those whose value cannot be plotted."""
-    for roof in roofs:
-        if roof.kind not in (BANDWIDTH, COMPUTE):
-            raise ValueError(f"roof {roof.name!r}: kind must be {BANDWIDTH!r} or {COMPUTE!r}, "
-                             f"not {roof.kind!r}")
-    usable = [r for r in roofs if _finite_positive(r.value)]
-    return [r for r in usable if r.kind == BANDWIDTH], [r for r in usable if r.kind == COMPUTE]
-
-
-def _valid_points(points: Sequence[Point]) -> list[Point]:
-    return [p for p in points if _finite_positive(p.intensity) and _finite_positive(p.flop_per_s)]
-
-
-def _decade_floor(value: float) -> float:
-    return 10.0 ** math.floor(math.log10(value) + 1e-9)
-
-
-def _decade_ceil(value: float) -> float:
-    return 10.0 ** math.ceil(math.log10(value) - 1e-9)
-
-
-def _half_decade_ceil(value: float) -> float:
-    return float(10.0 ** (math.ceil(2 * math.log10(value) - 1e-9) / 2))
-
-
-def _checked_range(name: str, limits: tuple[float, float]) -> tuple[float, float]:
-    low, high = float(limits[0]), float(limits[1])
-    if not (_finite_positive(low) and _finite_positive(high) and low < high):
-        raise ValueError(f"{name} must be two finite positive numbers, low < high; got {limits!r}")
-    return low, high
-
-
-def _ranges(spec: ChartSpec, bandwidths: list[Roof], computes: list[Roof],
-            points: list[Point]) -> tuple[tuple[float, float], tuple[float, float]]:
-    b_values = [r.value for r in bandwidths]
-    c_values = [r.value for r in computes]
-
-    x_range: tuple[float, float] | None = None
-    if b_values and c_values:
-        top = max(c_values)
-        lowest = min(c for c in c_values if c * _NEGLIGIBLE_ROOF_RATIO >= top)
-        x_range = (_decade_floor(lowest / max(b_values) / 100), _decade_ceil(top / min(b_values) * 100))
-    elif b_values or c_values:
-        x_range = _FALLBACK_X_RANGE
-    y_range: tuple[float, float] | None = None
-    if x_range is not None:
-        if b_values:
-            y_low = _decade_floor(min(b_values) * x_range[0] / 10)
-        else:
-            y_low = _decade_floor(min(c_values) / 1e3)
-        if c_values:
-            y_high = _half_decade_ceil(2 * max(c_values))
-        else:
-            y_high = _half_decade_ceil(max(b_values) * x_range[1])
-        y_range = (y_low, y_high)
-
-    if points:
-        xs = [p.intensity for p in points]
-        ys = [p.flop_per_s for p in points]
-        x_fit = (_decade_floor(min(xs) / 1.5), _decade_ceil(max(xs) * 1.5))
-        y_fit = (_decade_floor(min(ys) / 1.5), _half_decade_ceil(max(ys) * 1.5))
-        x_range = x_fit if x_range is None else (min(x_range[0], x_fit[0]), max(x_range[1], x_fit[1]))
-        y_range = y_fit if y_range is None else (min(y_range[0], y_fit[0]), max(y_range[1], y_fit[1]))
-
-    if x_range is None or y_range is None:  # nothing to plot: any decades will do
-        x_range, y_range = _FALLBACK_X_RANGE, (1e9, 1e15)
-    if spec.x_range is not None:
-        x_range = _checked_range("x_range", spec.x_range)
-    if spec.y_range is not None:
-        y_range = _checked_range("y_range", spec.y_range)
-    return x_range, y_range
-
-
-def _roof_family(name: str | None) -> str | None:
-    """Palette key of a roof name: "tensor:src_fp16_dst_fp32" -> "tensor"."""
-    if name is None:
-        return None
-    family = name.split(":", 1)[0].strip().lower()
-    return family if family in PALETTE else "other"
-
-
 def _colour(name: str | None) -> str:
-    return PALETTE[_roof_family(name)]
+    return PALETTE[roof_family(name)]
 
 
 def _label_length_in(text: str, font_pt: float) -> float:
@@ -385,9 +181,9 @@ def _draw(spec: ChartSpec) -> tuple[Figure, _Hooks]:
     if spec.width_in < _MIN_WIDTH_IN or spec.height_in < _MIN_HEIGHT_IN:
         raise ValueError(f"chart must be at least {_MIN_WIDTH_IN} x {_MIN_HEIGHT_IN} inches, "
                          f"got {spec.width_in} x {spec.height_in}")
-    bandwidths, computes = _valid_roofs(spec.roofs)
-    points = _valid_points(spec.points)
-    x_range, y_range = _ranges(spec, bandwidths, computes, points)
+    bandwidths, computes = valid_roofs(spec.roofs)
+    points = valid_points(spec.points)
+    x_range, y_range = default_ranges(spec, bandwidths, computes, points)
     notes = _annotation_lines(spec)
 
     right_in = _MARGIN_RIGHT_IN if points else _MARGIN_RIGHT_BARE_IN
@@ -428,7 +224,7 @@ def _draw(spec: ChartSpec) -> tuple[Figure, _Hooks]:
     _draw_points(ax, plot, hooks)
     _draw_arrows(ax, plot, hooks, spec.arrows)
     if points:
-        _draw_legends(ax, points)
+        draw_legends(ax, points)
     return fig, hooks
 
 
@@ -438,7 +234,7 @@ def _setup_axes(ax: Axes, plot: _Plot) -> None:
     ax.set_xlim(*plot.x_range)
     ax.set_ylim(*plot.y_range)
     def y_tick(value: float, _pos: float | None = None) -> str:
-        return _si(value, plot.y_unit, 3)
+        return si_text(value, plot.y_unit, 3)
 
     for axis, formatter in ((ax.xaxis, _format_intensity_tick), (ax.yaxis, y_tick)):
         axis.set_major_locator(LogLocator(base=10, numticks=30))
@@ -480,13 +276,13 @@ def _draw_roofs(ax: Axes, plot: _Plot, hooks: _Hooks) -> None:
 
 def _draw_ceilings(ax: Axes, plot: _Plot, hooks: _Hooks, ceilings: Sequence[Roof]) -> None:
     """Dashed lines under the roofs, each labelled at its end and explained in its tooltip."""
-    bandwidths, computes = _valid_roofs(ceilings)
+    bandwidths, computes = valid_roofs(ceilings)
     x_low, x_high = plot.x_range
     top = max((r.value for r in plot.computes), default=None)
     fastest = max((r.value for r in plot.bandwidths), default=None)
     for n, c in enumerate(sorted(computes, key=lambda r: -r.value)):
         x_start = c.value / fastest if fastest else x_low
-        gid = hooks.add({"class": "ceiling", "data-roof": _roof_family(c.name) or c.name,
+        gid = hooks.add({"class": "ceiling", "data-roof": roof_family(c.name) or c.name,
                          "data-kind": c.kind}, xml_text(c.label), f"ceiling-{n}-{c.name}")
         ax.plot([x_start, x_high], [c.value, c.value], color=_colour(c.name), linewidth=1.1,
                 linestyle=(0, (4, 3)), zorder=2.4, gid=gid)
@@ -494,7 +290,7 @@ def _draw_ceilings(ax: Axes, plot: _Plot, hooks: _Hooks, ceilings: Sequence[Roof
                 fontsize=_ROOF_FONT_PT - 0.5, color=_colour(c.name), zorder=3)
     for n, c in enumerate(sorted(bandwidths, key=lambda r: -r.value)):
         x_end = top / c.value if top else x_high
-        gid = hooks.add({"class": "ceiling", "data-roof": _roof_family(c.name) or c.name,
+        gid = hooks.add({"class": "ceiling", "data-roof": roof_family(c.name) or c.name,
                          "data-kind": c.kind}, xml_text(c.label), f"ceiling-bw-{n}-{c.name}")
         ax.plot([x_low, x_end], [c.value * x_low, c.value * x_end], color=_colour(c.name), linewidth=1.1,
                 linestyle=(0, (4, 3)), zorder=2.4, gid=gid)
@@ -506,7 +302,7 @@ def _draw_ceilings(ax: Axes, plot: _Plot, hooks: _Hooks, ceilings: Sequence[Roof
 def _draw_walls(ax: Axes, plot: _Plot, walls: Sequence[tuple[float, str]]) -> None:
     """Vertical dashed walls with their label written up the line."""
     for x, label in walls:
-        if not (_finite_positive(x) and plot.x_range[0] < x < plot.x_range[1]):
+        if not (finite_positive(x) and plot.x_range[0] < x < plot.x_range[1]):
             continue
         ax.axvline(x, color="#777777", linewidth=0.9, linestyle=(0, (2, 2)), zorder=2.2)
         ax.text(x * 1.08, plot.y_range[0] * 3, xml_text(label), rotation=90, ha="left", va="bottom",
@@ -597,7 +393,7 @@ def _label_compute_roofs(ax: Axes, plot: _Plot) -> None:
 def _point_title(point: Point, plot: _Plot) -> str:
     level = LEVEL_NAMES.get(point.level, point.level)
     return xml_text(f"{point.label}\n{level}: {point.intensity:.4g} {plot.x_unit}, "
-                  f"{_si(point.flop_per_s, plot.y_unit, 4)}\n"
+                  f"{si_text(point.flop_per_s, plot.y_unit, 4)}\n"
                   f"bound by: {point.bound_by if point.bound_by is not None else 'none'}")
 
 
@@ -616,7 +412,7 @@ def _draw_points(ax: Axes, plot: _Plot, hooks: _Hooks) -> None:
         attrs = {"class": "pt", "data-kernel": point.kernel_id, "data-level": point.level}
         gid = hooks.add(attrs, _point_title(point, plot))
         ax.plot([point.intensity], [point.flop_per_s], linestyle="none",
-                marker=LEVEL_MARKERS.get(point.level, _OTHER_LEVEL_MARKER), markersize=5.5,
+                marker=LEVEL_MARKERS.get(point.level, OTHER_LEVEL_MARKER), markersize=5.5,
                 markerfacecolor=_colour(point.bound_by), markeredgecolor="white",
                 markeredgewidth=0.5, zorder=3, clip_on=plot.clip_points, gid=gid)
 
@@ -625,14 +421,14 @@ def _draw_arrows(ax: Axes, plot: _Plot, hooks: _Hooks, arrows: Sequence[tuple[Po
     """One arrow per (start, end) pair, between the markers; too short to see: left out."""
     per_x, per_y = plot.inches_per_decade()
     for start, end in arrows:
-        if not (_valid_points([start]) and _valid_points([end])):
+        if not (valid_points([start]) and valid_points([end])):
             continue
         dx = math.log10(end.intensity / start.intensity) * per_x
         dy = math.log10(end.flop_per_s / start.flop_per_s) * per_y
         if math.hypot(dx, dy) < 0.12:
             continue
         title = xml_text(f"{end.label}: {start.intensity:.4g} \u2192 {end.intensity:.4g} FLOP/byte, "
-                       f"{_si(start.flop_per_s, 'FLOP/s', 4)} \u2192 {_si(end.flop_per_s, 'FLOP/s', 4)}")
+                       f"{si_text(start.flop_per_s, 'FLOP/s', 4)} \u2192 {si_text(end.flop_per_s, 'FLOP/s', 4)}")
         gid = hooks.add({"class": "arrow", "data-kernel": end.kernel_id}, title)
         annotation = ax.annotate("", xy=(end.intensity, end.flop_per_s),
                                  xytext=(start.intensity, start.flop_per_s),
@@ -641,31 +437,6 @@ def _draw_arrows(ax: Axes, plot: _Plot, hooks: _Hooks, arrows: Sequence[tuple[Po
                                  zorder=3.2, annotation_clip=False)
         if annotation.arrow_patch is not None:
             annotation.arrow_patch.set_gid(gid)
-
-
-def _draw_legends(ax: Axes, points: list[Point]) -> None:
-    """Level shapes at the top right outside the plot, bound-by colours at the bottom right."""
-    levels = list(dict.fromkeys(p.level for p in points))
-    levels.sort(key=lambda lv: (list(LEVEL_MARKERS).index(lv) if lv in LEVEL_MARKERS else 99, lv))
-    level_handles = [
-        Line2D([], [], linestyle="none", marker=LEVEL_MARKERS.get(lv, _OTHER_LEVEL_MARKER),
-               markersize=6, markerfacecolor="#555555", markeredgecolor="white",
-               markeredgewidth=0.5, label=xml_text(LEVEL_NAMES.get(lv, lv)))
-        for lv in levels
-    ]
-    families = {_roof_family(p.bound_by) for p in points}
-    bound_handles = [Patch(facecolor=colour, edgecolor="none", label=PALETTE_NAMES[family])
-                     for family, colour in PALETTE.items() if family in families]
-    ax.add_artist(_legend(ax, level_handles, "Level", "upper left", 1.0))
-    ax.add_artist(_legend(ax, bound_handles, "Bound by", "lower left", 0.0))
-
-
-def _legend(ax: Axes, handles: Sequence[Line2D | Patch], title: str,
-            loc: Literal["upper left", "lower left"], y: float) -> Legend:
-    """A frameless legend just right of the plot area."""
-    return Legend(ax, handles, [str(h.get_label()) for h in handles], title=title, loc=loc,
-                  bbox_to_anchor=(1.03, y), frameon=False, borderaxespad=0.0, handlelength=1.2,
-                  handletextpad=0.6, alignment="left")
 
 
 def _decorate_svg(svg: str, hooks: _Hooks) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import quoteattr
 
-from .roofline import PALETTE, PALETTE_NAMES
+from .spec import PALETTE, PALETTE_NAMES
 from .svg import chart_style, drop_group_ids, figure_svg, xml_text
 
 

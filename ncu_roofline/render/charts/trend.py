@@ -21,7 +21,7 @@ from matplotlib.lines import Line2D
 
 from ...views import format as F
 from ...views.labels import short_label
-from .roofline import PALETTE
+from .spec import PALETTE
 from .svg import chart_style, drop_group_ids, figure_svg, xml_text
 
 _DRIFT_COLOUR = "#b3261e"
