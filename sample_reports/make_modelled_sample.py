@@ -251,9 +251,9 @@ def kernel_metrics(k: ModelledKernel) -> dict[str, float | str]:
     for op in ("dadd", "dmul", "dfma", "fadd", "ffma", "hadd", "hmul", "hfma"):
         metrics[f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum"] = 0
     metrics["smsp__sass_thread_inst_executed_op_fmul_pred_on.sum"] = k.fmul
-    for axis, value in zip("xyz", k.grid):
+    for axis, value in zip("xyz", k.grid, strict=False):
         metrics[f"launch__grid_dim_{axis}"] = value
-    for axis, value in zip("xyz", BLOCK_DIM):
+    for axis, value in zip("xyz", BLOCK_DIM, strict=False):
         metrics[f"launch__block_dim_{axis}"] = value
     return metrics
 
@@ -297,11 +297,11 @@ def rows(kernels: list[ModelledKernel]) -> list[list[str]]:
         units.append(unit)
         sizes.append(size)
     out = [[*IDENTITY_COLUMNS, *names], [""] * len(IDENTITY_COLUMNS) + units]
-    for index, (k, metrics) in enumerate(zip(kernels, per_kernel)):
+    for index, (k, metrics) in enumerate(zip(kernels, per_kernel, strict=False)):
         identity = [str(index), PROCESS_ID, PROCESS_NAME, HOST_NAME, k.name, CONTEXT, STREAM,
                     _triple(BLOCK_DIM), _triple(k.grid), DEVICE_NAME, f"{CC_MAJOR}.{CC_MINOR}"]
         cells = []
-        for name, size in zip(names, sizes):
+        for name, size in zip(names, sizes, strict=False):
             value = metrics[name]
             cells.append(value if isinstance(value, str) else format_number(value / size))
         out.append(identity + cells)

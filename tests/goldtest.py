@@ -59,7 +59,7 @@ def compare(name: str, text: str, replacements: dict[str, str]) -> None:
     assert path.is_file(), f"missing golden file {path}; regenerate with NCU_ROOFLINE_REGOLD=1"
     expected = path.read_text(encoding="utf-8")
     if actual != expected:
-        for i, (a, e) in enumerate(zip(actual.splitlines(), expected.splitlines())):
+        for i, (a, e) in enumerate(zip(actual.splitlines(), expected.splitlines(), strict=False)):
             if a != e:
                 raise AssertionError(f"{name} differs from its golden file at line {i + 1}:\n"
                                      f"  expected: {e[:300]}\n  actual:   {a[:300]}")

@@ -81,10 +81,7 @@ def format_number(value: float, *, thousands: bool = True) -> str:
         return "nan"
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
-    if value.is_integer() and abs(value) < 1e16:
-        text = str(int(value))
-    else:
-        text = repr(value)
+    text = str(int(value)) if value.is_integer() and abs(value) < 1e+16 else repr(value)
     if not thousands or "e" in text or "E" in text:
         return text
     sign = "-" if text.startswith("-") else ""
@@ -148,7 +145,7 @@ def write_ncu_csv(
             ]
             values = [
                 _cell(k.metrics.get(name), multiplier, thousands)
-                for name, multiplier in zip(names, multipliers)
+                for name, multiplier in zip(names, multipliers, strict=False)
             ]
             writer.writerow(identity + values)
     return path

@@ -13,6 +13,7 @@ and the tests that need the shared report corpus skip when it is absent.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import math
 import os
@@ -72,10 +73,8 @@ class DevTools:
         self.events: dict[str | None, list[dict[str, Any]]] = {}
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self._ws.close()
-        except Exception:  # noqa: BLE001 - closing a dead socket must not mask the real failure
-            pass
 
     def _receive(self, deadline: float) -> dict[str, Any]:
         remaining = deadline - time.monotonic()
@@ -187,10 +186,8 @@ class Tab:
         return data
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self.devtools.send("Target.closeTarget", {"targetId": self.target_id}, timeout=5)
-        except Exception:  # noqa: BLE001 - the browser may already be gone
-            pass
 
 
 class Browser:
@@ -234,14 +231,10 @@ class Browser:
             pgid = None
         for sig in (signal.SIGTERM, signal.SIGKILL):  # politely, then the stragglers of the group
             if pgid is not None:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(pgid, sig)
-                except ProcessLookupError:
-                    pass
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
         shutil.rmtree(self.profile, ignore_errors=True)
 
 
@@ -300,10 +293,8 @@ def _screens_dir() -> Path | None:
 def _keep_copy(path: Path) -> None:
     target = _screens_dir()
     if target is not None:
-        try:
+        with contextlib.suppress(OSError):
             shutil.copyfile(path, target / path.name)
-        except OSError:
-            pass
 
 
 def _errors(tab: Tab) -> list[str]:

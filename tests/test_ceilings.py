@@ -91,11 +91,11 @@ def test_sector_use_weighted_by_sectors() -> None:
 
 def test_coalescing() -> None:
     model = analyse_kernel(make_kernel(memory_metrics()))
-    st = [c for c in model.ceilings if c.kind == "coalescing" and "st_sectors" in c.evidence][0]
+    st = next(c for c in model.ceilings if c.kind == "coalescing" and "st_sectors" in c.evidence)
     # stores: 32 sectors per request; the 4 bytes used per sector fit in 32 * 4 / 32 = 4 sectors
     assert st.evidence["st_sectors_per_request"] == pytest.approx(32.0)
     assert st.factor == pytest.approx(4 / 32)
-    ld = [c for c in model.ceilings if c.kind == "coalescing" and "ld_sectors" in c.evidence][0]
+    ld = next(c for c in model.ceilings if c.kind == "coalescing" and "ld_sectors" in c.evidence)
     assert ld.factor == pytest.approx(1.0)
 
 

@@ -215,14 +215,14 @@ def test_csv_export_gives_the_same_analysis(corpus, tmp_path, name) -> None:
                 same(a[key], b[key], f"{where}.{key}")
         elif isinstance(a, list):
             assert len(a) == len(b), where
-            for n, (x, y) in enumerate(zip(a, b)):
+            for n, (x, y) in enumerate(zip(a, b, strict=False)):
                 same(x, y, f"{where}[{n}]")
         elif isinstance(a, float) and isinstance(b, float):
             assert b == pytest.approx(a, rel=1e-9, abs=1e-300), where
         else:
             assert a == b, where
 
-    for r, e in zip(rep, exp):
+    for r, e in zip(rep, exp, strict=False):
         for key in ("demangled_name", "nvtx_ranges"):  # a CSV carries one name and no NVTX state
             r.pop(key), e.pop(key)
         same(r, e, r["name"])
@@ -244,4 +244,5 @@ def test_every_usable_kernel_has_duration_dram_and_bound_by(whole_corpus) -> Non
         if holds_dram and has_write:
             assert k.q.bytes["dram"] is not None, (report.path, k.raw.name)
         if k.utilization and max(k.utilization.values()) > 0:
-            assert k.bound_by is not None and k.regime in ("at_limit", "latency", "too_little_work"), (report.path, k.raw.name)
+            assert k.bound_by is not None, (report.path, k.raw.name)
+            assert k.regime in ("at_limit", "latency", "too_little_work"), (report.path, k.raw.name)

@@ -12,7 +12,7 @@ Metrics stored with an empty or missing string value come back absent.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -370,7 +370,7 @@ SCALED_UNITS = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def _corpus_report(name: str) -> RawReport:
     return read_report(REPORTS / name)
 
@@ -395,7 +395,7 @@ def test_csv_parity_with_report(tmp_path: Path, name: str, autoscale: bool, thou
     assert back.source_format == "csv"
     assert len(back.kernels) == len(report.kernels)
     written_units: set[str] = set()
-    for a, b in zip(report.kernels, back.kernels):
+    for a, b in zip(report.kernels, back.kernels, strict=False):
         assert b.index == a.index
         assert b.name == a.name
         assert b.device == a.device

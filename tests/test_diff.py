@@ -232,7 +232,7 @@ def test_html_chart_has_an_arrow_per_moved_kernel() -> None:
 
 
 def test_folder_without_manifest_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="without manifest.json"):
+    with pytest.raises(InputError, match=r"without manifest\.json"):
         load_run(tmp_path)
     result = run_cli("diff", tmp_path, tmp_path)
     assert result.exit_code == 2

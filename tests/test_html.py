@@ -44,7 +44,7 @@ class Page(HTMLParser):
         if tag == "details" and "kernel" in (a.get("class") or ""):
             self.sections.append(a["id"])
         for key in ("src", "href", "xlink:href", "action", "poster"):
-            if key in a and a[key]:
+            if a.get(key):
                 self.urls.append((tag, key, a[key]))
         if tag == "link":
             self.urls.append((tag, "link", a.get("href", "")))

@@ -30,7 +30,7 @@ def junk(rng: random.Random) -> bytes:
         return text[: rng.randrange(len(text))].encode()
     if kind == 4:
         return "".join(rng.choice('",\n=PROF abc\t') for _ in range(rng.randrange(200))).encode()
-    return "version https://git-lfs.github.com/spec/v1\n".encode()[: rng.randrange(60)]
+    return b"version https://git-lfs.github.com/spec/v1\n"[: rng.randrange(60)]
 
 
 @pytest.mark.parametrize("seed", range(120))

@@ -8,6 +8,7 @@ duration) is within 1e-8 relative of the model; whole counts are exact.
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import math
 import sys
 from pathlib import Path
@@ -83,9 +84,9 @@ def test_six_kernels_and_dram_intensity_rises_with_batch(kernels: pd.DataFrame) 
     assert list(kernels["name"]) == [f"gemm_bf16_decode_n{n}" for n in BATCHES]
     assert kernels["usable"].all()
     intensity = [float(x) for x in kernels["intensity_dram_flop_per_byte"]]
-    assert all(b > a for a, b in zip(intensity, intensity[1:])), intensity
+    assert all(b > a for a, b in itertools.pairwise(intensity)), intensity
     # About 1 FLOP/byte for one token; I(N) = N (2K + 1) / (2K + 4N).
-    for n, got in zip(BATCHES, intensity):
+    for n, got in zip(BATCHES, intensity, strict=False):
         assert got == pytest.approx(n * (2 * K + 1) / (2 * K + 4 * n), rel=REL)
 
 
@@ -115,7 +116,7 @@ def test_batch_1024_is_tensor_bound(kernels: pd.DataFrame) -> None:
 def test_bound_by_crosses_from_dram_to_tensor_past_the_ridge(kernels: pd.DataFrame) -> None:
     assert list(kernels["bound_by"]) == ["dram"] * 5 + ["tensor"]
     ridge = 132 * 4096 * 1.755e9 / (1280 * 2.619e9)
-    intensity = dict(zip(BATCHES, kernels["intensity_dram_flop_per_byte"]))
+    intensity = dict(zip(BATCHES, kernels["intensity_dram_flop_per_byte"], strict=False))
     assert intensity[256] < ridge < intensity[1024]
 
 

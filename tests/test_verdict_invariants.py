@@ -13,7 +13,7 @@ tool's own tables, and each kernel's verdict is checked against them:
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import pytest
 from conftest import CORPUS, corpus_files
@@ -32,7 +32,7 @@ HEADLINES = (
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared report corpus not found at {CORPUS}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _kernels(name: str) -> list[AnalysedKernel]:
     return [k for r in ncu_roofline.analyze(CORPUS / name).reports for k in r.kernels if k.usable]
 

@@ -95,7 +95,7 @@ def analyse_one(path: str, settings: AnalysisSettings, *, redact: bool = False,
         if redact:
             message = message.replace(exc.path, os.path.basename(exc.path))
         return error_result(shown, sha256, message)
-    except Exception as exc:  # noqa: BLE001 -- one bad file must never stop the others
+    except Exception as exc:
         return error_result(shown, sha256, f"internal error: {type(exc).__name__}: {exc}")
     return {"path": shown, "sha256": sha256, "status": "ok", "error": None, "json": json_text,
             "html": html_text, "rows": rows, "summary": summary}

@@ -6,6 +6,7 @@ a partial file, and the manifest is written last, so it only ever lists outputs 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -27,8 +28,8 @@ def kernels_csv(rows: list[dict[str, Any]]) -> str:
 def write_parquet(rows: list[dict[str, Any]], target: Path) -> bool:
     """Write the kernel table as Parquet when `pyarrow` is installed; False when it is not."""
     try:
-        import pyarrow as pa  # type: ignore[import-untyped]
-        import pyarrow.parquet as pq  # type: ignore[import-untyped]
+        import pyarrow as pa
+        import pyarrow.parquet as pq
     except ImportError:
         return False
     columns = list(rows[0]) if rows else []
@@ -53,10 +54,8 @@ def write_parquet(rows: list[dict[str, Any]], target: Path) -> bool:
         pq.write_table(pa.table(arrays), tmp)
         os.replace(tmp, target)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
     return True
 

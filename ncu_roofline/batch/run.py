@@ -8,6 +8,7 @@ for the others in isolated worker processes (`workers.py`), and writes the folde
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -155,10 +156,8 @@ def run_batch(specs: Iterable[str], outdir: str | Path, settings: AnalysisSettin
         else:
             result.failed += 1
             if res["sha256"] is None and os.path.isfile(path):  # a worker that crashed or hung
-                try:
+                with contextlib.suppress(OSError):
                     res = dict(res, sha256=file_sha256(path))
-                except OSError:
-                    pass
         entries[path] = manifest_entry(res, key, json_rel, html_rel, seconds)
         rows[path] = res["rows"]
         summary = res.get("summary") or {}

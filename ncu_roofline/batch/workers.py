@@ -14,6 +14,7 @@ module-level function, or a `functools.partial` of one) and importable in the wo
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -52,10 +53,8 @@ def _child(conn: multiprocessing.connection.Connection, job: Job, path: str, set
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and kills workers
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
             stream.flush()
-        except (OSError, ValueError, AttributeError):
-            pass
     log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
@@ -89,10 +88,8 @@ def describe_exit(code: int | None, log_path: str) -> str:
     else:
         text = f"the reader crashed (exit code {code})"
         if code < 0:
-            try:
+            with contextlib.suppress(ValueError):
                 text = f"the reader crashed (exit code {code}, {signal.Signals(-code).name})"
-            except ValueError:
-                pass
     tail = log_tail(log_path)
     return f"{text}; its last output: {tail}" if tail else text
 
@@ -164,10 +161,8 @@ def run_isolated(paths: list[str], settings: AnalysisSettings, *, redact: bool =
             task.process.kill()
             task.process.join()
         task.process.close()
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(task.log_path)
-        except OSError:
-            pass
         on_result(task.path, result, time.monotonic() - task.started)
 
     with tempfile.TemporaryDirectory(prefix="ncu-roofline-batch-") as logs:

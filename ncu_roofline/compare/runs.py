@@ -1,6 +1,7 @@
 """Runs: what `diff` and `trend` compare, loaded from a report file, a JSON document or a batch folder.
 
-A run is a set of kernels in the `ncu-roofline/2` JSON form (or /1, written earlier) (`AnalysedKernel.to_dict`): a report
+A run is a set of kernels in the `ncu-roofline/2` JSON form (or /1, written earlier; see
+`AnalysedKernel.to_dict`): a report
 file analysed here, an `ncu-roofline/2` (or /1) JSON document written earlier (`report --format json`),
 or a batch output folder (`manifest.json` + one JSON document per report). Everything after
 loading works on those dicts, so a run analysed today compares with one analysed in CI last week.

@@ -97,7 +97,7 @@ def load_runs(specs: Iterable[str | Path], settings: AnalysisSettings | None = N
                               "give two or more batch output folders, their parent folder, or report/JSON files")
     labels = unique_labels(paths)
     runs = []
-    for path, label in zip(paths, labels):
+    for path, label in zip(paths, labels, strict=False):
         run = load_run(path, settings)
         when, text, source = run_date(path)
         runs.append(TrendRun(label, str(path), when, text, source, run))

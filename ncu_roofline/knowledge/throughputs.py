@@ -161,7 +161,8 @@ UNITS = HEADLINES + SUB_UNITS
 
 def related_roof(unit_id: str) -> str | None:
     """The roof of the FLOP/byte chart that a unit's work shows up under, if any."""
-    for prefix, roof in (("l1tex", "l1"), ("sm__inst_executed_pipe_lsu", "l1"), ("lts", "l2"), ("l2_", "l2"), ("dram", "dram"), ("fbpa", "dram"),
+    for prefix, roof in (("l1tex", "l1"), ("sm__inst_executed_pipe_lsu", "l1"), ("lts", "l2"), ("l2_", "l2"),
+                         ("dram", "dram"), ("fbpa", "dram"),
                          ("sm__pipe_fp64", "fp64"), ("sm__pipe_tensor", "tensor"), ("sm__pipe_tc", "tensor"),
                          ("sm__pipe_fma", "fp32"), ("sm__inst_executed_pipe_fp16", "fp16")):
         if unit_id.startswith(prefix):

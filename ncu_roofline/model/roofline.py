@@ -195,7 +195,7 @@ def build_kernel_model(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETT
                            missing=missing, units=units, launch=launch)
     duration = q.duration_s.value
     provenance = _provenance(q, peaks, tensor_peaks)
-    util = _utilization(q, peaks, tensor_peaks, duration, provenance, flags)
+    util = _utilization(q, peaks, tensor_peaks, duration, flags)
     work = _flop_totals(q, duration, flags)
     compute_roof = _compute_roof_of(work.dominant_precision, peaks, tensor_peaks, q)
     attainable = dict(empty_levels)
@@ -236,7 +236,7 @@ def _provenance(q: KernelQuantities, peaks: dict[str, Value | None], tensor_peak
 
 
 def _utilization(q: KernelQuantities, peaks: dict[str, Value | None], tensor_peaks: dict[str, Value],
-                 duration: float, prov: dict[str, str], flags: list[str]) -> dict[str, float]:
+                 duration: float, flags: list[str]) -> dict[str, float]:
     """Utilisation of every roof for which both the work and the roof are known."""
     util: dict[str, float] = {}
     for lv in R.LEVELS:

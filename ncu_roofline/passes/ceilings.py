@@ -81,7 +81,8 @@ def _missing_ceilings(m: KernelModel, ceilings: list[Ceiling]) -> list[Missing]:
     fp_work = any(m.q.flop.get(p) is not None and m.q.flop[p].value > 0 for p in MIX)  # type: ignore[union-attr]
     out = []
     for kind, names in R.CEILING_METRICS.items():
-        if kind in made or kind == "instruction_roofline" or (kind in ("issue_share", "lane_efficiency") and not fp_work):
+        if kind in made or kind == "instruction_roofline" or (
+                kind in ("issue_share", "lane_efficiency") and not fp_work):
             continue
         lacking = [n for n in names if not _stored(m, n)]
         if kind == "issue_share":

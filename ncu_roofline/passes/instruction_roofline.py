@@ -23,7 +23,7 @@ WALLS = (
 )
 
 
-def instruction_roofline(m: "KernelModel") -> dict[str, Any] | None:
+def instruction_roofline(m: KernelModel) -> dict[str, Any] | None:
     """The kernel's Instruction Roofline coordinates, or None without the metrics."""
     if not m.usable or m.q.duration_s is None:
         return None

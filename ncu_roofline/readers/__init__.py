@@ -83,7 +83,7 @@ def read_report(path: str | Path) -> RawReport:
     if not head:
         raise InputError(path, "the file is empty (0 bytes)", _PASS_HINT)
     if head.startswith(LFS_PREFIX):
-        raise InputError(path, sniff_problem(path, head) or "this is a Git LFS pointer")
+        raise InputError(path, sniff_problem(head) or "this is a Git LFS pointer")
     raise InputError(
         path,
         "not an Nsight Compute report or ncu CSV export (unrecognised content)",

@@ -99,9 +99,7 @@ def is_metric_column(name: str) -> bool:
     """True for metric headers (`dram__bytes_read.sum`, `inst_executed`), False for identity ones."""
     if "__" in name or _PREFIXED_METRIC_RE.match(name):
         return True
-    if not name or name in IDENTITY_COLUMNS or " " in name or name[0].isupper():
-        return False
-    return True
+    return not (not name or name in IDENTITY_COLUMNS or " " in name or name[0].isupper())
 
 
 def parse_value(cell: str) -> float | str | None:
@@ -136,7 +134,7 @@ def _decode(path: Path, data: bytes, warnings: list[str]) -> str:
         )
     head = data[:64]
     if head.startswith(LFS_PREFIX):
-        raise InputError(path, sniff_problem(path, head) or "this is a Git LFS pointer")
+        raise InputError(path, sniff_problem(head) or "this is a Git LFS pointer")
     if head.startswith(MAGIC):
         raise InputError(
             path,
@@ -348,7 +346,7 @@ def read_csv_export(path: Path) -> RawReport:
     indices = _indices(cells_by_row, warnings)
 
     kernels: list[RawKernel] = []
-    for index, (_, row), (_, cells) in zip(indices, data_rows, cells_by_row):
+    for index, (_, row), (_, cells) in zip(indices, data_rows, cells_by_row, strict=False):
         metrics: dict[str, Metric] = {}
         for i, name, unit in metric_columns:
             value = parse_value(row[i])

@@ -31,7 +31,7 @@ LFS_PREFIX = b"version https://git-lfs"
 _STRING_KIND = 2
 
 
-def sniff_problem(path: Path, head: bytes) -> str | None:
+def sniff_problem(head: bytes) -> str | None:
     """A reason the file is not a report, judged from its first bytes; None when it looks like one."""
     if not head:
         return "the file is empty (0 bytes)"
@@ -195,7 +195,7 @@ def read_ncu_rep(path: Path) -> RawReport:
     try:
         with path.open("rb") as fh:
             head = fh.read(64)
-            problem = sniff_problem(path, head)
+            problem = sniff_problem(head)
             if problem:
                 raise InputError(path, problem)
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:

@@ -138,7 +138,8 @@ def render_diff_markdown(diff: Diff, options: RenderOptions) -> str:
     """A summary for a pull-request comment: totals, gate, top changes, findings, unmatched."""
     view = build_diff_view(diff)
     lines = _md_header(view) + _md_changes(view["changes"]) + _md_findings(view["findings"])
-    lines += _md_unmatched("Only in BASE", view["unmatched_base"]) + _md_unmatched("Only in HEAD", view["unmatched_head"])
+    lines += _md_unmatched("Only in BASE", view["unmatched_base"])
+    lines += _md_unmatched("Only in HEAD", view["unmatched_head"])
     lines += _md_skipped(view)
     lines.append(f"_ncu-roofline {view['header']['tool_version']} · Δ = (HEAD − BASE) / BASE; "
                  f"utilisation of the bounding roof_")

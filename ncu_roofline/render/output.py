@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -35,9 +36,7 @@ def write_atomic(path: str | Path, text: str, *, force: bool = False) -> Path:
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a report is an ordinary file
         os.replace(tmp, target)
     except OSError as exc:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise OutputError(f"{target}: cannot write ({exc.strerror or exc})") from exc
     return target

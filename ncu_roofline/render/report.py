@@ -60,7 +60,7 @@ def render_report_html(analysis: Analysis, options: RenderOptions) -> str:
     kernels = [dict(k, svg=_chart_svg(k["chart"], f"{k['id']}-", small=True) if k["has_chart"] else "")
                for k in view["kernels"]]
     roof_names = sorted({r["name"] for c in view["charts"] for r in c["roofs"]},
-                        key=lambda n: (["dram", "l2", "l1", "fp64", "fp32", "fp16"] + [n]).index(n))
+                        key=lambda n: (["dram", "l2", "l1", "fp64", "fp32", "fp16", n]).index(n))
     sol = [dict(c, svg=_sol_svg(c, f"s{n}-", view["header"]["threshold"])) for n, c in enumerate(view["sol_charts"])]
     return page("report.html.j2", title=view["header"]["title"], css="",
                 **{**view, "charts": charts, "kernels": kernels, "instruction_charts": instruction,

@@ -80,5 +80,5 @@ def render_trend_csv(trend: Trend, options: RenderOptions) -> str:
         for p, s in sorted(present, key=lambda ps: ps[0]["position"]):
             values = (run.label, run.date_text, p["report"], s.name, p["duration_s"], p["bound_by"],
                       p["utilization"], p["regime"], s.key)
-            rows.append(dict(zip(CSV_COLUMNS, values)))
+            rows.append(dict(zip(CSV_COLUMNS, values, strict=False)))
     return rows_to_csv(rows, list(CSV_COLUMNS))

@@ -17,7 +17,8 @@ from ..knowledge import recipes as R
 from ..version import __version__
 from . import format as F
 from .labels import LONG_LABELS, long_label, short_label
-from .report import CEILING_LABELS, created_at, device_roofs
+from .report import device_roofs
+from .texts import CEILING_LABELS, created_at
 
 # Changes within this many percent are drawn neutral (run-to-run noise of a profiled kernel).
 NOISE_PCT = 1.0
@@ -198,7 +199,7 @@ def _arrows(members: list[Member]) -> tuple[list[dict[str, Any]], list[Arrow], l
 def _charts(diff: Diff, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One chart per device (or per BASE device → HEAD device when a kernel moved GPUs)."""
     groups: dict[tuple[str, str], list[Member]] = {}
-    for row, c in zip(rows, diff.matched):
+    for row, c in zip(rows, diff.matched, strict=False):
         groups.setdefault((_device(c["base"]), _device(c["head"])), []).append((row, c))
     base_sides = [kernel_side(k) for k in diff.base.kernels]
     head_sides = [kernel_side(k) for k in diff.head.kernels]

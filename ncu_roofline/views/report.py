@@ -6,7 +6,6 @@ parsing HTML; the renderers only lay it out.
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 import statistics
 from collections import Counter
@@ -18,53 +17,17 @@ from ..model.throughputs import too_little_work_reason
 from ..version import __version__
 from . import format as F
 from .labels import LONG_LABELS, family, is_unit, long_label, regime_label, roof_css, short_label
+from .texts import CEILING_LABELS, LEVERS, created_at, flag_text, quantity_label, table_flags
 
 if TYPE_CHECKING:
     from ..api.analysis import Analysis
     from ..api.kernel import AnalysedKernel
 
 ROOF_LABELS = LONG_LABELS  # roof -> its name in sentences
-LEVERS = {
-    "dram": "raising intensity through reuse (tiling, fusion, keeping data in L2 or shared memory, "
-            "batching work that shares the same bytes) is the lever",
-    "l2": "more reuse in L1 and shared memory, so fewer requests reach L2, is the lever",
-    "l1": "fewer and wider L1 accesses (vectorised, coalesced loads; no redundant loads; no shared-"
-          "memory bank conflicts) is the lever",
-    "fp64": "it is compute-bound in FP64: fewer FP64 operations, FMA instead of separate multiply "
-            "and add, or FP64 tensor cores (DMMA) where the GPU has them",
-    "fp32": "it is compute-bound in FP32: FMA-friendly arithmetic, lower precision, or tensor cores "
-            "(TF32/BF16) are the levers",
-    "fp16": "it is compute-bound in FP16 on CUDA cores: moving the work to tensor cores is the lever",
-    "tensor": "the tensor cores are the limit: a faster datapath (lower precision, sparsity) or less "
-              "work is the lever",
-}
-FLAG_TEXT = {
-    "unusable": "the report's metrics for this kernel are NaN or absent; it is not analysed",
-    "tensor_pipe_utilization_only": "tensor-core work is known only as the pipe's busy share (no FLOP count)",
-    "flop_incomplete": "the FLOP total is unknown because tensor-core work was not counted",
-    "tensor_work_estimated": "tensor FLOP estimated as tensor-pipe instructions x 512 (true count varies by MMA shape)",
-    "no_flop_counts": "the report holds no FLOP counts: the kernel cannot be placed on the chart",
-    "no_roofs": "no roof could be computed from this report",
-    "unit_throughputs": "Nsight Compute's unit throughputs (Speed Of Light) are in the report and take part in the verdict",
-    "duration_from_cycles": "the duration is elapsed cycles ÷ the measured clock (the report holds no gpu__time_duration)",
-    "grid_under_one_wave": "the grid is smaller than one wave: fewer blocks than the GPU runs at once",
-}
 TOP_N = 5
 MAX_KERNEL_CHARTS = 24  # per-kernel charts for the longest kernels; the rest are on the overview
-TABLE_FLAGS = {  # flag prefix -> short label in the table (the rest stay in the kernel section)
-    "above_roof": "above roof", "unusable": "unusable", "tensor_work_estimated": "tensor estimated",
-    "flop_incomplete": "FLOP incomplete", "tensor_pipe_utilization_only": "tensor pipe % only",
-    "peak_from_file": "peak from file", "duration_from_cycles": "duration from cycles",
-    "grid_under_one_wave": "< 1 wave",
-}
 
 
-CEILING_LABELS = {
-    "unit_throughput": "busy unit", "too_little_work": "too little work",
-    "fma_balance": "FMA balance", "issue_share": "issue share", "lane_efficiency": "lane efficiency",
-    "tensor_datapath": "tensor datapath", "tensor_share": "tensor share", "sector_use": "sector use",
-    "coalescing": "coalescing", "bank_conflicts": "bank conflicts", "latency": "latency", "reuse": "reuse",
-}
 MAX_DRAWN_CEILINGS = 4
 MAX_UNITS_SHOWN = 8  # the busiest unit throughputs listed in a kernel's section
 
@@ -93,55 +56,6 @@ def _findings(k: AnalysedKernel) -> list[dict[str, Any]]:
     return [{"kind": f.kind, "label": CEILING_LABELS.get(f.kind, f.kind), "roof": f.roof,
              "factor": f.factor, "factor_text": F.pct(f.factor) if f.factor is not None else "",
              "text": f.text, "action": f.action} for f in k.diagnosis]
-
-
-def quantity_label(key: str) -> str:
-    """`work_flop.fp16` -> `FP16 work`, `traffic_bytes.l1` -> `L1 bytes`, `peaks.l2` -> `L2 roof`."""
-    group, _, what = key.partition(".")
-    if group == "ceilings":
-        return f"{CEILING_LABELS.get(what, what).capitalize()} ceiling"
-    name = short_label(what)
-    return {"work_flop": f"{name} work", "traffic_bytes": f"{name} bytes", "peaks": f"{name} roof",
-            "duration": "Duration"}.get(group, key)
-
-
-def table_flags(flags: list[str]) -> list[dict[str, str]]:
-    """The flags worth a badge in the table, each once, with its explanation for the tooltip."""
-    out: dict[str, dict[str, str]] = {}
-    for flag in flags:
-        kind = flag.split(":", 1)[0]
-        if kind in TABLE_FLAGS:
-            label = TABLE_FLAGS[kind]
-            arg = flag.split(":", 1)[1] if ":" in flag else ""
-            if kind == "above_roof" and arg:
-                label = f"{label} ({short_label(arg)})"
-            entry = out.setdefault(label, {"label": label, "title": flag_text(flag)})
-            if entry["title"] != flag_text(flag):
-                entry["title"] += "; " + flag_text(flag)
-    return list(out.values())
-
-
-def flag_text(flag: str) -> str:
-    """One flag in words."""
-    if flag in FLAG_TEXT:
-        return FLAG_TEXT[flag]
-    kind, _, arg = flag.partition(":")
-    if kind == "above_roof":
-        return (f"above the {long_label(arg)} roof: a unit, precision, FLOP convention or "
-                "sparsity assumption is wrong somewhere")
-    if kind == "partial_roofs":
-        return f"no roof for: {arg.replace(',', ', ')} (the report lacks the metrics; see Missing)"
-    if kind == "peak_from_file":
-        return f"the {arg} roof comes from the peaks file"
-    return flag
-
-
-def created_at() -> str:
-    """Creation time, honouring SOURCE_DATE_EPOCH for reproducible output."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    when = (_dt.datetime.fromtimestamp(int(epoch), tz=_dt.timezone.utc) if epoch and epoch.isdigit()
-            else _dt.datetime.now(tz=_dt.timezone.utc))
-    return when.strftime("%Y-%m-%d %H:%M UTC")
 
 
 def launch_text(k: AnalysedKernel) -> str:
@@ -393,7 +307,8 @@ def _instruction_chart(device: str, items: list[tuple[dict[str, Any], AnalysedKe
         for space in ("global", "shared"):
             if space in ir:
                 points.append({"kernel_id": v["id"], "level": space, "intensity": ir[space]["inst_per_transaction"],
-                               "flop_per_s": ir["warp_inst_per_s"], "bound_by": v["bound_by"], "label": v["short_name"]})
+                               "flop_per_s": ir["warp_inst_per_s"], "bound_by": v["bound_by"],
+                               "label": v["short_name"]})
     if not points:
         return None
     roofs = []
@@ -422,7 +337,7 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
     view_by_id = {v["id"]: v for v in kernels}
 
     by_device: dict[str, list[tuple[dict[str, Any], AnalysedKernel, dict[str, Any]]]] = {}
-    for view, (_, k, d) in zip(kernels, kernels_all):
+    for view, (_, k, d) in zip(kernels, kernels_all, strict=False):
         by_device.setdefault(k.raw.device or "unknown device", []).append((view, k, d))
     devices = [{"name": device, "compute_capability": items[0][1].raw.compute_capability,
                 "sm_count": items[0][1].raw.sm_count} for device, items in by_device.items()]

@@ -16,7 +16,7 @@ from ..compare.trend import TOP_CHARTS, Series, Trend
 from ..version import __version__
 from . import format as F
 from .labels import roof_css, short_label
-from .report import created_at
+from .texts import created_at
 
 DATE_SOURCES = {"name": "folder or file name", "manifest": "recorded generation time", "mtime": "modification time"}
 

@@ -119,7 +119,8 @@ def axis_ranges(spec: ChartSpec) -> tuple[tuple[float, float], tuple[float, floa
     Explicit ranges win. Otherwise x runs whole decades from the lowest ridge / 100 to the
     highest ridge x 100 (room for the compute labels), ignoring compute roofs 100 times under
     the top one; y from a decade under the lowest bandwidth roof at the left edge to a half
-    decade above twice the highest compute roof. Both depend on the roofs alone, so two reports of the same GPU line up, and are
+    decade above twice the highest compute roof. Both depend on the roofs alone, so two reports of the
+    same GPU line up, and are
     widened only for points that would fall outside.
     """
     bandwidths, computes = valid_roofs(spec.roofs)
@@ -192,14 +193,8 @@ def default_ranges(spec: ChartSpec, bandwidths: list[Roof], computes: list[Roof]
         x_range = _FALLBACK_X_RANGE
     y_range: tuple[float, float] | None = None
     if x_range is not None:
-        if b_values:
-            y_low = _decade_floor(min(b_values) * x_range[0] / 10)
-        else:
-            y_low = _decade_floor(min(c_values) / 1e3)
-        if c_values:
-            y_high = _half_decade_ceil(2 * max(c_values))
-        else:
-            y_high = _half_decade_ceil(max(b_values) * x_range[1])
+        y_low = _decade_floor(min(b_values) * x_range[0] / 10) if b_values else _decade_floor(min(c_values) / 1000.0)
+        y_high = _half_decade_ceil(2 * max(c_values)) if c_values else _half_decade_ceil(max(b_values) * x_range[1])
         y_range = (y_low, y_high)
 
     if points:

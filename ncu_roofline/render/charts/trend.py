@@ -111,7 +111,7 @@ def _draw_utilization(ax: Axes, chart: Mapping[str, Any], xs: list[int]) -> None
     bounds: list[str | None] = chart["bound_by"]
     ax.plot(xs, utils, color="#9aa1ad", linewidth=1.0, zorder=1)
     roofs_seen: list[str | None] = []
-    for x, u, b in zip(xs, utils, bounds):
+    for x, u, b in zip(xs, utils, bounds, strict=False):
         if math.isnan(u):
             continue
         ax.scatter([x], [u], color=PALETTE.get(b, PALETTE["other"]), s=22, zorder=2)
