@@ -44,6 +44,7 @@ pytestmark = pytest.mark.skipif(not corpus_files(), reason=f"shared report corpu
 SMALL_REPORT = "gpu-workshop__MW_Baseline.ncu-rep"  # 5 kernels
 SMALL_KERNELS = 5
 LARGE_REPORT = "self-join-mistic__profile.ncu-rep"  # 154 kernels
+BASIC_REPORT = "esmm-research__profile.5c6231e.ncu-rep"  # basic set: SOL figures, no FLOP or bytes
 LARGE_KERNELS = 154
 
 START_TIMEOUT_S = 30.0  # browser start-up, until DevTools listens
@@ -485,5 +486,30 @@ def test_large_report_loads_quickly(tab: Tab, large_report: Path, tmp_path: Path
     tab.evaluate("window.scrollTo(0, 0)")
     tab.settle()
     path = tmp_path / "report-large-top.png"
+    _assert_png(tab.screenshot(path), path)
+    _keep_copy(path)
+
+
+@pytest.fixture(scope="module")
+def basic_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The HTML report of a basic-set capture: no FLOP or byte counts, only unit throughputs."""
+    return _generate(BASIC_REPORT, tmp_path_factory.mktemp("report-basic"))
+
+
+def test_basic_set_page_has_a_chart_and_names_the_busy_unit(tab: Tab, basic_report: Path, tmp_path: Path) -> None:
+    width, height = VIEWPORT
+    tab.send("Emulation.setDeviceMetricsOverride",
+             {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+    _open(tab, basic_report)
+    assert _errors(tab) == []
+    # the Speed-Of-Light chart: one hover target per kernel that has both headline figures
+    assert tab.count("figure.chart svg g.pt title") >= 5
+    badges = tab.evaluate("Array.from(document.querySelectorAll('#kernel-table tbody td:nth-child(6) .badge'))"
+                          ".map(b => b.textContent)")
+    assert "LSU pipe (load/store issue)" in badges and "L1/TEX (wavefronts)" in badges
+    assert tab.evaluate("(() => { const el = document.getElementById('sol-0'); if (!el) return false;"
+                        " el.scrollIntoView({block: 'start'}); return true; })()")
+    tab.settle()
+    path = tmp_path / "report-basic-sol.png"
     _assert_png(tab.screenshot(path), path)
     _keep_copy(path)

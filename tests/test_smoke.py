@@ -85,6 +85,27 @@ def test_trend_renderers(case: str, fmt: str) -> None:
     _check(render(TREND, build_trend(runs), fmt, RenderOptions(top=3)), fmt, case)
 
 
+def test_batch_index_renderer(tmp_path: Path) -> None:
+    """The batch index of reports of every case, one of them failed, in every format it has."""
+    from ncu_roofline.batch.job import error_result, rows_and_summary
+    from ncu_roofline.batch.manifest import manifest_entry, settings_for
+    from ncu_roofline.render import BATCH_INDEX
+    from ncu_roofline.settings import AnalysisSettings
+    from ncu_roofline.views.batch_index import BatchIndex
+
+    entries = []
+    for case in CASES:
+        doc = _analysis(case).to_dict()
+        _, summary = rows_and_summary(doc)
+        result = {"path": f"/tmp/{case}.ncu-rep", "sha256": "0" * 64, "status": "ok", "error": None,
+                  "summary": summary}
+        entries.append(manifest_entry(result, case, f"reports/{case}.json", f"reports/{case}.html", 0.1))
+    entries.append(manifest_entry(error_result(HOSTILE, None, f"{HOSTILE}: the file is empty"), "bad", None, None, 0.0))
+    index = BatchIndex(entries, settings_for(AnalysisSettings()), parquet=False)
+    for fmt in sorted(RENDERERS[BATCH_INDEX]):
+        _check(render(BATCH_INDEX, index, fmt), fmt, "hostile")
+
+
 def test_csv_columns_match_the_rows() -> None:
     from ncu_roofline.api.rows import columns
 

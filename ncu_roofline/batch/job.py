@@ -33,7 +33,7 @@ class Job(Protocol):
 
 
 def rows_and_summary(doc: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Kernel rows and the summary of a one-report `ncu-roofline/1` document."""
+    """Kernel rows and the summary of a one-report ncu-roofline document."""
     rep = doc["reports"][0]
     kernels = rep["kernels"]
     rows = [kernel_row(rep["path"], k) for k in kernels]
