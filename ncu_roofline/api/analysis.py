@@ -54,8 +54,18 @@ class ReportResult:
             "unusable_kernel_count": sum(1 for k in self.kernels if not k.usable),
             "total_duration_s": self.total_duration_s,
             "warnings": list(self.warnings),
-            "kernels": [k.to_dict(redact) for k in self.kernels],
+            "kernels": [_with_program_gain(k.to_dict(redact), self.total_duration_s) for k in self.kernels],
         }
+
+
+def _with_program_gain(d: dict[str, Any], total_s: float | None) -> dict[str, Any]:
+    """Each finding's worth to the whole program: time share × (1 − 1 / speed-up)."""
+    share = d["duration_s"] / total_s if d["duration_s"] and total_s else None
+    for f in d.get("diagnosis", []):
+        speedup = f.get("speedup")
+        f["program_gain"] = (share * (1 - 1 / speedup) if share is not None and speedup and speedup > 1
+                             else None)
+    return d
 
 
 @dataclass

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.roofline import DEFAULT_SETTINGS, KernelModel, build_kernel_model
-from ..passes.ceilings import Ceiling, Finding, analyse_ceilings
+from ..passes.ceilings import Ceiling, NotApplicable, analyse_ceilings
+from ..passes.diagnosis import Finding, diagnose
 from ..passes.instruction_roofline import instruction_roofline
 from ..readers.record import RawKernel
 from ..settings import AnalysisSettings
@@ -25,6 +26,8 @@ class AnalysedKernel(KernelModel):
     diagnosis: list[Finding] = field(default_factory=list)
     reuse: dict[str, float] = field(default_factory=dict)
     instruction_roofline: dict[str, Any] | None = None
+    not_applicable: list[NotApplicable] = field(default_factory=list)
+    precision_options: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self, redact: bool = False) -> dict[str, Any]:
         """The kernel as the `ncu-roofline/2` JSON contract writes it."""
@@ -33,6 +36,8 @@ class AnalysedKernel(KernelModel):
         d["diagnosis"] = [f.to_dict() for f in self.diagnosis]
         d["reuse"] = dict(self.reuse)
         d["instruction_roofline"] = self.instruction_roofline
+        d["ceilings_not_applicable"] = [n.to_dict() for n in self.not_applicable]
+        d["precision_options"] = [dict(o) for o in self.precision_options]
         return d
 
 
@@ -42,5 +47,6 @@ def analyse_kernel(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETTINGS
     found = analyse_ceilings(model)
     values = {f.name: getattr(model, f.name) for f in dataclasses.fields(KernelModel)}
     values["missing"] = [*model.missing, *found.missing]
-    return AnalysedKernel(**values, ceilings=found.ceilings, diagnosis=found.diagnosis, reuse=found.reuse,
-                          instruction_roofline=instruction_roofline(model))
+    return AnalysedKernel(**values, ceilings=found.ceilings, diagnosis=diagnose(model, found.ceilings, found.reuse),
+                          reuse=found.reuse, instruction_roofline=instruction_roofline(model),
+                          not_applicable=found.not_applicable, precision_options=found.precision_options)

@@ -1,10 +1,14 @@
-"""Ceilings under the roofs, and a ranked diagnosis of what keeps a kernel below its roof.
+"""Ceilings under the roofs: what keeps a kernel from reaching a roof, each only where it applies.
 
 Computation ceilings (per precision the kernel uses): FMA balance, issue share, lane efficiency,
-and for tensor cores the datapath used. Bandwidth ceilings: sector use (L2, DRAM), coalescing
-(L1 sectors per request) and shared-memory bank conflicts (L1). Each ceiling is
-`factor x roof` with 0 < factor <= 1 and keeps the metric values it was computed from.
-Reuse between levels is reported alongside (byte ratios and hit rates): it is not a ceiling.
+and the tensor share. Bandwidth ceilings: sector use (L2, DRAM) and coalescing (L1) of ordinary
+global loads and stores, and shared-memory bank conflicts (L1) from Nsight Compute's own conflict
+counters. Each ceiling is `factor x roof` with 0 < factor <= 1 and keeps the metric values it came
+from. Each checks its precondition first: a ceiling describes instructions that were executed
+(no LDG, no sector-use ceiling for loads), or it is listed as not applicable with the reason.
+A ceiling below the point the kernel reaches on that roof contradicts the measurement: it is
+dropped and the contradiction named. A faster precision or datapath is an option, reported as
+headroom (`precision_options`), never as a ceiling. Reuse figures are reported alongside.
 """
 
 from __future__ import annotations
@@ -14,9 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..knowledge import recipes as R
-from ..knowledge import throughputs as T
 from ..model.quantities import Missing, Resolver
-from ..model.throughputs import too_little_work_reason
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
@@ -47,14 +49,12 @@ class Ceiling:
 
 
 @dataclass
-class Finding:
-    """One line of the diagnosis, most important first."""
+class NotApplicable:
+    """A ceiling that was not computed, or was dropped, and why."""
 
     kind: str
-    roof: str | None
-    factor: float | None
-    text: str
-    action: str
+    roof: str
+    reason: str
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -63,9 +63,10 @@ class Finding:
 @dataclass
 class CeilingAnalysis:
     ceilings: list[Ceiling] = field(default_factory=list)
-    diagnosis: list[Finding] = field(default_factory=list)
     reuse: dict[str, float] = field(default_factory=dict)
     missing: list[Missing] = field(default_factory=list)
+    not_applicable: list[NotApplicable] = field(default_factory=list)
+    precision_options: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _stored(m: KernelModel, name: str) -> bool:
@@ -75,9 +76,9 @@ def _stored(m: KernelModel, name: str) -> bool:
     return any(f in m.raw.metrics for f in forms)
 
 
-def _missing_ceilings(m: KernelModel, ceilings: list[Ceiling]) -> list[Missing]:
+def _missing_ceilings(m: KernelModel, ceilings: list[Ceiling], skipped: list[NotApplicable]) -> list[Missing]:
     """Ceilings the report cannot give, with the metrics it lacks and the ncu options to collect them."""
-    made = {c.kind for c in ceilings}
+    made = {c.kind for c in ceilings} | {s.kind for s in skipped} | {"async_copies"}
     fp_work = any(m.q.flop.get(p) is not None and m.q.flop[p].value > 0 for p in MIX)  # type: ignore[union-attr]
     out = []
     for kind, names in R.CEILING_METRICS.items():
@@ -172,21 +173,37 @@ def _compute_ceilings(m: KernelModel, res: Resolver, out: list[Ceiling]) -> None
     if m.q.tensor_paths and m.tensor_peaks:
         used = {dp: v.value for dp, v in m.q.tensor_paths.items() if v.value > 0 and dp in m.tensor_peaks}
         total_tensor = sum(used.values())
-        if used:
-            fastest = max(v.value for v in m.tensor_peaks.values())
-            weighted = sum(m.tensor_peaks[dp].value * ops for dp, ops in used.items()) / total_tensor
-            _add(out, m, "tensor_datapath", "tensor", weighted / fastest,
-                 {f"ops_{dp}": ops for dp, ops in used.items()} | {"fastest_peak_flop_per_s": fastest},
-                 "the datapaths used (" + ", ".join(sorted(used)) + ") have a lower roof than the fastest "
-                 "dense datapath of this GPU",
-                 "a lower-precision input or accumulator type (e.g. BF16/FP8 with FP32 accumulate) raises "
-                 "the tensor roof where accuracy allows")
-            all_flop = m.total_flop or 0.0
-            if all_flop > 0:
-                share = total_tensor / all_flop
-                _add(out, m, "tensor_share", "tensor", share, {"tensor_flop": total_tensor, "all_flop": all_flop},
-                     f"{share:.0%} of the FLOP run on tensor cores",
-                     "move the remaining arithmetic (epilogues, reductions) onto tensor cores or fuse it")
+        all_flop = m.total_flop or 0.0
+        if used and all_flop > 0:
+            share = total_tensor / all_flop
+            _add(out, m, "tensor_share", "tensor", share, {"tensor_flop": total_tensor, "all_flop": all_flop},
+                 f"{share:.0%} of the FLOP run on tensor cores",
+                 "move the remaining arithmetic (epilogues, reductions) onto tensor cores or fuse it")
+
+
+def precision_options(m: KernelModel) -> list[dict[str, Any]]:
+    """Headroom by changing precision: dense datapaths this GPU has, faster than the one in use.
+
+    An option with its own accuracy cost, not a cause: never the datapath in use, never a sparse
+    one (a 2:4-sparse roof is not reachable by a dense kernel). Where the report's peaks show that
+    FP32 accumulation runs at half the rate of FP16 accumulation for the input type in use (GeForce
+    parts), that is said too.
+    """
+    used = {dp: v.value for dp, v in m.q.tensor_paths.items() if v.value > 0 and dp in m.tensor_peaks}
+    if not used:
+        return []
+    main = max(used, key=lambda dp: used[dp])
+    in_use = m.tensor_peaks[main].value
+    options = []
+    for dp, peak in sorted(m.tensor_peaks.items(), key=lambda kv: -kv[1].value):
+        if dp in used or "sparsity_on" in dp or "sparse" in dp or peak.value <= in_use * 1.01:
+            continue
+        note = ""
+        if main.endswith("_dst_fp32") and dp == main.replace("_dst_fp32", "_dst_fp16"):
+            note = "the same inputs with FP16 accumulation: this GPU runs FP32 accumulation at half that rate"
+        options.append({"datapath": dp, "peak_flop_per_s": peak.value, "in_use": main,
+                        "in_use_peak_flop_per_s": in_use, "speedup_bound": peak.value / in_use, "note": note})
+    return options
 
 
 def _ratio(res: Resolver, op: str) -> float | None:
@@ -199,15 +216,53 @@ def _ratio(res: Resolver, op: str) -> float | None:
     return None if pct is None else pct / 100.0 * 32.0
 
 
-def _memory_ceilings(m: KernelModel, res: Resolver, out: list[Ceiling]) -> None:
+def _executed(res: Resolver, name: str) -> float | None:
+    c = res.count(name)
+    return None if c is None else c[0]
+
+
+def _async_copies(res: Resolver) -> float:
+    """LDGSTS (cp.async) instructions: they load global memory without an LDG."""
+    for name in ("smsp__inst_executed_op_ldgsts.sum", "sm__sass_inst_executed_op_ldgsts_cache_bypass.sum",
+                 "smsp__sass_inst_executed_op_ldgsts.sum"):
+        v = _executed(res, name)
+        if v is not None and v > 0:
+            return v
+    return 0.0
+
+
+def _global_ops(res: Resolver, skipped: list[NotApplicable]) -> dict[str, float]:
+    """Bytes used per sector of the ordinary global loads/stores that were executed (op -> ratio)."""
     used: dict[str, float] = {}
-    weights: dict[str, float] = {}
-    for op in ("ld", "st"):
+    for op, what in (("ld", "loads (LDG)"), ("st", "stores (STG)")):
         r = _ratio(res, op)
-        sectors = res.count(f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum")
-        if r is not None and (sectors is None or sectors[0] > 0):
-            used[op] = r
-            weights[op] = sectors[0] if sectors is not None else 1.0
+        executed = _executed(res, f"smsp__sass_inst_executed_op_global_{op}.sum")
+        if r is None:
+            continue
+        if executed == 0 or (executed is None and r == 0):
+            skipped.append(NotApplicable("sector_use", "l2/dram", f"no ordinary global {what} were executed: "
+                                         f"the bytes-per-sector metric of global {what} does not describe "
+                                         "this kernel"))
+            continue
+        used[op] = r
+    return used
+
+
+def _memory_ceilings(m: KernelModel, res: Resolver, out: list[Ceiling], skipped: list[NotApplicable]) -> None:
+    used = _global_ops(res, skipped)
+    copies = _async_copies(res)
+    if copies > 0:
+        async_sectors = _executed(res, "sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum")
+        async_requests = _executed(res, "sm__sass_l1tex_t_requests_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum")
+        measured = (f" ({async_sectors / async_requests:.1f} sectors per request; 16 is ideal for 16-byte copies "
+                    "by a full warp)") if async_sectors and async_requests else ""
+        skipped.append(NotApplicable("sector_use", "l2/dram", f"{copies:,.0f} asynchronous copies (cp.async / "
+                                     f"LDGSTS) load global memory without LDG{measured}: their sector use is not "
+                                     "measured by the LDG metrics and is not judged here"))
+    weights: dict[str, float] = {}
+    for op in used:
+        sectors_c = res.count(f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum")
+        weights[op] = sectors_c[0] if sectors_c is not None and sectors_c[0] > 0 else 1.0
     if used:
         total_w = sum(weights.values())
         per_sector = sum(used[op] * weights[op] for op in used) / total_w
@@ -215,18 +270,18 @@ def _memory_ceilings(m: KernelModel, res: Resolver, out: list[Ceiling]) -> None:
         evidence |= {f"{op}_sectors": weights[op] for op in used if weights[op] != 1.0}
         worst = min(used, key=lambda op: used[op])
         name = {"ld": "loads", "st": "stores"}
+        parts = ", ".join(f"{name[op]} {used[op]:.1f}" for op in ("ld", "st") if op in used)
         for roof in ("l2", "dram"):
             _add(out, m, "sector_use", roof, per_sector / 32.0, evidence,
-                 f"global memory accesses use {per_sector:.1f} of every 32 bytes fetched "
-                 f"(loads {used.get('ld', float('nan')):.1f}, stores {used.get('st', float('nan')):.1f})",
+                 f"global memory accesses use {per_sector:.1f} of every 32 bytes fetched ({parts})",
                  f"global {name[worst]} use {used[worst]:.0f} of every 32 bytes fetched: make adjacent "
                  "threads read adjacent addresses (structure of arrays, transposed indexing, or stage "
                  "through shared memory)")
-    for op in ("ld", "st"):
+    for op in used:
         sectors = res.count(f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum")
         requests = res.count(f"l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum")
-        r = used.get(op)
-        if sectors is None or requests is None or requests[0] <= 0 or sectors[0] <= 0 or r is None:
+        r = used[op]
+        if sectors is None or requests is None or requests[0] <= 0 or sectors[0] <= 0 or r <= 0:
             continue
         per_request = sectors[0] / requests[0]
         ideal = max(1.0, per_request * r / 32.0)  # sectors the useful bytes of a request need
@@ -237,32 +292,53 @@ def _memory_ceilings(m: KernelModel, res: Resolver, out: list[Ceiling]) -> None:
              f"{ideal:.1f} would hold the bytes used",
              "coalesce: let consecutive threads access consecutive, aligned addresses; use 8- or 16-byte "
              "vector accesses where each thread needs several elements")
-    wavefronts = inst = 0.0
-    shared_evidence: dict[str, float] = {}
-    for op in ("ld", "st"):
-        w = res.count(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum")
-        i = res.count(f"smsp__sass_inst_executed_op_shared_{op}.sum")
-        if w is None or i is None:
-            continue
-        shared_evidence[f"shared_{op}_wavefronts"] = w[0]
-        shared_evidence[f"shared_{op}_inst"] = i[0]
-        c = res.count(f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum")
-        if c is not None:
-            shared_evidence[f"shared_{op}_bank_conflicts"] = c[0]
-        if i[0] > 0:
-            shared_evidence[f"shared_{op}_ways"] = w[0] / i[0]
-        wavefronts += w[0]
-        inst += i[0]
-    if inst > 0 and wavefronts > 0:
-        ways = wavefronts / inst
-        shared_evidence["ways"] = ways
-        per_op = ", ".join(f"{'loads' if op == 'ld' else 'stores'} {shared_evidence[f'shared_{op}_ways']:.1f}-way"
-                           for op in ("ld", "st") if f"shared_{op}_ways" in shared_evidence)
-        _add(out, m, "bank_conflicts", "l1", 1.0 / ways, shared_evidence,
-             f"shared-memory instructions take {ways:.1f} wavefronts each on average ({per_op}; 1 is "
-             "conflict-free for 4-byte accesses)",
-             "remove shared-memory bank conflicts: pad the tile by one element per row (e.g. [32][33]) or "
-             "swizzle the index so a warp's 32 accesses fall in 32 different banks")
+    _bank_conflicts(m, res, out, skipped)
+
+
+def _bank_conflicts(m: KernelModel, res: Resolver, out: list[Ceiling], skipped: list[NotApplicable]) -> None:
+    """Nsight Compute's own conflict count against the shared-memory wavefronts (ldmatrix included).
+
+    Wide (64/128-bit) accesses need 2-4 wavefronts without any conflict, so wavefronts per
+    instruction is not a conflict degree; only the conflict counters are.
+    """
+    all_wavefronts = _executed(res, "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum")
+    all_conflicts = _executed(res, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum")
+    evidence: dict[str, float] = {}
+    wavefronts: float
+    conflicts: float
+    if all_wavefronts is not None and all_conflicts is not None:
+        wavefronts, conflicts = all_wavefronts, all_conflicts
+    else:
+        wavefronts = conflicts = 0.0
+        found = False
+        for op in ("ld", "st"):
+            w = _executed(res, f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum")
+            c = _executed(res, f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum")
+            if w is None or c is None:
+                continue
+            found = True
+            wavefronts += w
+            conflicts += c
+            evidence[f"shared_{op}_wavefronts"] = w
+            evidence[f"shared_{op}_bank_conflicts"] = c
+        if not found:
+            return
+    if wavefronts <= 0:
+        skipped.append(NotApplicable("bank_conflicts", "l1", "no shared-memory wavefronts: the kernel does not "
+                                     "use shared memory"))
+        return
+    conflicts = min(max(conflicts, 0.0), wavefronts)
+    free = (wavefronts - conflicts) / wavefronts
+    ldsm = _executed(res, "smsp__inst_executed_op_ldsm.sum")
+    evidence |= {"shared_wavefronts": wavefronts, "bank_conflicts": conflicts, "conflict_free_share": free}
+    if ldsm:
+        evidence["ldmatrix_inst"] = ldsm
+    ways = 1.0 / free if free > 0 else float("inf")
+    _add(out, m, "bank_conflicts", "l1", free, evidence,
+         f"{conflicts:,.0f} of {wavefronts:,.0f} shared-memory wavefronts are bank conflicts "
+         f"(Nsight Compute's count; {ways:.1f} wavefronts per conflict-free one)",
+         "remove shared-memory bank conflicts: pad the tile by one element per row (e.g. [32][33]) or "
+         "swizzle the index so a warp's 32 accesses fall in 32 different banks")
 
 
 def _reuse(m: KernelModel, res: Resolver) -> dict[str, float]:
@@ -279,84 +355,30 @@ def _reuse(m: KernelModel, res: Resolver) -> dict[str, float]:
     return out
 
 
-def _too_little_work(m: KernelModel) -> Finding:
-    return Finding("too_little_work", None, None, too_little_work_reason(m.launch, m.limiter_share),
-                   "give the launch more independent work (a larger grid, batching several calls into one "
-                   "launch, or fusing it with its neighbours); for a tiny kernel, its launch overhead is the cost")
-
-
-def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
-    """The kernel's limit is a unit throughput: say which, and how it relates to the chart's roofs."""
-    bound = m.bound_by or ""
-    unit = m.units[bound]
-    roof = T.related_roof(bound)
-    contrast = ""
-    if roof is not None and roof in m.utilization:
-        contrast = (f", while {roof.upper()} {'bytes' if roof in R.LEVELS else 'work'} reach only "
-                    f"{m.utilization[roof]:.0%} of the {roof.upper()} roof")
-    findings = [Finding("unit_throughput", bound, None, f"{unit.label} at {unit.share:.0%} of its peak{contrast}",
-                        unit.explains or f"the busiest unit is {unit.label}")]
-    for c in sorted(ceilings, key=lambda c: c.factor):
-        if roof is not None and c.roof == roof and c.factor < SIGNIFICANT:
-            findings.append(Finding(c.kind, c.roof, c.factor, f"{c.detail}: caps the {roof.upper()} roof at "
-                                    f"{c.factor:.0%}", c.action))
-    return findings
-
-
-def _diagnose(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float]) -> list[Finding]:
-    if not m.usable or m.bound_by is None:
-        return [_too_little_work(m)] if m.usable and m.regime == T.TOO_LITTLE_WORK else []
-    if m.regime == T.TOO_LITTLE_WORK:
-        return [_too_little_work(m)]
-    if not m.limiter_is_roof:
-        return _unit_limit(m, ceilings)
-    findings: list[Finding] = []
-    bound, u = m.bound_by, m.utilization[m.bound_by]
-    mine = [c for c in ceilings if c.roof == bound]
-    limit = 1.0
-    for c in mine:
-        limit *= c.factor
-
-    def relevant(c: Ceiling) -> bool:
-        # the bounding roof, the compute roof of the kernel's main precision, and memory roofs the
-        # kernel actually leans on; a ceiling under a roof the kernel barely uses explains nothing
-        if c.roof in (bound, m.dominant_precision):
-            return True
-        if c.roof not in R.LEVELS:
-            return False
-        level_u = m.utilization.get(c.roof)
-        return level_u is None or level_u >= 0.25 * u  # unknown use of a level: cannot rule it out
-
-    for c in sorted(ceilings, key=lambda c: (c.roof != bound, c.factor)):
-        if c.factor >= SIGNIFICANT or not relevant(c):
+def _drop_contradictions(m: KernelModel, ceilings: list[Ceiling], skipped: list[NotApplicable]) -> list[Ceiling]:
+    """A ceiling the kernel already exceeds on its own roof is inconsistent with the measurement."""
+    kept = []
+    for c in ceilings:
+        achieved = m.utilization.get(c.roof)
+        if achieved is not None and c.factor < achieved * (1 - 1e-6):
+            skipped.append(NotApplicable(c.kind, c.roof, f"dropped: it would cap the {c.roof.upper()} roof at "
+                                         f"{c.factor:.0%}, but the kernel reaches {achieved:.0%} of it; the metric "
+                                         "does not describe this kernel's traffic"))
             continue
-        where = "the bounding roof" if c.roof == bound else f"the {c.roof.upper()} roof"
-        findings.append(Finding(c.kind, c.roof, c.factor,
-                                f"{c.detail}: caps {where} at {c.factor:.0%}", c.action))
-    if m.regime == T.LATENCY and u < 0.6 * limit:
-        findings.append(Finding(
-            "latency", bound, None,
-            f"after the ceilings ({limit:.0%} of the {bound.upper()} roof reachable) the kernel still reaches only "
-            f"{u:.0%}: the rest is latency (occupancy, stalls, dependencies, too little work per launch)",
-            "check achieved occupancy and the warp-stall reasons (Nsight Compute's WarpStateStats and Occupancy "
-            "sections); give each SM more independent work (more warps, more instructions in flight)"))
-    hit = reuse.get("l2_hit_rate")
-    if bound == "dram" and hit is not None and hit < 0.5:
-        findings.append(Finding(
-            "reuse", "dram", None,
-            f"only {hit:.0%} of L2 sector lookups hit: most requests go on to DRAM",
-            "tile or fuse so that data is reused while it is in L2 or shared memory"))
-    return findings
+        kept.append(c)
+    return kept
 
 
 def analyse_ceilings(m: KernelModel) -> CeilingAnalysis:
-    """All ceilings of one kernel, the reuse figures, and the ranked diagnosis."""
+    """All ceilings of one kernel that apply, what does not apply and why, reuse and precision options."""
     if not m.usable:
         return CeilingAnalysis()
     res = Resolver(m.raw)
     res.duration = m.q.duration_s
     ceilings: list[Ceiling] = []
+    skipped: list[NotApplicable] = []
     _compute_ceilings(m, res, ceilings)
-    _memory_ceilings(m, res, ceilings)
-    reuse = _reuse(m, res)
-    return CeilingAnalysis(ceilings, _diagnose(m, ceilings, reuse), reuse, _missing_ceilings(m, ceilings))
+    _memory_ceilings(m, res, ceilings, skipped)
+    ceilings = _drop_contradictions(m, ceilings, skipped)
+    return CeilingAnalysis(ceilings, _reuse(m, res), _missing_ceilings(m, ceilings, skipped), skipped,
+                           precision_options(m))

@@ -52,10 +52,23 @@ def _chart_ceilings(k: AnalysedKernel, roofs: list[dict[str, Any]]) -> list[dict
     return drawn
 
 
-def _findings(k: AnalysedKernel) -> list[dict[str, Any]]:
+def _worth(speedup: float | None, note: str, share: float | None) -> str:
+    """"up to 2.3× faster (roof ÷ ceiling), worth at most 14 % of the GPU time"; or why there is no bound."""
+    if speedup is None or not speedup > 1:
+        return f"No projected speed-up: {note}." if note else ""
+    text = f"Fixing this could make the kernel up to {speedup:.2g}× faster ({note})"
+    if share is not None:
+        text += f", worth at most {F.pct(share * (1 - 1 / speedup), 1)} of the GPU time"
+    return text + "."
+
+
+def _findings(k: AnalysedKernel, share: float | None) -> list[dict[str, Any]]:
     return [{"kind": f.kind, "label": CEILING_LABELS.get(f.kind, f.kind), "roof": f.roof,
+             "roof_label": short_label(f.roof) if f.roof else "",
              "factor": f.factor, "factor_text": F.pct(f.factor) if f.factor is not None else "",
-             "text": f.text, "action": f.action} for f in k.diagnosis]
+             "text": f.text, "action": f.action, "speedup": f.speedup,
+             "speedup_text": f"≤{f.speedup:.2g}×" if f.speedup and f.speedup > 1 else "",
+             "worth": _worth(f.speedup, f.speedup_note, share)} for f in k.diagnosis]
 
 
 def launch_text(k: AnalysedKernel) -> str:
@@ -210,7 +223,8 @@ def _kernel_view(report_no: int, k: AnalysedKernel, d: dict[str, Any], total_s: 
     """One kernel's row and section; `d` is its JSON-contract dict."""
     kid = _kernel_id(report_no, k)
     dur = d["duration_s"]
-    findings = _findings(k)
+    share = (dur / total_s) if dur is not None and total_s else None
+    findings = _findings(k, share)
     bound_u = k.limiter_share
     own_roofs = device_roofs([d])
     levels = [lv for lv in R.LEVELS if k.intensity.get(lv) is not None]
@@ -260,8 +274,14 @@ def _kernel_view(report_no: int, k: AnalysedKernel, d: dict[str, Any], total_s: 
         "missing": [dict(m, label=quantity_label(m["quantity"])) for m in d["missing"]],
         "off_chart": _off_chart_note(k),
         "findings": findings,
-        "top_finding": findings[0] if findings else None,
+        # The first finding names the limiter (the table's Bound-by column already does); the table
+        # shows the one worth most after it.
+        "top_finding": (findings[1] if len(findings) > 1 else findings[0]) if findings else None,
         "ceilings": [dict(c.to_dict(), label=CEILING_LABELS.get(c.kind, c.kind)) for c in k.ceilings],
+        "not_applicable": [dict(n.to_dict(), label=CEILING_LABELS.get(n.kind, n.kind)) for n in k.not_applicable],
+        "precision_options": [dict(o, peak_text=F.si(o["peak_flop_per_s"], "FLOP/s"),
+                                   in_use_peak_text=F.si(o["in_use_peak_flop_per_s"], "FLOP/s"))
+                              for o in k.precision_options],
         "reuse": dict(k.reuse),
         "chart": {
             "title": F.short_name(k.raw.name, 80),

@@ -1,0 +1,178 @@
+"""The diagnosis: what explains the gap under the kernel's limiter, ranked by what fixing it is worth.
+
+Only findings about the limit the kernel actually hits are ranked, the first one always names it:
+
+- too little work: the launch, with its grid and waves;
+- at a limit: that limit, and the next step about it (for a memory roof, the intensity gap to the
+  ridge point: how many times more FLOP per byte would reach the compute roof); a unit throughput
+  with the roof its work shows under;
+- below every limit (latency): the ceilings under the limiter, then the latency that remains.
+
+Each finding carries a projected speed-up, as Intel Advisor states it: fixing a ceiling lets the
+kernel run up to roof ÷ ceiling (1 / factor) faster; the intensity gap up to compute roof ÷
+achieved FLOP/s; the latency gap up to (what the ceilings allow) ÷ (what the kernel reaches).
+Where no bound can be stated, `speedup` is None and `speedup_note` says why. The program-level
+gain (time share × (1 − 1/speed-up)) needs the whole report and is added in `api.analysis`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..knowledge import recipes as R
+from ..knowledge import throughputs as T
+from ..model.throughputs import too_little_work_reason
+from .ceilings import SIGNIFICANT, Ceiling
+
+if TYPE_CHECKING:
+    from ..model.roofline import KernelModel
+
+# Names of kernels that multiply by a weight matrix shared by every row of the other operand.
+_GEMM_LIKE = re.compile(r"gemm|gemv|matmul|linear|mma|dense|fc_|sgemm|hgemm|cutlass", re.IGNORECASE)
+_LATENCY_SHARE = 0.6  # below this share of what the ceilings allow, the rest is called latency
+
+
+@dataclass
+class Finding:
+    """One line of the diagnosis, most important first."""
+
+    kind: str
+    roof: str | None  # the roof (or unit) the finding is about
+    factor: float | None
+    text: str
+    action: str
+    limit: str | None = None  # the limiter this finding explains (`bound_by`)
+    speedup: float | None = None  # the kernel could run up to this many times faster
+    speedup_note: str = ""  # how the bound is computed, or why there is none
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _ceiling_finding(m: KernelModel, c: Ceiling, where: str) -> Finding:
+    speedup = 1.0 / c.factor if c.factor > 0 else None
+    return Finding(c.kind, c.roof, c.factor, f"{c.detail}: caps {where} at {c.factor:.0%}", c.action, m.bound_by,
+                   speedup, f"roof ÷ ceiling = 1 / {c.factor:.2f}")
+
+
+def _too_little_work(m: KernelModel) -> Finding:
+    return Finding("too_little_work", m.bound_by, None, too_little_work_reason(m.launch, m.limiter_share),
+                   "give the launch more independent work (a larger grid, batching several calls into one "
+                   "launch, or fusing it with its neighbours); for a tiny kernel, its launch overhead is the cost",
+                   m.bound_by, None, "no bound: it depends on how much more work each launch is given")
+
+
+def _intensity_gap(m: KernelModel, level: str) -> Finding | None:
+    """For a kernel at a memory roof: the FLOP per byte it would need to reach the compute roof."""
+    intensity = m.intensity.get(level)
+    ridge = m.ridge_points().get(level)
+    roof = m.compute_roof()
+    if not intensity or not ridge or not roof or not m.achieved_flop_per_s or ridge <= intensity:
+        return None
+    gap = ridge / intensity
+    speedup = roof / m.achieved_flop_per_s
+    text = (f"the kernel does {intensity:.3g} FLOP per {level.upper()} byte; the ridge point is {ridge:.3g}: it "
+            f"needs {gap:.2g}× more FLOP per byte to reach the compute roof")
+    action = ("move fewer bytes per FLOP: fuse with the kernels that produce or consume its data, reuse tiles "
+              "in shared memory or registers, or store in a lower precision")
+    if _GEMM_LIKE.search(m.raw.demangled_name or m.raw.name):
+        action += (f"; if it multiplies by weights shared across rows (a GEMM or GEMV, as its name suggests), "
+                   f"batching about {gap:.2g}× more rows (tokens) that share those weights would get there, "
+                   "assuming the weight bytes dominate its traffic")
+    return Finding("intensity_gap", level, None, text, action, m.bound_by, speedup,
+                   "compute roof ÷ achieved FLOP/s (the most any intensity change can give)")
+
+
+def _at_roof(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
+    bound = m.bound_by or ""
+    share = m.limiter_share or 0.0
+    what = "bytes" if bound in R.LEVELS else "work"
+    head = Finding("at_limit", bound, None, f"at {share:.0%} of the {bound.upper()} roof: the kernel presses "
+                   "against it", (f"the lever is fewer {what} at this roof, not more parallelism"), bound, None,
+                   "at its limit: only less work for this roof makes it faster")
+    findings = [head]
+    if bound in R.LEVELS:
+        gap = _intensity_gap(m, bound)
+        if gap is not None:
+            findings.append(gap)
+    findings += [_ceiling_finding(m, c, "the bounding roof") for c in _under(ceilings, bound)]
+    return findings
+
+
+def _under(ceilings: list[Ceiling], roof: str | None) -> list[Ceiling]:
+    return sorted((c for c in ceilings if roof is not None and c.roof == roof and c.factor < SIGNIFICANT),
+                  key=lambda c: c.factor)
+
+
+def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
+    """The limiter is a unit throughput: name it, compare the roof its work shows under."""
+    bound = m.bound_by or ""
+    unit = m.units[bound]
+    roof = T.related_roof(bound)
+    contrast = ""
+    if roof is not None and roof in m.utilization:
+        contrast = (f", while {roof.upper()} {'bytes' if roof in R.LEVELS else 'work'} reach only "
+                    f"{m.utilization[roof]:.0%} of the {roof.upper()} roof")
+    at = m.regime == T.AT_LIMIT
+    head = Finding("unit_throughput", bound, None, f"{unit.label} at {unit.share:.0%} of its peak{contrast}",
+                   unit.explains or f"the busiest unit is {unit.label}", bound, None,
+                   "at its limit: only less work for this unit makes it faster" if at
+                   else "below the threshold: see the latency finding")
+    where = f"the {roof.upper()} roof" if roof else ""
+    return [head] + [_ceiling_finding(m, c, where) for c in _under(ceilings, roof)]
+
+
+def _latency(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
+    bound = m.bound_by or ""
+    share = m.limiter_share or 0.0
+    roof = bound if m.limiter_is_roof else T.related_roof(bound)
+    mine = _under(ceilings, roof)
+    findings = [_ceiling_finding(m, c, f"the {roof.upper()} roof" if roof else "its roof") for c in mine]
+    reachable = math.prod(c.factor for c in mine) if mine else 1.0
+    if share < _LATENCY_SHARE * reachable:
+        label = bound.upper() if m.limiter_is_roof else m.units[bound].label
+        occupancy = m.launch.get("achieved_occupancy")
+        occ = f" (achieved occupancy {occupancy:.0%})" if occupancy is not None else ""
+        findings.append(Finding(
+            "latency", bound, None,
+            f"the busiest limit, {label}, is at {share:.0%} where the ceilings allow {reachable:.0%}: the rest is "
+            f"latency{occ}: stalls, dependencies, too few warps in flight",
+            "check achieved occupancy and the warp-stall reasons (Nsight Compute's WarpStateStats and Occupancy "
+            "sections); give each SM more independent work (more warps, more instructions in flight)",
+            bound, reachable / share if share > 0 else None, "what the ceilings allow ÷ what the kernel reaches"))
+    if not findings:
+        findings.append(Finding("latency", bound, None, f"the busiest limit is at {share:.0%}: latency, not a "
+                                "resource, holds the kernel back", "check the warp-stall reasons and occupancy",
+                                bound, 1.0 / share if share > 0 else None, "roof ÷ what the kernel reaches"))
+    return findings
+
+
+def _reuse_note(m: KernelModel, reuse: dict[str, float]) -> list[Finding]:
+    hit = reuse.get("l2_hit_rate")
+    if m.bound_by in ("dram", "dram_throughput", "dram__cycles_active", "fbpa__dram_sectors") and hit is not None \
+            and hit < 0.5:
+        return [Finding("reuse", "dram", None, f"only {hit:.0%} of L2 sector lookups hit: most requests go on "
+                        "to DRAM", "tile or fuse so that data is reused while it is in L2 or shared memory",
+                        m.bound_by, None, "no bound: the hit rate a better tiling reaches is not known")]
+    return []
+
+
+def diagnose(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float]) -> list[Finding]:
+    """The ranked findings of one kernel: the limiter first, then what is worth most."""
+    if not m.usable or m.regime is None:
+        return []
+    if m.regime == T.TOO_LITTLE_WORK:
+        return [_too_little_work(m)]
+    if m.regime == T.AT_LIMIT:
+        found = _at_roof(m, ceilings) if m.limiter_is_roof else _unit_limit(m, ceilings)
+    elif not m.limiter_is_roof:
+        found = _unit_limit(m, ceilings)[:1] + _latency(m, ceilings)
+    else:
+        found = _latency(m, ceilings)
+    found += _reuse_note(m, reuse)
+    head, rest = found[:1], found[1:]
+    rest.sort(key=lambda f: -(f.speedup or 0.0))
+    return head + rest
