@@ -12,7 +12,7 @@ from typing import Any
 
 from ..model.roofline import DEFAULT_SETTINGS, KernelModel, build_kernel_model
 from ..passes.ceilings import Ceiling, NotApplicable, analyse_ceilings
-from ..passes.diagnosis import Finding, diagnose
+from ..passes.diagnosis import Finding, compare_with_rules, diagnose
 from ..passes.instruction_roofline import instruction_roofline
 from ..readers.record import RawKernel
 from ..settings import AnalysisSettings
@@ -38,7 +38,15 @@ class AnalysedKernel(KernelModel):
         d["instruction_roofline"] = self.instruction_roofline
         d["ceilings_not_applicable"] = [n.to_dict() for n in self.not_applicable]
         d["precision_options"] = [dict(o) for o in self.precision_options]
+        rules = self.rules()
+        d["nsight_compute_rules"] = rules
+        d["rules_comparison"] = compare_with_rules(self.diagnosis, rules)
         return d
+
+    def rules(self) -> list[dict[str, Any]]:
+        """Nsight Compute's own rule results, those with the largest estimated speed-up first."""
+        found = [r.to_dict() for r in self.raw.rules]
+        return sorted(found, key=lambda r: (r["speedup_pct"] is None, -(r["speedup_pct"] or 0.0), r["rule"]))
 
 
 def analyse_kernel(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETTINGS) -> AnalysedKernel:

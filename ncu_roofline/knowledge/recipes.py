@@ -19,6 +19,7 @@ ROOFS = ("dram", "l2", "l1", "fp64", "fp32", "fp16", "tensor")
 # `lts__t_bytes` / `l1tex__t_bytes` family (all tag traffic, as NERSC's scripts use).
 CHART = "chart"
 TAGS = "tags"
+GLOBAL_ONLY = "global"  # a subset (global loads and stores only): neither definition, named as such
 
 
 @dataclass(frozen=True)
@@ -137,12 +138,18 @@ BYTES: dict[str, tuple[Recipe, ...]] = {
                note="LSU write-back for global, local, shared (Nsight Compute charts, cc 9.0+)"),
         Recipe(_terms("derived__l1tex__lsu_writeback_bytes_mem_lg.sum"), definition=CHART,
                note="LSU write-back for global and local (Nsight Compute charts, cc 7.5-8.9)"),
+        # The same quantity from the raw cycle counter: Nsight Compute defines the derived metric as
+        # write-back active cycles x 128 bytes (checked equal on Hopper reports that hold both).
+        Recipe(_terms(("l1tex__lsu_writeback_active_mem_lgds.sum", 128.0)), definition=CHART, raw_only=True,
+               note="LSU write-back active cycles x 128 B for global, local, shared (chart definition)"),
+        Recipe(_terms(("l1tex__lsu_writeback_active_mem_lg.sum", 128.0)), definition=CHART, raw_only=True,
+               note="LSU write-back active cycles x 128 B for global and local (chart definition)"),
         Recipe(_terms("l1tex__t_bytes.sum"), definition=TAGS, note="all L1 tag traffic"),
         Recipe(_terms(("l1tex__t_sectors.sum", 32.0)), definition=TAGS,
                note="all L1 tag traffic, 32-byte sectors"),
         Recipe(_terms("l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",
-                      "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum"), definition=TAGS,
-               note="global loads and stores only (no shared, local or atomics)"),
+                      "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum"), definition=GLOBAL_ONLY,
+               note="global loads and stores only (no shared, local or atomics): a subset of L1 traffic"),
     ),
 }
 
@@ -179,12 +186,21 @@ PEAKS: dict[str, tuple[PeakRecipe, ...]] = {
         PeakRecipe(_terms(("lts__t_sectors.sum", 32.0)), "", definition=TAGS,
                    ratio_pct="lts__t_sectors.sum.pct_of_peak_sustained_elapsed",
                    note="achieved rate ÷ the report's % of peak"),
+        PeakRecipe(_terms(("lts__t_sectors.sum", 32.0)), "", definition=TAGS,
+                   ratio_pct="lts__t_sectors.avg.pct_of_peak_sustained_elapsed",
+                   note="achieved rate ÷ the report's % of peak (the average slice's share)"),
     ),
     "l1": (
         PeakRecipe(_terms("derived__l1tex__lsu_writeback_bytes_mem_lgds.sum.peak_sustained"), "l1tex",
                    definition=CHART),
         PeakRecipe(_terms("derived__l1tex__lsu_writeback_bytes_mem_lg.sum.peak_sustained"), "l1tex",
                    definition=CHART),
+        PeakRecipe(_terms(("l1tex__lsu_writeback_active_mem_lgds.sum", 128.0)), "", definition=CHART,
+                   ratio_pct="l1tex__lsu_writeback_active_mem_lgds.sum.pct_of_peak_sustained_elapsed",
+                   note="achieved write-back rate ÷ the report's % of peak"),
+        PeakRecipe(_terms(("l1tex__lsu_writeback_active_mem_lg.sum", 128.0)), "", definition=CHART,
+                   ratio_pct="l1tex__lsu_writeback_active_mem_lg.sum.pct_of_peak_sustained_elapsed",
+                   note="achieved write-back rate ÷ the report's % of peak"),
         PeakRecipe(_terms("l1tex__t_bytes.sum.peak_sustained"), "l1tex", definition=TAGS),
         PeakRecipe(_terms(("l1tex__t_sectors.sum.peak_sustained", 32.0)), "l1tex", definition=TAGS),
     ),

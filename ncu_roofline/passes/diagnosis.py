@@ -176,3 +176,40 @@ def diagnose(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float]) -
     head, rest = found[:1], found[1:]
     rest.sort(key=lambda f: -(f.speedup or 0.0))
     return head + rest
+
+
+# Nsight Compute rule -> the kinds of finding of this tool that speak of the same thing.
+RULE_KINDS: dict[str, frozenset[str]] = {
+    "UncoalescedGlobalAccess": frozenset({"sector_use", "coalescing", "unit_throughput"}),
+    "MemoryCacheAccessPattern": frozenset({"sector_use", "coalescing", "unit_throughput"}),
+    "UncoalescedSharedAccess": frozenset({"bank_conflicts", "unit_throughput"}),
+    "IssueSlotUtilization": frozenset({"latency", "unit_throughput", "issue_share"}),
+    "CPIStall": frozenset({"latency", "unit_throughput"}),
+    "CPIStallLongScoreboard": frozenset({"latency", "unit_throughput"}),
+    "AchievedOccupancy": frozenset({"latency", "too_little_work"}),
+    "TheoreticalOccupancy": frozenset({"latency", "too_little_work"}),
+    "Occupancy": frozenset({"latency", "too_little_work"}),
+    "LaunchConfiguration": frozenset({"too_little_work", "latency"}),
+    "WorkloadImbalance": frozenset({"too_little_work", "latency"}),
+    "FPInstructions": frozenset({"fma_balance"}),
+    "ThreadDivergence": frozenset({"lane_efficiency"}),
+    "HighPipeUtilization": frozenset({"unit_throughput", "at_limit"}),
+}
+
+
+def compare_with_rules(findings: list[Finding], rules: list[dict[str, Any]]) -> str:
+    """Where Nsight Compute's largest estimated speed-up points elsewhere than this diagnosis, say so."""
+    estimated = [r for r in rules if r.get("speedup_pct") is not None and r["speedup_pct"] > 0]
+    if not estimated or not findings:
+        return ""
+    top = max(estimated, key=lambda r: r["speedup_pct"])
+    kinds = RULE_KINDS.get(str(top.get("rule")))
+    if kinds is None:
+        return ""
+    ours = {f.kind for f in findings}
+    what = top.get("title") or top.get("name") or top.get("rule")
+    if ours & kinds:
+        return (f"Nsight Compute's largest estimated speed-up ({what}, {top['speedup_pct']:.0f} %) agrees with this "
+                "diagnosis.")
+    return (f"Nsight Compute's largest estimated speed-up ({what}, {top['speedup_pct']:.0f} %) points at something "
+            f"this diagnosis does not rank; this diagnosis leads with {findings[0].kind.replace('_', ' ')}.")

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import InputError
 from .record import Metric, RawKernel, RawReport
+from .rules import ActionRules
 
 MAGIC = b"NVR\x00"
 # After the 4-byte magic and 6 more header bytes, a report is a sequence of blocks, each a
@@ -234,6 +235,7 @@ def read_ncu_rep(path: Path) -> RawReport:
                         mangled_name=action.name(mangled_base),
                         range_index=r,
                         nvtx_ranges=_nvtx(action),
+                        rules=ActionRules(action),
                     )
                 )
 

@@ -7,8 +7,12 @@ makes `.ncu-rep`/CSV parity and hand-built tests straightforward.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .rules import RuleResult
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,7 @@ class RawKernel:
     process_name: str | None = None
     host_name: str | None = None
     stream_id: int | None = None
+    rules: Sequence[RuleResult] = ()  # Nsight Compute's own rule results (a lazy sequence for .ncu-rep)
 
     def number(self, name: str) -> float | None:
         """The metric's numeric value, or None when absent, non-numeric or NaN."""

@@ -30,6 +30,7 @@ MAX_KERNEL_CHARTS = 24  # per-kernel charts for the longest kernels; the rest ar
 
 MAX_DRAWN_CEILINGS = 4
 MAX_UNITS_SHOWN = 8  # the busiest unit throughputs listed in a kernel's section
+MAX_RULES_SHOWN = 6  # Nsight Compute's rule results with a speed-up estimate or a warning
 
 
 def _chart_ceilings(k: AnalysedKernel, roofs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -278,6 +279,10 @@ def _kernel_view(report_no: int, k: AnalysedKernel, d: dict[str, Any], total_s: 
         # shows the one worth most after it.
         "top_finding": (findings[1] if len(findings) > 1 else findings[0]) if findings else None,
         "ceilings": [dict(c.to_dict(), label=CEILING_LABELS.get(c.kind, c.kind)) for c in k.ceilings],
+        "rules": [dict(r, speedup_text=f"est. {r['speedup_pct']:.0f} % ({r['speedup_kind'] or 'speed-up'})"
+                       if r["speedup_pct"] is not None else "") for r in d["nsight_compute_rules"]
+                  if r["message"] and r["severity"] != "info" or r["speedup_pct"] is not None][:MAX_RULES_SHOWN],
+        "rules_comparison": d["rules_comparison"],
         "not_applicable": [dict(n.to_dict(), label=CEILING_LABELS.get(n.kind, n.kind)) for n in k.not_applicable],
         "precision_options": [dict(o, peak_text=F.si(o["peak_flop_per_s"], "FLOP/s"),
                                    in_use_peak_text=F.si(o["in_use_peak_flop_per_s"], "FLOP/s"))
