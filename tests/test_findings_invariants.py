@@ -4,7 +4,7 @@ measurement, bank conflicts are Nsight Compute's own, and the first finding is a
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 
 import pytest
 from conftest import CORPUS, corpus_files
@@ -17,7 +17,7 @@ FILES = [p.name for p in corpus_files()]
 _BAD_WORDS = re.compile(r"\b(nan|inf|None)\b")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _kernels(name: str) -> list[AnalysedKernel]:
     return [k for r in ncu_roofline.analyze(CORPUS / name).reports for k in r.kernels if k.usable]
 

@@ -72,7 +72,7 @@ def render_report_html(analysis: Analysis, options: RenderOptions) -> str:
 def _row(k: dict[str, Any]) -> str:
     bound = short_label(k["bound_by"]) if k["bound_by"] else "n/a"
     top = k["top_finding"]
-    finding = f"{top['label']} {top['factor_text']} {top['speedup_text']}".strip() if top else "–"
+    finding = " ".join(p for p in (top["label"], top["factor_text"], top["speedup_text"]) if p) if top else "–"
     return (f"| {md_escape(k['short_name'])} | {k['duration']} | {k['share_text']} | {bound} | "
             f"{k['bound_utilization_text']} | {k['regime_text']} | {md_escape(finding)} |")
 

@@ -86,7 +86,7 @@ def signed_points(value: float | None) -> str:
 
 
 def times(value: float | None) -> str:
-    """A ratio: 1.778 -> `1.78×`."""
-    if value is None:
+    """A ratio: 1.778 -> `1.78×`; 123.4 -> `123×` (never an exponent)."""
+    if value is None or not math.isfinite(value):
         return NA
-    return f"{value:.3g}×"
+    return f"{value:.0f}×" if abs(value) >= 100 else f"{value:.3g}×"

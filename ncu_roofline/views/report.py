@@ -57,7 +57,7 @@ def _worth(speedup: float | None, note: str, share: float | None) -> str:
     """"up to 2.3× faster (roof ÷ ceiling), worth at most 14 % of the GPU time"; or why there is no bound."""
     if speedup is None or not speedup > 1:
         return f"No projected speed-up: {note}." if note else ""
-    text = f"Fixing this could make the kernel up to {speedup:.2g}× faster ({note})"
+    text = f"Fixing this could make the kernel up to {F.times(speedup)} faster ({note})"
     if share is not None:
         text += f", worth at most {F.pct(share * (1 - 1 / speedup), 1)} of the GPU time"
     return text + "."
@@ -68,7 +68,7 @@ def _findings(k: AnalysedKernel, share: float | None) -> list[dict[str, Any]]:
              "roof_label": short_label(f.roof) if f.roof else "",
              "factor": f.factor, "factor_text": F.pct(f.factor) if f.factor is not None else "",
              "text": f.text, "action": f.action, "speedup": f.speedup,
-             "speedup_text": f"≤{f.speedup:.2g}×" if f.speedup and f.speedup > 1 else "",
+             "speedup_text": f"≤{F.times(f.speedup)}" if f.speedup and f.speedup > 1 else "",
              "worth": _worth(f.speedup, f.speedup_note, share)} for f in k.diagnosis]
 
 
@@ -281,7 +281,7 @@ def _kernel_view(report_no: int, k: AnalysedKernel, d: dict[str, Any], total_s: 
         "ceilings": [dict(c.to_dict(), label=CEILING_LABELS.get(c.kind, c.kind)) for c in k.ceilings],
         "rules": [dict(r, speedup_text=f"est. {r['speedup_pct']:.0f} % ({r['speedup_kind'] or 'speed-up'})"
                        if r["speedup_pct"] is not None else "") for r in d["nsight_compute_rules"]
-                  if r["message"] and r["severity"] != "info" or r["speedup_pct"] is not None][:MAX_RULES_SHOWN],
+                  if (r["message"] and r["severity"] != "info") or r["speedup_pct"] is not None][:MAX_RULES_SHOWN],
         "rules_comparison": d["rules_comparison"],
         "not_applicable": [dict(n.to_dict(), label=CEILING_LABELS.get(n.kind, n.kind)) for n in k.not_applicable],
         "precision_options": [dict(o, peak_text=F.si(o["peak_flop_per_s"], "FLOP/s"),
