@@ -16,7 +16,7 @@ from ..compare.runs import short_path
 from ..knowledge import recipes as R
 from ..version import __version__
 from . import format as F
-from .labels import LONG_LABELS, long_label, short_label
+from .labels import LONG_LABELS, family, long_label, roof_css, short_label
 from .report import device_roofs
 from .texts import CEILING_LABELS, created_at
 
@@ -132,6 +132,8 @@ def _change_row(n: int, c: dict[str, Any], regressed: set[int]) -> dict[str, Any
         "sort": {"base": d["base_s"], "head": d["head_s"], "delta": d["delta_pct"], "speedup": d["speedup"]},
         "bound_base": b["bound_by"],
         "bound_head": h["bound_by"],
+        "bound_base_css": roof_css(b["bound_by"]),
+        "bound_head_css": roof_css(h["bound_by"]),
         "bound_base_text": short_label(b["bound_by"]),
         "bound_head_text": short_label(h["bound_by"]),
         "bound_changed": c["bound_by"]["changed"],
@@ -188,7 +190,7 @@ def _arrows(members: list[Member]) -> tuple[list[dict[str, Any]], list[Arrow], l
             continue
         pair = [{"kernel_id": f"{row['id']}-{tag}", "level": level,
                  "intensity": side["intensity_flop_per_byte"][level],
-                 "flop_per_s": side["achieved_flop_per_s"], "bound_by": side["bound_by"],
+                 "flop_per_s": side["achieved_flop_per_s"], "bound_by": family(side["bound_by"]),
                  "label": f"{tag.upper()} {F.short_name(row['name'], 80)} ({row['delta_pct_text']})"}
                 for side, tag in ((c["base"], "base"), (c["head"], "head"))]
         points += pair

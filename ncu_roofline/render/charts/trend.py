@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from ...views import format as F
-from ...views.labels import short_label
+from ...views.labels import family, short_label
 from .spec import PALETTE
 from .svg import chart_style, drop_group_ids, figure_svg, xml_text
 
@@ -114,16 +114,16 @@ def _draw_utilization(ax: Axes, chart: Mapping[str, Any], xs: list[int]) -> None
     for x, u, b in zip(xs, utils, bounds, strict=False):
         if math.isnan(u):
             continue
-        ax.scatter([x], [u], color=PALETTE.get(b, PALETTE["other"]), s=22, zorder=2)
+        ax.scatter([x], [u], color=PALETTE.get(family(b), PALETTE["other"]), s=22, zorder=2)
         if b not in roofs_seen:
             roofs_seen.append(b)
     top_u = max([u for u in utils if not math.isnan(u)] + [100.0])
     ax.set_ylim(0, top_u * 1.08)
-    ax.set_ylabel("bound roof (%)")
+    ax.set_ylabel("bounding limit (%)")
     ax.grid(True, axis="y", color="#e3e6eb", linewidth=0.6)
     if roofs_seen:
         handles = [Line2D([], [], linestyle="none", marker="o", markersize=5,
-                          color=PALETTE.get(b, PALETTE["other"]), label=short_label(b)) for b in roofs_seen]
+                          color=PALETTE.get(family(b), PALETTE["other"]), label=short_label(b)) for b in roofs_seen]
         ax.legend(handles=handles, loc="lower left", ncol=len(handles), frameon=False,
                   fontsize=7.5, handletextpad=0.2, columnspacing=0.8, borderaxespad=0.2)
 
