@@ -1,0 +1,97 @@
+"""The verdict's rules on hand-built kernels, each number computed by hand."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import make_kernel
+from test_model import base_metrics
+
+from ncu_roofline.api.kernel import analyse_kernel
+from ncu_roofline.knowledge.targets import Target, ncu_options, parse_compute_capability
+from ncu_roofline.settings import AnalysisSettings
+
+SM = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
+MEM = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"
+
+
+def test_unit_throughputs_are_shares_on_the_elapsed_basis() -> None:
+    m = base_metrics()  # DRAM roof at 30 %
+    m[SM] = (87.0, "%")
+    m[MEM] = (40.0, "%")
+    m["sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_elapsed"] = (87.0, "%")
+    m["breakdown:" + SM] = "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_elapsed,sm__new_unit.avg.pct_of_peak_sustained_elapsed"
+    m["sm__new_unit.avg.pct_of_peak_sustained_elapsed"] = (50.0, "%")
+    m["l1tex__throughput.avg.pct_of_peak_sustained_active"] = (99.0, "%")  # active basis: never used
+    k = analyse_kernel(make_kernel(m))
+    assert k.units["sm_throughput"].share == pytest.approx(0.87)
+    assert k.units["sm__new_unit"].share == pytest.approx(0.50)  # a sub-unit without a label keeps its name
+    assert not any("l1tex__throughput" in u.recipe for u in k.units.values())
+    # equal shares: the sub-unit names the limit, not the headline figure
+    assert k.bound_by == "sm__inst_executed_pipe_lsu" and k.regime == "at_limit"
+    assert k.limiter_share == pytest.approx(0.87) and not k.limiter_is_roof
+    d = k.to_dict()
+    assert d["utilization"]["sm__inst_executed_pipe_lsu"] == pytest.approx(0.87) and d["bound_kind"] == "unit"
+
+
+def test_a_roof_gives_way_only_to_a_clearly_busier_unit() -> None:
+    m = base_metrics()  # DRAM roof: (5e11 * 1e-6 + 1e5) / 2e12 / 1e-6 = 0.3
+    m["dram__cycles_active.avg.pct_of_peak_sustained_elapsed"] = (31.0, "%")  # same resource, 0.3 >= 0.95 * 0.31
+    assert analyse_kernel(make_kernel(m)).bound_by == "dram"
+    m["dram__cycles_active.avg.pct_of_peak_sustained_elapsed"] = (40.0, "%")
+    assert analyse_kernel(make_kernel(m)).bound_by == "dram__cycles_active"
+
+
+def test_tensor_pipe_share_is_read_on_the_elapsed_basis_only() -> None:
+    m = base_metrics()
+    m["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"] = (40.0, "%")
+    k = analyse_kernel(make_kernel(m))
+    assert k.q.tensor_pipe_utilization is None  # the active basis reads 3-40x high: not used
+    m["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"] = (10.0, "%")
+    k = analyse_kernel(make_kernel(m))
+    assert k.q.tensor_pipe_utilization.value == pytest.approx(0.10)
+
+
+def test_duration_from_elapsed_cycles_and_clock() -> None:
+    m = base_metrics()
+    del m["gpu__time_duration.sum"]
+    m["gpc__cycles_elapsed.max"] = (3000.0, "cycle")
+    m["gpc__cycles_elapsed.avg.per_second"] = (1.5e9, "hz")
+    k = analyse_kernel(make_kernel(m))
+    assert k.q.duration_s.value == pytest.approx(2e-6)
+    assert "duration_from_cycles" in k.flags and "gpc__cycles_elapsed.max ÷" in k.provenance["duration_s"]
+
+
+def test_pascal_sol_figures() -> None:
+    k = analyse_kernel(make_kernel({"gpu__time_duration": (1e6, ""), "sm__sol_pct": (72.5, ""),
+                                    "fbpa__sol_pct": (10.0, ""), "ltc__sol_pct": (20.0, ""), "tex__sol_pct": (30.0, ""),
+                                    "gpu__compute_memory_sol_pct": (30.0, "")}, compute_capability="6.1"))
+    assert k.units["sm_throughput"].share == pytest.approx(0.725)
+    assert k.units["dram_throughput"].share == pytest.approx(0.10)
+    assert k.units["l1tex_throughput"].share == pytest.approx(0.30)
+    assert k.bound_by == "sm_throughput" and k.regime == "at_limit"
+
+
+@pytest.mark.parametrize(("waves", "sm", "regime"), [(None, 3.0, "too_little_work"), (0.5, 30.0, "too_little_work"),
+                                                     (4.0, 30.0, "latency"), (0.5, 70.0, "at_limit")])
+def test_regimes(waves: float | None, sm: float, regime: str) -> None:
+    m = {"gpu__time_duration.sum": (1000.0, "ns"), SM: (sm, "%"), MEM: (2.0, "%")}
+    if waves is not None:
+        m["launch__waves_per_multiprocessor"] = (waves, "")
+        m["launch__grid_size"] = (40.0, "")
+    k = analyse_kernel(make_kernel(m, sm_count=80), AnalysisSettings(threshold=0.6))
+    assert k.regime == regime
+    if regime == "too_little_work":
+        assert k.diagnosis[0].kind == "too_little_work" and k.diagnosis[0].limit == k.bound_by
+    if waves == 0.5 and regime == "too_little_work":
+        assert "40 blocks for 80 SMs: 40 SMs have nothing to run" in k.diagnosis[0].text
+
+
+def test_metrics_per_target() -> None:
+    assert parse_compute_capability("sm_90") == "9.0" and parse_compute_capability("12.0") == "12.0"
+    cc12 = ncu_options(Target("12.0"))
+    assert "dram__bytes_op_read.sum" in cc12.metrics and "dram__bytes_read.sum" not in cc12.metrics
+    old = ncu_options(Target("8.0", "2022.2"))
+    assert not any("Hierarchical" in s for s in old.sections) and "SpeedOfLight_RooflineChart" in old.sections
+    assert ncu_options(Target("6.1")).metrics == []  # Pascal: other names, sections only
+    new = ncu_options(Target())
+    assert "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed" in new.metrics
