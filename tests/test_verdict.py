@@ -19,7 +19,8 @@ def test_unit_throughputs_are_shares_on_the_elapsed_basis() -> None:
     m[SM] = (87.0, "%")
     m[MEM] = (40.0, "%")
     m["sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_elapsed"] = (87.0, "%")
-    m["breakdown:" + SM] = "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_elapsed,sm__new_unit.avg.pct_of_peak_sustained_elapsed"
+    m["breakdown:" + SM] = ("sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_elapsed,"
+                            "sm__new_unit.avg.pct_of_peak_sustained_elapsed")
     m["sm__new_unit.avg.pct_of_peak_sustained_elapsed"] = (50.0, "%")
     m["l1tex__throughput.avg.pct_of_peak_sustained_active"] = (99.0, "%")  # active basis: never used
     k = analyse_kernel(make_kernel(m))
