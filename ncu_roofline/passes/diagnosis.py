@@ -83,7 +83,7 @@ def _intensity_gap(m: KernelModel, level: str) -> Finding | None:
                    f"batching about {gap:.2g}× more rows (tokens) that share those weights would get there, "
                    "assuming the weight bytes dominate its traffic")
     return Finding("intensity_gap", level, None, text, action, m.bound_by, speedup,
-                   "compute roof ÷ achieved FLOP/s (the most any intensity change can give)")
+                   "compute roof ÷ achieved FLOP/s, the most any intensity change can give")
 
 
 def _at_roof(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from . import RenderOptions
 
 TOP_KERNELS = 10
+TOP_FINDINGS = 5
 
 
 def _chart_svg(chart: dict[str, Any], id_prefix: str, small: bool = False) -> str:
@@ -101,6 +102,7 @@ def render_report_markdown(analysis: Analysis, options: RenderOptions) -> str:
         lines.append("")
     mix = ", ".join(f"{m['label']}: {m['count']}" for m in view["bound_mix_view"])
     lines += [f"Bound-by mix: {mix}.", ""]
+    lines += _worth_fixing(view["kernels"])
     notable = [(k, f) for k in view["kernels"] for f in k["flags"]
                if f.startswith(("above_roof", "unusable", "tensor_work_estimated", "flop_incomplete"))]
     if notable:
@@ -117,6 +119,23 @@ def render_report_markdown(analysis: Analysis, options: RenderOptions) -> str:
         lines.append("")
     lines.append(f"_ncu-roofline {h['tool_version']}_")
     return "\n".join(lines) + "\n"
+
+
+def _worth_fixing(kernels: list[dict[str, Any]]) -> list[str]:
+    """The findings worth most to the whole program (time share × (1 − 1/speed-up)), each with its bound."""
+    ranked = []
+    for k in kernels:
+        for f in k["findings"]:
+            if f["speedup"] and f["speedup"] > 1 and k["share"]:
+                ranked.append((k["share"] * (1 - 1 / f["speedup"]), k, f))
+    ranked.sort(key=lambda item: -item[0])
+    if not ranked:
+        return []
+    lines = [f"Worth most to the program (top {min(len(ranked), TOP_FINDINGS)} of {len(ranked)} findings with a "
+             "projected speed-up):", ""]
+    for _, k, f in ranked[:TOP_FINDINGS]:
+        lines.append(f"- {md_escape(k['short_name'])}: {md_escape(f['label'])}: {md_escape(f['worth'])}")
+    return [*lines, ""]
 
 
 def _flag(k: dict[str, Any], flag: str) -> str:
