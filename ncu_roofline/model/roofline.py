@@ -24,6 +24,7 @@ DEFAULT_SETTINGS = AnalysisSettings()
 # it is flagged, never hidden. The tolerance absorbs rounding in the stored rates.
 ABOVE_ROOF_TOLERANCE = 1.005
 ROOF_PREFERENCE = 0.95
+NEGLIGIBLE_TENSOR_PIPE = 0.05
 
 
 @dataclass
@@ -277,10 +278,15 @@ def _flop_totals(q: KernelQuantities, duration: float, flags: list[str]) -> _Wor
     # Without any CUDA-core count the total is unknown, even when the tensor pipe was idle:
     # a memory-only kernel and a report that lacks the counts must not look the same.
     total = sum(known.values()) if any(p in known for p in R.PRECISIONS) else None
-    if "tensor_pipe_utilization_only" in flags:
+    pipe = q.tensor_pipe_utilization
+    if "tensor_pipe_utilization_only" in flags and pipe is not None and pipe.value >= NEGLIGIBLE_TENSOR_PIPE:
         # The tensor pipe did work that no counter turns into FLOP: a total would undercount.
         total = None
         flags.append("flop_incomplete")
+    elif "tensor_pipe_utilization_only" in flags:
+        # Below 5 % the pipe's busy share is no evidence of MMA work: Hopper captures show it at
+        # 0.2-4 % on elementwise kernels whose sm__ops_path_tensor counts are all zero.
+        flags.append("tensor_pipe_negligible")
     intensity: dict[str, float | None] = {lv: None for lv in R.LEVELS}
     dominant = max(known, key=lambda p: known[p]) if total else None
     achieved = None

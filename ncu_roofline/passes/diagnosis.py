@@ -107,6 +107,22 @@ def _under(ceilings: list[Ceiling], roof: str | None) -> list[Ceiling]:
                   key=lambda c: c.factor)
 
 
+# Compute ceilings describe FLOP; under a pipe limiter they explain it only when the pipe's work is
+# mostly that FLOP (an FMA pipe busy with integer multiply-adds is not an FP32 problem).
+_COMPUTE_KINDS = ("fma_balance", "issue_share", "lane_efficiency", "tensor_share")
+_FLOP_SHARE_OF_PIPE = 0.5
+
+
+def _unit_ceilings(m: KernelModel, ceilings: list[Ceiling], roof: str | None) -> list[Ceiling]:
+    under = _under(ceilings, roof)
+    if roof is None or roof in R.LEVELS:
+        return under
+    unit_share = m.limiter_share or 0.0
+    if m.utilization.get(roof, 0.0) >= _FLOP_SHARE_OF_PIPE * unit_share:
+        return under
+    return [c for c in under if c.kind not in _COMPUTE_KINDS]
+
+
 def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
     """The limiter is a unit throughput: name it, compare the roof its work shows under."""
     bound = m.bound_by or ""
@@ -122,14 +138,14 @@ def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
                    "at its limit: only less work for this unit makes it faster" if at
                    else "below the threshold: see the latency finding")
     where = f"the {roof.upper()} roof" if roof else ""
-    return [head] + [_ceiling_finding(m, c, where) for c in _under(ceilings, roof)]
+    return [head] + [_ceiling_finding(m, c, where) for c in _unit_ceilings(m, ceilings, roof)]
 
 
 def _latency(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
     bound = m.bound_by or ""
     share = m.limiter_share or 0.0
     roof = bound if m.limiter_is_roof else T.related_roof(bound)
-    mine = _under(ceilings, roof)
+    mine = _under(ceilings, roof) if m.limiter_is_roof else _unit_ceilings(m, ceilings, roof)
     findings = [_ceiling_finding(m, c, f"the {roof.upper()} roof" if roof else "its roof") for c in mine]
     reachable = math.prod(c.factor for c in mine) if mine else 1.0
     if share < _LATENCY_SHARE * reachable:
