@@ -43,9 +43,10 @@ pytestmark = pytest.mark.skipif(not corpus_files(), reason=f"shared report corpu
 
 SMALL_REPORT = "gpu-workshop__MW_Baseline.ncu-rep"  # 5 kernels
 SMALL_KERNELS = 5
-LARGE_REPORT = "self-join-mistic__profile.ncu-rep"  # 154 kernels
+LARGE_REPORT = "self-join-mistic__profile.ncu-rep"  # 154 launches of 36 kernels (name, grid, block)
 BASIC_REPORT = "esmm-research__profile.5c6231e.ncu-rep"  # basic set: SOL figures, no FLOP or bytes
-LARGE_KERNELS = 154
+LARGE_KERNELS = 36  # rows of the kernel table: one per kernel group
+LARGE_LAUNCHES = 154
 
 START_TIMEOUT_S = 30.0  # browser start-up, until DevTools listens
 COMMAND_TIMEOUT_S = 20.0  # one DevTools command
@@ -483,6 +484,8 @@ def test_large_report_loads_quickly(tab: Tab, large_report: Path, tmp_path: Path
     known = _known_first(values)
     assert known == sorted(known) and len(order) == LARGE_KERNELS
     assert sort_seconds < 2.0, f"sorting {LARGE_KERNELS} rows took {sort_seconds:.2f} s"
+    assert tab.count("#launch-list tbody tr") == 25  # the first page of the launch list
+    assert f"of {LARGE_LAUNCHES} launches" in tab.evaluate("document.getElementById('launch-list').textContent")
     tab.evaluate("window.scrollTo(0, 0)")
     tab.settle()
     path = tmp_path / "report-large-top.png"
@@ -504,8 +507,12 @@ def test_basic_set_page_has_a_chart_and_names_the_busy_unit(tab: Tab, basic_repo
     assert _errors(tab) == []
     # the Speed-Of-Light chart: one hover target per kernel that has both headline figures
     assert tab.count("figure.chart svg g.pt title") >= 5
-    badges = tab.evaluate("Array.from(document.querySelectorAll('#kernel-table tbody td:nth-child(6) .badge'))"
-                          ".map(b => b.textContent)")
+    badges = tab.evaluate("""(() => {
+        const th = Array.from(document.querySelectorAll('#kernel-table thead th'))
+            .find(h => h.textContent.trim().startsWith('Bound by'));
+        return Array.from(document.querySelectorAll('#kernel-table tbody tr'))
+            .map(r => r.cells[th.cellIndex].querySelector('.badge')).filter(b => b).map(b => b.textContent);
+    })()""")
     assert "LSU pipe (load/store issue)" in badges and "L1/TEX (wavefronts)" in badges
     assert tab.evaluate("(() => { const el = document.getElementById('sol-0'); if (!el) return false;"
                         " el.scrollIntoView({block: 'start'}); return true; })()")
