@@ -154,24 +154,56 @@ def _weighted(pairs: list[tuple[float, float]]) -> float | None:
     return math.fsum(d * v for d, v in pairs) / weight
 
 
+def _weighted_shares(timed: list[tuple[float, dict[str, float]]]) -> dict[str, float]:
+    """Per name, the duration-weighted mean of the shares of the launches that have it (finite ones)."""
+    work: dict[str, float] = {}
+    time: dict[str, float] = {}
+    for d, shares in timed:
+        for name, share in shares.items():
+            w = work.get(name)
+            if w is None:
+                work[name] = d * share
+                time[name] = d
+            else:
+                work[name] = w + d * share
+                time[name] += d
+    out = {name: work[name] / t for name, t in time.items() if t > 0}
+    for name in [n for n, v in out.items() if not math.isfinite(v)]:  # rare: leave the non-finite shares out
+        pairs = [(d, s[name]) for d, s in timed if name in s and math.isfinite(s[name])]
+        value = _weighted(pairs) if pairs else None
+        if value is None:
+            del out[name]
+        else:
+            out[name] = value
+    return out
+
+
+def _weighted_units(timed: list[tuple[float, AnalysedKernel]]) -> dict[str, UnitShare]:
+    """Every unit throughput of the launches, its share the duration-weighted mean of theirs."""
+    work: dict[str, float] = {}
+    time: dict[str, float] = {}
+    first: dict[str, UnitShare] = {}
+    for d, k in timed:
+        for uid, unit in k.units.items():
+            w = work.get(uid)
+            if w is None:
+                work[uid] = d * unit.share
+                time[uid] = d
+                first[uid] = unit
+            else:
+                work[uid] = w + d * unit.share
+                time[uid] += d
+    return {uid: dataclasses.replace(first[uid], share=work[uid] / t) for uid, t in time.items()
+            if t > 0 and math.isfinite(work[uid])}
+
+
 def _aggregate(launches: list[AnalysedKernel], longest: AnalysedKernel, threshold: float) -> AnalysedKernel:
     """The group as one kernel: weighted limits, summed-work intensity, the verdict of those limits."""
     timed = [(d, k) for k in launches if (d := _duration(k)) is not None and d > 0]
     if not timed or len(launches) == 1:
         return longest  # one launch is its own group, to the last bit
-    roofs: dict[str, list[tuple[float, float]]] = {}
-    units: dict[str, list[tuple[float, float]]] = {}
-    unit_of: dict[str, UnitShare] = {}
-    for d, k in timed:
-        for r, u in k.utilization.items():
-            if math.isfinite(u):
-                roofs.setdefault(r, []).append((d, u))
-        for uid, unit in k.units.items():
-            units.setdefault(uid, []).append((d, unit.share))
-            unit_of.setdefault(uid, unit)
-    util = {r: v for r, pairs in roofs.items() if (v := _weighted(pairs)) is not None}
-    shares = {uid: dataclasses.replace(unit_of[uid], share=v) for uid, pairs in units.items()
-              if (v := _weighted(pairs)) is not None}
+    util = _weighted_shares([(d, k.utilization) for d, k in timed])
+    shares = _weighted_units(timed)
     launch = dict(longest.launch)
     for fact in ("waves_per_sm", "achieved_occupancy"):
         pairs = [(d, v) for d, k in timed if (v := k.launch.get(fact)) is not None]

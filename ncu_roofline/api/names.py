@@ -22,7 +22,7 @@ _OPEN, _CLOSE = "(<[{", ")>]}"
 # Words that hold brackets but are not nested parts of a name; hidden behind one private-use
 # character each while the brackets are counted.
 _WORDS = re.compile(r"\(anonymous namespace\)|<unnamed>|\{lambda|"
-                    r"operator\s*(?:<<=|>>=|<=>|<<|>>|<=|>=|->\*|->|\(\)|\[\]|[<>!=+\-*/%^&|~,]=?)")
+                    r"operator\s*(?:<<=|>>=|<=>|<<|>>|<=|>=|->\*|->|\(\)|\[\]|[<>!=+\-*/%^&|~,]=?)\s*")
 _TRAILING = re.compile(r"(\s+(const|volatile|noexcept|&&|&)|\s*\[clone [^\]]*\])+$")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
 _PRIVATE = 0xE000
@@ -226,7 +226,7 @@ def display_names(entries: Sequence[NameEntry]) -> list[str]:
                 others = [sigs[j] for j in members if entries[j].full != entries[i].full]
                 names[i] = _distinguish(sigs[i], others) or names[i]
             twins = [entries[j] for j in members if entries[j].full == entries[i].full]
-            if len(twins) > 1:
+            if len({(t.grid, t.block) for t in twins}) > 1:
                 names[i] += _config_suffix(entries[i], twins)
     seen: dict[str, int] = {}
     for i, name in enumerate(names):

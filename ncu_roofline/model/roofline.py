@@ -63,8 +63,11 @@ class KernelModel:
 
     @property
     def limiter_share(self) -> float | None:
-        """The share of the limit that bounds the kernel (`limits[bound_by]`)."""
-        return self.limits.get(self.bound_by) if self.bound_by else None
+        """The share of the limit that bounds the kernel (`limits[bound_by]`, without building `limits`)."""
+        if not self.bound_by:
+            return None
+        unit = self.units.get(self.bound_by)
+        return unit.share if unit is not None else self.utilization.get(self.bound_by)
 
     @property
     def limiter_is_roof(self) -> bool:

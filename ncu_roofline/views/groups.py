@@ -91,7 +91,8 @@ def group_view(kernel_view: KernelView, report_no: int, g: KernelGroup, page_tot
     gid = group_id(report_no, g)
     launches = len(g.launches)
     st = g.stats
-    others = [k for k in g.launches if k.raw.index in set(g.disagreeing)]
+    differ = set(g.disagreeing)
+    others = [k for k in g.launches if k.raw.index in differ]
     other_mix: dict[str, float] = {}
     for k in others:
         other_mix[k.bound_by or NO_LIMITER] = other_mix.get(k.bound_by or NO_LIMITER, 0) + 1
@@ -110,7 +111,7 @@ def group_view(kernel_view: KernelView, report_no: int, g: KernelGroup, page_tot
         "disagreeing": len(g.disagreeing),
         "disagreeing_mix": _mix(other_mix, float(len(others)), "launches"),
         "disagreeing_sample": [k.raw.index for k in others[:LAUNCH_SAMPLE]],
-        "launch_sample": [_launch_line(k, k.raw.index in set(g.disagreeing)) for k in sample],
+        "launch_sample": [_launch_line(k, k.raw.index in differ) for k in sample],
         "nvtx": nvtx[:8], "nvtx_more": max(0, len(nvtx) - 8),
         "has_section": False, "has_chart": False,
     })
