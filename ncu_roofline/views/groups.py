@@ -208,7 +208,7 @@ def nvtx_rows(report_no: int, nodes: Sequence[RangeNode], names: dict[str, str],
         rows.append({
             "report_no": report_no, "path": node.path, "name": node.name, "depth": node.depth,
             "indent": f"{node.depth * 1.2:.1f}em", "launches": node.launches, "duration": F.seconds(total),
-            "self": F.seconds(node.self_duration_s) if node.self_duration_s != total else "",
+            "self": F.seconds(node.self_duration_s) if 0 < node.self_duration_s < total else "",
             "share": share_text(total / page_total if page_total else None),
             "limiters": _mix(node.limiters, total, "time"),
             "groups": [{"name": names.get(key, key), "share": share_text(seconds / total if total else None)}
