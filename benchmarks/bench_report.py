@@ -122,9 +122,10 @@ def main(argv: list[str]) -> int:
         base = ncu_roofline.analyze(worst_source).reports[0]
         charted = [k for k in base.kernels if (k.achieved_flop_per_s or 0) > 0]
         models = []
-        for i in range(len(raw.kernels)):  # distinct kernels (own index), cycling through the charted ones
+        for i in range(len(raw.kernels)):  # distinct kernels (own index and name), cycling through the charted ones
             model = copy.copy(charted[i % len(charted)])
-            model.raw = dataclasses.replace(model.raw, index=i)
+            name = f"{model.raw.name}_{i}"
+            model.raw = dataclasses.replace(model.raw, index=i, name=name, demangled_name=name)
             models.append(model)
         worst = Analysis([ReportResult(base.path, base.source_format, base.ncu_version, models)], [])
         worst_best, _, worst_text = best_of(lambda: html(worst, RenderOptions()))

@@ -8,6 +8,8 @@ Every command (`report`, `batch`, `diff`, `trend`) and every library entry point
 - `peaks`: a parsed peaks file whose measured roofs override or add to the report's own.
 - `bytes_definition`: L1/L2 bytes from Nsight Compute's roofline-chart metrics (`chart`) or from
   all tag traffic (`tags`).
+- `group_by`: what makes launches one kernel group: the same kernel with the same launch
+  configuration (`launch`: name, grid, block) or the same kernel name alone (`name`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from .knowledge.peaks_file import UserPeaks, load_peaks
 
 DEFAULT_THRESHOLD = 0.6
 BYTES_DEFINITIONS = (R.CHART, R.TAGS)
+GROUP_BY_LAUNCH = "launch"  # one group per (kernel name, grid, block)
+GROUP_BY_NAME = "name"  # one group per kernel name
+GROUP_BY = (GROUP_BY_LAUNCH, GROUP_BY_NAME)
 
 
 @dataclass(frozen=True)
@@ -32,19 +37,22 @@ class AnalysisSettings:
     threshold: float = DEFAULT_THRESHOLD
     peaks: UserPeaks | None = None
     bytes_definition: str = R.CHART
+    group_by: str = GROUP_BY_LAUNCH
 
     def __post_init__(self) -> None:
         if not 0 < self.threshold <= 1:
             raise ValueError("threshold must be in (0, 1]")
         if self.bytes_definition not in BYTES_DEFINITIONS:
             raise ValueError(f"bytes_definition must be {R.CHART!r} or {R.TAGS!r}")
+        if self.group_by not in GROUP_BY:
+            raise ValueError(f"group_by must be {GROUP_BY_LAUNCH!r} or {GROUP_BY_NAME!r}")
 
     @classmethod
     def from_options(cls, *, threshold: float | None = None, peaks: str | Path | UserPeaks | None = None,
-                     bytes_definition: str = R.CHART) -> AnalysisSettings:
+                     bytes_definition: str = R.CHART, group_by: str = GROUP_BY_LAUNCH) -> AnalysisSettings:
         """Settings from command-line style values: a peaks file path is read (PeaksFileError if bad)."""
         user = load_peaks(peaks) if isinstance(peaks, (str, Path)) else peaks
-        return cls(DEFAULT_THRESHOLD if threshold is None else threshold, user, bytes_definition)
+        return cls(DEFAULT_THRESHOLD if threshold is None else threshold, user, bytes_definition, group_by)
 
     @property
     def peaks_file(self) -> str | None:
@@ -59,4 +67,5 @@ class AnalysisSettings:
             "peaks_file": os.path.basename(path) if redact and path else path,
             "flop_convention": dict(R.FLOP_CONVENTION),
             "regime_rules": dict(T.REGIME_RULES),
+            "group_by": self.group_by,
         }

@@ -29,9 +29,12 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import CORPUS, corpus_files
+from conftest import CORPUS, corpus_files, make_kernel
+from ncu_csv_writer import write_ncu_csv
+from test_model import base_metrics
 
 from ncu_roofline.cli import main as cli_main
+from ncu_roofline.readers.record import RawReport
 
 websocket = pytest.importorskip("websocket", reason="websocket-client is not installed (pip install '.[test]')")
 
@@ -43,9 +46,10 @@ pytestmark = pytest.mark.skipif(not corpus_files(), reason=f"shared report corpu
 
 SMALL_REPORT = "gpu-workshop__MW_Baseline.ncu-rep"  # 5 kernels
 SMALL_KERNELS = 5
-LARGE_REPORT = "self-join-mistic__profile.ncu-rep"  # 154 kernels
+LARGE_REPORT = "self-join-mistic__profile.ncu-rep"  # 154 launches of 36 kernels (name, grid, block)
 BASIC_REPORT = "esmm-research__profile.5c6231e.ncu-rep"  # basic set: SOL figures, no FLOP or bytes
-LARGE_KERNELS = 154
+LARGE_KERNELS = 36  # rows of the kernel table: one per kernel group
+LARGE_LAUNCHES = 154
 
 START_TIMEOUT_S = 30.0  # browser start-up, until DevTools listens
 COMMAND_TIMEOUT_S = 20.0  # one DevTools command
@@ -483,6 +487,8 @@ def test_large_report_loads_quickly(tab: Tab, large_report: Path, tmp_path: Path
     known = _known_first(values)
     assert known == sorted(known) and len(order) == LARGE_KERNELS
     assert sort_seconds < 2.0, f"sorting {LARGE_KERNELS} rows took {sort_seconds:.2f} s"
+    assert tab.count("#launch-list tbody tr") == 25  # the first page of the launch list
+    assert f"of {LARGE_LAUNCHES} launches" in tab.evaluate("document.getElementById('launch-list').textContent")
     tab.evaluate("window.scrollTo(0, 0)")
     tab.settle()
     path = tmp_path / "report-large-top.png"
@@ -504,8 +510,12 @@ def test_basic_set_page_has_a_chart_and_names_the_busy_unit(tab: Tab, basic_repo
     assert _errors(tab) == []
     # the Speed-Of-Light chart: one hover target per kernel that has both headline figures
     assert tab.count("figure.chart svg g.pt title") >= 5
-    badges = tab.evaluate("Array.from(document.querySelectorAll('#kernel-table tbody td:nth-child(6) .badge'))"
-                          ".map(b => b.textContent)")
+    badges = tab.evaluate("""(() => {
+        const th = Array.from(document.querySelectorAll('#kernel-table thead th'))
+            .find(h => h.textContent.trim().startsWith('Bound by'));
+        return Array.from(document.querySelectorAll('#kernel-table tbody tr'))
+            .map(r => r.cells[th.cellIndex].querySelector('.badge')).filter(b => b).map(b => b.textContent);
+    })()""")
     assert "LSU pipe (load/store issue)" in badges and "L1/TEX (wavefronts)" in badges
     assert tab.evaluate("(() => { const el = document.getElementById('sol-0'); if (!el) return false;"
                         " el.scrollIntoView({block: 'start'}); return true; })()")
@@ -513,3 +523,72 @@ def test_basic_set_page_has_a_chart_and_names_the_busy_unit(tab: Tab, basic_repo
     path = tmp_path / "report-basic-sol.png"
     _assert_png(tab.screenshot(path), path)
     _keep_copy(path)
+
+
+MANY_LAUNCHES = 3000
+MANY_KERNELS = 60
+HOSTILE = "</script><b>x</b> & \"q\" 'y' | `z` @octocat void f<int, std::vector<float>>(T*)"
+
+
+@pytest.fixture(scope="module")
+def many_launches_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """3,000 launches of 60 kernels (hand-built, a hostile name among them), read from an ncu CSV."""
+    folder = tmp_path_factory.mktemp("report-many")
+    kernels = []
+    for i in range(MANY_LAUNCHES):
+        j = i % MANY_KERNELS
+        metrics = base_metrics()
+        metrics["gpu__time_duration.sum"] = (1000.0 + 37 * j + i % 7, "ns")
+        name = HOSTILE if j == 0 else f"void ns::kernel_{j}<{j % 4}>(float *, int)"
+        kernels.append(make_kernel(metrics, index=i, name=name, demangled_name=name, grid_size=(64, 1, 1),
+                                   block_size=(128, 1, 1)))
+    src = write_ncu_csv(RawReport("many.csv", "csv", kernels), folder / "many.csv")
+    out = folder / "many.html"
+    result = CliRunner().invoke(cli_main, ["report", str(src), "-o", str(out), "--force"])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def _launch_status(tab: Tab) -> str:
+    return tab.evaluate("document.querySelector('#launch-list .pager-controls span').textContent.trim()")
+
+
+def test_thousands_of_launches_page_in_the_browser(tab: Tab, many_launches_report: Path) -> None:
+    width, height = VIEWPORT
+    tab.send("Emulation.setDeviceMetricsOverride",
+             {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+    _open(tab, many_launches_report)
+    assert _errors(tab) == []
+    assert tab.count("#kernel-table tbody tr[data-kernel]") == MANY_KERNELS  # one row per kernel group
+    assert tab.count("main b") == 0  # the hostile name injected nothing
+    # the launch list pages through every launch from the inline JSON table
+    assert tab.count("#launch-list tbody tr") == 25
+    assert _launch_status(tab).startswith("1–25 of 3,000 launches")
+    first = tab.evaluate("document.querySelector('#launch-list tbody tr').getAttribute('data-launch')")
+    tab.evaluate("Array.from(document.querySelectorAll('#launch-list button'))"
+                 ".find(b => b.textContent.startsWith('next')).click()")
+    assert _launch_status(tab).startswith("26–50 of 3,000 launches")
+    assert tab.evaluate("document.querySelector('#launch-list tbody tr').getAttribute('data-launch')") != first
+    filtered = tab.evaluate("""(() => {
+        const box = document.querySelector('#launch-list input');
+        box.value = 'kernel_17<';
+        box.dispatchEvent(new Event('input'));
+        return document.querySelector('#launch-list .pager-controls span').textContent.trim();
+    })()""")
+    assert filtered.startswith("1–25 of 50 launches")
+    # the overview chart: one marker per kernel group, sized by time, with hover text
+    titles = tab.evaluate("Array.from(document.querySelectorAll('#overview svg g.pt > title')).map(t => t.textContent)")
+    assert len(titles) == MANY_KERNELS and all("50 launches" in t and "of GPU time" in t for t in titles)
+    assert any(t.startswith("f<…>(…)\n") for t in titles)  # the hostile name, shortened
+    # a kernel's launches expand under its row
+    expanded = tab.evaluate("""(() => {
+        const button = document.querySelector('#kernel-table button.expand');
+        button.click();
+        const row = button.closest('tr').nextElementSibling;
+        return [row.className, row.querySelectorAll('table.launch-table > tbody > tr').length,
+                button.getAttribute('aria-expanded')];
+    })()""")
+    assert expanded == ["launch-rows", 20, "true"]
+    _click_duration(tab)  # sorting folds the expanded launches away
+    assert tab.count("tr.launch-rows") == 0
+    assert _errors(tab) == []

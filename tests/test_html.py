@@ -82,7 +82,7 @@ def test_hostile_kernel_names_are_escaped_everywhere() -> None:
     page = parse(html)
     assert len(page.scripts) == 2  # the JSON data block and our own script, nothing injected
     data = json.loads(page.scripts[0])
-    assert data["kernels"][0]["name"] == HOSTILE  # the inline JSON round-trips the exact name
+    assert data["groups"][0]["demangled_name"] == HOSTILE  # the inline JSON round-trips the exact name
     assert page.rows[0]["data-name"].startswith(HOSTILE)  # attribute value unescapes to the name
     assert any(HOSTILE in t for t in page.text)  # and the text shows it literally
 
@@ -126,7 +126,8 @@ def test_report_with_nothing_to_plot_says_so() -> None:
     a = ncu_roofline.analyze(CORPUS / "fuzigrad__output.ncu-rep")
     html = render_html(a)
     assert "this capture holds no FLOP or byte counts for a roofline" in html and "Speed Of Light" in html
-    assert len(parse(html).rows) == 100
+    assert len(parse(html).rows) == 1  # 100 launches of one kernel: one row, the launches in the list
+    assert len(json.loads(parse(html).scripts[0])["launches"]["rows"]) == 100
 
 
 @needs_corpus

@@ -34,7 +34,7 @@ def test_view_of_hand_built_kernels() -> None:
     view = build_report_view(analysis_of(fast, slow))
     assert view["header"]["kernel_count"] == 2
     assert view["header"]["total_gpu_time"] == "4 µs"
-    k0, k1 = view["kernels"]
+    k1, k0 = view["groups"]  # one group per kernel, the most GPU time first
     assert k0["share"] == pytest.approx(0.25) and k1["share"] == pytest.approx(0.75)
     assert view["top"][0]["name"] == "slow"
     assert k0["bound_by"] == "dram" and k0["bound_utilization_text"] == "30 %"
@@ -67,7 +67,7 @@ def test_memory_only_and_unusable_kernels_are_explained_off_chart() -> None:
     assert chart["points"] == []
     assert any("memory-only" in note for note in chart["off_chart"])
     assert any("not analysable" in note for note in chart["off_chart"])
-    assert view["kernels"][0]["utilization"]["dram"] == pytest.approx(0.3)  # still in the table
+    assert view["groups"][0]["utilization"]["dram"] == pytest.approx(0.3)  # still in the table
     assert view["header"]["unusable_count"] == 1
 
 
@@ -86,10 +86,10 @@ def test_source_date_epoch(monkeypatch) -> None:
 def test_markdown_summary_is_plain_and_escaped() -> None:
     text = render_markdown(analysis_of(make_kernel(base_metrics(), name=HOSTILE)))
     assert text.startswith("### Roofline summary")
-    assert "| Kernel | Duration | Share | Bound by | Utilisation | Regime | Top finding |" in text
+    assert "| Kernel | Launches | Total | Share | Mean | Bound by | Utilisation | Regime | Top finding |" in text
     assert "<b>" not in text and "</script>" not in text
     row = next(line for line in text.splitlines() if line.startswith("| ") and "DRAM" in line)
-    assert row.count(" | ") == 6  # the pipe in the name did not add a column
+    assert row.count(" | ") == 8  # the pipe in the name did not add a column
     assert md_escape("a|b<c>") == "a\\|b&lt;c&gt;"
 
 

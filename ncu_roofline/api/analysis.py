@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -13,9 +14,12 @@ from ..knowledge.peaks_file import UserPeaks
 from ..readers import read_report
 from ..settings import DEFAULT_THRESHOLD, AnalysisSettings
 from ..version import __version__
+from .focus import Focus, FocusSummary, focus_kernels
+from .groups import KernelGroup, group_kernels
 from .jsondoc import dumps
 from .kernel import AnalysedKernel, analyse_kernel
-from .rows import kernel_row
+from .nvtx import nvtx_rollup
+from .rows import group_row, kernel_row
 
 if TYPE_CHECKING:  # pandas is imported lazily: the CLI's JSON path does not need it
     import pandas as pd
@@ -34,6 +38,7 @@ class ReportResult:
     ncu_version: str | None
     kernels: list[AnalysedKernel]
     warnings: list[str] = field(default_factory=list)
+    focus: FocusSummary | None = None  # set when `api.focus` left launches out
 
     @property
     def devices(self) -> list[str]:
@@ -44,7 +49,18 @@ class ReportResult:
         values = [k.q.duration_s.value for k in self.kernels if k.q.duration_s is not None]
         return sum(values) if values else None
 
-    def to_dict(self, redact: bool = False) -> dict[str, Any]:
+    @property
+    def share_total_s(self) -> float | None:
+        """The GPU time shares are taken of: every launch of the file, also those a focus left out."""
+        return self.focus.total_duration_s if self.focus is not None else self.total_duration_s
+
+    def to_dict(self, redact: bool = False, groups: list[KernelGroup] | None = None) -> dict[str, Any]:
+        """The report as the `ncu-roofline/2` document writes it (`groups`: as `Analysis.groups_of`)."""
+        if groups is None:
+            groups = group_kernels(self.kernels, total_s=self.share_total_s)
+        key_of = {id(k): g.key for g in groups for k in g.launches}
+        names = {g.key: g.display_name for g in groups}
+        total = self.share_total_s
         return {
             "path": os.path.basename(self.path) if redact else self.path,
             "source_format": self.source_format,
@@ -54,7 +70,12 @@ class ReportResult:
             "unusable_kernel_count": sum(1 for k in self.kernels if not k.usable),
             "total_duration_s": self.total_duration_s,
             "warnings": list(self.warnings),
-            "kernels": [_with_program_gain(k.to_dict(redact), self.total_duration_s) for k in self.kernels],
+            "kernels": [_with_program_gain(dict(k.to_dict(redact), group_key=key_of.get(id(k))), self.total_duration_s)
+                        for k in self.kernels],
+            "group_count": len(groups),
+            "groups": [g.to_dict(redact) for g in groups],
+            "nvtx_rollup": [] if redact else [n.to_dict(total, names) for n in nvtx_rollup(groups)],
+            "focus": self.focus.to_dict() if self.focus is not None else None,
         }
 
 
@@ -75,6 +96,15 @@ class Analysis:
     reports: list[ReportResult]
     errors: list[InputError]
     settings: AnalysisSettings = field(default_factory=AnalysisSettings)
+    _groups: dict[int, list[KernelGroup]] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def groups_of(self, report: ReportResult) -> list[KernelGroup]:
+        """The kernel groups of one of this analysis's reports (by `settings.group_by`), the most time first."""
+        found = self._groups.get(id(report))
+        if found is None:
+            found = self._groups[id(report)] = group_kernels(report.kernels, self.settings.group_by,
+                                                             self.settings.threshold, report.share_total_s)
+        return found
 
     @property
     def models(self) -> list[tuple[ReportResult, AnalysedKernel]]:
@@ -92,7 +122,24 @@ class Analysis:
         rows: list[dict[str, Any]] = []
         for report in self.reports:
             path = os.path.basename(report.path) if redact else report.path
-            rows.extend(kernel_row(path, k.to_dict(redact)) for k in report.kernels)
+            key_of = {id(k): g.key for g in self.groups_of(report) for k in g.launches}
+            rows.extend(kernel_row(path, dict(k.to_dict(redact), group_key=key_of.get(id(k))))
+                        for k in report.kernels)
+        return rows
+
+    @property
+    def groups(self) -> pd.DataFrame:
+        """One row per kernel group (the columns of `report --format csv --groups`)."""
+        from .frame import frame_from_rows
+
+        return frame_from_rows(self.group_rows())
+
+    def group_rows(self, redact: bool = False) -> list[dict[str, Any]]:
+        """One flat row per kernel group of every report, the most GPU time first within a report."""
+        rows: list[dict[str, Any]] = []
+        for report in self.reports:
+            path = os.path.basename(report.path) if redact else report.path
+            rows.extend(group_row(path, g.to_dict(redact)) for g in self.groups_of(report))
         return rows
 
     def to_dict(self, redact: bool = False) -> dict[str, Any]:
@@ -101,10 +148,20 @@ class Analysis:
             "schema": SCHEMA,
             "generator": {"name": "ncu-roofline", "version": __version__},
             "settings": self.settings.to_dict(redact),
-            "reports": [r.to_dict(redact) for r in self.reports],
+            "reports": [r.to_dict(redact, self.groups_of(r)) for r in self.reports],
             "errors": [{"path": os.path.basename(e.path) if redact else e.path, "message": e.message}
                        for e in self.errors],
         }
+
+    def focused(self, focus: Focus) -> Analysis:
+        """This analysis with only the launches `focus` keeps in each report, and what it left out."""
+        if not focus.active:
+            return self
+        reports = []
+        for r in self.reports:
+            kept, summary = focus_kernels(r.kernels, focus, self.settings.group_by, self.settings.threshold)
+            reports.append(dataclasses.replace(r, kernels=kept, focus=summary))
+        return Analysis(reports, list(self.errors), self.settings)
 
     def to_json(self, redact: bool = False, indent: int | None = None) -> str:
         """The `ncu-roofline/2` JSON document (deterministic: sorted keys, no NaN).

@@ -1,4 +1,4 @@
-"""One kernel of the JSON contract flattened into a row, units in the column names (no pandas)."""
+"""Kernels and kernel groups of the JSON contract flattened into rows, units in the column names (no pandas)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ def columns() -> list[str]:
             "peak_tensor_flop_per_s", *(f"utilization_{r}" for r in R.ROOFS), *_VERDICT]
 
 
-_IDENTITY = ("report", "index", "range_index", "name", "demangled_name", "device", "compute_capability", "sm_count",
-             "usable", "unusable_reason", "duration_s")
+_IDENTITY = ("report", "index", "range_index", "name", "demangled_name", "group_key", "device",
+             "compute_capability", "sm_count", "usable", "unusable_reason", "duration_s")
 _VERDICT = ("tensor_pipe_utilization", "sm_throughput", "memory_throughput", "dominant_precision", "bound_by",
             "bound_kind", "bound_utilization", "regime", "grid_blocks", "waves_per_sm", "achieved_occupancy",
             "byte_definition_l2", "byte_definition_l1", "flags", "nvtx_ranges", "missing_count")
@@ -31,6 +31,7 @@ def kernel_row(report_path: str, k: dict[str, Any]) -> dict[str, Any]:
         "range_index": k["range_index"],
         "name": k["name"],
         "demangled_name": k["demangled_name"],
+        "group_key": k.get("group_key"),
         "device": k["device"],
         "compute_capability": k["compute_capability"],
         "sm_count": k["sm_count"],
@@ -71,4 +72,54 @@ def kernel_row(report_path: str, k: dict[str, Any]) -> dict[str, Any]:
     row["flags"] = ";".join(k["flags"])
     row["nvtx_ranges"] = ";".join(k["nvtx_ranges"])
     row["missing_count"] = len(k["missing"])
+    return row
+
+
+_GROUP_IDENTITY = ("report", "group_key", "display_name", "name", "demangled_name", "device", "grid_size",
+                   "block_size", "launches", "usable_launches", "share_of_gpu_time")
+_GROUP_STATS = ("total", "mean", "median", "min", "max")
+
+
+def group_columns() -> list[str]:
+    """The columns of one row per kernel group (`report --format csv --groups`)."""
+    return [*_GROUP_IDENTITY, *(f"duration_{s}_s" for s in _GROUP_STATS), "duration_cv",
+            *(f"work_{p}_flop" for p in (*R.PRECISIONS, "tensor")), *(f"traffic_{lv}_bytes" for lv in R.LEVELS),
+            *(f"intensity_{lv}_flop_per_byte" for lv in R.LEVELS), "achieved_flop_per_s",
+            *(f"utilization_{r}" for r in R.ROOFS), "sm_throughput", "memory_throughput", "dominant_precision",
+            "bound_by", "bound_kind", "bound_utilization", "regime", "limiters", "disagreeing_launches",
+            "findings_from_launch", "top_finding", "flags", "nvtx_ranges"]
+
+
+def group_row(report_path: str, g: dict[str, Any]) -> dict[str, Any]:
+    """Flatten one group of the JSON contract (`groups`) into a row with units in the column names."""
+    row: dict[str, Any] = {"report": report_path}
+    for key in _GROUP_IDENTITY[1:]:
+        value = g[key]
+        row[key] = "x".join(map(str, value)) if key in ("grid_size", "block_size") and value else value
+    for stat in _GROUP_STATS:
+        row[f"duration_{stat}_s"] = g["duration_s"][stat]
+    row["duration_cv"] = g["duration_s"]["cv"]
+    for p in (*R.PRECISIONS, "tensor"):
+        row[f"work_{p}_flop"] = g["work_flop"][p]
+    for lv in R.LEVELS:
+        row[f"traffic_{lv}_bytes"] = g["traffic_bytes"][lv]
+    for lv in R.LEVELS:
+        row[f"intensity_{lv}_flop_per_byte"] = g["intensity_flop_per_byte"][lv]
+    row["achieved_flop_per_s"] = g["achieved_flop_per_s"]
+    for r in R.ROOFS:
+        row[f"utilization_{r}"] = g["utilization"].get(r)
+    for unit in ("sm_throughput", "memory_throughput"):
+        row[unit] = g["utilization"].get(unit)
+    row["dominant_precision"] = g["dominant_precision"]
+    bound = g["bound_by"]
+    row["bound_by"] = bound
+    row["bound_kind"] = g["bound_kind"]
+    row["bound_utilization"] = g["utilization"].get(bound) if bound else None
+    row["regime"] = g["regime"]
+    row["limiters"] = ";".join(f"{name}:{n}" for name, n in g["limiters"].items())
+    row["disagreeing_launches"] = len(g["disagreeing_launches"])
+    row["findings_from_launch"] = g["findings_from_launch"]
+    row["top_finding"] = g["diagnosis"][0]["kind"] if g["diagnosis"] else None
+    row["flags"] = ";".join(g["flags"])
+    row["nvtx_ranges"] = ";".join(g["nvtx_ranges"])
     return row

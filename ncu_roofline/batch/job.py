@@ -33,28 +33,43 @@ class Job(Protocol):
 
 
 def rows_and_summary(doc: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Kernel rows and the summary of a one-report ncu-roofline document."""
+    """Kernel rows and the summary of a one-report ncu-roofline document.
+
+    `worst` holds the kernel groups with the most GPU time (with their `group_key` and launch
+    count); for a document without groups, the longest launches.
+    """
     rep = doc["reports"][0]
     kernels = rep["kernels"]
     rows = [kernel_row(rep["path"], k) for k in kernels]
     mix = Counter(k["bound_by"] or "none" for k in kernels)
-    by_time = sorted(kernels, key=lambda k: (k["duration_s"] is None, -(k["duration_s"] or 0.0),
-                                             k["index"]))
     worst = []
-    for k in by_time[:WORST_COUNT]:
-        bound = k["bound_by"]
-        worst.append({
-            "index": k["index"],
-            "name": k["name"],
-            "demangled_name": k["demangled_name"],
-            "duration_s": k["duration_s"],
-            "bound_by": bound,
-            "bound_utilization": k["utilization"].get(bound) if bound else None,
-            "regime": k["regime"],
-        })
+    groups = rep.get("groups")
+    if groups is not None:  # the longest kernel groups (documents since groups were added)
+        for g in groups[:WORST_COUNT]:
+            bound = g["bound_by"]
+            worst.append({
+                "index": g["findings_from_launch"], "name": g["name"], "demangled_name": g["demangled_name"],
+                "display_name": g["display_name"], "group_key": g["group_key"], "launches": g["launches"],
+                "duration_s": g["duration_s"]["total"], "bound_by": bound,
+                "bound_utilization": g["utilization"].get(bound) if bound else None, "regime": g["regime"],
+            })
+    else:
+        by_time = sorted(kernels, key=lambda k: (k["duration_s"] is None, -(k["duration_s"] or 0.0), k["index"]))
+        for k in by_time[:WORST_COUNT]:
+            bound = k["bound_by"]
+            worst.append({
+                "index": k["index"],
+                "name": k["name"],
+                "demangled_name": k["demangled_name"],
+                "duration_s": k["duration_s"],
+                "bound_by": bound,
+                "bound_utilization": k["utilization"].get(bound) if bound else None,
+                "regime": k["regime"],
+            })
     summary = {
         "device": ", ".join(rep["devices"]) or None,
         "kernel_count": rep["kernel_count"],
+        "group_count": rep.get("group_count"),
         "unusable_kernel_count": rep["unusable_kernel_count"],
         "total_duration_s": rep["total_duration_s"],
         "bound_mix": dict(sorted(mix.items())),

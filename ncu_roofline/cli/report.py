@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
 import click
 
 from ..api.analysis import analyze
+from ..api.focus import Focus
 from ..render import REPORT, RenderOptions, renderer_for
-from .common import EXIT_BAD_INPUT, analysis_options, emit, fail, format_option, settings_from
+from ..settings import GROUP_BY, GROUP_BY_LAUNCH
+from .common import EXIT_BAD_INPUT, analysis_options, emit, fail, fail_and_exit, format_option, settings_from
 
 
 def default_output(first_input: str, extension: str) -> str:
@@ -30,25 +33,50 @@ def default_output(first_input: str, extension: str) -> str:
                    "HTML, standard output for the other formats.")
 @click.option("--force", is_flag=True, help="Overwrite FILE if it exists.")
 @analysis_options()
+@click.option("--group-by", type=click.Choice(GROUP_BY), default=GROUP_BY_LAUNCH, show_default=True,
+              help="What makes launches one kernel: the same name, grid and block (launch), or the same name.")
+@click.option("--groups", "group_rows", is_flag=True,
+              help="CSV: one row per kernel group instead of one per launch (implies --format csv).")
+@click.option("--kernel", "kernel_regex", default=None, metavar="REGEX",
+              help="Only launches whose name matches REGEX (searched, case-insensitive).")
+@click.option("--nvtx", "nvtx_range", default=None, metavar="RANGE",
+              help="Only launches inside the NVTX range RANGE (a path such as train/layer1, or one range name; "
+                   "* and ? match any text).")
+@click.option("--top", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Only the N kernels (groups) with the most GPU time.")
+@click.option("--min-share", type=click.FloatRange(0, 100), default=None, metavar="PCT",
+              help="Only kernels (groups) with at least PCT % of the report's GPU time.")
 def report(inputs: tuple[str, ...], fmt: str | None, output: str | None, force: bool, threshold: float,
-           peaks_file: str | None, bytes_definition: str, redact: bool) -> None:
+           peaks_file: str | None, bytes_definition: str, redact: bool, group_by: str, group_rows: bool,
+           kernel_regex: str | None, nvtx_range: str | None, top: int | None, min_share: float | None) -> None:
     """Analyse INPUT files (.ncu-rep, .nsight-cuprof-report, or ncu --csv --page raw exports).
 
     Writes a self-contained HTML report by default (<first input>.roofline.html); --format md
     gives a summary for a pull-request comment, json and csv are for machines.
 
+    Launches of one kernel with one launch configuration are reported together as one kernel
+    (--group-by name: one kernel name). --kernel, --nvtx, --top and --min-share narrow the
+    outputs to what matters; the GPU time they leave out is stated in every output.
+
     Every file is analysed even when another one fails; each failure is reported on standard
     error and the exit status is then 2. Exit status 0 means every input was analysed.
     """
+    if group_rows and fmt is None and (output is None or output == "-" or output.lower().endswith(".csv")):
+        fmt = "csv"
     renderer = renderer_for(REPORT, fmt, output)
+    if group_rows and renderer.name != "csv":
+        fail_and_exit(f"--groups is for CSV output (the {renderer.name.upper()} output holds the groups already)")
+    focus = Focus(kernel_regex, nvtx_range, top, None if min_share is None else min_share / 100)
     if output is None and renderer.name == "html":
         output = default_output(inputs[0], renderer.extension)
-    analysis = analyze(list(inputs), settings_from(threshold, peaks_file, bytes_definition), strict=False)
+    settings = settings_from(threshold, peaks_file, bytes_definition)
+    settings = dataclasses.replace(settings, group_by=group_by)
+    analysis = analyze(list(inputs), settings, strict=False).focused(focus)
     for err in analysis.errors:
         fail(err.message)
     if not analysis.reports:
         fail("no input could be analysed; nothing written")
         sys.exit(EXIT_BAD_INPUT)
-    emit(renderer.render(analysis, RenderOptions(redact=redact)), output, force)
+    emit(renderer.render(analysis, RenderOptions(redact=redact, groups=group_rows)), output, force)
     if analysis.errors:
         sys.exit(EXIT_BAD_INPUT)

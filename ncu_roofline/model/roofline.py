@@ -64,8 +64,11 @@ class KernelModel:
 
     @property
     def limiter_share(self) -> float | None:
-        """The share of the limit that bounds the kernel (`limits[bound_by]`)."""
-        return self.limits.get(self.bound_by) if self.bound_by else None
+        """The share of the limit that bounds the kernel (`limits[bound_by]`, without building `limits`)."""
+        if not self.bound_by:
+            return None
+        unit = self.units.get(self.bound_by)
+        return unit.share if unit is not None else self.utilization.get(self.bound_by)
 
     @property
     def limiter_is_roof(self) -> bool:
@@ -206,7 +209,7 @@ def build_kernel_model(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETT
             attainable[lv] = min(compute_roof, i * bw.value)
     if q.duration_s.note == DURATION_FROM_CYCLES:
         flags.append("duration_from_cycles")
-    bound_by, regime = _verdict(raw, util, units, launch, settings.threshold, flags)
+    bound_by, regime = _verdict(raw.compute_capability, util, units, launch, settings.threshold, flags)
     return KernelModel(raw=raw, q=q, peaks=peaks, tensor_peaks=tensor_peaks, utilization=util,
                        intensity=work.intensity, achieved_flop_per_s=work.achieved_flop_per_s,
                        attainable_flop_per_s=attainable, dominant_precision=work.dominant_precision,
@@ -311,7 +314,20 @@ def _priority(name: str) -> tuple[int, int]:
     return (0 if unit in T.HEADLINES else 1, -T.UNITS.index(unit))
 
 
-def _verdict(raw: RawKernel, util: dict[str, float], units: dict[str, UnitShare],
+def limiter_and_regime(util: dict[str, float], units: dict[str, UnitShare], launch: dict[str, float | None],
+                       threshold: float, compute_capability: str | None = None
+                       ) -> tuple[str | None, str | None, list[str]]:
+    """The limiter, regime and verdict flags of any set of limits, by the rules every kernel is judged by.
+
+    For limits that are not one launch's (a kernel group's duration-weighted shares): the same
+    rules, so a group and a kernel with equal limits get the same verdict.
+    """
+    flags: list[str] = []
+    bound_by, regime = _verdict(compute_capability, util, units, launch, threshold, flags)
+    return bound_by, regime, flags
+
+
+def _verdict(compute_capability: str | None, util: dict[str, float], units: dict[str, UnitShare],
              launch: dict[str, float | None], threshold: float, flags: list[str]) -> tuple[str | None, str | None]:
     """The busiest of all measured limits (roofs and unit throughputs), and the regime.
 
@@ -324,7 +340,7 @@ def _verdict(raw: RawKernel, util: dict[str, float], units: dict[str, UnitShare]
             flags.append(f"above_roof:{r}")
     finite = {r: u for r, u in util.items() if math.isfinite(u)}
     lacking = [r for r in R.ROOFS if r not in finite and r != "tensor"
-               and not (r == "dram" and raw.compute_capability in R.NO_DRAM_CC)]
+               and not (r == "dram" and compute_capability in R.NO_DRAM_CC)]
     if finite and lacking:
         flags.append("partial_roofs:" + ",".join(lacking))
     if not finite:

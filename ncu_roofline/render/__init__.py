@@ -31,6 +31,7 @@ class RenderOptions:
     """What a renderer may be asked besides the document itself."""
 
     redact: bool = False  # report: base names only, no NVTX range names
+    groups: bool = False  # report CSV: one row per kernel group instead of one per launch
     top: int = TOP_CHARTS  # trend HTML: chart this many kernels
 
 

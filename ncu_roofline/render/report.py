@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..api.rows import columns
+from ..api.rows import columns, group_columns
+from ..views.groups import share_text
 from ..views.labels import short_label
 from ..views.report import build_report_view
 from .csv import rows_to_csv
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 
 TOP_KERNELS = 10
 TOP_FINDINGS = 5
+NVTX_MD_ROWS = 15
 
 
 def _chart_svg(chart: dict[str, Any], id_prefix: str, small: bool = False) -> str:
@@ -38,18 +40,19 @@ INSTRUCTION_AXES = {
 def _sol_svg(chart: dict[str, Any], salt: str, threshold: float) -> str:
     from .charts.sol import SolPoint, render_sol_svg
 
-    points = [SolPoint(p["kernel_id"], p["sm"], p["memory"], p["family"], p["hollow"], p["label"])
-              for p in chart["points"]]
+    points = [SolPoint(p["kernel_id"], p["sm"], p["memory"], p["family"], p["hollow"], p["label"], p.get("size"),
+                       p.get("note", "")) for p in chart["points"]]
     return render_sol_svg(chart["title"], points, threshold, f"ncu-roofline-{salt}")
 
 
 def _page_data(view: dict[str, Any]) -> dict[str, Any]:
-    """A compact machine-readable copy of the table, embedded as JSON in the page."""
+    """A compact machine-readable copy of the group table and every launch, embedded as JSON in the page."""
     return {
-        "header": {k: view["header"][k] for k in ("kernel_count", "total_gpu_time", "tool_version")},
-        "kernels": [{"id": k["id"], "name": k["name"], "bound_by": k["bound_by"],
-                     "utilization": k["bound_utilization"], "regime": k["regime"],
-                     "duration_s": k["duration_s"]} for k in view["kernels"]],
+        "header": {k: view["header"][k] for k in ("kernel_count", "group_count", "total_gpu_time", "tool_version")},
+        "groups": [{"id": g["id"], "name": g["display_name"], "demangled_name": g["demangled_name"],
+                    "bound_by": g["bound_by"], "utilization": g["bound_utilization"], "regime": g["regime"],
+                    "duration_s": g["duration_s"], "launches": g["launches"]} for g in view["groups"]],
+        "launches": view["launch_data"],
     }
 
 
@@ -58,13 +61,13 @@ def render_report_html(analysis: Analysis, options: RenderOptions) -> str:
     view = build_report_view(analysis, options.redact)
     charts = [dict(c, svg=_chart_svg(c, f"c{n}-")) for n, c in enumerate(view["charts"])]
     instruction = [dict(c, svg=_chart_svg(c, f"i{n}-")) for n, c in enumerate(view["instruction_charts"])]
-    kernels = [dict(k, svg=_chart_svg(k["chart"], f"{k['id']}-", small=True) if k["has_chart"] else "")
-               for k in view["kernels"]]
+    sections = [dict(k, svg=_chart_svg(k["chart"], f"{k['id']}-", small=True) if k["has_chart"] else "")
+                for k in view["sections"]]
     roof_names = sorted({r["name"] for c in view["charts"] for r in c["roofs"]},
                         key=lambda n: (["dram", "l2", "l1", "fp64", "fp32", "fp16", n]).index(n))
     sol = [dict(c, svg=_sol_svg(c, f"s{n}-", view["header"]["threshold"])) for n, c in enumerate(view["sol_charts"])]
     return page("report.html.j2", title=view["header"]["title"], css="",
-                **{**view, "charts": charts, "kernels": kernels, "instruction_charts": instruction,
+                **{**view, "charts": charts, "sections": sections, "instruction_charts": instruction,
                    "sol_charts": sol},
                 chart_roof_names=roof_names, data=_page_data(view))
 
@@ -73,13 +76,29 @@ def render_report_html(analysis: Analysis, options: RenderOptions) -> str:
 def _row(k: dict[str, Any]) -> str:
     bound = short_label(k["bound_by"]) if k["bound_by"] else "n/a"
     top = k["top_finding"]
-    finding = " ".join(p for p in (top["label"], top["factor_text"], top["speedup_text"]) if p) if top else "–"
-    return (f"| {md_escape(k['short_name'])} | {k['duration']} | {k['share_text']} | {bound} | "
-            f"{k['bound_utilization_text']} | {k['regime_text']} | {md_escape(finding)} |")
+    finding = " ".join(p for p in (top["label"], top["factor_text"], top.get("speedup_text", "")) if p) if top else "–"
+    mean = k["mean"] if k["launches"] > 1 else "–"
+    return (f"| {md_escape(k['short_name'])} | {k['launches']:,} | {k['total']} | {k['share_text']} | {mean} | "
+            f"{bound} | {k['bound_utilization_text']} | {k['regime_text']} | {md_escape(finding)} |")
+
+
+def _nvtx_lines(view: dict[str, Any]) -> list[str]:
+    rows = [r for r in view["nvtx"] if r["depth"] < 2][:NVTX_MD_ROWS]
+    if not rows:
+        return []
+    lines = ["GPU time per NVTX range (nested ranges summed up):", "",
+             "| Range | Launches | Time | Share | Limiters | Top kernels |", "|---|---:|---:|---:|---|---|"]
+    for r in rows:
+        name = ("↳ " * r["depth"]) + r["name"]
+        mix = ", ".join(f"{m['label']} {m['text']}" for m in r["limiters"])
+        groups = ", ".join(f"{g['name']} {g['share']}" for g in r["groups"])
+        lines.append(f"| {md_escape(name)} | {r['launches']:,} | {r['duration']} | {r['share']} | {md_escape(mix)} | "
+                     f"{md_escape(groups)} |")
+    return [*lines, ""]
 
 
 def render_report_markdown(analysis: Analysis, options: RenderOptions) -> str:
-    """The summary text."""
+    """The summary text: the top kernel groups by time, the limiter mix, NVTX ranges, notable flags."""
     view = build_report_view(analysis, options.redact)
     h = view["header"]
     devices = "; ".join(f"{d['name']} (cc {d['compute_capability'] or 'n/a'})" for d in h["devices"])
@@ -87,23 +106,31 @@ def render_report_markdown(analysis: Analysis, options: RenderOptions) -> str:
         "### Roofline summary",
         "",
         f"**GPU:** {md_escape(devices) or 'n/a'} · **Nsight Compute:** {md_escape(', '.join(h['ncu_versions']))} · "
-        f"**kernels:** {h['kernel_count']} · **GPU time:** {h['total_gpu_time']}",
+        f"**kernels:** {h['group_count']} ({h['kernel_count']} launches) · **GPU time:** {h['total_gpu_time']}",
         "",
     ]
-    ranked = [k for k in sorted(view["kernels"], key=lambda k: -(k["duration_s"] or -1.0))][:TOP_KERNELS]
+    lines += [f"_Focus: {md_escape(text)}_" for text in h["focus"]] + ([""] if h["focus"] else [])
+    ranked = view["groups"][:TOP_KERNELS]
     if ranked:
-        lines += [f"Top {len(ranked)} kernels by time (bound by the busiest limit, a roof or one of Nsight "
-                  f"Compute's unit throughputs; regime *at limit* = at least {h['threshold_text']} of its peak, "
-                  "*latency* = below every limit, *too little work* = every limit under 5 % or less than one "
-                  "wave):", "",
-                  "| Kernel | Duration | Share | Bound by | Utilisation | Regime | Top finding |",
-                  "|---|---:|---:|---|---:|---|---|"]
+        lines += [f"Top {len(ranked)} kernels by time, launches of one kernel and launch configuration counted "
+                  f"together (bound by the busiest limit, a roof or one of Nsight Compute's unit throughputs; regime "
+                  f"*at limit* = at least {h['threshold_text']} of its peak, *latency* = below every limit, *too "
+                  "little work* = every limit under 5 % or less than one wave):", "",
+                  "| Kernel | Launches | Total | Share | Mean | Bound by | Utilisation | Regime | Top finding |",
+                  "|---|---:|---:|---:|---:|---|---:|---|---|"]
         lines += [_row(k) for k in ranked]
+        rest = h["group_count"] - len(ranked)
+        if rest > 0:
+            rest_s = view["budget"]["shown_s"] - sum(k["duration_s"] or 0.0 for k in ranked)
+            page_s = view["budget"]["page_s"]
+            lines.append(f"| … {rest:,} more ({share_text(rest_s / page_s if page_s else None)} of GPU time) "
+                         "| | | | | | | | |")
         lines.append("")
-    mix = ", ".join(f"{m['label']}: {m['count']}" for m in view["bound_mix_view"])
-    lines += [f"Bound-by mix: {mix}.", ""]
-    lines += _worth_fixing(view["kernels"])
-    notable = [(k, f) for k in view["kernels"] for f in k["flags"]
+    mix = ", ".join(f"{m['label']}: {m['count']} ({m['share_text']})" for m in view["bound_mix_view"])
+    lines += [f"Bound-by mix (kernels, share of GPU time): {mix}.", ""]
+    lines += _worth_fixing(view["groups"])
+    lines += _nvtx_lines(view)
+    notable = [(k, f) for k in view["groups"] for f in k["flags"]
                if f.startswith(("above_roof", "unusable", "tensor_work_estimated", "flop_incomplete"))]
     if notable:
         lines.append("Notable flags:")
@@ -144,7 +171,9 @@ def _flag(k: dict[str, Any], flag: str) -> str:
 
 
 def render_report_csv(analysis: Analysis, options: RenderOptions) -> str:
-    """The kernels as CSV text (no pandas needed)."""
+    """One row per launch as CSV text, or one per kernel group with `options.groups` (no pandas needed)."""
+    if options.groups:
+        return rows_to_csv(analysis.group_rows(options.redact), group_columns())
     return rows_to_csv(analysis.rows(options.redact), columns())
 
 

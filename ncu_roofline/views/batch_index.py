@@ -48,7 +48,10 @@ def _worst_view(worst: list[dict[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for w in worst:
         full = w.get("demangled_name") or w["name"]
-        rows.append({"name": F.short_name(full, 50), "full": full, "duration": F.seconds(w["duration_s"]),
+        launches = w.get("launches")
+        rows.append({"name": w.get("display_name") or F.short_name(full, 50), "full": full,
+                     "group_key": w.get("group_key") or "", "launches": f"{launches:,}" if launches else "",
+                     "duration": F.seconds(w["duration_s"]),
                      "bound_label": short_label(w["bound_by"]), "css": roof_css(w["bound_by"]),
                      "utilization": F.pct(w["bound_utilization"]), "regime": w["regime"] or "n/a"})
     return rows
@@ -73,6 +76,7 @@ def build_batch_index_view(index: BatchIndex) -> dict[str, Any]:
             "html": e.get("html"), "json": e.get("json"),
             "device": e.get("device") or F.NA,
             "kernels": e["kernel_count"] if e.get("kernel_count") is not None else F.NA,
+            "groups": e.get("group_count"),
             "unusable": e.get("unusable_kernel_count") or 0,
             "gpu_time": F.seconds(e.get("total_duration_s")), "mix": mix_view(mix),
             "worst": _worst_view(e.get("worst") or []),

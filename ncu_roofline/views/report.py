@@ -16,6 +16,7 @@ from ..knowledge import throughputs as T
 from ..model.throughputs import too_little_work_reason
 from ..version import __version__
 from . import format as F
+from .groups import GROUPING_TEXT, MAX_CHART_GROUPS, MAX_GROUP_SECTIONS, bound_mix, page_groups, roof_side, size_points
 from .labels import LONG_LABELS, family, is_unit, long_label, regime_label, roof_css, short_label
 from .texts import CEILING_LABELS, LEVERS, created_at, flag_text, quantity_label, table_flags
 
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
 
 ROOF_LABELS = LONG_LABELS  # roof -> its name in sentences
 TOP_N = 5
-MAX_KERNEL_CHARTS = 24  # per-kernel charts for the longest kernels; the rest are on the overview
 
 
 MAX_DRAWN_CEILINGS = 4
@@ -219,7 +219,7 @@ def _unit_share(k: AnalysedKernel, uid: str) -> float | None:
     return unit.share if unit is not None else None
 
 
-def _kernel_view(report_no: int, k: AnalysedKernel, d: dict[str, Any], total_s: float | None,
+def kernel_view(report_no: int, k: AnalysedKernel, d: dict[str, Any], total_s: float | None,
                  top_ids: set[str]) -> dict[str, Any]:
     """One kernel's row and section; `d` is its JSON-contract dict."""
     kid = _kernel_id(report_no, k)
@@ -350,53 +350,54 @@ def _instruction_chart(device: str, items: list[tuple[dict[str, Any], AnalysedKe
 
 
 def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any]:
-    """Everything the HTML page and the Markdown summary show."""
-    kernels_all = [(n, k, k.to_dict()) for n, r in enumerate(analysis.reports) for k in r.kernels]
-    durations = [k.q.duration_s.value for _, k, _ in kernels_all if k.q.duration_s is not None]
-    total_s = sum(durations) if durations else None
-    ranked = sorted((t for t in kernels_all if t[2]["duration_s"] is not None), key=lambda t: -t[2]["duration_s"])
-    longest = [_kernel_id(n, k) for n, k, _ in ranked[:TOP_N]]
-    # With few kernels, marking the "top" ones says nothing.
-    top_ids = set(longest) if len(kernels_all) > 2 * TOP_N else set()
-    kernels = [_kernel_view(n, k, d, total_s, top_ids) for n, k, d in kernels_all]
-    view_by_id = {v["id"]: v for v in kernels}
-
-    by_device: dict[str, list[tuple[dict[str, Any], AnalysedKernel, dict[str, Any]]]] = {}
-    for view, (_, k, d) in zip(kernels, kernels_all, strict=False):
-        by_device.setdefault(k.raw.device or "unknown device", []).append((view, k, d))
-    devices = [{"name": device, "compute_capability": items[0][1].raw.compute_capability,
-                "sm_count": items[0][1].raw.sm_count} for device, items in by_device.items()]
+    """Everything the HTML page and the Markdown summary show: one row and section per kernel group."""
+    part = page_groups(analysis, kernel_view, redact)
+    launches = [k for r in analysis.reports for k in r.kernels]
+    groups = part["groups"]
+    by_id = {v["id"]: v for v in groups}
+    launches_by_device: dict[str, list[AnalysedKernel]] = {}
+    for k in launches:
+        launches_by_device.setdefault(k.raw.device or "unknown device", []).append(k)
+    by_device: dict[str, list[tuple[dict[str, Any], AnalysedKernel]]] = {d: [] for d in launches_by_device}
+    for v, g in part["pairs"][:MAX_CHART_GROUPS]:
+        by_device.setdefault(g.longest.raw.device or "unknown device", []).append((v, g.summary))
+    devices = [{"name": device, "compute_capability": items[0].raw.compute_capability,
+                "sm_count": items[0].raw.sm_count} for device, items in launches_by_device.items()]
     charts = []
     sol_charts: list[dict[str, Any]] = []
     instruction_charts: list[dict[str, Any]] = []
     for device, items in by_device.items():
-        off_chart = Counter((v["short_name"], v["off_chart"]) for v, _, _ in items if v["off_chart"])
+        off_chart = Counter((v["short_name"], v["off_chart"]) for v, _ in items if v["off_chart"])
         charts.append({
             "device": device, "title": f"{device}: hierarchical roofline",
-            "roofs": device_roofs([d for _, _, d in items]),
-            "points": [p for v, _, _ in items for p in v["chart"]["points"]],
+            "roofs": device_roofs([roof_side(k) for k in launches_by_device.get(device, [])]),
+            "points": [p for v, _ in items for p in v["chart"]["points"]],
             "off_chart": [f"{kernel}{f' (×{n})' if n > 1 else ''}: {why}" for (kernel, why), n in off_chart.items()],
         })
-        sol = _sol_chart(device, [(v, k) for v, k, _ in items])
+        sol = _sol_chart(device, items)
         if sol:
-            sol_charts.append(sol)
-        instruction = _instruction_chart(device, [(v, k) for v, k, _ in items])
+            sol_charts.append(size_points(sol, by_id))
+        instruction = _instruction_chart(device, items)
         if instruction:
-            instruction_charts.append(instruction)
+            instruction_charts.append(size_points(instruction, by_id))
 
     inputs = [os.path.basename(r.path) if redact else r.path for r in analysis.reports]
     definitions = []
     for lv in R.LEVELS:
-        used = sorted({b.definition or "counts" for _, k, _ in kernels_all
-                       if (b := k.q.bytes.get(lv)) is not None})
+        used = sorted({b.definition or "counts" for k in launches if (b := k.q.bytes.get(lv)) is not None})
         definitions.append(f"{short_label(lv)}: " + (", ".join(used) if used else "no byte counts in the report"))
+    durations = [k.q.duration_s.value for k in launches if k.q.duration_s is not None]
     header = {
         "title": "Roofline: " + ", ".join(os.path.basename(r.path) for r in analysis.reports),
         "devices": devices,
         "ncu_versions": sorted({r.ncu_version or "not recorded in the file" for r in analysis.reports}),
-        "kernel_count": len(kernels),
-        "unusable_count": sum(1 for v in kernels if not v["usable"]),
-        "total_gpu_time": F.seconds(total_s),
+        "kernel_count": len(launches),
+        "group_count": part["group_count"],
+        "grouping": GROUPING_TEXT[analysis.settings.group_by],
+        "unusable_count": sum(1 for k in launches if not k.usable),
+        "total_gpu_time": F.seconds(part["page_total"]),
+        "shown_gpu_time": F.seconds(sum(durations) if durations else None),
+        "focus": part["focus"],
         "inputs": inputs,
         "flop_convention": dict(R.FLOP_CONVENTION),
         "byte_definitions": definitions,
@@ -408,30 +409,23 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
         "created": created_at(),
         "redacted": redact,
     }
-    bound_mix: dict[str, int] = {}
-    for v in kernels:
-        roof_key = v["bound_by"] or "none"
-        bound_mix[roof_key] = bound_mix.get(roof_key, 0) + 1
-    charted = sorted((v for v in kernels if v["chart"]["points"]), key=lambda v: -(v["duration_s"] or 0.0))
-    chart_ids = {v["id"] for v in charted[:MAX_KERNEL_CHARTS]}
-    for v in kernels:
-        v["has_chart"] = v["id"] in chart_ids
-    levels_present = [lv for lv in R.LEVELS if any(v["intensity"][lv] is not None for v in kernels)]
+    levels_present = [lv for lv in R.LEVELS if any(v["intensity"][lv] is not None for v in groups)]
     return {
         "header": header,
         "levels_present": levels_present,
-        "kernel_charts_limited": len(charted) > MAX_KERNEL_CHARTS,
-        "max_kernel_charts": MAX_KERNEL_CHARTS,
+        "max_kernel_charts": MAX_GROUP_SECTIONS,
         "charts": charts,
         "instruction_charts": instruction_charts,
         "sol_charts": sol_charts,
-        "bound_mix_view": [{"css": roof_css(None if r == "none" else r), "count": n,
-                            "label": short_label(r) if r != "none" else "no verdict"}
-                           for r, n in sorted(bound_mix.items())],
-        "kernels": kernels,
-        "top": [view_by_id[kid] for kid in longest],
-        "bound_mix": dict(sorted(bound_mix.items())),
-        "collapse_sections": len(kernels) > 8,
+        "bound_mix_view": bound_mix(groups, part["page_total"]),
+        "groups": groups,
+        "sections": part["sections"],
+        "budget": part["budget"],
+        "nvtx": part["nvtx"],
+        "nvtx_omitted": part["nvtx_omitted"],
+        "launch_data": part["launch_data"],
+        "top": groups[:TOP_N],
+        "collapse_sections": len(part["sections"]) > 8,
         "errors": [{"path": os.path.basename(e.path) if redact else e.path, "message": e.message}
                    for e in analysis.errors],
         "roof_labels": ROOF_LABELS,

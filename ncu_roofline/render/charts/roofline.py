@@ -392,7 +392,8 @@ def _label_compute_roofs(ax: Axes, plot: _Plot) -> None:
 
 def _point_title(point: Point, plot: _Plot) -> str:
     level = LEVEL_NAMES.get(point.level, point.level)
-    return xml_text(f"{point.label}\n{level}: {point.intensity:.4g} {plot.x_unit}, "
+    note = f"\n{point.note}" if point.note else ""
+    return xml_text(f"{point.label}{note}\n{level}: {point.intensity:.4g} {plot.x_unit}, "
                   f"{si_text(point.flop_per_s, plot.y_unit, 4)}\n"
                   f"bound by: {point.bound_by if point.bound_by is not None else 'none'}")
 
@@ -412,7 +413,8 @@ def _draw_points(ax: Axes, plot: _Plot, hooks: _Hooks) -> None:
         attrs = {"class": "pt", "data-kernel": point.kernel_id, "data-level": point.level}
         gid = hooks.add(attrs, _point_title(point, plot))
         ax.plot([point.intensity], [point.flop_per_s], linestyle="none",
-                marker=LEVEL_MARKERS.get(point.level, OTHER_LEVEL_MARKER), markersize=5.5,
+                marker=LEVEL_MARKERS.get(point.level, OTHER_LEVEL_MARKER),
+                markersize=point.size if point.size is not None else 5.5,
                 markerfacecolor=_colour(point.bound_by), markeredgecolor="white",
                 markeredgewidth=0.5, zorder=3, clip_on=plot.clip_points, gid=gid)
 

@@ -28,6 +28,8 @@ class SolPoint:
     family: str | None
     hollow: bool
     label: str
+    size: float | None = None  # marker size in points (a kernel group's share of time); None: the default
+    note: str = ""  # one more tooltip line
 
 
 def render_sol_svg(title: str, points: Sequence[SolPoint], threshold: float, salt: str) -> str:
@@ -56,7 +58,8 @@ def render_sol_svg(title: str, points: Sequence[SolPoint], threshold: float, sal
             colour = PALETTE[family]
             if family not in families:
                 families.append(family)
-            ax.plot([p.sm * 100], [p.memory * 100], marker="o", markersize=5.5, linestyle="none",
+            ax.plot([p.sm * 100], [p.memory * 100], marker="o", markersize=p.size if p.size is not None else 5.5,
+                    linestyle="none",
                     markerfacecolor="none" if p.hollow else colour, markeredgecolor=colour, alpha=0.85,
                     gid=f"sol-{n}")
         handles = [Line2D([], [], marker="o", linestyle="none", color=PALETTE[f], label=PALETTE_NAMES.get(f, "other"))
@@ -67,7 +70,8 @@ def render_sol_svg(title: str, points: Sequence[SolPoint], threshold: float, sal
         svg = figure_svg(fig)
     for n, p in enumerate(points):  # tooltips: matplotlib keeps no title, so add one per marker group
         svg = svg.replace(f'<g id="sol-{n}">', f'<g class="pt" data-kernel={quoteattr(p.kernel_id)}><title>'
-                          f"{_escape(p.label)}: SM {p.sm:.0%}, memory {p.memory:.0%}</title>", 1)
+                          f"{_escape(p.label)}: SM {p.sm:.0%}, memory {p.memory:.0%}"
+                          f"{_escape(chr(10) + p.note) if p.note else ''}</title>", 1)
     svg = drop_group_ids(svg)
     return svg.replace("<svg ", f"<svg role=\"img\" aria-label={quoteattr(xml_text(title))} ", 1)
 

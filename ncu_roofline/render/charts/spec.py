@@ -64,6 +64,8 @@ class Point:
     flop_per_s: float        # achieved FLOP/s; same rule
     bound_by: str | None     # name of the roof that binds the kernel (sets the colour)
     label: str               # short kernel name for the tooltip
+    size: float | None = None  # marker size in points (a kernel group's share of time); None: the default
+    note: str = ""           # one more tooltip line (a group's launches and share of GPU time)
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,8 @@ def spec_from_view(chart: Mapping[str, Any], id_prefix: str, **layout: Any) -> C
         return Roof(r["name"], r["kind"], r["value"], r["label"])
 
     def point(p: Mapping[str, Any]) -> Point:
-        return Point(p["kernel_id"], p["level"], p["intensity"], p["flop_per_s"], p["bound_by"], p["label"])
+        return Point(p["kernel_id"], p["level"], p["intensity"], p["flop_per_s"], p["bound_by"], p["label"],
+                     p.get("size"), p.get("note", ""))
 
     extra: dict[str, Any] = dict(layout)
     if chart.get("arrows"):

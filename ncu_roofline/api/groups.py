@@ -1,0 +1,275 @@
+"""Kernel groups: the launches of one kernel with one launch configuration, judged as one.
+
+A group is every launch with the same (demangled) name, grid and block (`group_by="launch"`,
+the default), or with the same name alone (`group_by="name"`). Per group: launch count and
+duration statistics (total, mean, median, min, max, coefficient of variation = population
+standard deviation ÷ mean), its share of GPU time, and its limits: for every roof and unit
+throughput the duration-weighted mean of its launches' shares (for a roof, the summed
+work ÷ peak ÷ summed time), so its intensity is total FLOP ÷ total bytes. Its limiter and regime
+follow the rules of every kernel (`model.roofline.limiter_and_regime`). Its findings are those of
+its longest launch, and say so (`findings_from_launch`). Launches whose limiter differs from the
+group's are listed (`disagreeing_launches`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..knowledge import recipes as R
+from ..model.roofline import limiter_and_regime
+from ..model.throughputs import UnitShare
+from ..settings import DEFAULT_THRESHOLD, GROUP_BY_LAUNCH, GROUP_BY_NAME
+from .kernel import AnalysedKernel
+from .names import NameEntry, display_names
+
+# Flags the group's own verdict sets; every other launch flag is carried over from its launches.
+VERDICT_FLAGS = ("above_roof", "partial_roofs", "no_roofs", "unit_throughputs", "grid_under_one_wave")
+NO_LIMITER = "none"
+
+
+@dataclass(frozen=True)
+class DurationStats:
+    """Durations of a group's launches that have one (seconds; None when no launch has one)."""
+
+    count: int
+    total: float | None
+    mean: float | None
+    median: float | None
+    min: float | None
+    max: float | None
+    cv: float | None  # population standard deviation ÷ mean; None for fewer than 2 launches
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> DurationStats:
+        if not values:
+            return cls(0, None, None, None, None, None, None)
+        total = math.fsum(values)
+        mean = total / len(values)
+        cv = statistics.pstdev(values, mean) / mean if len(values) > 1 and mean > 0 else None
+        return cls(len(values), total, mean, statistics.median(values), min(values), max(values), cv)
+
+    def to_dict(self) -> dict[str, float | None]:
+        return {"total": self.total, "mean": self.mean, "median": self.median, "min": self.min,
+                "max": self.max, "cv": self.cv}
+
+
+@dataclass
+class KernelGroup:
+    """The launches of one group and what is reported for them together."""
+
+    key: str  # group_key: a stable digest of what the launches share (see `group_key`)
+    name: str  # the full (demangled) name
+    display_name: str  # short, unique within the report (`api.names`)
+    grid: tuple[int, int, int] | None  # None under group_by="name"
+    block: tuple[int, int, int] | None
+    launches: list[AnalysedKernel]
+    summary: AnalysedKernel  # the group's limits, verdict and flags; numbers and findings of `longest`
+    longest: AnalysedKernel
+    stats: DurationStats
+    share: float | None  # of the report's GPU time
+    limiters: dict[str, int] = field(default_factory=dict)  # limiter -> launches
+    disagreeing: list[int] = field(default_factory=list)  # indices of launches with another limiter
+
+    @property
+    def function(self) -> str:
+        return self.longest.raw.name
+
+    @property
+    def usable_launches(self) -> int:
+        return sum(1 for k in self.launches if k.usable)
+
+    def to_dict(self, redact: bool = False) -> dict[str, Any]:
+        """The group as the `groups` list of the `ncu-roofline/2` document writes it."""
+        s = self.summary
+        bound = s.bound_by
+        return {
+            "group_key": self.key,
+            "display_name": self.display_name,
+            "name": self.function,
+            "demangled_name": self.name,
+            "device": self.longest.raw.device,
+            "grid_size": list(self.grid) if self.grid else None,
+            "block_size": list(self.block) if self.block else None,
+            "launches": len(self.launches),
+            "usable_launches": self.usable_launches,
+            "launch_indices": [k.raw.index for k in self.launches],
+            "duration_s": self.stats.to_dict(),
+            "share_of_gpu_time": self.share,
+            "work_flop": _summed(self.launches, "flop"),
+            "traffic_bytes": _summed(self.launches, "bytes"),
+            "intensity_flop_per_byte": dict(s.intensity),
+            "achieved_flop_per_s": s.achieved_flop_per_s,
+            "dominant_precision": s.dominant_precision,
+            "utilization": s.limits,
+            "bound_by": bound,
+            "bound_kind": None if bound is None else ("roof" if s.limiter_is_roof else "unit"),
+            "regime": s.regime,
+            "limiters": dict(self.limiters),
+            "disagreeing_launches": list(self.disagreeing),
+            "findings_from_launch": self.longest.raw.index,
+            "diagnosis": [f.to_dict() for f in self.longest.diagnosis],
+            "nvtx_ranges": [] if redact else sorted({r for k in self.launches for r in k.raw.nvtx_ranges}),
+            "flags": list(s.flags),
+        }
+
+
+def _summed(launches: Sequence[AnalysedKernel], quantity: str) -> dict[str, float | None]:
+    """FLOP (`quantity="flop"`) or bytes per key, summed over the usable launches when every one of
+    them has the value, else None (a partial sum is not a total)."""
+    keys = (*R.PRECISIONS, "tensor") if quantity == "flop" else R.LEVELS
+    usable = [k for k in launches if k.usable]
+    out: dict[str, float | None] = {}
+    for key in keys:
+        values = [(k.q.flop if quantity == "flop" else k.q.bytes).get(key) for k in usable]
+        known = [v.value for v in values if v is not None]
+        out[key] = math.fsum(known) if usable and len(known) == len(values) else None
+    return out
+
+
+def group_key(kernel: AnalysedKernel, group_by: str = GROUP_BY_LAUNCH) -> str:
+    """A stable digest of what a group's launches share: the same kernel in two reports has the same key."""
+    raw = kernel.raw
+    name = raw.demangled_name or raw.name
+    parts = [group_by, name] if group_by == GROUP_BY_NAME else [group_by, name, str(raw.grid_size),
+                                                                 str(raw.block_size)]
+    return hashlib.blake2b("\x00".join(parts).encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
+
+
+def _duration(k: AnalysedKernel) -> float | None:
+    return k.q.duration_s.value if k.usable and k.q.duration_s is not None else None
+
+
+def _weighted(pairs: list[tuple[float, float]]) -> float | None:
+    """Duration-weighted mean of (duration, share) pairs."""
+    weight = math.fsum(d for d, _ in pairs)
+    if weight <= 0:
+        return None
+    return math.fsum(d * v for d, v in pairs) / weight
+
+
+def _weighted_shares(timed: list[tuple[float, dict[str, float]]]) -> dict[str, float]:
+    """Per name, the duration-weighted mean of the shares of the launches that have it (finite ones)."""
+    work: dict[str, float] = {}
+    time: dict[str, float] = {}
+    for d, shares in timed:
+        for name, share in shares.items():
+            w = work.get(name)
+            if w is None:
+                work[name] = d * share
+                time[name] = d
+            else:
+                work[name] = w + d * share
+                time[name] += d
+    out = {name: work[name] / t for name, t in time.items() if t > 0}
+    for name in [n for n, v in out.items() if not math.isfinite(v)]:  # rare: leave the non-finite shares out
+        pairs = [(d, s[name]) for d, s in timed if name in s and math.isfinite(s[name])]
+        value = _weighted(pairs) if pairs else None
+        if value is None:
+            del out[name]
+        else:
+            out[name] = value
+    return out
+
+
+def _weighted_units(timed: list[tuple[float, AnalysedKernel]]) -> dict[str, UnitShare]:
+    """Every unit throughput of the launches, its share the duration-weighted mean of theirs."""
+    work: dict[str, float] = {}
+    time: dict[str, float] = {}
+    first: dict[str, UnitShare] = {}
+    for d, k in timed:
+        for uid, unit in k.units.items():
+            w = work.get(uid)
+            if w is None:
+                work[uid] = d * unit.share
+                time[uid] = d
+                first[uid] = unit
+            else:
+                work[uid] = w + d * unit.share
+                time[uid] += d
+    return {uid: dataclasses.replace(first[uid], share=work[uid] / t) for uid, t in time.items()
+            if t > 0 and math.isfinite(work[uid])}
+
+
+def _aggregate(launches: list[AnalysedKernel], longest: AnalysedKernel, threshold: float) -> AnalysedKernel:
+    """The group as one kernel: weighted limits, summed-work intensity, the verdict of those limits."""
+    timed = [(d, k) for k in launches if (d := _duration(k)) is not None and d > 0]
+    if not timed or len(launches) == 1:
+        return longest  # one launch is its own group, to the last bit
+    util = _weighted_shares([(d, k.utilization) for d, k in timed])
+    shares = _weighted_units(timed)
+    launch = dict(longest.launch)
+    for fact in ("waves_per_sm", "achieved_occupancy"):
+        pairs = [(d, v) for d, k in timed if (v := k.launch.get(fact)) is not None]
+        if pairs:
+            launch[fact] = _weighted(pairs)
+    bound_by, regime, verdict_flags = limiter_and_regime(util, shares, launch, threshold,
+                                                         longest.raw.compute_capability)
+    total_time = math.fsum(d for d, _ in timed)
+    flops = [k.total_flop for _, k in timed]
+    total_flop = math.fsum(f for f in flops if f is not None) if all(f is not None for f in flops) else None
+    intensity: dict[str, float | None] = {lv: None for lv in R.LEVELS}
+    for lv in R.LEVELS:
+        moved_at = [k.q.bytes.get(lv) for _, k in timed]
+        if total_flop is not None and all(b is not None for b in moved_at):
+            moved = math.fsum(b.value for b in moved_at if b is not None)
+            intensity[lv] = total_flop / moved if moved > 0 else None
+    per_precision: dict[str, float] = {}
+    for _, k in timed:
+        for p, work in k.q.flop.items():
+            if work is not None:
+                per_precision[p] = per_precision.get(p, 0.0) + work.value
+    dominant = max(per_precision, key=lambda p: per_precision[p]) if total_flop else None
+    compute_roof = dataclasses.replace(longest, dominant_precision=dominant).compute_roof()
+    attainable: dict[str, float | None] = {}
+    for lv in R.LEVELS:
+        i, bw = intensity[lv], longest.peaks.get(lv)
+        attainable[lv] = min(compute_roof, i * bw.value) if i is not None and bw and compute_roof else None
+    carried = [f for k in launches for f in k.flags if f.split(":", 1)[0] not in VERDICT_FLAGS]
+    flags = list(dict.fromkeys([*carried, *verdict_flags]))
+    return dataclasses.replace(
+        longest, utilization=util, units=shares, launch=launch, bound_by=bound_by, regime=regime,
+        flags=flags, intensity=intensity, total_flop=total_flop, dominant_precision=dominant,
+        achieved_flop_per_s=total_flop / total_time if total_flop is not None else None,
+        attainable_flop_per_s=attainable)
+
+
+def group_kernels(kernels: Sequence[AnalysedKernel], group_by: str = GROUP_BY_LAUNCH,
+                  threshold: float = DEFAULT_THRESHOLD, total_s: float | None = None) -> list[KernelGroup]:
+    """The groups of one report's launches, the most GPU time first (then by first launch).
+
+    `total_s` is the GPU time shares are taken of (default: the launches' own total).
+    """
+    members: dict[str, list[AnalysedKernel]] = {}
+    for k in kernels:
+        members.setdefault(group_key(k, group_by), []).append(k)
+    if total_s is None:
+        durations = [d for k in kernels if (d := _duration(k)) is not None]
+        total_s = math.fsum(durations) if durations else None
+    groups: list[KernelGroup] = []
+    for key, launches in members.items():
+        timed = [(d, k) for k in launches if (d := _duration(k)) is not None]
+        longest = max(timed, key=lambda t: (t[0], -t[1].raw.index))[1] if timed else launches[0]
+        stats = DurationStats.of([d for d, _ in timed])
+        summary = _aggregate(launches, longest, threshold)
+        limiters = Counter(k.bound_by or NO_LIMITER for k in launches if k.usable)
+        disagreeing = [k.raw.index for k in launches if k.usable and k.bound_by != summary.bound_by]
+        share = stats.total / total_s if stats.total is not None and total_s else None
+        first = launches[0].raw
+        by_launch = group_by == GROUP_BY_LAUNCH
+        groups.append(KernelGroup(
+            key=key, name=first.demangled_name or first.name, display_name="",
+            grid=first.grid_size if by_launch else None, block=first.block_size if by_launch else None,
+            launches=launches, summary=summary, longest=longest, stats=stats, share=share,
+            limiters=dict(sorted(limiters.items(), key=lambda kv: (-kv[1], kv[0]))), disagreeing=disagreeing))
+    groups.sort(key=lambda g: (-(g.stats.total or 0.0), g.launches[0].raw.index))
+    names = display_names([NameEntry(g.name, g.grid, g.block) for g in groups])
+    for g, name in zip(groups, names, strict=True):
+        g.display_name = name
+    return groups

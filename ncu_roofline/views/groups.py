@@ -1,0 +1,282 @@
+"""Kernel groups on the page: table rows, per-group sections, the launch list, NVTX roll-up, focus.
+
+The page is built for captures of any size within a budget: static table rows for the
+`MAX_GROUP_ROWS` groups with the most time, sections and charts for the `MAX_GROUP_SECTIONS`
+first of them, markers for the `MAX_CHART_GROUPS` first on the overview charts. Every launch is
+in one compact table (`launch_data`) that the page's script pages through; the groups, their
+sections and the NVTX roll-up need no script.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..api.groups import NO_LIMITER, KernelGroup
+from ..api.nvtx import RangeNode, nvtx_rollup, top_groups
+from ..knowledge import recipes as R
+from ..settings import GROUP_BY_LAUNCH, GROUP_BY_NAME
+from . import format as F
+from .labels import long_label, regime_label, roof_css, short_label
+
+if TYPE_CHECKING:
+    from ..api.analysis import Analysis, ReportResult
+    from ..api.focus import FocusSummary
+    from ..api.kernel import AnalysedKernel
+
+    # views.report.kernel_view, passed in by views.report (which imports this module).
+    KernelView = Callable[[int, AnalysedKernel, dict[str, Any], float | None, set[str]], dict[str, Any]]
+
+MAX_GROUP_ROWS = 300  # static rows of the kernel table; every launch is in the launch list
+MAX_GROUP_SECTIONS = 24  # per-group sections, each with its chart: the groups with the most time
+MAX_CHART_GROUPS = 200  # groups drawn on the overview charts
+MAX_NVTX_ROWS = 200  # rows of the NVTX roll-up (depth first, the most time first)
+LAUNCH_SAMPLE = 10  # launches listed in a group's section, for readers without JavaScript
+MAX_MIX = 4  # limiters named in a mix; the rest is "other"
+
+
+GROUPING_TEXT = {
+    GROUP_BY_LAUNCH: "launches of one kernel with one launch configuration (name, grid, block)",
+    GROUP_BY_NAME: "launches of one kernel name, whatever their launch configuration",
+}
+
+
+def share_text(share: float | None) -> str:
+    if share is None:
+        return F.NA
+    return "<0.1 %" if 0 < share < 0.0005 else F.pct(share, 1)
+
+
+def marker_size(share: float | None) -> float:
+    """Marker size (points) for a share of GPU time: area grows with the share."""
+    return 4.0 + 14.0 * math.sqrt(min(max(share or 0.0, 0.0), 1.0))
+
+
+def group_id(report_no: int, g: KernelGroup) -> str:
+    """The id of a group's row and section: that of its longest launch (stable, unique per page)."""
+    return f"r{report_no}k{g.longest.raw.index}"
+
+
+def _mix(limiters: dict[str, float], total: float, unit: str) -> list[dict[str, Any]]:
+    """A limiter mix (limiter -> launches or seconds) as badges, the largest first."""
+    ranked = sorted(limiters.items(), key=lambda kv: (-kv[1], kv[0]))
+    out = []
+    for name, amount in ranked[:MAX_MIX]:
+        limiter = None if name == NO_LIMITER else name
+        text = f"{amount:g}" if unit == "launches" else share_text(amount / total if total else None)
+        out.append({"label": short_label(limiter) if limiter else "no verdict", "css": roof_css(limiter),
+                    "title": long_label(limiter, "no verdict"), "text": text})
+    rest = sum(amount for _, amount in ranked[MAX_MIX:])
+    if rest:
+        text = f"{rest:g}" if unit == "launches" else share_text(rest / total if total else None)
+        out.append({"label": "other", "css": "b-other", "title": "the other limiters", "text": text})
+    return out
+
+
+def _launch_line(k: Any, differs: bool) -> dict[str, Any]:
+    share = k.limiter_share
+    return {"index": k.raw.index, "duration": F.seconds(k.q.duration_s.value if k.q.duration_s else None),
+            "bound_short": short_label(k.bound_by) if k.bound_by else F.NA, "bound_css": roof_css(k.bound_by),
+            "bound_label": long_label(k.bound_by, F.NA), "utilization": F.pct(share),
+            "regime": regime_label(k.regime), "differs": differs}
+
+
+def group_view(kernel_view: KernelView, report_no: int, g: KernelGroup, page_total: float | None,
+               top_ids: set[str], redact: bool = False) -> dict[str, Any]:
+    """One group's table row and section: the kernel view of its summary, plus what a group adds."""
+    d = g.summary.to_dict()
+    d["duration_s"] = g.stats.total
+    v = kernel_view(report_no, g.summary, d, page_total, top_ids)
+    gid = group_id(report_no, g)
+    launches = len(g.launches)
+    st = g.stats
+    differ = set(g.disagreeing)
+    others = [k for k in g.launches if k.raw.index in differ]
+    other_mix: dict[str, float] = {}
+    for k in others:
+        other_mix[k.bound_by or NO_LIMITER] = other_mix.get(k.bound_by or NO_LIMITER, 0) + 1
+    by_time = sorted(g.launches, key=lambda k: -(k.q.duration_s.value if k.q.duration_s else -1.0))
+    sample = sorted({id(k): k for k in [*others[:LAUNCH_SAMPLE // 2], *by_time]}.values(),
+                    key=lambda k: -(k.q.duration_s.value if k.q.duration_s else -1.0))[:LAUNCH_SAMPLE]
+    nvtx = sorted({r for k in g.launches for r in k.raw.nvtx_ranges}) if not redact else []
+    v.update({
+        "id": gid, "key": g.key, "name": g.display_name, "short_name": g.display_name,
+        "display_name": g.display_name, "demangled_name": g.name,
+        "launches": launches, "usable_launches": g.usable_launches, "longest_index": g.longest.raw.index,
+        "total": F.seconds(st.total), "mean": F.seconds(st.mean), "median": F.seconds(st.median),
+        "min": F.seconds(st.min), "max": F.seconds(st.max), "cv": st.cv,
+        "cv_text": F.pct(st.cv, 1) if st.cv is not None else F.NA,
+        "limiter_mix": _mix({k: float(n) for k, n in g.limiters.items()}, float(launches), "launches"),
+        "disagreeing": len(g.disagreeing),
+        "disagreeing_mix": _mix(other_mix, float(len(others)), "launches"),
+        "disagreeing_sample": [k.raw.index for k in others[:LAUNCH_SAMPLE]],
+        "launch_sample": [_launch_line(k, k.raw.index in differ) for k in sample],
+        "nvtx": nvtx[:8], "nvtx_more": max(0, len(nvtx) - 8),
+        "has_section": False, "has_chart": False,
+    })
+    v["marker_note"] = (f"{launches:,} launch{'es' if launches != 1 else ''}, {v['total']} "
+                        f"({v['share_text']} of GPU time)")
+    size_points(v["chart"], {v["chart"]["points"][0]["kernel_id"]: v} if v["chart"]["points"] else {})
+    v["chart"]["title"] = g.display_name
+    return v
+
+
+def roof_side(k: AnalysedKernel) -> dict[str, Any]:
+    """What `views.report.device_roofs` reads of a kernel (its peaks and work), without the whole
+    JSON dict: the device roofs are the medians over every launch."""
+    def value(v: Any) -> float | None:
+        return None if v is None else float(v.value)
+
+    return {
+        "peaks": {**{f"{lv}_bytes_per_s": value(k.peaks.get(lv)) for lv in R.LEVELS},
+                  **{f"{p}_flop_per_s": value(k.peaks.get(p)) for p in R.PRECISIONS},
+                  "tensor_flop_per_s": {dp: v.value for dp, v in k.tensor_peaks.items()}},
+        "work_flop": {p: value(k.q.flop.get(p)) for p in (*R.PRECISIONS, "tensor")},
+        "tensor_ops_by_datapath": {dp: v.value for dp, v in k.q.tensor_paths.items()},
+    }
+
+
+def size_points(chart: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Each point of a chart sized by its group's share of GPU time, with the group's figures to hover."""
+    for p in chart["points"]:
+        v = by_id.get(p["kernel_id"])
+        if v is not None:
+            p["size"] = marker_size(v["share"])
+            p["note"] = v["marker_note"]
+            p["label"] = v["display_name"]
+    return chart
+
+
+def bound_mix(groups: Sequence[dict[str, Any]], page_total: float | None) -> list[dict[str, Any]]:
+    """Groups per limiter with their share of GPU time, the most time first."""
+    mix: dict[str, list[float]] = {}
+    for v in groups:
+        entry = mix.setdefault(v["bound_by"] or NO_LIMITER, [0, 0.0])
+        entry[0] += 1
+        entry[1] += v["duration_s"] or 0.0
+    return [{"css": roof_css(None if r == NO_LIMITER else r), "count": int(n),
+             "label": short_label(r) if r != NO_LIMITER else "no verdict",
+             "share_text": share_text(seconds / page_total if page_total else None)}
+            for r, (n, seconds) in sorted(mix.items(), key=lambda item: (-item[1][1], item[0]))]
+
+
+def launch_data(groups: Sequence[tuple[int, KernelGroup]], views: dict[str, dict[str, Any]],
+                redact: bool = False) -> dict[str, Any]:
+    """Every launch as one compact table for the page's script: numbers and indices, no markup.
+
+    Rows: [launch index, group number, duration in ns, limiter number, limiter share in per mille,
+    regime number, NVTX number], null where absent; the numbers index `groups`, `limits`,
+    `regimes` and `nvtx`.
+    """
+    limits: dict[str, int] = {}
+    regimes: dict[str, int] = {}
+    nvtx: dict[str, int] = {}
+    rows: list[list[Any]] = []
+    table: list[dict[str, Any]] = []
+    for no, (report_no, g) in enumerate(groups):
+        gid = group_id(report_no, g)
+        table.append({"id": gid, "name": g.display_name, "section": views.get(gid, {}).get("has_section", False),
+                      "row": gid in views, "report": report_no})
+        for k in g.launches:
+            dur = k.q.duration_s.value if k.q.duration_s is not None else None
+            share = k.limiter_share
+            path = None if redact or not k.raw.nvtx_ranges else ";".join(k.raw.nvtx_ranges)
+            rows.append([
+                k.raw.index, no, round(dur * 1e9) if dur is not None and math.isfinite(dur) else None,
+                limits.setdefault(k.bound_by, len(limits)) if k.bound_by else None,
+                round(share * 1000) if share is not None and math.isfinite(share) else None,
+                regimes.setdefault(k.regime, len(regimes)) if k.regime else None,
+                nvtx.setdefault(path, len(nvtx)) if path is not None else None,
+            ])
+    rows.sort(key=lambda r: (table[r[1]]["report"], r[0]))
+    return {
+        "columns": ["index", "group", "ns", "limit", "permille", "regime", "nvtx"],
+        "rows": rows, "groups": table,
+        "limits": [{"label": short_label(n), "title": long_label(n), "css": roof_css(n)} for n in limits],
+        "regimes": [regime_label(r) for r in regimes],
+        "nvtx": list(nvtx),
+    }
+
+
+def nvtx_rows(report_no: int, nodes: Sequence[RangeNode], names: dict[str, str],
+              page_total: float | None) -> list[dict[str, Any]]:
+    """The NVTX roll-up of one report as table rows (depth first; at most MAX_NVTX_ROWS)."""
+    rows = []
+    for node in nodes[:MAX_NVTX_ROWS]:
+        total = node.duration_s
+        rows.append({
+            "report_no": report_no, "path": node.path, "name": node.name, "depth": node.depth,
+            "indent": f"{node.depth * 1.2:.1f}em", "launches": node.launches, "duration": F.seconds(total),
+            "self": F.seconds(node.self_duration_s) if 0 < node.self_duration_s < total else "",
+            "share": share_text(total / page_total if page_total else None),
+            "limiters": _mix(node.limiters, total, "time"),
+            "groups": [{"name": names.get(key, key), "share": share_text(seconds / total if total else None)}
+                       for key, seconds in top_groups(node)],
+        })
+    return rows
+
+
+def focus_texts(reports: Sequence[ReportResult]) -> list[str]:
+    """One sentence per focused report: what is shown and what the filters left out."""
+    texts = []
+    for r in reports:
+        f: FocusSummary | None = r.focus
+        if f is None:
+            continue
+        parts = [f"{step.option}: {step.launches:,} launch{'es' if step.launches != 1 else ''}"
+                 + (f" ({step.groups:,} group{'s' if step.groups != 1 else ''})" if step.groups else "")
+                 + f", {F.seconds(step.duration_s)}" for step in f.steps]
+        shown = share_text(f.kept_duration_s / f.total_duration_s
+                           if f.kept_duration_s is not None and f.total_duration_s else None)
+        texts.append(f"{len(r.kernels):,} of {f.total_launches:,} launches shown, {F.seconds(f.kept_duration_s)} of "
+                     f"{F.seconds(f.total_duration_s)} GPU time ({shown}). Filtered out: " + "; ".join(parts) + ".")
+    return texts
+
+
+def page_groups(analysis: Analysis, kernel_view: KernelView, redact: bool = False) -> dict[str, Any]:
+    """The group parts of the report view: rows, sections, launch list, NVTX roll-up, budgets.
+
+    `kernel_view` is `views.report.kernel_view` (one kernel's row and section).
+    """
+    reports = analysis.reports
+    totals = [t for r in reports if (t := r.share_total_s) is not None]
+    page_total = math.fsum(totals) if totals else None
+    ranked = sorted(((n, g) for n, r in enumerate(reports) for g in analysis.groups_of(r)),
+                    key=lambda t: (-(t[1].stats.total or 0.0), t[0], t[1].launches[0].raw.index))
+    top_ids = {group_id(n, g) for n, g in ranked[:5]} if len(ranked) > 10 else set()
+    shown = [group_view(kernel_view, n, g, page_total, top_ids, redact) for n, g in ranked[:MAX_GROUP_ROWS]]
+    for n, v in enumerate(shown):
+        v["rank"] = n + 1
+        v["has_section"] = n < MAX_GROUP_SECTIONS
+        v["has_chart"] = v["has_section"] and bool(v["chart"]["points"])
+    by_id = {v["id"]: v for v in shown}
+    nvtx: list[dict[str, Any]] = []
+    nvtx_omitted = 0
+    for n, r in enumerate(reports if not redact else []):
+        groups = analysis.groups_of(r)
+        nodes = nvtx_rollup(groups)
+        nvtx_omitted += max(0, len(nodes) - MAX_NVTX_ROWS)
+        nvtx.extend(nvtx_rows(n, nodes, {g.key: g.display_name for g in groups}, page_total))
+    rest = ranked[MAX_GROUP_SECTIONS:]
+    rest_s = math.fsum(g.stats.total or 0.0 for _, g in rest)
+    hidden = ranked[MAX_GROUP_ROWS:]
+    hidden_s = math.fsum(g.stats.total or 0.0 for _, g in hidden)
+    return {
+        "groups": shown,
+        "sections": [v for v in shown if v["has_section"]],
+        "group_count": len(ranked),
+        "page_total": page_total,
+        "budget": {"rows": MAX_GROUP_ROWS, "page_s": page_total or 0.0,
+                   "shown_s": math.fsum(g.stats.total or 0.0 for _, g in ranked),
+                   "sections": MAX_GROUP_SECTIONS, "chart": MAX_CHART_GROUPS,
+                   "without_section": len(rest),
+                   "without_section_share": share_text(rest_s / page_total if page_total else None),
+                   "without_row": len(hidden),
+                   "without_row_share": share_text(hidden_s / page_total if page_total else None)},
+        "nvtx": nvtx,
+        "nvtx_omitted": nvtx_omitted,
+        "launch_data": launch_data(ranked, by_id, redact),
+        "pairs": [(v, g) for v, (_, g) in zip(shown, ranked, strict=False)],
+        "focus": focus_texts(reports),
+    }

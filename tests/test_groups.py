@@ -1,0 +1,238 @@
+"""Kernel groups, NVTX roll-up and focus: hand-computed arithmetic on hand-built launches, and real reports."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+
+import pytest
+from click.testing import CliRunner
+from conftest import CORPUS, make_kernel
+from ncu_csv_writer import write_ncu_csv
+from test_model import base_metrics
+
+import ncu_roofline
+from ncu_roofline.api.analysis import Analysis, ReportResult
+from ncu_roofline.api.focus import Focus, FocusError
+from ncu_roofline.api.groups import group_kernels, group_key
+from ncu_roofline.api.kernel import analyse_kernel
+from ncu_roofline.api.nvtx import components, nvtx_rollup
+from ncu_roofline.cli import main
+from ncu_roofline.readers.record import RawReport
+from ncu_roofline.settings import AnalysisSettings
+
+DRAM_PEAK = 1000 * 2e9  # base_metrics: bytes per cycle x DRAM clock
+FP32_PEAK = 2 * 5000 * 1.5e9
+FLOP = 2.5e6 + 4 * 10 * 1500  # FP32 + FP16 of base_metrics, per launch
+
+
+def launch(index: int, duration_ns: float, dram_bytes: float, name: str = "k", grid=(64, 1, 1),
+           nvtx: list[str] | None = None, **metrics: float):
+    """One launch of base_metrics with its own duration and DRAM bytes (read = all of them)."""
+    m = base_metrics()
+    m["gpu__time_duration.sum"] = (duration_ns, "ns")
+    del m["dram__bytes_read.sum.per_second"]
+    m["dram__bytes_read.sum"] = (dram_bytes, "byte")
+    m["dram__bytes_write.sum"] = (0.0, "byte")
+    m.update({k.replace("__dot__", "."): v for k, v in metrics.items()})
+    return analyse_kernel(make_kernel(m, index=index, name=name, grid_size=grid, block_size=(128, 1, 1),
+                                      nvtx_ranges=nvtx or []))
+
+
+def analysis_of(*kernels, settings: AnalysisSettings | None = None) -> Analysis:
+    return Analysis([ReportResult("/tmp/capture.ncu-rep", "ncu-rep", "2025.1", list(kernels))], [],
+                    settings or AnalysisSettings())
+
+
+def test_group_statistics_and_limits_by_hand() -> None:
+    a = launch(0, 1000, 6e5)
+    b = launch(1, 2000, 3e6)
+    c = launch(2, 3000, 1.2e6)
+    other = launch(3, 4000, 1e6, name="other")
+    groups = group_kernels([a, b, c, other])
+    assert [g.name for g in groups] == ["k", "other"]  # one group per (name, grid, block), most time first
+    g = groups[0]
+    assert len(g.launches) == 3 and g.stats.count == 3
+    assert g.stats.total == pytest.approx(6e-6) and g.stats.mean == pytest.approx(2e-6)
+    assert g.stats.median == pytest.approx(2e-6)
+    assert (g.stats.min, g.stats.max) == (pytest.approx(1e-6), pytest.approx(3e-6))
+    assert g.stats.cv == pytest.approx(statistics.pstdev([1, 2, 3]) / 2)  # population std / mean
+    assert g.share == pytest.approx(6 / 10)
+    # Each roof: summed work / peak / summed time (= the duration-weighted mean of the launches' shares).
+    dram = (6e5 + 3e6 + 1.2e6) / DRAM_PEAK / 6e-6
+    assert g.summary.utilization["dram"] == pytest.approx(dram)
+    weighted = sum(k.q.duration_s.value * k.utilization["dram"] for k in (a, b, c)) / 6e-6
+    assert g.summary.utilization["dram"] == pytest.approx(weighted)
+    assert g.summary.utilization["fp32"] == pytest.approx(3 * 2.5e6 / FP32_PEAK / 6e-6)
+    assert g.summary.intensity["dram"] == pytest.approx(3 * FLOP / 4.8e6)  # total FLOP / total bytes
+    assert g.summary.achieved_flop_per_s == pytest.approx(3 * FLOP / 6e-6)
+    # The limiter and regime by the rules of every kernel: a kernel with these limits gets the same.
+    assert a.bound_by == b.bound_by == c.bound_by == g.summary.bound_by == "dram"
+    assert g.summary.regime == "at_limit" if dram >= 0.6 else g.summary.regime == "latency"
+    assert g.longest is c and g.to_dict()["findings_from_launch"] == 2
+    assert g.to_dict()["diagnosis"] == [f.to_dict() for f in c.diagnosis]
+    d = g.to_dict()
+    assert d["work_flop"]["fp32"] == pytest.approx(3 * 2.5e6) and d["traffic_bytes"]["dram"] == pytest.approx(4.8e6)
+    assert d["traffic_bytes"]["l2"] is None  # no launch has it: not a total of nothing
+    assert d["launch_indices"] == [0, 1, 2] and d["disagreeing_launches"] == []
+
+
+def test_a_launch_with_another_limiter_is_called_out() -> None:
+    busy = [launch(i, 1000, 1.6e6) for i in range(3)]  # DRAM 80 %
+    odd = launch(3, 1000, 1e5)  # DRAM 5 %, FP32 17 %: bound by FP32
+    assert odd.bound_by == "fp32"
+    (g,) = group_kernels([*busy, odd])
+    assert g.summary.bound_by == "dram"
+    assert g.disagreeing == [3]
+    assert g.limiters == {"dram": 3, "fp32": 1}
+    assert g.summary.utilization["dram"] == pytest.approx((3 * 1.6e6 + 1e5) / DRAM_PEAK / 4e-6)
+
+
+def test_a_single_launch_is_its_own_group_exactly() -> None:
+    k = launch(0, 1500, 9e5)
+    (g,) = group_kernels([k])
+    assert g.summary is k and g.stats.cv is None
+    assert g.to_dict()["utilization"] == k.limits
+
+
+def test_group_verdict_follows_the_threshold_like_a_kernel() -> None:
+    launches = [launch(i, 1000, 9e5) for i in range(2)]  # DRAM 45 %
+    (low,) = group_kernels(launches, threshold=0.4)
+    (high,) = group_kernels(launches, threshold=0.6)
+    assert low.summary.regime == "at_limit" and high.summary.regime == "latency"
+    assert all(k.regime == "latency" for k in launches)  # the launches keep their own (default 0.6) verdict
+
+
+def test_grouping_by_launch_configuration_or_by_name() -> None:
+    kernels = [launch(0, 1000, 6e5, grid=(64, 1, 1)), launch(1, 1000, 6e5, grid=(128, 1, 1)),
+               launch(2, 1000, 6e5, grid=(64, 1, 1))]
+    by_launch = group_kernels(kernels)
+    assert sorted(len(g.launches) for g in by_launch) == [1, 2]
+    assert [g.display_name for g in by_launch] == ["k [grid 64×1×1]", "k [grid 128×1×1]"]
+    (by_name,) = group_kernels(kernels, "name")
+    assert len(by_name.launches) == 3 and by_name.grid is None and by_name.display_name == "k"
+    assert group_key(kernels[0]) == group_key(kernels[2]) != group_key(kernels[1])
+    assert group_key(kernels[0], "name") == group_key(kernels[1], "name")
+
+
+def test_unusable_launches_count_but_have_no_time() -> None:
+    nan = analyse_kernel(make_kernel({"gpu__time_duration.sum": (float("nan"), "ns")}, index=1, name="k",
+                                     grid_size=(64, 1, 1), block_size=(128, 1, 1)))
+    (g,) = group_kernels([launch(0, 1000, 6e5), nan])
+    assert len(g.launches) == 2 and g.usable_launches == 1 and g.stats.count == 1
+    assert g.stats.total == pytest.approx(1e-6)
+    assert g.to_dict()["traffic_bytes"]["dram"] == pytest.approx(6e5)  # the usable launch's
+
+
+def test_json_csv_and_frame_carry_the_groups(tmp_path) -> None:
+    a = analysis_of(launch(0, 1000, 6e5), launch(1, 3000, 6e5), launch(2, 500, 6e5, name="other"))
+    doc = json.loads(a.to_json())
+    rep = doc["reports"][0]
+    assert rep["group_count"] == 2 and [g["launches"] for g in rep["groups"]] == [2, 1]
+    assert doc["settings"]["group_by"] == "launch"
+    assert {k["group_key"] for k in rep["kernels"]} == {g["group_key"] for g in rep["groups"]}
+    assert rep["groups"][0]["duration_s"]["total"] == pytest.approx(4e-6)
+    assert rep["focus"] is None and rep["nvtx_rollup"] == []
+    assert list(a.kernels["group_key"]) == [k["group_key"] for k in rep["kernels"]]
+    frame = a.groups
+    assert list(frame["launches"]) == [2, 1] and frame["duration_mean_s"][0] == pytest.approx(2e-6)
+    src = write_ncu_csv(RawReport("r.csv", "csv", [k.raw for k in a.reports[0].kernels]), tmp_path / "r.csv")
+    out = CliRunner().invoke(main, ["report", str(src), "--groups"], catch_exceptions=False)
+    lines = out.output.splitlines()
+    assert out.exit_code == 0 and lines[0].startswith("report,group_key,display_name,") and len(lines) == 3
+    wrong = CliRunner().invoke(main, ["report", str(src), "--groups", "-f", "md"])
+    assert wrong.exit_code == 2 and "--groups is for CSV" in wrong.output
+
+
+# ------------------------------------------------------------------------------------------- NVTX
+
+def test_nvtx_rollup_sums_nested_ranges_up_the_tree() -> None:
+    kernels = [launch(0, 1000, 6e5, nvtx=["train/layer1/attn"]),
+               launch(1, 2000, 6e5, nvtx=["train/layer1/mlp"]),
+               launch(2, 4000, 6e5, nvtx=["train/layer2/attn"]),
+               launch(3, 3000, 1e5, name="loss", nvtx=["train"]),
+               launch(4, 5000, 6e5, name="free")]
+    groups = group_kernels(kernels)
+    nodes = {n.path: n for n in nvtx_rollup(groups)}
+    assert [n.path for n in nvtx_rollup(groups)] == ["train", "train/layer2", "train/layer2/attn", "train/layer1",
+                                                      "train/layer1/mlp", "train/layer1/attn"]
+    assert nodes["train"].duration_s == pytest.approx(10e-6) and nodes["train"].launches == 4
+    assert nodes["train"].self_duration_s == pytest.approx(3e-6)
+    assert nodes["train/layer1"].duration_s == pytest.approx(3e-6) and nodes["train/layer1"].self_duration_s == 0
+    assert nodes["train"].limiters == {"dram": pytest.approx(7e-6), "fp32": pytest.approx(3e-6)}
+    assert max(nodes["train"].groups.values()) == pytest.approx(7e-6)  # k: launches 0, 1, 2
+
+
+def test_nvtx_launch_counts_once_and_pytorch_calls_add_up() -> None:
+    assert components("fwd/aten::mm, seq = 12, op_id = 3") == ["fwd", "aten::mm"]
+    kernels = [launch(0, 1000, 6e5, nvtx=["fwd/aten::mm, seq = 1", "fwd"]),
+               launch(1, 1000, 6e5, nvtx=["fwd/aten::mm, seq = 2"])]
+    nodes = {n.path: n for n in nvtx_rollup(group_kernels(kernels))}
+    assert set(nodes) == {"fwd", "fwd/aten::mm"}
+    assert nodes["fwd"].launches == 2 and nodes["fwd"].duration_s == pytest.approx(2e-6)
+    assert nodes["fwd/aten::mm"].launches == 2
+
+
+@pytest.mark.skipif(not (CORPUS / "nsight-training__manual_nvtx.ncu-rep").is_file(),
+                    reason="nsight-training__manual_nvtx.ncu-rep not in the shared corpus")
+def test_nvtx_rollup_of_a_real_report() -> None:
+    a = ncu_roofline.analyze(CORPUS / "nsight-training__manual_nvtx.ncu-rep")
+    rollup = json.loads(a.to_json())["reports"][0]["nvtx_rollup"]
+    assert [(n["path"], n["depth"]) for n in rollup] == [
+        ("run_test", 0), ("run_test/daxpy", 1), ("run_test/check_results", 1), ("run_test/init_data", 1)]
+    top, *children = rollup
+    assert top["launches"] == 3 and top["share_of_gpu_time"] == pytest.approx(1.0)
+    assert top["duration_s"] == pytest.approx(sum(c["duration_s"] for c in children))
+    assert math.isclose(sum(top["limiters"].values()), top["duration_s"])
+    assert [g["display_name"] for g in top["top_groups"]] == ["daxpy_kernel(…)", "check_results_kernel(…)",
+                                                              "init_data_kernel(…)"]
+    md = CliRunner().invoke(main, ["report", str(CORPUS / "nsight-training__manual_nvtx.ncu-rep"), "-f", "md"]).output
+    assert "| ↳ daxpy | 1 |" in md
+    assert json.loads(a.to_json(redact=True))["reports"][0]["nvtx_rollup"] == []  # range names are redacted
+
+
+# ------------------------------------------------------------------------------------------ focus
+
+def test_focus_states_what_it_leaves_out() -> None:
+    kernels = [launch(0, 1000, 6e5, name="gemm_a", nvtx=["fwd/linear"]), launch(1, 1000, 6e5, name="gemm_a",
+               nvtx=["bwd/linear"]), launch(2, 3000, 6e5, name="softmax", nvtx=["fwd/attn"]),
+               launch(3, 5000, 6e5, name="GEMM_b", nvtx=["fwd/linear"])]
+    a = analysis_of(*kernels)
+    f = a.focused(Focus(kernel="gemm")).reports[0]
+    assert [k.raw.index for k in f.kernels] == [0, 1, 3]  # case-insensitive search
+    assert f.focus is not None and f.focus.dropped_launches == 1
+    assert f.focus.dropped_duration_s == pytest.approx(3e-6) and f.focus.total_duration_s == pytest.approx(10e-6)
+    n = a.focused(Focus(nvtx="fwd")).reports[0]
+    assert [k.raw.index for k in n.kernels] == [0, 2, 3]
+    assert [k.raw.index for k in a.focused(Focus(nvtx="linear")).reports[0].kernels] == [0, 1, 3]
+    assert [k.raw.index for k in a.focused(Focus(nvtx="fwd/l*")).reports[0].kernels] == [0, 3]
+    top = a.focused(Focus(top=1)).reports[0]
+    assert [k.raw.index for k in top.kernels] == [3]
+    (step,) = top.focus.steps
+    assert (step.option, step.launches, step.groups) == ("--top 1", 3, 2)
+    assert step.duration_s == pytest.approx(5e-6)
+    share = a.focused(Focus(min_share=0.25)).reports[0]  # gemm_a holds 20 %: out
+    assert sorted(k.raw.index for k in share.kernels) == [2, 3]
+    focused = a.focused(Focus(kernel="gemm", top=1))
+    doc = json.loads(focused.to_json())["reports"][0]
+    assert doc["focus"]["dropped_launches"] == 3 and doc["focus"]["kept_duration_s"] == pytest.approx(5e-6)
+    assert [s["option"] for s in doc["focus"]["steps"]] == ["--kernel gemm", "--top 1"]
+    assert doc["groups"][0]["share_of_gpu_time"] == pytest.approx(0.5)  # of all the report's GPU time
+    with pytest.raises(FocusError):
+        Focus(kernel="(")
+
+
+def test_focus_options_on_the_command_line(tmp_path) -> None:
+    kernels = [make_kernel(base_metrics(), index=i, name=f"kernel_{i % 3}") for i in range(9)]
+    src = write_ncu_csv(RawReport("f.csv", "csv", kernels), tmp_path / "f.csv")
+    runner = CliRunner()
+    md = runner.invoke(main, ["report", str(src), "-f", "md", "--kernel", "kernel_[01]", "--top", "1"]).output
+    assert "3 of 9 launches shown" in md and "--kernel kernel\\_\\[01\\]: 3 launches" in md
+    assert "--top 1: 3 launches \\(1 group\\)" in md
+    html = runner.invoke(main, ["report", str(src), "-f", "html", "-o", "-", "--min-share", "50"]).output
+    assert "0 of 9 launches shown" in html and "--min-share 50: 9 launches (3 groups)" in html
+    doc = json.loads(runner.invoke(main, ["report", str(src), "-f", "json", "--group-by", "name"]).output)
+    assert doc["settings"]["group_by"] == "name" and doc["reports"][0]["group_count"] == 3
+    bad = runner.invoke(main, ["report", str(src), "-f", "json", "--kernel", "("])
+    assert bad.exit_code == 2 and "not a regular expression" in bad.output
