@@ -96,3 +96,23 @@ def test_metrics_per_target() -> None:
     assert ncu_options(Target("6.1")).metrics == []  # Pascal: other names, sections only
     new = ncu_options(Target())
     assert "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed" in new.metrics
+
+
+def test_tensor_work_known_only_as_a_pipe_share_is_drawn_as_an_upper_bound() -> None:
+    from ncu_roofline.views.report import _points, tensor_upper_bound
+
+    m = base_metrics()  # FP32 2.5e6 + FP16 6e4 FLOP in 1 µs; DRAM 6e5 bytes
+    m["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"] = (40.0, "%")
+    # measured tensor roofs from a peaks file: a dense one and a sparse one (never used as the bound)
+    from ncu_roofline.knowledge.peaks_file import PeakSet, UserPeaks
+
+    peaks = UserPeaks("peaks.json", PeakSet(tensor={"src_fp16_dst_fp32_sparsity_off": 1.5e12,
+                                                    "src_fp16_dst_fp32_sparsity_on": 3e12}), {})
+    k = analyse_kernel(make_kernel(m), AnalysisSettings(peaks=peaks))
+    assert "flop_incomplete" in k.flags and k.achieved_flop_per_s is None
+    dense = 1.5e12
+    expected = 2.5e6 + 6e4 + 0.40 * dense * 1e-6
+    assert tensor_upper_bound(k) == pytest.approx(expected)
+    (point,) = _points("k0", k, "k")
+    assert point["upper_bound"] and point["intensity"] == pytest.approx(expected / 6e5)
+    assert point["flop_per_s"] == pytest.approx(expected / 1e-6) and "upper bound" in point["note"]

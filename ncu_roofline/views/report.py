@@ -167,17 +167,42 @@ def device_roofs(sides: list[dict[str, Any]], prefix: str = "") -> list[dict[str
 def _points(kid: str, k: AnalysedKernel, label: str) -> list[dict[str, Any]]:
     flops = k.achieved_flop_per_s
     if flops is None or flops <= 0:
-        return []
+        return _bounded_points(kid, k, label)
     return [{"kernel_id": kid, "level": lv, "intensity": k.intensity[lv], "flop_per_s": flops,
              "bound_by": family(k.bound_by), "label": label}
             for lv in R.LEVELS if (k.intensity.get(lv) or 0.0) > 0]
+
+
+def tensor_upper_bound(k: AnalysedKernel) -> float | None:
+    """All FLOP, with tensor work only known as the pipe's busy share: share × the fastest dense
+    tensor roof × duration, plus the CUDA-core FLOP. It can only be too high (the pipe's datapath
+    may be slower than the fastest one), so it is an upper bound, drawn and said as such."""
+    pipe, duration = k.q.tensor_pipe_utilization, k.q.duration_s
+    dense = [v.value for dp, v in k.tensor_peaks.items() if "sparsity_on" not in dp]
+    if "flop_incomplete" not in k.flags or pipe is None or duration is None or not dense:
+        return None
+    cuda_cores = sum(v.value for p, v in k.q.flop.items() if p != "tensor" and v is not None)
+    return cuda_cores + pipe.value * max(dense) * duration.value
+
+
+def _bounded_points(kid: str, k: AnalysedKernel, label: str) -> list[dict[str, Any]]:
+    total = tensor_upper_bound(k)
+    if total is None or k.q.duration_s is None:
+        return []
+    note = "upper bound: tensor FLOP = the tensor pipe's busy share × the fastest dense tensor roof"
+    return [{"kernel_id": kid, "level": lv, "intensity": total / b.value, "flop_per_s": total / k.q.duration_s.value,
+             "bound_by": family(k.bound_by), "label": label, "note": note, "upper_bound": True}
+            for lv in R.LEVELS if (b := k.q.bytes.get(lv)) is not None and b.value > 0]
 
 
 def _off_chart_note(k: AnalysedKernel) -> str | None:
     if not k.usable:
         return "not analysable (NaN metrics)"
     if "flop_incomplete" in k.flags:
-        return "tensor-core work with no FLOP count: shown by its tensor-pipe utilisation in the table"
+        if tensor_upper_bound(k) is not None and any(b is not None and b.value > 0 for b in k.q.bytes.values()):
+            return None  # drawn hollow, as an upper bound
+        return ("tensor-core work with no FLOP count and no tensor roof: shown by its tensor-pipe utilisation in "
+                "the table")
     if k.achieved_flop_per_s is None:
         return "no FLOP counts in the report"
     if k.achieved_flop_per_s == 0:

@@ -415,8 +415,9 @@ def _draw_points(ax: Axes, plot: _Plot, hooks: _Hooks) -> None:
         ax.plot([point.intensity], [point.flop_per_s], linestyle="none",
                 marker=LEVEL_MARKERS.get(point.level, OTHER_LEVEL_MARKER),
                 markersize=point.size if point.size is not None else 5.5,
-                markerfacecolor=_colour(point.bound_by), markeredgecolor="white",
-                markeredgewidth=0.5, zorder=3, clip_on=plot.clip_points, gid=gid)
+                markerfacecolor="none" if point.upper_bound else _colour(point.bound_by),
+                markeredgecolor=_colour(point.bound_by) if point.upper_bound else "white",
+                markeredgewidth=1.2 if point.upper_bound else 0.5, zorder=3, clip_on=plot.clip_points, gid=gid)
 
 
 def _draw_arrows(ax: Axes, plot: _Plot, hooks: _Hooks, arrows: Sequence[tuple[Point, Point]]) -> None:

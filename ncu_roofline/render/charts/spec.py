@@ -66,6 +66,7 @@ class Point:
     label: str               # short kernel name for the tooltip
     size: float | None = None  # marker size in points (a kernel group's share of time); None: the default
     note: str = ""           # one more tooltip line (a group's launches and share of GPU time)
+    upper_bound: bool = False  # an estimate that can only be too high: drawn hollow, said in the tooltip
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ def spec_from_view(chart: Mapping[str, Any], id_prefix: str, **layout: Any) -> C
 
     def point(p: Mapping[str, Any]) -> Point:
         return Point(p["kernel_id"], p["level"], p["intensity"], p["flop_per_s"], p["bound_by"], p["label"],
-                     p.get("size"), p.get("note", ""))
+                     p.get("size"), p.get("note", ""), bool(p.get("upper_bound", False)))
 
     extra: dict[str, Any] = dict(layout)
     if chart.get("arrows"):
