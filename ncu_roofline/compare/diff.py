@@ -149,11 +149,26 @@ def _total(base_s: float | None, head_s: float | None, **extra: Any) -> dict[str
             "delta_pct": relative_pct(base_s, head_s)}
 
 
+def _noise_free_head_s(c: dict[str, Any]) -> float | None:
+    """A group's HEAD GPU time, at its BASE median when its repeats show no significant change."""
+    if c["noise"]["method"] == TEST and c["verdict"] == "unchanged":
+        return float(c["duration"]["base_s"] * c["head"]["timed_launches"])
+    head: float | None = c["total"]["head_s"]
+    return head
+
+
 def totals(compared: Sequence[dict[str, Any]], base: Run, head: Run) -> dict[str, Any]:
-    """GPU time of the compared groups (all their launches) and of every kernel of each run."""
+    """GPU time of the compared groups (all their launches) and of every kernel of each run.
+
+    `compared.gated_*`: the compared total as the gate sees it, each group whose repeats show no
+    significant change counted at its BASE median (its launch count kept): measured noise is not
+    a regression of the total.
+    """
+    base_s = _sum([c["total"]["base_s"] for c in compared])
+    gated = _sum([_noise_free_head_s(c) for c in compared])
     return {
-        "compared": _total(_sum([c["total"]["base_s"] for c in compared]),
-                           _sum([c["total"]["head_s"] for c in compared]), count=len(compared)),
+        "compared": _total(base_s, _sum([c["total"]["head_s"] for c in compared]), count=len(compared),
+                           gated_head_s=gated, gated_delta_pct=relative_pct(base_s, gated)),
         "all": _total(base.total_duration_s, head.total_duration_s, base_count=len(base.kernels),
                       head_count=len(head.kernels)),
     }

@@ -5,7 +5,9 @@
   cannot pass: its status is `insufficient_coverage`, unless `allow_unmatched`.
 - **Groups** (`fail_on_regression` PCT): a compared group regresses when `compare.noise` calls
   it `regressed` (a stated test, or floors for single launches) and its median is more than
-  PCT % slower. The summed GPU time of the compared groups is gated against PCT as well.
+  PCT % slower. The summed GPU time of the compared groups is gated against PCT as well, each
+  group whose repeats show no significant change counted at its BASE median (so measured noise
+  does not add up to a regression, while small single launches under the floors still do).
 - **Total** (`fail_on_total` PCT): the GPU time of every kernel of each run, BASE vs HEAD.
 - **Counters** (`fail_on_metric`, `dram_bytes:+10%`): the median count of a compared group
   grew (`+`) or fell (`-`) by more than the percentage; for captures of the same inputs, where
@@ -116,10 +118,12 @@ def _metric_regressions(compared: Sequence[dict[str, Any]], gates: Sequence[Metr
 
 
 def _sum_regression(scope: str, name: str, total: dict[str, Any], pct: float | None) -> list[dict[str, Any]]:
-    if not _over(total["delta_pct"], pct):
+    """A summed GPU time over `pct`; for the compared groups, with measured noise taken out."""
+    head_s = total.get("gated_head_s", total["head_s"])
+    change = total.get("gated_delta_pct", total["delta_pct"])
+    if not _over(change, pct):
         return []
-    return [{"scope": scope, "name": name, "base_s": total["base_s"], "head_s": total["head_s"],
-             "delta_pct": total["delta_pct"]}]
+    return [{"scope": scope, "name": name, "base_s": total["base_s"], "head_s": head_s, "delta_pct": change}]
 
 
 def evaluate_gate(compared: Sequence[dict[str, Any]], totals: dict[str, Any], coverage: dict[str, Any],

@@ -10,7 +10,8 @@ what the earlier ones left:
    parameters and return type removed).
 3. `generated name`: the same base name once generated suffixes are removed (gensym counters,
    Triton specialisations, hashes: `compare.names.generated_name_key`).
-4. `user map`: the user's `BASE_REGEX=HEAD_REGEX` rules, in order.
+4. `user map`: the user's `BASE_REGEX=HEAD_REGEX` rules, in order. Where they paired something,
+   passes 2 and 3 run once more over the rest (a candidate left alone then pairs by elimination).
 
 Within a pass, the items that share a name form a bucket. Where the bucket holds one key on each
 side (repeated launches of one kernel), they pair in order. Otherwise candidates are told apart
@@ -194,12 +195,26 @@ def match_kernels(base: Sequence[dict[str, Any]], head: Sequence[dict[str, Any]]
     """Pair items by the passes of the module, each pass over what the earlier ones left."""
     state = _State(base, head)
     state.run(EXACT, match_key, match_key)
-    state.run(SAME_FUNCTION, display_name, display_name)
-    state.run(SAME_FUNCTION, lambda k: base_function_name(display_name(k)),
-              lambda k: base_function_name(display_name(k)))
-    state.run(GENERATED, lambda k: generated_name_key(display_name(k)),
-              lambda k: generated_name_key(display_name(k)))
+    _by_name(state)
+    made = len(state.pairs)
     for n, rule in enumerate(rules):
         state.run(USER_MAP, _rule_key(rule, "base", n), _rule_key(rule, "head", n), label=_constant(rule.text),
                   rule=rule.text)
+    if len(state.pairs) > made:  # the rules settled some candidates: those they left may now stand alone
+        _by_name(state)
     return state.result()
+
+
+def _by_name(state: _State) -> None:
+    """The passes by name: same name, same base function name, same generated name."""
+    state.run(SAME_FUNCTION, display_name, display_name)
+    state.run(SAME_FUNCTION, _base_name, _base_name)
+    state.run(GENERATED, _generated_name, _generated_name)
+
+
+def _base_name(k: dict[str, Any]) -> str:
+    return base_function_name(display_name(k))
+
+
+def _generated_name(k: dict[str, Any]) -> str:
+    return generated_name_key(display_name(k))

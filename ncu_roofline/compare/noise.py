@@ -100,7 +100,7 @@ def mann_whitney(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
     return u, min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2)))
 
 
-def test_applies(n: int, m: int, alpha: float) -> bool:
+def reaches_alpha(n: int, m: int, alpha: float) -> bool:
     """Whether the test can reach `alpha` with n and m launches (both at least 2)."""
     return n >= 2 and m >= 2 and 2 / math.comb(n + m, n) <= alpha * (1 + _TOLERANCE)
 
@@ -116,7 +116,7 @@ def classify(base: Sequence[float], head: Sequence[float], *, alpha: float = DEF
         return out
     delta = mh - mb
     effect = abs(delta) / mb * 100.0 > min_effect_pct * (1 + _TOLERANCE) + _TOLERANCE if mb > 0 else delta != 0
-    if test_applies(len(base), len(head), alpha):
+    if reaches_alpha(len(base), len(head), alpha):
         _, p = mann_whitney(base, head)
         out.update(method=TEST, alpha=alpha, p_value=p)
         real = p < alpha
