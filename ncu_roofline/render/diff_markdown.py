@@ -188,7 +188,14 @@ def fit(core: list[str], body: list[str], footer: list[str], limit: int = COMMEN
             break
         kept.append(line)
         used += cost
-    return "\n".join(core + kept + footer) + "\n"
+    text = "\n".join(core + kept + footer) + "\n"
+    if comment_length(text) > limit:  # the core alone is too long (it should never be): cut it
+        note = "\n\n_… cut to stay under GitHub's comment limit; the JSON and HTML outputs have everything._\n"
+        room = limit - comment_length(note)
+        while comment_length(text) > room:
+            text = text[: max(0, len(text) - (comment_length(text) - room) - 1)]
+        text = text.rsplit("\n", 1)[0] + note
+    return text
 
 
 def render_diff_markdown(diff: Diff, options: RenderOptions) -> str:
