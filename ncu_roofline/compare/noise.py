@@ -62,21 +62,20 @@ def ranks(values: Sequence[float]) -> tuple[list[float], list[int]]:
 
 @lru_cache(maxsize=256)
 def _u_counts(n: int, m: int) -> tuple[int, ...]:
-    """How many of the C(n + m, n) arrangements give each U from 0 to n·m (no ties)."""
-    # f[i][j][u]: arrangements of i x's and j y's with U = u; built up one j at a time.
-    prev = [[1] + [0] * (n * m) for _ in range(n + 1)]  # j = 0: U is 0
-    for j in range(1, m + 1):
-        cur = [[0] * (n * m + 1) for _ in range(n + 1)]
-        cur[0][0] = 1
-        for i in range(1, n + 1):
-            # the largest value is an x (it beats all j y's: U += j) or a y
-            for u in range(n * m + 1):
-                total = prev[i][u]
-                if u >= j:
-                    total += cur[i - 1][u - j]
-                cur[i][u] = total
-        prev = cur
-    return tuple(prev[n])
+    """How many of the C(n + m, n) arrangements give each U from 0 to n·m (no ties).
+
+    The counts are the coefficients of the Gaussian binomial [n + m choose n] in q, built as
+    the product over i = 1..n of (1 - q^(m+i)) / (1 - q^i), in exact integers.
+    """
+    n, m = min(n, m), max(n, m)  # the distribution is the same either way round
+    coeffs = [1] + [0] * (n * m + n)
+    for i in range(1, n + 1):
+        step = m + i
+        for u in range(len(coeffs) - 1, step - 1, -1):  # times (1 - q^(m+i))
+            coeffs[u] -= coeffs[u - step]
+        for u in range(i, len(coeffs)):  # divided by (1 - q^i)
+            coeffs[u] += coeffs[u - i]
+    return tuple(coeffs[: n * m + 1])
 
 
 def mann_whitney(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:

@@ -5,8 +5,9 @@ one ncu-roofline JSON document per report), an ncu-roofline JSON document writte
 `report --format json`, or a report file. A folder without `manifest.json` is taken as a parent
 of runs: each of its sub-folders that holds a `manifest.json` is one run (`nightly/2026-11-01/`).
 
-Order. Runs are ordered by a date (`compare.dating`: the ISO date leading the name, else the time
-recorded in the manifest, else the modification time); each run says which (`date_source`).
+Order. Runs are found, dated and loaded by `compare.trend_runs`, and ordered by a date
+(`compare.dating`: the ISO date leading the name, else the time recorded in the manifest, else
+the modification time); each run says which (`date_source`).
 
 Gaps. A run that cannot be used (an unreadable file, no usable kernel) is kept as a gap: it
 has no kernels, its reason is stated (`error`), and the trend goes on over the others. At least
@@ -40,7 +41,6 @@ page with charts). No file is written and nothing is printed here; the CLI does 
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -48,96 +48,23 @@ from pathlib import Path
 from typing import Any
 
 from ..api.jsondoc import dumps
-from ..errors import InputError
 from ..settings import AnalysisSettings
 from ..version import __version__
 from .changes import kernel_side, relative_pct
-from .dating import TrendUsageError, discover_runs, run_date, unique_labels
+from .dating import TrendUsageError
 from .gate import DEFAULT_MIN_COVERAGE_PCT
 from .matching import display_name, match_kernels, match_key
 from .names import MatchRule
 from .noise import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S
-from .runs import Run, RunKernel, load_run
+from .runs import Run, RunKernel
 from .trend_coverage import followed_shares, verdict_coverage
+from .trend_runs import MIN_RUNS, TrendRun, load_runs
 
 SCHEMA = "ncu-roofline-trend/2"
 DEFAULT_DRIFT_PCT = 5.0
 TOP_CHARTS = 12
-MIN_RUNS = 2
 # A change within this relative tolerance of the threshold is not over it (float rounding).
 _TOLERANCE = 1e-9
-
-
-# --------------------------------------------------------------------------------------------
-# Runs and their dates
-
-
-@dataclass
-class TrendRun:
-    """One run of the trend: what was loaded and when it ran."""
-
-    label: str
-    input: str
-    date: _dt.datetime          # naive, UTC where the source says so
-    date_text: str
-    date_source: str            # "name" | "manifest" | "mtime"
-    run: Run
-    error: str | None = None    # why the run could not be used: a gap in the trend
-    followed_share: float | None = None  # its GPU time in kernels seen in an earlier run
-
-    @property
-    def usable(self) -> bool:
-        return self.error is None
-
-    @property
-    def total_gpu_time_s(self) -> float | None:
-        return self.run.total_duration_s
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "label": self.label,
-            "usable": self.usable,
-            "error": self.error,
-            "followed_share": self.followed_share,
-            "date": self.date_text,
-            "date_source": self.date_source,
-            "input": self.input,
-            "kind": self.run.kind,
-            "reports": list(self.run.reports),
-            "kernel_count": len(self.run.kernels),
-            "usable_kernel_count": self.run.usable_count,
-            "total_gpu_time_s": self.total_gpu_time_s,
-            "skipped": [dict(s) for s in self.run.skipped],
-        }
-
-
-def load_runs(specs: Iterable[str | Path], settings: AnalysisSettings | None = None) -> list[TrendRun]:
-    """Find, load and date every run, oldest first; raises `InputError` for unusable input."""
-    given = [str(s) for s in specs]
-    paths = discover_runs(given)
-    if len(paths) < MIN_RUNS:
-        where = ", ".join(given) or "(no argument)"
-        count = "no run" if not paths else "only 1 run" + (f" ({paths[0]})" if given != [str(paths[0])] else "")
-        raise TrendUsageError(where, f"{count}: a trend needs at least {MIN_RUNS}",
-                              "give two or more batch output folders, their parent folder, or report/JSON files")
-    labels = unique_labels(paths)
-    runs = []
-    for path, label in zip(paths, labels, strict=False):
-        when, text, source = run_date(path)
-        try:
-            runs.append(TrendRun(label, str(path), when, text, source, load_run(path, settings)))
-        except TrendUsageError:
-            raise
-        except InputError as exc:  # a gap, with its reason; the trend goes on over the others
-            runs.append(TrendRun(label, str(path), when, text, source, Run(str(path), "unusable", [], []),
-                                 error=exc.reason if exc.path == str(path) else str(exc)))
-    usable = [r for r in runs if r.usable]
-    if len(usable) < MIN_RUNS:
-        reasons = "; ".join(f"{r.input}: {r.error}" for r in runs if not r.usable)
-        raise TrendUsageError(", ".join(given), f"only {len(usable)} usable run{'s' if len(usable) != 1 else ''} "
-                              f"of {len(runs)}: a trend needs at least {MIN_RUNS} ({reasons})")
-    runs.sort(key=lambda r: (r.date, r.label, r.input))
-    return runs
 
 
 # --------------------------------------------------------------------------------------------
