@@ -187,6 +187,16 @@ def test_unrelated_programs_do_not_pass(tmp_path: Path) -> None:
                    "--fail-on-regression", "5").exit_code == 1
 
 
+def test_sums_obey_the_delta_floor() -> None:
+    """One 8.5 µs kernel 0.8 µs slower is jitter, in a sum as on its own; ten 4 µs kernels 4 µs slower are not."""
+    one = diff_runs(make_run([kernel("k", 8.5e-6)]), make_run([kernel("k", 9.3e-6)]), fail_on_regression=5,
+                    fail_on_total=5)
+    assert one.gate["status"] == "passed" and one.totals["compared"]["delta_pct"] > 5
+    base = [kernel(f"s{n}", 4e-6) for n in range(10)]
+    many = diff_runs(make_run(base), make_run([kernel(f"s{n}", 8e-6) for n in range(10)]), fail_on_regression=5)
+    assert [r["scope"] for r in many.gate["regressions"]] == ["compared"]
+
+
 def test_coverage_counts_gpu_time_not_kernels() -> None:
     base = [kernel("big", 9e-3), kernel("small1", 1e-4), kernel("small2", 1e-4)]
     head = [kernel("big", 9e-3), kernel("other1", 1e-4), kernel("other2", 1e-4)]

@@ -150,9 +150,9 @@ def _total(base_s: float | None, head_s: float | None, **extra: Any) -> dict[str
 
 
 def _noise_free_head_s(c: dict[str, Any]) -> float | None:
-    """A group's HEAD GPU time, at its BASE median when its repeats show no significant change."""
+    """A group's HEAD GPU time; at BASE's time per launch when its repeats show no significant change."""
     if c["noise"]["method"] == TEST and c["verdict"] == "unchanged":
-        return float(c["duration"]["base_s"] * c["head"]["timed_launches"])
+        return float(c["total"]["base_s"] / c["base"]["timed_launches"] * c["head"]["timed_launches"])
     head: float | None = c["total"]["head_s"]
     return head
 
@@ -161,8 +161,8 @@ def totals(compared: Sequence[dict[str, Any]], base: Run, head: Run) -> dict[str
     """GPU time of the compared groups (all their launches) and of every kernel of each run.
 
     `compared.gated_*`: the compared total as the gate sees it, each group whose repeats show no
-    significant change counted at its BASE median (its launch count kept): measured noise is not
-    a regression of the total.
+    significant change counted at BASE's GPU time per launch (its HEAD launch count kept):
+    measured noise is not a regression of the total.
     """
     base_s = _sum([c["total"]["base_s"] for c in compared])
     gated = _sum([_noise_free_head_s(c) for c in compared])

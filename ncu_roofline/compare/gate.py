@@ -6,9 +6,10 @@
 - **Groups** (`fail_on_regression` PCT): a compared group regresses when `compare.noise` calls
   it `regressed` (a stated test, or floors for single launches) and its median is more than
   PCT % slower. The summed GPU time of the compared groups is gated against PCT as well, each
-  group whose repeats show no significant change counted at its BASE median (so measured noise
-  does not add up to a regression, while small single launches under the floors still do).
-- **Total** (`fail_on_total` PCT): the GPU time of every kernel of each run, BASE vs HEAD.
+  group whose repeats show no significant change counted at BASE's time per launch (so measured
+  noise does not add up to a regression, while small single launches under the floors still do).
+- **Total** (`fail_on_total` PCT): the GPU time of every kernel of each run, BASE vs HEAD. Both
+  sums must also have grown by at least the `min_delta_s` floor (2 µs).
 - **Counters** (`fail_on_metric`, `dram_bytes:+10%`): the median count of a compared group
   grew (`+`) or fell (`-`) by more than the percentage; for captures of the same inputs, where
   counters do not jitter.
@@ -117,11 +118,13 @@ def _metric_regressions(compared: Sequence[dict[str, Any]], gates: Sequence[Metr
     return out
 
 
-def _sum_regression(scope: str, name: str, total: dict[str, Any], pct: float | None) -> list[dict[str, Any]]:
-    """A summed GPU time over `pct`; for the compared groups, with measured noise taken out."""
+def _sum_regression(scope: str, name: str, total: dict[str, Any], pct: float | None,
+                    min_delta_s: float) -> list[dict[str, Any]]:
+    """A summed GPU time over `pct` and by at least `min_delta_s`; for the compared groups, with
+    measured noise taken out."""
     head_s = total.get("gated_head_s", total["head_s"])
     change = total.get("gated_delta_pct", total["delta_pct"])
-    if not _over(change, pct):
+    if not _over(change, pct) or head_s - total["base_s"] < min_delta_s * (1 - _TOLERANCE):
         return []
     return [{"scope": scope, "name": name, "base_s": total["base_s"], "head_s": head_s, "delta_pct": change}]
 
@@ -150,8 +153,9 @@ def evaluate_gate(compared: Sequence[dict[str, Any]], totals: dict[str, Any], co
     regressions += _metric_regressions(compared, o.fail_on_metric)
     if o.fail_on_regression is not None:
         regressions += _sum_regression("compared", "total GPU time of the compared groups", totals["compared"],
-                                       o.fail_on_regression)
-    regressions += _sum_regression("all", "total GPU time of every kernel", totals["all"], o.fail_on_total)
+                                       o.fail_on_regression, o.min_delta_s)
+    regressions += _sum_regression("all", "total GPU time of every kernel", totals["all"], o.fail_on_total,
+                                   o.min_delta_s)
     share = coverage["share"]
     coverage_ok = share is not None and share * 100.0 >= o.min_coverage_pct * (1 - _TOLERANCE)
     gate["coverage_ok"] = coverage_ok
