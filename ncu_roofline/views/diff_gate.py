@@ -98,7 +98,7 @@ def gate_view(diff: Diff) -> dict[str, Any]:
         view["summary"] = (f"{share} of BASE GPU time compared; set a gate with --fail-on-regression PCT, "
                            "--fail-on-total PCT or --fail-on-metric NAME:+PCT%.")
         return view
-    view["rule"] = "Checked: " + "; ".join(checks) + "."
+    view["rule"] = "" if status == "passed" else "Checked: " + "; ".join(checks) + "."
     if status == "failed":
         n = len(regressions)
         view["summary"] = f"{n} regression{'s' if n != 1 else ''} ({share} of BASE GPU time compared):"
