@@ -319,7 +319,7 @@ def test_markdown(nightly: Path, base_doc: dict[str, Any]) -> None:
     assert "**Total GPU time:**" in md and "1 kernel drifting" in md
     table = [line for line in md.splitlines() if line.startswith("| ") and "%/run" in line]
     assert len(table) == 1
-    assert growing_name(base_doc).replace("_", "\\_") in table[0] and "+9.3 %" in table[0]
+    assert f"`{growing_name(base_doc)}`" in table[0] and "+9.3 %" in table[0]  # names are code spans
     assert "<script>" not in md  # names escaped (the hostile kernel is not drifting, so absent anyway)
     calm = run_cli("trend", nightly, "-f", "md", "--drift", "20")
     assert "No kernel drifting" in calm.output

@@ -57,6 +57,16 @@ def analysis_options(*, for_report_files_only: bool = False) -> Callable[[F], F]
     return decorate
 
 
+def match_options(f: F) -> F:
+    """--match and --match-file, shared by `diff` and `trend`."""
+    f = click.option("--match-file", "match_files", multiple=True, metavar="FILE", type=click.Path(dir_okay=False),
+                     help="Rules as --match, one per line ('#' comments and blank lines skipped).")(f)
+    return click.option("--match", "matches", multiple=True, metavar="BASE_REGEX=HEAD_REGEX",
+                        help="Pair a BASE kernel whose name BASE_REGEX finds with a HEAD kernel whose name "
+                             "HEAD_REGEX finds (and whose captured groups are equal), for what the automatic "
+                             "passes left. Repeatable.")(f)
+
+
 def format_option(document: str, default_text: str) -> Callable[[F], F]:
     """-f/--format with the formats the renderer registry has for `document`."""
     return click.option("-f", "--format", "fmt", type=click.Choice(formats(document)), default=None,

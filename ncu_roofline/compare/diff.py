@@ -1,245 +1,196 @@
-"""Comparing two runs: kernel matching, per-kernel changes, totals and a regression gate.
+"""Diff of two runs: groups matched in passes, compared by median with a stated noise rule, and a gate.
 
-Runs are loaded by `compare.runs` (report files, JSON documents, batch folders) and paired by
-`compare.matching` (name, launch configuration, NVTX ranges, order).
+Runs are loaded by `compare.runs` (report files, JSON documents, batch folders). Repeated
+launches become groups (`compare.groups`: same name, grid, block and NVTX ranges), and groups
+are paired by `compare.matching` (exact, same function, generated name, user map; each pair
+says which). Ambiguous candidates are listed, never paired by guess.
 
-Gate. With a threshold of P %, the run fails when the summed duration of the matched kernels
-grew by more than P %, or when a matched kernel whose BASE duration is at least `min_duration_s`
-(5 µs) grew by more than P % and by at least `min_delta_s` (2 µs: below that it is profiling
-jitter). Kernels that exist only in one run are reported, not gated.
+Per pair: the medians and totals of the durations, the launches on each side, the noise verdict
+(`compare.noise`: Mann–Whitney U where both sides repeat, floors for single launches), the
+median work counters, and the limiter, utilisation, intensity and findings of the
+representative launches (`compare.changes`). Coverage is the share of BASE GPU time in
+compared groups. The gate is `compare.gate`; the environment check `compare.environment`.
 
-No file is written and nothing is printed here; the CLI does that (and words the gate's message).
+No file is written and nothing is printed here; the CLI does that (and words the messages).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..api.jsondoc import dumps
-from ..knowledge import recipes as R
 from ..settings import AnalysisSettings
 from ..version import __version__
-from .matching import Pair, display_name, match_kernels
-from .runs import Run, RunKernel, duration_of, load_run, number
+from .changes import delta, kernel_change, kernel_side, ratio, relative_pct
+from .environment import environment
+from .gate import GateOptions, evaluate_gate, parse_metric_gate
+from .groups import Group, group_launches, reports_by_name
+from .matching import Ambiguity, Pair, display_name, match_kernels
+from .names import MatchRule
+from .noise import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S, FLOOR, TEST, classify
+from .runs import Run, load_run
 
-SCHEMA = "ncu-roofline-diff/1"
-# Kernels shorter than this in BASE are not gated one by one: a few hundred nanoseconds of
-# launch jitter is tens of percent of a 2 µs kernel. They still count in the matched total.
-DEFAULT_MIN_DURATION_S = 5e-6
-# Nor is a kernel that got slower by less than this, whatever the percentage: the run-to-run
-# spread of a profiled duration is about a microsecond (the V100 halo kernels of the test corpus
-# move by 1.4 µs, +12 %, between two captures of unchanged code).
-DEFAULT_MIN_DELTA_S = 2e-6
-# A change within this relative tolerance of the threshold is not over it (float rounding).
-_GATE_TOLERANCE = 1e-9
+SCHEMA = "ncu-roofline-diff/2"
+VERDICTS = ("improved", "regressed", "unchanged", "unknown")
+__all__ = ["DEFAULT_MIN_DELTA_S", "DEFAULT_MIN_DURATION_S", "SCHEMA", "Diff", "GateOptions", "compare",
+           "diff_runs", "kernel_side", "relative_pct"]
 
 
 # --------------------------------------------------------------------------------------------
-# Changes
+# One group, one pair
 
 
-def relative_pct(base: float | None, head: float | None) -> float | None:
-    """(head - base) / base in percent; None when either is unknown or base is 0."""
-    if base is None or head is None or base == 0:
-        return None
-    return (head - base) / base * 100.0
+def group_side(g: Group) -> dict[str, Any]:
+    """What the diff keeps of a group: its representative launch, its timing, its positions."""
+    side = kernel_side(g.representative)
+    timing = g.timing()
+    side.update(timing, duration_s=timing["median_s"], _position=g.positions[0], positions=list(g.positions))
+    return side
 
 
-def _delta(base: float | None, head: float | None) -> float | None:
-    return None if base is None or head is None else head - base
+def _counters_change(b: Group, h: Group) -> dict[str, dict[str, float | None]]:
+    cb, ch = b.counters(), h.counters()
+    return {name: {"base": cb[name], "head": ch[name], "delta_pct": relative_pct(cb[name], ch[name])}
+            for name in cb if cb[name] is not None or ch[name] is not None}
 
 
-def _ratio(base: float | None, head: float | None) -> float | None:
-    return None if base is None or head is None or base == 0 else head / base
-
-
-def _finding_key(f: dict[str, Any]) -> tuple[str, str | None]:
-    return str(f.get("kind")), (None if f.get("roof") is None else str(f.get("roof")))
-
-
-def _findings_comparable(b: dict[str, Any], h: dict[str, Any]) -> bool:
-    """Findings compare only when both sides were diagnosed (ceilings computed, a bounding roof)."""
-    return all("diagnosis" in k and "ceilings" in k and k.get("usable", True) and k.get("bound_by")
-               for k in (b, h))
-
-
-def _findings_change(b: dict[str, Any], h: dict[str, Any]) -> dict[str, Any]:
-    if not _findings_comparable(b, h):
-        return {"compared": False, "appeared": [], "disappeared": [], "kept": []}
-    before = {_finding_key(f): f for f in b.get("diagnosis") or [] if isinstance(f, dict)}
-    after = {_finding_key(f): f for f in h.get("diagnosis") or [] if isinstance(f, dict)}
-
-    def item(f: dict[str, Any]) -> dict[str, Any]:
-        return {"kind": str(f.get("kind")), "roof": f.get("roof"), "text": str(f.get("text") or "")}
-
-    return {
-        "compared": True,
-        "appeared": [item(f) for key, f in after.items() if key not in before],
-        "disappeared": [item(f) for key, f in before.items() if key not in after],
-        "kept": [{"kind": key[0], "roof": key[1]} for key in before if key in after],
-    }
-
-
-def kernel_side(run_kernel: RunKernel) -> dict[str, Any]:
-    """What the diff keeps of one kernel."""
-    k = run_kernel.data
-    util = {r: number(u) for r, u in (k.get("utilization") or {}).items()}
-    bound = k.get("bound_by")
-    return {
-        "report": run_kernel.report,
-        "index": k.get("index"),
-        "name": k.get("name"),
-        "demangled_name": k.get("demangled_name"),
-        "device": k.get("device"),
-        "grid_size": k.get("grid_size"),
-        "block_size": k.get("block_size"),
-        "nvtx_ranges": list(k.get("nvtx_ranges") or []),
-        "usable": bool(k.get("usable", True)),
-        "duration_s": duration_of(k),
-        "bound_by": bound,
-        "bound_utilization": util.get(bound) if bound else None,
-        "regime": k.get("regime"),
-        "utilization": util,
-        "intensity_flop_per_byte": {lv: number(v) for lv, v in (k.get("intensity_flop_per_byte") or {}).items()},
-        "achieved_flop_per_s": number(k.get("achieved_flop_per_s")),
-        "peaks": k.get("peaks") or {},
-        "work_flop": k.get("work_flop") or {},
-        "tensor_ops_by_datapath": k.get("tensor_ops_by_datapath") or {},
-    }
-
-
-def _delta_change(base: float | None, head: float | None) -> dict[str, float | None]:
-    """Both values and head - base."""
-    return {"base": base, "head": head, "delta": _delta(base, head)}
-
-
-def _ratio_change(base: float | None, head: float | None) -> dict[str, float | None]:
-    """Both values and head / base."""
-    return {"base": base, "head": head, "ratio": _ratio(base, head)}
-
-
-def _duration_change(db: float | None, dh: float | None) -> dict[str, float | None]:
-    return {"base_s": db, "head_s": dh, "delta_s": _delta(db, dh), "delta_pct": relative_pct(db, dh),
-            "speedup": _ratio(dh, db)}
-
-
-def _roofs_of(base: dict[str, Any], head: dict[str, Any]) -> list[str]:
-    """The roofs either side has a utilisation for: the known ones in order, then the rest sorted."""
-    roofs = [r for r in R.ROOFS if r in base["utilization"] or r in head["utilization"]]
-    return roofs + sorted((set(base["utilization"]) | set(head["utilization"])) - set(roofs))
-
-
-def kernel_change(b: RunKernel, h: RunKernel, pair: Pair | None = None) -> dict[str, Any]:
-    """Everything that changed between a BASE kernel and its HEAD match."""
-    base, head = kernel_side(b), kernel_side(h)
-    bi, hi = base["intensity_flop_per_byte"], head["intensity_flop_per_byte"]
-    levels = [lv for lv in R.LEVELS if lv in bi or lv in hi]
+def group_change(b: Group, h: Group, pair: Pair, options: GateOptions) -> dict[str, Any]:
+    """Everything that changed between a BASE group and its HEAD partner."""
+    base, head = group_side(b), group_side(h)
+    db, dh = base["median_s"], head["median_s"]
+    impact = delta(db, dh)
+    noise = classify(b.durations, h.durations, alpha=options.alpha, min_effect_pct=options.min_effect_pct,
+                     min_duration_s=options.min_duration_s, min_delta_s=options.min_delta_s)
     return {
         "name": display_name(b.data),
+        "head_name": display_name(h.data),
         "base": base,
         "head": head,
-        "launch_config_changed": bool(pair and pair.launch_config_changed),
-        "nvtx_changed": bool(pair and pair.nvtx_changed),
-        "duration": _duration_change(base["duration_s"], head["duration_s"]),
-        "bound_by": {"base": base["bound_by"], "head": head["bound_by"],
-                     "changed": base["bound_by"] != head["bound_by"]},
-        "regime": {"base": base["regime"], "head": head["regime"]},
-        "bound_utilization": _delta_change(base["bound_utilization"], head["bound_utilization"]),
-        "utilization": {r: _delta_change(base["utilization"].get(r), head["utilization"].get(r))
-                        for r in _roofs_of(base, head)},
-        "intensity_flop_per_byte": {lv: _ratio_change(bi.get(lv), hi.get(lv)) for lv in levels},
-        "achieved_flop_per_s": _ratio_change(base["achieved_flop_per_s"], head["achieved_flop_per_s"]),
-        "findings": _findings_change(b.data, h.data),
+        "match": pair.match,
+        "rule": pair.rule,
+        "launch_config_changed": pair.launch_config_changed,
+        "nvtx_changed": pair.nvtx_changed,
+        "name_changed": pair.name_changed,
+        "launches": {"base": base["launches"], "head": head["launches"]},
+        "duration": {"base_s": db, "head_s": dh, "delta_s": impact, "delta_pct": relative_pct(db, dh),
+                     "speedup": ratio(dh, db),
+                     "impact_s": impact * head["timed_launches"] if impact is not None else None},
+        "total": {"base_s": base["total_s"], "head_s": head["total_s"],
+                  "delta_s": delta(base["total_s"], head["total_s"])},
+        "noise": noise,
+        "verdict": noise["verdict"],
+        "compared": noise["verdict"] != "unknown",
+        "counters": _counters_change(b, h),
+        **kernel_change(base, head, b.data, h.data),
     }
+
+
+def group_entry(g: Group) -> dict[str, Any]:
+    """What the diff keeps of a group without a partner."""
+    k = g.data
+    timing = g.timing()
+    return {"report": g.representative.report, "index": k.get("index"), "name": k.get("name"),
+            "demangled_name": k.get("demangled_name"), "device": k.get("device"),
+            "grid_size": k.get("grid_size"), "block_size": k.get("block_size"),
+            "nvtx_ranges": list(k.get("nvtx_ranges") or []), "duration_s": timing["median_s"],
+            "launches": timing["launches"], "total_s": timing["total_s"], "bound_by": k.get("bound_by")}
 
 
 def _sort_key(change: dict[str, Any]) -> tuple[float, int, int]:
-    delta = change["duration"]["delta_s"]
-    return (-abs(delta) if delta is not None else math.inf, change["base"]["_position"],
+    impact = change["duration"]["impact_s"]
+    return (-abs(impact) if impact is not None else math.inf, change["base"]["_position"],
             change["head"]["_position"])
 
 
-def unmatched_entry(run_kernel: RunKernel) -> dict[str, Any]:
-    """What the diff keeps of a kernel that has no match in the other run."""
-    k = run_kernel.data
-    return {"report": run_kernel.report, "index": k.get("index"), "name": k.get("name"),
-            "demangled_name": k.get("demangled_name"), "device": k.get("device"),
-            "grid_size": k.get("grid_size"), "block_size": k.get("block_size"),
-            "nvtx_ranges": list(k.get("nvtx_ranges") or []), "duration_s": duration_of(k),
-            "bound_by": k.get("bound_by")}
+# --------------------------------------------------------------------------------------------
+# Matching groups, per report where runs hold several programs
+
+
+@dataclass
+class _Matched:
+    pairs: list[tuple[Group, Group, Pair]] = field(default_factory=list)
+    unmatched_base: list[Group] = field(default_factory=list)
+    unmatched_head: list[Group] = field(default_factory=list)
+    ambiguous: list[tuple[Ambiguity, list[Group], list[Group]]] = field(default_factory=list)
+
+
+def _match_groups(base: Run, head: Run, rules: Sequence[MatchRule]) -> tuple[_Matched, bool]:
+    by_report = reports_by_name(base, head)
+    gb, gh = group_launches(base, by_report), group_launches(head, by_report)
+    out = _Matched()
+    for where in dict.fromkeys([g.report_group for g in gb] + [g.report_group for g in gh]):
+        b = [g for g in gb if g.report_group == where]
+        h = [g for g in gh if g.report_group == where]
+        m = match_kernels([g.data for g in b], [g.data for g in h], rules)
+        out.pairs += [(b[p.base], h[p.head], p) for p in m.pairs]
+        in_doubt_b = {i for a in m.ambiguous for i in a.base}
+        in_doubt_h = {j for a in m.ambiguous for j in a.head}
+        out.unmatched_base += [b[i] for i in m.unmatched_base if i not in in_doubt_b]
+        out.unmatched_head += [h[j] for j in m.unmatched_head if j not in in_doubt_h]
+        out.ambiguous += [(a, [b[i] for i in a.base], [h[j] for j in a.head]) for a in m.ambiguous]
+    return out, by_report
 
 
 # --------------------------------------------------------------------------------------------
-# Totals and gate
+# Totals and coverage
 
 
-def _sum(values: Iterable[float | None]) -> float | None:
+def _sum(values: Sequence[float | None]) -> float | None:
     known = [v for v in values if v is not None]
     return sum(known) if known else None
 
 
-def totals(matched: Sequence[dict[str, Any]], base: Run, head: Run) -> dict[str, Any]:
-    """Total GPU time of the matched kernels (those timed on both sides) and of everything."""
-    timed = [c for c in matched if c["duration"]["base_s"] is not None and c["duration"]["head_s"] is not None]
-    mb = _sum(c["duration"]["base_s"] for c in timed)
-    mh = _sum(c["duration"]["head_s"] for c in timed)
-    ab, ah = base.total_duration_s, head.total_duration_s
+def _total(base_s: float | None, head_s: float | None, **extra: Any) -> dict[str, Any]:
+    return {**extra, "base_s": base_s, "head_s": head_s, "delta_s": delta(base_s, head_s),
+            "delta_pct": relative_pct(base_s, head_s)}
+
+
+def _noise_free_head_s(c: dict[str, Any]) -> float | None:
+    """A group's HEAD GPU time; at BASE's time per launch when its repeats show no significant change."""
+    if c["noise"]["method"] == TEST and c["verdict"] == "unchanged":
+        return float(c["total"]["base_s"] / c["base"]["timed_launches"] * c["head"]["timed_launches"])
+    head: float | None = c["total"]["head_s"]
+    return head
+
+
+def totals(compared: Sequence[dict[str, Any]], base: Run, head: Run) -> dict[str, Any]:
+    """GPU time of the compared groups (all their launches) and of every kernel of each run.
+
+    `compared.gated_*`: the compared total as the gate sees it, each group whose repeats show no
+    significant change counted at BASE's GPU time per launch (its HEAD launch count kept):
+    measured noise is not a regression of the total.
+    """
+    base_s = _sum([c["total"]["base_s"] for c in compared])
+    gated = _sum([_noise_free_head_s(c) for c in compared])
     return {
-        "matched": {"count": len(matched), "timed_count": len(timed), "base_s": mb, "head_s": mh,
-                    "delta_s": _delta(mb, mh), "delta_pct": relative_pct(mb, mh)},
-        "all": {"base_count": len(base.kernels), "head_count": len(head.kernels), "base_s": ab, "head_s": ah,
-                "delta_s": _delta(ab, ah), "delta_pct": relative_pct(ab, ah)},
+        "compared": _total(base_s, _sum([c["total"]["head_s"] for c in compared]), count=len(compared),
+                           gated_head_s=gated, gated_delta_pct=relative_pct(base_s, gated)),
+        "all": _total(base.total_duration_s, head.total_duration_s, base_count=len(base.kernels),
+                      head_count=len(head.kernels)),
     }
 
 
-def _gate_limit(threshold_pct: float) -> float:
-    """The threshold with the float-rounding tolerance: a change must be above this to regress."""
-    return threshold_pct * (1 + _GATE_TOLERANCE) + _GATE_TOLERANCE
+def coverage(compared: Sequence[dict[str, Any]], base: Run, base_groups: int, options: GateOptions) -> dict[str, Any]:
+    """The share of BASE GPU time in compared groups."""
+    covered = _sum([c["total"]["base_s"] for c in compared]) or 0.0
+    whole = base.total_duration_s
+    share = covered / whole if whole else None
+    return {"base_compared_s": covered, "base_total_s": whole, "share": share,
+            "compared_groups": len(compared), "base_groups": base_groups,
+            "min_pct": options.min_coverage_pct}
 
 
-def _total_regression(matched_total: dict[str, Any], limit: float) -> dict[str, Any] | None:
-    """The matched total, when it grew by more than `limit` percent."""
-    if matched_total["delta_pct"] is None or not matched_total["delta_pct"] > limit:
-        return None
-    return {"scope": "total", "name": "total GPU time of matched kernels", "base_s": matched_total["base_s"],
-            "head_s": matched_total["head_s"], "delta_pct": matched_total["delta_pct"]}
-
-
-def _kernel_regressions(matched: Sequence[dict[str, Any]], limit: float, min_duration_s: float,
-                        min_delta_s: float) -> list[dict[str, Any]]:
-    """The matched kernels long enough in BASE that grew by more than `limit` % and `min_delta_s`."""
-    regressions = []
-    for c in matched:
-        d = c["duration"]
-        if d["base_s"] is None or d["delta_pct"] is None or d["base_s"] < min_duration_s:
-            continue
-        if d["delta_pct"] > limit and d["delta_s"] >= min_delta_s * (1 - _GATE_TOLERANCE):
-            regressions.append({"scope": "kernel", "name": c["name"], "report": c["head"]["report"],
-                                "index": c["head"]["index"], "base_s": d["base_s"], "head_s": d["head_s"],
-                                "delta_pct": d["delta_pct"]})
-    return regressions
-
-
-def evaluate_gate(matched: Sequence[dict[str, Any]], total: dict[str, Any], threshold_pct: float | None,
-                  min_duration_s: float = DEFAULT_MIN_DURATION_S,
-                  min_delta_s: float = DEFAULT_MIN_DELTA_S) -> dict[str, Any]:
-    """The CI verdict: which matched kernels, or the matched total, got slower than allowed."""
-    gate: dict[str, Any] = {"enabled": threshold_pct is not None, "threshold_pct": threshold_pct,
-                            "min_duration_s": min_duration_s, "min_delta_s": min_delta_s,
-                            "passed": None, "regressions": []}
-    if threshold_pct is None:
-        return gate
-    limit = _gate_limit(threshold_pct)
-    total_hit = _total_regression(total["matched"], limit)
-    regressions = ([total_hit] if total_hit else []) + _kernel_regressions(matched, limit, min_duration_s,
-                                                                           min_delta_s)
-    gate["regressions"] = regressions
-    gate["passed"] = not regressions
-    return gate
+def counts(matched: Sequence[dict[str, Any]], m: _Matched) -> dict[str, int]:
+    """Groups by verdict, new (only in HEAD), gone (only in BASE) and ambiguous (per side)."""
+    out = {v: sum(1 for c in matched if c["verdict"] == v) for v in VERDICTS}
+    out |= {"new": len(m.unmatched_head), "gone": len(m.unmatched_base),
+            "ambiguous_base": sum(len(b) for _, b, _ in m.ambiguous),
+            "ambiguous_head": sum(len(h) for _, _, h in m.ambiguous)}
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -248,7 +199,7 @@ def evaluate_gate(matched: Sequence[dict[str, Any]], total: dict[str, Any], thre
 
 @dataclass
 class Diff:
-    """BASE vs HEAD: matched changes (largest time change first), unmatched kernels, totals, gate."""
+    """BASE vs HEAD: matched groups (largest time change first), the rest, totals, coverage, gate."""
 
     base: Run
     head: Run
@@ -257,63 +208,83 @@ class Diff:
     unmatched_head: list[dict[str, Any]]
     totals: dict[str, Any]
     gate: dict[str, Any]
+    ambiguous: list[dict[str, Any]] = field(default_factory=list)
+    coverage: dict[str, Any] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    environment: dict[str, Any] = field(default_factory=dict)
+    matching: dict[str, Any] = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
-        """True when a gate was set and did not pass."""
-        return self.gate["passed"] is False
+        """True when a gate was set and found a regression."""
+        return bool(self.gate["status"] == "failed")
+
+    @property
+    def insufficient_coverage(self) -> bool:
+        """True when a gate was set, found no regression, but compared too little to pass."""
+        return bool(self.gate["status"] == "insufficient_coverage")
 
     def to_dict(self) -> dict[str, Any]:
-        """The `ncu-roofline-diff/1` document as plain data."""
+        """The `ncu-roofline-diff/2` document as plain data."""
         return {
             "schema": SCHEMA,
             "generator": {"name": "ncu-roofline", "version": __version__},
             "base": self.base.summary(),
             "head": self.head.summary(),
+            "matching": self.matching,
             "matched": [_public(c) for c in self.matched],
+            "ambiguous": self.ambiguous,
             "unmatched_base": list(self.unmatched_base),
             "unmatched_head": list(self.unmatched_head),
+            "counts": self.counts,
             "totals": self.totals,
+            "coverage": self.coverage,
+            "environment": self.environment,
             "gate": self.gate,
         }
 
     def to_json(self, indent: int | None = 1) -> str:
-        """The `ncu-roofline-diff/1` document: sorted keys, no NaN, nothing time-dependent."""
+        """The `ncu-roofline-diff/2` document: sorted keys, no NaN, nothing time-dependent."""
         return dumps(self.to_dict(), indent)
 
 
 def _public(change: dict[str, Any]) -> dict[str, Any]:
     """A change without the fields kept only for drawing (positions, peaks, work)."""
-    hidden = {"_position", "peaks", "work_flop", "tensor_ops_by_datapath"}
+    hidden = {"_position", "positions", "peaks", "work_flop", "tensor_ops_by_datapath"}
     return {**change, "base": {k: v for k, v in change["base"].items() if k not in hidden},
             "head": {k: v for k, v in change["head"].items() if k not in hidden}}
 
 
-def diff_runs(base: Run, head: Run, *, fail_on_regression: float | None = None,
-              min_duration_s: float = DEFAULT_MIN_DURATION_S, min_delta_s: float = DEFAULT_MIN_DELTA_S) -> Diff:
-    """Match the kernels of two runs and measure what changed."""
-    bk = [k.data for k in base.kernels]
-    hk = [k.data for k in head.kernels]
-    matching = match_kernels(bk, hk)
-    matched = []
-    for pair in matching.pairs:
-        change = kernel_change(base.kernels[pair.base], head.kernels[pair.head], pair)
-        change["base"]["_position"] = pair.base
-        change["head"]["_position"] = pair.head
-        matched.append(change)
-    matched.sort(key=_sort_key)
-    total = totals(matched, base, head)
-    gate = evaluate_gate(matched, total, fail_on_regression, min_duration_s, min_delta_s)
-    return Diff(base, head, matched,
-                [unmatched_entry(base.kernels[i]) for i in matching.unmatched_base],
-                [unmatched_entry(head.kernels[j]) for j in matching.unmatched_head],
-                total, gate)
+def _matching_summary(by_report: bool, rules: Sequence[MatchRule], options: GateOptions) -> dict[str, Any]:
+    return {"unit": "group of launches with the same name, grid, block and NVTX ranges",
+            "passes": ["exact", "same function", "generated name", "user map"],
+            "rules": [r.text for r in rules],
+            "report_matching": "base name" if by_report else "one program",
+            "noise": {"test": TEST, "floor": FLOOR, "alpha": options.alpha, "min_effect_pct": options.min_effect_pct,
+                      "min_duration_s": options.min_duration_s, "min_delta_s": options.min_delta_s}}
 
 
-def compare(base: str | Path, head: str | Path, *, fail_on_regression: float | None = None,
-            min_duration_s: float = DEFAULT_MIN_DURATION_S, min_delta_s: float = DEFAULT_MIN_DELTA_S,
-            settings: AnalysisSettings | None = None) -> Diff:
+def diff_runs(base: Run, head: Run, *, gate: GateOptions | None = None, rules: Sequence[MatchRule] = (),
+              **gate_options: Any) -> Diff:
+    """Group, match and compare the kernels of two runs; `gate_options` are `GateOptions` fields."""
+    if "fail_on_metric" in gate_options:  # `dram_bytes:+10%` texts are taken too
+        gate_options["fail_on_metric"] = tuple(parse_metric_gate(g) if isinstance(g, str) else g
+                                               for g in gate_options["fail_on_metric"])
+    options = replace(gate or GateOptions(), **gate_options)
+    m, by_report = _match_groups(base, head, rules)
+    matched = sorted((group_change(b, h, p, options) for b, h, p in m.pairs), key=_sort_key)
+    compared = [c for c in matched if c["compared"]]
+    total = totals(compared, base, head)
+    cover = coverage(compared, base, len(group_launches(base, by_report)), options)
+    ambiguous = [{"match": a.match, "name": a.name, "base": [group_entry(g) for g in gb],
+                  "head": [group_entry(g) for g in gh]} for a, gb, gh in m.ambiguous]
+    return Diff(base, head, matched, [group_entry(g) for g in m.unmatched_base],
+                [group_entry(g) for g in m.unmatched_head], total, evaluate_gate(compared, total, cover, options),
+                ambiguous, cover, counts(matched, m), environment(base, head),
+                _matching_summary(by_report, rules, options))
+
+
+def compare(base: str | Path, head: str | Path, *, settings: AnalysisSettings | None = None,
+            gate: GateOptions | None = None, rules: Sequence[MatchRule] = (), **gate_options: Any) -> Diff:
     """Load both runs (see `load_run`) and diff them; raises `InputError` for unusable input."""
-    return diff_runs(load_run(base, settings), load_run(head, settings),
-                     fail_on_regression=fail_on_regression, min_duration_s=min_duration_s,
-                     min_delta_s=min_delta_s)
+    return diff_runs(load_run(base, settings), load_run(head, settings), gate=gate, rules=rules, **gate_options)

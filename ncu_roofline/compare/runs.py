@@ -63,6 +63,8 @@ class Run:
     reports: list[str]               # the report files the kernels come from
     kernels: list[RunKernel]
     skipped: list[dict[str, str]] = field(default_factory=list)  # batch entries not analysed
+    # per report file: what its document says of the capture (Nsight Compute version, source format)
+    report_info: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def devices(self) -> list[str]:
@@ -125,7 +127,18 @@ def load_run(path: str | Path, settings: AnalysisSettings | None = None) -> Run:
 
 def run_from_document(doc: Any, input_path: str, kind: str) -> Run:
     """A `Run` from an ncu-roofline document (as `Analysis.to_dict()` returns it)."""
-    return Run(input_path, kind, *_kernels_of_document(doc, input_path))
+    reports, kernels = _kernels_of_document(doc, input_path)
+    return Run(input_path, kind, reports, kernels, report_info=report_info(doc))
+
+
+REPORT_INFO_KEYS = ("ncu_version", "source_format")
+
+
+def report_info(doc: Any) -> dict[str, dict[str, Any]]:
+    """Per report path: the capture facts its entry states (`REPORT_INFO_KEYS`); {} when malformed."""
+    reports = doc.get("reports") if isinstance(doc, dict) else None
+    return {str(rep.get("path")): {k: rep.get(k) for k in REPORT_INFO_KEYS}
+            for rep in reports or [] if isinstance(rep, dict)}
 
 
 def _kernels_of_document(doc: Any, where: str) -> tuple[list[str], list[RunKernel]]:
@@ -191,6 +204,7 @@ def _load_batch(folder: Path) -> Run:
     reports: list[str] = []
     kernels: list[RunKernel] = []
     skipped: list[dict[str, str]] = []
+    info: dict[str, dict[str, Any]] = {}
     for entry in entries:
         if not isinstance(entry, dict):
             raise InputError(manifest_path, "malformed manifest: a report entry is not an object")
@@ -202,7 +216,9 @@ def _load_batch(folder: Path) -> Run:
         doc_path = folder / rel
         if not doc_path.is_file():
             raise InputError(manifest_path, f"{rel}: listed in the manifest but missing")
-        names, found = _kernels_of_document(_read_json(doc_path), str(doc_path))
+        doc = _read_json(doc_path)
+        names, found = _kernels_of_document(doc, str(doc_path))
         reports.extend(names or [str(entry.get("path") or "?")])
         kernels.extend(found)
-    return Run(str(folder), "batch", reports, kernels, skipped)
+        info.update(report_info(doc))
+    return Run(str(folder), "batch", reports, kernels, skipped, info)

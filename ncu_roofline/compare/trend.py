@@ -5,14 +5,20 @@ one ncu-roofline JSON document per report), an ncu-roofline JSON document writte
 `report --format json`, or a report file. A folder without `manifest.json` is taken as a parent
 of runs: each of its sub-folders that holds a `manifest.json` is one run (`nightly/2026-11-01/`).
 
-Order. Runs are ordered by a date (`compare.dating`: the ISO date leading the name, else the time
-recorded in the manifest, else the modification time); each run says which (`date_source`).
+Order. Runs are found, dated and loaded by `compare.trend_runs`, and ordered by a date
+(`compare.dating`: the ISO date leading the name, else the time recorded in the manifest, else
+the modification time); each run says which (`date_source`).
 
-Matching. Kernels are followed across runs as `diff` matches them (`compare.matching.match_kernels`: name,
-grid, block and NVTX ranges in order of launch, then name alone), within reports of the same
-file base name. When every run holds exactly one report, the reports are taken as the same
-program whatever their names. Each run is matched against the kernels seen so far (the latest
-launch of each), so a kernel missing from one run is picked up again in the next.
+Gaps. A run that cannot be used (an unreadable file, no usable kernel) is kept as a gap: it
+has no kernels, its reason is stated (`error`), and the trend goes on over the others. At least
+two usable runs are needed.
+
+Matching. Kernels are followed across runs as `diff` matches them (`compare.matching.match_kernels`:
+exact launch key in order of launch, then same function, generated name and the user's
+`--match` rules), within reports of the same file base name. When every run holds exactly one
+report, the reports are taken as the same program whatever their names. Each run is matched
+against the kernels seen so far (the latest launch of each), so a kernel missing from one run
+is picked up again in the next.
 
 Per kernel: the duration, bounding roof, utilisation of that roof and regime in every run; the
 change from its first to its last timed run in %; the slope of a least-squares fit of duration
@@ -22,6 +28,12 @@ jitter is not called drift, a kernel must also have run at least `min_duration_s
 first run and have lost at least `min_delta_s` (2 µs), as for the `diff` gate; set both to 0 to
 drop that guard. Total GPU time per run.
 
+Coverage, as for the `diff` gate (`compare.trend_coverage`): the share of the first usable run's
+GPU time in kernels that are timed again in the last usable run, which is what "first to last"
+compares. Under `min_coverage_pct` (50 %) and with no kernel drifting, the verdict is
+`insufficient_coverage` rather than "no drift" (unless `allow_unmatched`). Each run also states
+the share of its GPU time in kernels seen in an earlier run (`followed_share`).
+
 The document: `Trend.to_json`, the deterministic `ncu-roofline-trend/1` JSON. What pages show
 is built in `views.trend` and written by `render.trend` (CSV rows, a Markdown summary, an HTML
 page with charts). No file is written and nothing is printed here; the CLI does that.
@@ -29,7 +41,6 @@ page with charts). No file is written and nothing is printed here; the CLI does 
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -39,70 +50,21 @@ from typing import Any
 from ..api.jsondoc import dumps
 from ..settings import AnalysisSettings
 from ..version import __version__
-from .dating import TrendUsageError, discover_runs, run_date, unique_labels
-from .diff import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S, kernel_side, relative_pct
+from .changes import kernel_side, relative_pct
+from .dating import TrendUsageError
+from .gate import DEFAULT_MIN_COVERAGE_PCT
 from .matching import display_name, match_kernels, match_key
-from .runs import Run, RunKernel, load_run
+from .names import MatchRule
+from .noise import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S
+from .runs import Run, RunKernel
+from .trend_coverage import followed_shares, verdict_coverage
+from .trend_runs import MIN_RUNS, TrendRun, load_runs
 
-SCHEMA = "ncu-roofline-trend/1"
+SCHEMA = "ncu-roofline-trend/2"
 DEFAULT_DRIFT_PCT = 5.0
 TOP_CHARTS = 12
-MIN_RUNS = 2
 # A change within this relative tolerance of the threshold is not over it (float rounding).
 _TOLERANCE = 1e-9
-
-
-# --------------------------------------------------------------------------------------------
-# Runs and their dates
-
-
-@dataclass
-class TrendRun:
-    """One run of the trend: what was loaded and when it ran."""
-
-    label: str
-    input: str
-    date: _dt.datetime          # naive, UTC where the source says so
-    date_text: str
-    date_source: str            # "name" | "manifest" | "mtime"
-    run: Run
-
-    @property
-    def total_gpu_time_s(self) -> float | None:
-        return self.run.total_duration_s
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "label": self.label,
-            "date": self.date_text,
-            "date_source": self.date_source,
-            "input": self.input,
-            "kind": self.run.kind,
-            "reports": list(self.run.reports),
-            "kernel_count": len(self.run.kernels),
-            "usable_kernel_count": self.run.usable_count,
-            "total_gpu_time_s": self.total_gpu_time_s,
-            "skipped": [dict(s) for s in self.run.skipped],
-        }
-
-
-def load_runs(specs: Iterable[str | Path], settings: AnalysisSettings | None = None) -> list[TrendRun]:
-    """Find, load and date every run, oldest first; raises `InputError` for unusable input."""
-    given = [str(s) for s in specs]
-    paths = discover_runs(given)
-    if len(paths) < MIN_RUNS:
-        where = ", ".join(given) or "(no argument)"
-        count = "no run" if not paths else "only 1 run" + (f" ({paths[0]})" if given != [str(paths[0])] else "")
-        raise TrendUsageError(where, f"{count}: a trend needs at least {MIN_RUNS}",
-                              "give two or more batch output folders, their parent folder, or report/JSON files")
-    labels = unique_labels(paths)
-    runs = []
-    for path, label in zip(paths, labels, strict=False):
-        run = load_run(path, settings)
-        when, text, source = run_date(path)
-        runs.append(TrendRun(label, str(path), when, text, source, run))
-    runs.sort(key=lambda r: (r.date, r.label, r.input))
-    return runs
 
 
 # --------------------------------------------------------------------------------------------
@@ -207,7 +169,7 @@ def _point(run_kernel: RunKernel, position: int) -> dict[str, Any]:
             "bound_by": side["bound_by"], "utilization": side["bound_utilization"], "regime": side["regime"]}
 
 
-def follow_kernels(runs: Sequence[Run]) -> tuple[list[Series], bool]:
+def follow_kernels(runs: Sequence[Run], rules: Sequence[MatchRule] = ()) -> tuple[list[Series], bool]:
     """Series of every kernel across `runs` (in order); and whether reports matched by base name."""
     by_name = not all(len(r.reports) <= 1 for r in runs)
     series: list[Series] = []
@@ -223,7 +185,7 @@ def follow_kernels(runs: Sequence[Run]) -> tuple[list[Series], bool]:
             known = latest.setdefault(group, [])
             ids = owner.setdefault(group, [])
             here = [run.kernels[p].data for p in positions]
-            matching = match_kernels(list(known), here)
+            matching = match_kernels(list(known), here, rules)
             for pair in matching.pairs:
                 s = series[ids[pair.base]]
                 s.points[r] = _point(run.kernels[positions[pair.head]], positions[pair.head])
@@ -295,10 +257,27 @@ class Trend:
     min_delta_s: float = DEFAULT_MIN_DELTA_S
     reports_by_name: bool = True
     notes: list[str] = field(default_factory=list)
+    min_coverage_pct: float = DEFAULT_MIN_COVERAGE_PCT
+    allow_unmatched: bool = False
+    coverage: dict[str, Any] = field(default_factory=dict)
+    rules: list[str] = field(default_factory=list)
 
     @property
     def drifting(self) -> list[Series]:
         return [s for s in self.kernels if s.drift]
+
+    @property
+    def verdict(self) -> str:
+        """`drift`, `no_drift`, or `insufficient_coverage` (nothing drifted, but too little was followed)."""
+        if self.drifting:
+            return "drift"
+        share = self.coverage.get("share")
+        covered = share is not None and share * 100.0 >= self.min_coverage_pct * (1 - _TOLERANCE)
+        return "no_drift" if covered or self.allow_unmatched else "insufficient_coverage"
+
+    @property
+    def usable_runs(self) -> list[TrendRun]:
+        return [r for r in self.runs if r.usable]
 
     @property
     def totals(self) -> list[float | None]:
@@ -310,7 +289,7 @@ class Trend:
         return sorted(timed, key=lambda s: (-s.total_duration_s, s.key))[:count]
 
     def total_change(self) -> dict[str, Any]:
-        known = [(i, t) for i, t in enumerate(self.totals) if t is not None]
+        known = [(i, t) for i, t in enumerate(self.totals) if t is not None and self.runs[i].usable]
         first = known[0][1] if known else None
         last = known[-1][1] if known else None
         slope = least_squares_slope([(float(i), t) for i, t in known])
@@ -328,10 +307,13 @@ class Trend:
             "schema": SCHEMA,
             "generator": {"name": "ncu-roofline", "version": __version__},
             "settings": {"drift_pct": self.drift_pct, "min_duration_s": self.min_duration_s,
-                         "min_delta_s": self.min_delta_s,
+                         "min_delta_s": self.min_delta_s, "min_coverage_pct": self.min_coverage_pct,
+                         "allow_unmatched": self.allow_unmatched, "match_rules": list(self.rules),
                          "report_matching": "base name" if self.reports_by_name else "one report per run"},
             "runs": [r.summary() for r in self.runs],
             "total": self.total_change(),
+            "coverage": self.coverage,
+            "verdict": self.verdict,
             "kernels": [s.to_dict() for s in self.kernels],
             "drifting": [s.key for s in self.drifting],
         }
@@ -342,21 +324,32 @@ class Trend:
 
 
 def build_trend(runs: Sequence[TrendRun], *, drift_pct: float = DEFAULT_DRIFT_PCT,
-                min_duration_s: float = DEFAULT_MIN_DURATION_S, min_delta_s: float = DEFAULT_MIN_DELTA_S) -> Trend:
-    """Follow the kernels of dated runs (already in order) and assess each for drift."""
-    series, by_name = follow_kernels([r.run for r in runs])
+                min_duration_s: float = DEFAULT_MIN_DURATION_S, min_delta_s: float = DEFAULT_MIN_DELTA_S,
+                min_coverage_pct: float = DEFAULT_MIN_COVERAGE_PCT, allow_unmatched: bool = False,
+                rules: Sequence[MatchRule] = ()) -> Trend:
+    """Follow the kernels of dated runs (already in order), assess each for drift, and measure coverage."""
+    series, by_name = follow_kernels([r.run for r in runs], rules)
     for s in series:
         assess(s, drift_pct, min_duration_s, min_delta_s)
     series.sort(key=_by_change)
-    return Trend(list(runs), series, drift_pct, min_duration_s, min_delta_s, by_name)
+    durations = [s.durations for s in series]
+    usable = [r.usable for r in runs]
+    for r, share in zip(runs, followed_shares(durations, usable), strict=False):
+        r.followed_share = share
+    return Trend(list(runs), series, drift_pct, min_duration_s, min_delta_s, by_name,
+                 min_coverage_pct=min_coverage_pct, allow_unmatched=allow_unmatched,
+                 coverage=verdict_coverage(durations, usable, [r.label for r in runs], min_coverage_pct),
+                 rules=[r.text for r in rules])
 
 
 def trend(specs: Iterable[str | Path], *, drift_pct: float = DEFAULT_DRIFT_PCT,
           min_duration_s: float = DEFAULT_MIN_DURATION_S, min_delta_s: float = DEFAULT_MIN_DELTA_S,
-          settings: AnalysisSettings | None = None) -> Trend:
+          min_coverage_pct: float = DEFAULT_MIN_COVERAGE_PCT, allow_unmatched: bool = False,
+          rules: Sequence[MatchRule] = (), settings: AnalysisSettings | None = None) -> Trend:
     """Load, date and order the runs (see `load_runs`), then build the trend."""
     runs = load_runs(specs, settings)
-    return build_trend(runs, drift_pct=drift_pct, min_duration_s=min_duration_s, min_delta_s=min_delta_s)
+    return build_trend(runs, drift_pct=drift_pct, min_duration_s=min_duration_s, min_delta_s=min_delta_s,
+                       min_coverage_pct=min_coverage_pct, allow_unmatched=allow_unmatched, rules=rules)
 
 
 __all__ = ["DEFAULT_DRIFT_PCT", "MIN_RUNS", "SCHEMA", "TOP_CHARTS", "Series", "Trend", "TrendRun",

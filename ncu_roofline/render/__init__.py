@@ -6,10 +6,10 @@ format `name`, the file `extensions` it answers to (the first is the one written
 `render(document, options) -> str`. The format follows `--format`, else the `-o` file's
 extension, else the document's default.
 
-Each document has one module here (`report.py`, `diff.py`, `trend.py`, `batch_index.py`) holding
-its renderers; `html.py`, `markdown.py`, `csv.py` and `json.py` hold what the formats share (the
-jinja2 environment and page, Markdown escaping, CSV cells). Renderer modules are imported only
-when used, so the JSON path never loads matplotlib or jinja2.
+Each document has one module here (`report.py`, `diff.py` with `diff_markdown.py`, `trend.py`,
+`batch_index.py`) holding its renderers; `html.py`, `markdown.py`, `csv.py` and `json.py` hold
+what the formats share (the jinja2 environment and page, Markdown escaping, CSV cells). Renderer
+modules are imported only when used, so the JSON path never loads matplotlib or jinja2.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ HTML, MD, JSON, CSV = (".html", ".htm"), (".md", ".markdown"), (".json",), (".cs
 _TABLE: dict[str, dict[str, tuple[tuple[str, ...], str, str]]] = {
     REPORT: {"html": (HTML, "report", "render_report_html"), "md": (MD, "report", "render_report_markdown"),
              "json": (JSON, "report", "render_report_json"), "csv": (CSV, "report", "render_report_csv")},
-    DIFF: {"html": (HTML, "diff", "render_diff_html"), "md": (MD, "diff", "render_diff_markdown"),
+    DIFF: {"html": (HTML, "diff", "render_diff_html"), "md": (MD, "diff_markdown", "render_diff_markdown"),
            "json": (JSON, "json", "render_document_json")},
     TREND: {"html": (HTML, "trend", "render_trend_html"), "md": (MD, "trend", "render_trend_markdown"),
             "json": (JSON, "json", "render_document_json"), "csv": (CSV, "trend", "render_trend_csv")},

@@ -1,19 +1,34 @@
-"""CSV: one row per kernel, the same columns as `Analysis.kernels`, empty cells for absent values."""
+"""CSV: one row per kernel, the same columns as `Analysis.kernels`, empty cells for absent values.
+
+Every CSV the tool writes (`report -f csv`, batch `kernels.csv`, the `trend` CSV) goes through
+`rows_to_csv`, so every cell through `csv_cell`. A text cell that a spreadsheet would run as a
+formula (it starts with `=`, `+`, `-`, `@`, a tab or a carriage return: kernel names such as
+`=HYPERLINK(…)` or `-[Foo bar]`) gets a leading `'`, as OWASP recommends against CSV injection.
+Numbers stay numbers (a float or int, or a text that is a plain number such as `-1.5`); Parquet
+keeps the raw value.
+"""
 
 from __future__ import annotations
 
 import csv
 import io
 import math
+import re
 from typing import Any
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 def csv_cell(value: object) -> object:
-    """A value as a CSV cell: absent or non-finite is empty (never 0), floats keep every digit."""
+    """A value as a CSV cell: absent or non-finite is empty (never 0), floats keep every digit,
+    and a text that would start a spreadsheet formula is prefixed with `'`."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return ""
     if isinstance(value, float):
         return repr(value)
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
     return value
 
 

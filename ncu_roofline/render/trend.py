@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING, Any
 from ..views.trend import build_trend_view
 from .csv import rows_to_csv
 from .html import asset, markup, page
-from .markdown import md_escape
+from .markdown import md_code, md_escape
 
 if TYPE_CHECKING:
     from ..compare.trend import Trend
     from . import RenderOptions
 
+VERDICT_ICONS = {"drift": "⚠️", "no_drift": "✅", "insufficient_coverage": "⚠️"}
 CSV_COLUMNS = ("run", "date", "report", "kernel", "duration_s", "bound_by", "utilization", "regime", "key")
 
 
@@ -45,21 +46,21 @@ def render_trend_markdown(trend: Trend, options: RenderOptions) -> str:
         "",
         f"**Total GPU time:** {h['total_first']} → {h['total_last']} ({h['total_change']}, fit {h['total_slope']})",
         "",
-        "| Run | Date | Total GPU time |",
-        "|---|---|---:|",
+        "| Run | Date | Total GPU time | Followed from earlier runs |",
+        "|---|---|---:|---:|",
     ]
     for r in view["runs"]:
-        lines.append(f"| {md_escape(r['label'])} | {md_escape(r['date'])} | {r['gpu_time']} |")
+        if r["usable"]:
+            lines.append(f"| {md_escape(r['label'])} | {md_escape(r['date'])} | {r['gpu_time']} | {r['followed']} |")
+        else:
+            lines.append(f"| {md_escape(r['label'])} | {md_escape(r['date'])} | gap: {md_escape(r['error'])} | — |")
     lines.append("")
     rows = view["drifting"]
+    lines.append(f"{VERDICT_ICONS[h['verdict']]} {md_escape(h['verdict_text'])}")  # it names runs: escaped
     if rows:
-        lines += [f"⚠️ **{len(rows)} kernel{'s' if len(rows) != 1 else ''} drifting**: duration {h['drift_rule']}.",
-                  "",
-                  "| Kernel | Runs | First | Last | Change | Slope | Bound by |",
+        lines += ["", "| Kernel | Runs | First | Last | Change | Slope | Bound by |",
                   "|---|---:|---:|---:|---:|---:|---|"]
         lines += [_drifting_row(r) for r in rows]
-    else:
-        lines.append(f"✅ No kernel drifting: none whose duration {h['drift_rule']}.")
     lines += ["", f"_ncu-roofline {h['tool_version']} · {h['kernel_count']} kernels followed, "
                   f"{md_escape(h['matching'])} · run dates from the {md_escape(h['date_sources'])}"
                   + (f" · {md_escape(h['jitter_rule'])}" if h["jitter_rule"] else "") + "_"]
@@ -68,7 +69,7 @@ def render_trend_markdown(trend: Trend, options: RenderOptions) -> str:
 
 def _drifting_row(r: dict[str, Any]) -> str:
     bound = r["bound_first"] + (f" → {r['bound_last']}" if r["bound_changed"] else "")
-    return (f"| {md_escape(r['short_name'])} | {r['present']} | {r['first']} | {r['last']} | "
+    return (f"| {md_code(r['short_name'], table=True)} | {r['present']} | {r['first']} | {r['last']} | "
             f"**{r['change']}** | {r['slope']} | {bound} |")
 
 

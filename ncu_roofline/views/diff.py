@@ -1,10 +1,11 @@
 """The diff view: what the diff page and the diff summary show, as plain data.
 
 `build_diff_view` turns a `compare.diff.Diff` into strings, numbers, lists and dicts (JSON-able,
-no markup) that `render.diff` only lays out: the header and totals, the gate's verdict, one row
-per matched kernel (largest time change first), the findings that appeared or disappeared, the
-unmatched kernels and, per device, the chart data (roofs, BASE and HEAD points, and an arrow from
-every matched kernel's BASE point to its HEAD point).
+no markup) that `render.diff` only lays out: the header, counts and totals, the gate's verdict
+(`views.diff_gate`), one row per matched group (largest time change first, with the pass that
+paired it and the evidence for its verdict), the ambiguous candidates, the findings that
+appeared or disappeared, the unmatched groups and, per device, the chart data (roofs, BASE and
+HEAD points, and an arrow from every matched group's BASE point to its HEAD point).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ..compare.runs import short_path
 from ..knowledge import recipes as R
 from ..version import __version__
 from . import format as F
+from .diff_gate import COUNTER_LABELS, coverage_text, environment_warnings, evidence, gate_view, noise_rule
 from .labels import LONG_LABELS, family, long_label, roof_css, short_label
 from .report import device_roofs
 from .texts import CEILING_LABELS, created_at
@@ -30,8 +32,11 @@ UNKNOWN_DEVICE = "unknown device"
 # Labels
 
 
+VERDICT_TRENDS = {"regressed": "slower", "improved": "faster", "unchanged": "same", "unknown": "unknown"}
+
+
 def trend(delta_pct: float | None) -> str:
-    """`slower`, `faster`, `same` (within the noise band) or `unknown`."""
+    """`slower`, `faster`, `same` (within ±NOISE_PCT) or `unknown`: the colour of a total's change."""
     if delta_pct is None:
         return "unknown"
     if delta_pct > NOISE_PCT:
@@ -101,15 +106,47 @@ def _intensity_rows(c: dict[str, Any]) -> list[dict[str, Any]]:
              "ratio": F.times(i["ratio"])} for lv, i in c["intensity_flop_per_byte"].items()]
 
 
+def launches_text(base: int, head: int) -> str:
+    """`10`, or `10 → 12` when the launch count changed."""
+    return str(base) if base == head else f"{base} → {head}"
+
+
+def _spread(side: dict[str, Any]) -> str:
+    """`±1.2 %` (MAD of the launches, in % of their median) where a side repeats, else empty."""
+    if side["timed_launches"] < 2 or side["spread_pct"] is None:
+        return ""
+    return f"±{side['spread_pct']:.1f} %"
+
+
+def _counter_rows(c: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"metric": m, "label": COUNTER_LABELS.get(m, m), "base": F.si(v["base"], ""), "head": F.si(v["head"], ""),
+             "pct": F.signed_pct(v["delta_pct"])} for m, v in c["counters"].items()]
+
+
 def _change_row(n: int, c: dict[str, Any], regressed: set[int]) -> dict[str, Any]:
     b, h, d = c["base"], c["head"], c["duration"]
     name = str(b.get("name") or c["name"])
+    head_name = str(h.get("name") or c["head_name"])
     findings = c["findings"]
     return {
         "id": f"m{n}",
         "name": name,
         "short_name": F.short_name(name),
         "full_name": c["name"],
+        "head_name": head_name,
+        "head_short_name": F.short_name(head_name),
+        "head_full_name": c["head_name"],
+        "name_changed": c["name_changed"],
+        "match": c["match"],
+        "rule": c["rule"],
+        "launches": launches_text(c["launches"]["base"], c["launches"]["head"]),
+        "launches_changed": c["launches"]["base"] != c["launches"]["head"],
+        "spread_base": _spread(b),
+        "spread_head": _spread(h),
+        "verdict": c["verdict"],
+        "moved": c["verdict"] in ("improved", "regressed"),
+        "evidence": evidence(c["noise"]),
+        "counters": _counter_rows(c),
         "base_where": f"{b['report']} #{b['index']}",
         "head_where": f"{h['report']} #{h['index']}",
         "device_base": b["device"] or F.NA,
@@ -127,7 +164,7 @@ def _change_row(n: int, c: dict[str, Any], regressed: set[int]) -> dict[str, Any
         "delta_pct": d["delta_pct"],
         "delta_pct_text": F.signed_pct(d["delta_pct"]),
         "speedup_text": F.times(d["speedup"]),
-        "trend": trend(d["delta_pct"]),
+        "trend": VERDICT_TRENDS[c["verdict"]],
         "regressed": n in regressed,
         "sort": {"base": d["base_s"], "head": d["head_s"], "delta": d["delta_pct"], "speedup": d["speedup"]},
         "bound_base": b["bound_by"],
@@ -160,7 +197,13 @@ def _unmatched_row(u: dict[str, Any]) -> dict[str, Any]:
             "where": f"{u['report']} #{u['index']}", "device": u.get("device") or F.NA,
             "launch": launch_text(u), "nvtx": list(u.get("nvtx_ranges") or []),
             "duration": F.seconds(u.get("duration_s")), "duration_s": u.get("duration_s"),
+            "launches": u.get("launches", 1), "total": F.seconds(u.get("total_s")), "total_s": u.get("total_s"),
             "bound_by": short_label(u.get("bound_by"))}
+
+
+def _ambiguous_row(a: dict[str, Any]) -> dict[str, Any]:
+    return {"match": a["match"], "name": a["name"], "short_name": F.short_name(a["name"]),
+            "base": [_unmatched_row(u) for u in a["base"]], "head": [_unmatched_row(u) for u in a["head"]]}
 
 
 # --------------------------------------------------------------------------------------------
@@ -230,34 +273,10 @@ def _total_view(t: dict[str, Any]) -> dict[str, Any]:
             "speedup": F.times(t["base_s"] / t["head_s"] if t["base_s"] and t["head_s"] else None)}
 
 
-def _gate_view(gate: dict[str, Any], matched_count: int) -> dict[str, Any]:
-    view: dict[str, Any] = {"status": "off", "threshold": None, "min_duration": F.seconds(gate["min_duration_s"]),
-                            "regressions": [], "verdict": "", "rule": ""}
-    if not gate["enabled"]:
-        view["verdict"] = "No gate set (--fail-on-regression PCT)."
-        return view
-    view["threshold"] = f"{gate['threshold_pct']:g} %"
-    view["regressions"] = [{"name": r["name"], "short_name": F.short_name(r["name"]), "scope": r["scope"],
-                            "base": F.seconds(r["base_s"]), "head": F.seconds(r["head_s"]),
-                            "pct": F.signed_pct(r["delta_pct"])} for r in gate["regressions"]]
-    view["rule"] = (f"Gated: the total GPU time of the matched kernels, and each matched kernel that ran at "
-                    f"least {view['min_duration']} in BASE and lost at least {F.seconds(gate['min_delta_s'])}.")
-    if gate["passed"] and not matched_count:
-        view["status"] = "pass"
-        view["verdict"] = "PASSED, vacuously: no kernel matched, so nothing was gated."
-    elif gate["passed"]:
-        view["status"] = "pass"
-        view["verdict"] = f"PASSED: nothing gated is more than {view['threshold']} slower."
-    else:
-        view["status"] = "fail"
-        n = len(gate["regressions"])
-        view["verdict"] = (f"FAILED: {n} regression{'s' if n != 1 else ''} of more than {view['threshold']}.")
-    return view
-
-
 def _regressed(diff: Diff) -> set[int]:
-    """Positions in `diff.matched` of the kernels the gate names."""
-    keys = {(r.get("report"), r.get("index"), r["name"]) for r in diff.gate["regressions"] if r["scope"] == "kernel"}
+    """Positions in `diff.matched` of the groups the gate names."""
+    keys = {(r.get("report"), r.get("index"), r["name"]) for r in diff.gate["regressions"]
+            if r["scope"] in ("group", "metric")}
     return {n for n, c in enumerate(diff.matched) if (c["head"]["report"], c["head"]["index"], c["name"]) in keys}
 
 
@@ -277,9 +296,16 @@ def _header(diff: Diff, rows: list[dict[str, Any]]) -> dict[str, Any]:
         "launch_changed_count": sum(1 for r in rows if r["launch_changed"]),
         "unmatched_base_count": len(diff.unmatched_base),
         "unmatched_head_count": len(diff.unmatched_head),
-        "faster_count": sum(1 for r in rows if r["trend"] == "faster"),
-        "slower_count": sum(1 for r in rows if r["trend"] == "slower"),
-        "same_count": sum(1 for r in rows if r["trend"] == "same"),
+        "ambiguous_count": len(diff.ambiguous),
+        "counts": dict(diff.counts),
+        "faster_count": diff.counts.get("improved", 0),
+        "slower_count": diff.counts.get("regressed", 0),
+        "same_count": diff.counts.get("unchanged", 0),
+        "coverage": coverage_text(diff),
+        "noise_rule": noise_rule(diff),
+        "rules": list(diff.matching.get("rules", [])),
+        "warnings": environment_warnings(diff),
+        "not_recorded": list(diff.environment.get("not_recorded", [])),
         "bound_changed_count": sum(1 for r in rows if r["bound_changed"]),
         "findings_compared_count": sum(1 for r in rows if r["findings_compared"]),
         "noise_pct": f"{NOISE_PCT:g} %",
@@ -295,9 +321,11 @@ def build_diff_view(diff: Diff) -> dict[str, Any]:
     return {
         "header": _header(diff, rows),
         "total_all": _total_view(diff.totals["all"]),
-        "total_matched": _total_view(diff.totals["matched"]),
-        "gate": _gate_view(diff.gate, len(rows)),
+        "total_matched": _total_view(diff.totals["compared"]),
+        "gate": gate_view(diff),
         "changes": rows,
+        "moved": [r for r in rows if r["moved"]],
+        "ambiguous": [_ambiguous_row(a) for a in diff.ambiguous],
         "findings": [r for r in rows if r["appeared"] or r["disappeared"]],
         "charts": _charts(diff, rows),
         "unmatched_base": [_unmatched_row(u) for u in diff.unmatched_base],

@@ -87,10 +87,40 @@ def jitter_rule(t: Trend) -> str:
             f"{F.seconds(t.min_delta_s)}, are not called drifting: launch jitter is about a microsecond.")
 
 
+def coverage_text(t: Trend) -> str:
+    """`92 % of the first run's GPU time (2026-11-01) is followed to the last (2026-11-03); minimum 50 %`."""
+    c = t.coverage
+    if c.get("first_run") is None:
+        return "no two usable runs to follow kernels across"
+    share = c.get("share")
+    return (f"{F.pct(share, 0 if not share or share >= 0.01 else 1)} of the first usable run's GPU time "
+            f"({c['first_run']}) is in kernels timed again in the last ({c['last_run']}); minimum "
+            f"{t.min_coverage_pct:g} %")
+
+
+def verdict_text(t: Trend) -> str:
+    """The drift verdict as a sentence (without the kernels' names)."""
+    if t.verdict == "drift":
+        n = len(t.drifting)
+        return f"{n} kernel{'s' if n != 1 else ''} drifting: duration {drift_rule(t)}."
+    if t.verdict == "insufficient_coverage":
+        return (f"No verdict: only {coverage_text(t)}. The runs share too few kernels for \"no drift\" to mean "
+                "anything; pair renamed kernels with --match, or accept the gap with --allow-unmatched.")
+    low = " (under the minimum, accepted by --allow-unmatched)" if t.coverage.get("share") is not None and \
+        t.coverage["share"] * 100 < t.min_coverage_pct else ""
+    return f"No kernel drifting: none whose duration {drift_rule(t)}; {coverage_text(t)}{low}."
+
+
 def _header(t: Trend) -> dict[str, Any]:
     n = len(t.runs)
     total = t.total_change()
+    gaps = [r for r in t.runs if not r.usable]
     return {
+        "verdict": t.verdict,
+        "verdict_text": verdict_text(t),
+        "coverage": coverage_text(t),
+        "gap_count": len(gaps),
+        "rules": list(t.rules),
         "title": f"Roofline trend: {n} runs, {t.runs[0].label} → {t.runs[-1].label}",
         "run_count": n,
         "first_label": t.runs[0].label, "last_label": t.runs[-1].label,
@@ -123,12 +153,15 @@ def build_trend_view(t: Trend, top: int = TOP_CHARTS) -> dict[str, Any]:
     charted = {s.key: f"k{n}" for n, s in enumerate(top_series)}
     n = len(t.runs)
     counts = [len(r.run.kernels) for r in t.runs]
-    usual = max(sorted(set(counts)), key=counts.count)
+    usable_counts = [c for c, r in zip(counts, t.runs, strict=False) if r.usable] or counts
+    usual = max(sorted(set(usable_counts)), key=usable_counts.count)
     odd = [i for i, c in enumerate(counts) if c != usual]
-    runs = [{"label": r.label, "date": r.date_text, "odd": i in odd,
+    runs = [{"label": r.label, "date": r.date_text, "odd": i in odd and r.usable,
              "date_source": DATE_SOURCES.get(r.date_source, r.date_source),
              "input": r.input, "kind": r.run.kind, "reports": len(r.run.reports), "kernels": len(r.run.kernels),
-             "gpu_time": F.seconds(r.total_gpu_time_s), "skipped": list(r.run.skipped)}
+             "gpu_time": F.seconds(r.total_gpu_time_s), "skipped": list(r.run.skipped),
+             "usable": r.usable, "error": r.error or "",
+             "followed": F.pct(r.followed_share) if r.followed_share is not None else "—"}
             for i, r in enumerate(t.runs)]
     return {
         "header": _header(t),
@@ -153,5 +186,10 @@ def drift_message(t: Trend) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["DATE_SOURCES", "build_trend_view", "date_sources_text", "drift_message", "drift_rule",
-           "jitter_rule", "kernel_chart", "kernel_row"]
+def coverage_message(t: Trend) -> str:
+    """The standard-error text of `trend --fail-on-drift` when the verdict lacks coverage."""
+    return f"drift verdict not reached: {verdict_text(t)}"
+
+
+__all__ = ["DATE_SOURCES", "build_trend_view", "coverage_message", "coverage_text", "date_sources_text",
+           "drift_message", "drift_rule", "jitter_rule", "kernel_chart", "kernel_row", "verdict_text"]

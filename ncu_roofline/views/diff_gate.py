@@ -1,0 +1,148 @@
+"""The diff's verdict as plain data: the gate, the coverage, the noise rule and the environment warnings.
+
+`gate_view` is what the verdict line of the PR comment and the gate box of the page say;
+`noise_rule` states how a change is called; `environment_warnings` words each difference of
+`compare.environment`; `gate_message` is the standard-error text of a failed or uncovered gate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..compare.diff import Diff
+from ..compare.noise import FLOOR, TEST, TEST_NAME
+from . import format as F
+
+COUNTER_LABELS = {"dram_bytes": "DRAM bytes", "l2_bytes": "L2 bytes", "l1_bytes": "L1 bytes", "flop": "FLOP",
+                  "fp64_flop": "FP64 FLOP", "fp32_flop": "FP32 FLOP", "fp16_flop": "FP16 FLOP",
+                  "tensor_flop": "tensor FLOP", "inst_executed": "warp instructions executed"}
+PEAK_LABELS = {"fp32_flop_per_s": ("FP32 peak", "FLOP/s", "SM clock"),
+               "dram_bytes_per_s": ("DRAM peak", "B/s", "memory clock")}
+TITLES = {"off": "No gate", "passed": "Gate passed", "failed": "Gate failed",
+          "insufficient_coverage": "Gate not passed: too little compared"}
+SCOPE_NAMES = {"compared": "total GPU time of the compared groups", "all": "total GPU time of every kernel"}
+
+
+def coverage_text(diff: Diff) -> str:
+    """`87 % of BASE GPU time compared (12 of 14 groups; minimum 50 %)`."""
+    c = diff.coverage
+    share = F.pct(c.get("share"), 0 if (c.get("share") or 0) >= 0.01 or not c.get("share") else 1)
+    return (f"{share} of BASE GPU time compared ({c.get('compared_groups', 0)} of {c.get('base_groups', 0)} "
+            f"BASE group{'s' if c.get('base_groups') != 1 else ''}; minimum {c.get('min_pct', 0):g} %)")
+
+
+def noise_rule(diff: Diff) -> str:
+    """How a change is called, with how many groups each rule decided."""
+    n = diff.matching.get("noise", {})
+    methods = [c["noise"]["method"] for c in diff.matched]
+    tested, floored = methods.count(TEST), methods.count(FLOOR)
+    return (f"Groups of launches are compared by their median duration. Where both sides repeat, a change is "
+            f"called by the {TEST_NAME} test at α = {n.get('alpha', 0.05):g} ({tested} group"
+            f"{'s' if tested != 1 else ''}); with single launches, by floors, not a measured noise: at least "
+            f"{F.seconds(n.get('min_duration_s'))} in BASE and a change of at least {F.seconds(n.get('min_delta_s'))} "
+            f"({floored} group{'s' if floored != 1 else ''}). Changes within {n.get('min_effect_pct', 1.0):g} % "
+            f"are unchanged.")
+
+
+def evidence(noise: dict[str, Any]) -> str:
+    """`p = 0.003` for the test, `floors` for single launches, `n/a` without a duration."""
+    if noise["method"] == TEST and noise["p_value"] is not None:
+        p = noise["p_value"]
+        return f"p = {p:.2g}" if p >= 0.001 else "p < 0.001"
+    return "floors" if noise["method"] == FLOOR else F.NA
+
+
+def _regression_view(r: dict[str, Any]) -> dict[str, Any]:
+    if r["scope"] == "metric":
+        label = COUNTER_LABELS.get(r["metric"], r["metric"])
+        return {"scope": "metric", "name": r["name"], "short_name": F.short_name(r["name"]),
+                "what": f"{label} {F.signed_pct(r['delta_pct'])}", "base": F.si(r["base"], ""),
+                "head": F.si(r["head"], ""), "pct": F.signed_pct(r["delta_pct"]), "evidence": r["rule"]}
+    view = {"scope": r["scope"], "name": SCOPE_NAMES.get(r["scope"], r["name"]), "base": F.seconds(r["base_s"]),
+            "head": F.seconds(r["head_s"]), "pct": F.signed_pct(r["delta_pct"]), "evidence": ""}
+    if r["scope"] == "group":
+        view |= {"name": r["name"], "evidence": evidence({"method": r["method"], "p_value": r["p_value"]})}
+    view["short_name"] = F.short_name(view["name"])
+    view["what"] = f"{view['base']} → {view['head']} ({view['pct']})"
+    return view
+
+
+def _checks(gate: dict[str, Any]) -> list[str]:
+    """What the gate checked, as the ends of a sentence."""
+    checks = []
+    if gate["threshold_pct"] is not None:
+        checks.append(f"no compared group, nor their total, more than {gate['threshold_pct']:g} % slower")
+    if gate["total_threshold_pct"] is not None:
+        checks.append(f"total GPU time within +{gate['total_threshold_pct']:g} %")
+    for g in gate["metric_gates"]:
+        label = COUNTER_LABELS.get(g["metric"], g["metric"])
+        checks.append(f"no group's {label} {'up' if g['direction'] == '+' else 'down'} by more than {g['pct']:g} %")
+    return checks
+
+
+def _share(diff: Diff) -> str:
+    share = diff.coverage.get("share")
+    return F.pct(share, 0 if not share or share >= 0.01 else 1)
+
+
+def gate_view(diff: Diff) -> dict[str, Any]:
+    """The verdict: status, title, one-sentence summary, the regressions, what to do about coverage."""
+    gate, status = diff.gate, diff.gate["status"]
+    regressions = [_regression_view(r) for r in gate["regressions"]]
+    share = _share(diff)
+    minimum = f"{gate['min_coverage_pct']:g} %"
+    view: dict[str, Any] = {"status": status, "title": TITLES[status], "coverage": coverage_text(diff),
+                            "regressions": regressions, "rule": "", "hint": "", "summary": ""}
+    checks = _checks(gate)
+    if status == "off":
+        view["summary"] = (f"{share} of BASE GPU time compared; set a gate with --fail-on-regression PCT, "
+                           "--fail-on-total PCT or --fail-on-metric NAME:+PCT%.")
+        return view
+    view["rule"] = "" if status == "passed" else "Checked: " + "; ".join(checks) + "."
+    if status == "failed":
+        n = len(regressions)
+        view["summary"] = f"{n} regression{'s' if n != 1 else ''} ({share} of BASE GPU time compared):"
+    elif status == "insufficient_coverage":
+        view["summary"] = (f"only {share} of BASE GPU time was compared (minimum {minimum}), so a pass would say "
+                           "nothing about the rest; nothing that was compared regressed.")
+        view["hint"] = ("Pair renamed kernels with --match 'BASE_REGEX=HEAD_REGEX' (or --match-file), lower "
+                        "--min-coverage, or accept the gap with --allow-unmatched.")
+    elif gate["coverage_ok"] is False:
+        view["summary"] = (f"{'; '.join(checks)}; only {share} of BASE GPU time compared, under the minimum "
+                           f"{minimum}, accepted by --allow-unmatched.")
+    else:
+        view["summary"] = f"{'; '.join(checks)}; {share} of BASE GPU time compared."
+    return view
+
+
+def environment_warnings(diff: Diff) -> list[str]:
+    """One sentence per environment difference between BASE and HEAD."""
+    out = []
+    for d in diff.environment.get("differences", []):
+        what = d["what"]
+        if what == "gpu":
+            out.append(f"GPU differs: BASE {', '.join(d['base'])}; HEAD {', '.join(d['head'])}.")
+        elif what == "clocks":
+            label, unit, clock = PEAK_LABELS.get(d["peak"], (d["peak"], "", "clock"))
+            out.append(f"Clocks differ on {d['device']}: the {label}, from the {clock} measured during the capture, "
+                       f"is {F.si(d['base'], unit)} in BASE and {F.si(d['head'], unit)} in HEAD "
+                       f"({F.signed_pct(d['delta_pct'])}); durations compare only at the same clocks "
+                       "(ncu --clock-control base).")
+        elif what == "ncu_version":
+            out.append(f"Nsight Compute differs: BASE {', '.join(d['base'])}; HEAD {', '.join(d['head'])}.")
+        elif what == "source_format":
+            out.append(f"Source formats differ: BASE {', '.join(d['base'])}; HEAD {', '.join(d['head'])} "
+                       "(a CSV export holds no NVTX ranges and no version).")
+    return out
+
+
+def gate_message(diff: Diff) -> str:
+    """A failed or uncovered gate for standard error: a heading, then one line per regression."""
+    view = gate_view(diff)
+    if diff.gate["status"] == "insufficient_coverage":
+        return f"gate not passed: {view['summary']} {view['hint']}"
+    lines = [f"gate failed: {view['summary'].rstrip(':')}:"]
+    for r in view["regressions"]:
+        what = r["what"] if r["scope"] == "metric" else f"{r['base']} -> {r['head']} ({r['pct']})"
+        lines.append(f"  {r['name']}: {what}" + (f" [{r['evidence']}]" if r["evidence"] else ""))
+    return "\n".join(lines)
