@@ -61,6 +61,7 @@ class ReportResult:
         key_of = {id(k): g.key for g in groups for k in g.launches}
         names = {g.key: g.display_name for g in groups}
         total = self.share_total_s
+        total_s = self.total_duration_s  # once: it sums every launch
         return {
             "path": os.path.basename(self.path) if redact else self.path,
             "source_format": self.source_format,
@@ -68,9 +69,9 @@ class ReportResult:
             "devices": self.devices,
             "kernel_count": len(self.kernels),
             "unusable_kernel_count": sum(1 for k in self.kernels if not k.usable),
-            "total_duration_s": self.total_duration_s,
+            "total_duration_s": total_s,
             "warnings": list(self.warnings),
-            "kernels": [_with_program_gain(dict(k.to_dict(redact), group_key=key_of.get(id(k))), self.total_duration_s)
+            "kernels": [_with_program_gain(dict(k.to_dict(redact), group_key=key_of.get(id(k))), total_s)
                         for k in self.kernels],
             "group_count": len(groups),
             "groups": [g.to_dict(redact) for g in groups],

@@ -19,5 +19,13 @@ def json_safe(obj: Any) -> Any:
 
 
 def dumps(doc: Any, indent: int | None = None) -> str:
-    """The document as text with a final newline (compact unless `indent` is given)."""
-    return json.dumps(json_safe(doc), indent=indent, sort_keys=True, allow_nan=False, ensure_ascii=False) + "\n"
+    """The document as text with a final newline (compact unless `indent` is given).
+
+    The document is encoded as it is; only when it holds a non-finite float (which JSON cannot
+    write) is it copied through `json_safe` first, so the common case costs no copy.
+    """
+    try:
+        text = json.dumps(doc, indent=indent, sort_keys=True, allow_nan=False, ensure_ascii=False)
+    except (ValueError, TypeError):  # NaN or infinity; keys that are not all strings
+        text = json.dumps(json_safe(doc), indent=indent, sort_keys=True, allow_nan=False, ensure_ascii=False)
+    return text + "\n"

@@ -304,14 +304,16 @@ def _flop_totals(q: KernelQuantities, duration: float, flags: list[str]) -> _Wor
     return _Work(total, dominant, achieved, intensity)
 
 
+_PRIORITY: dict[str, tuple[int, int]] = {
+    **{name: (2, -n) for n, name in enumerate(R.ROOFS)},
+    **{u.id: (0 if n < len(T.HEADLINES) else 1, -n) for n, u in enumerate(T.UNITS)},
+}
+_UNLABELLED = (1, -len(T.UNITS))
+
+
 def _priority(name: str) -> tuple[int, int]:
     """Among equal shares: a roof (it has work and a peak), then a sub-unit, then a headline figure."""
-    if name in R.ROOFS:
-        return (2, -R.ROOFS.index(name))
-    unit = T.BY_ID.get(name)
-    if unit is None:
-        return (1, -len(T.UNITS))
-    return (0 if unit in T.HEADLINES else 1, -T.UNITS.index(unit))
+    return _PRIORITY.get(name, _UNLABELLED)
 
 
 def limiter_and_regime(util: dict[str, float], units: dict[str, UnitShare], launch: dict[str, float | None],

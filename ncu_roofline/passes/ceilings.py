@@ -14,7 +14,7 @@ headroom (`precision_options`), never as a ceiling. Reuse figures are reported a
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..knowledge import recipes as R
@@ -45,7 +45,8 @@ class Ceiling:
     action: str
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"kind": self.kind, "roof": self.roof, "factor": self.factor, "value": self.value,
+                "evidence": dict(self.evidence), "detail": self.detail, "action": self.action}
 
 
 @dataclass
@@ -57,7 +58,7 @@ class NotApplicable:
     reason: str
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"kind": self.kind, "roof": self.roof, "reason": self.reason}
 
 
 @dataclass

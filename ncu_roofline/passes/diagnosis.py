@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..knowledge import recipes as R
@@ -49,7 +49,8 @@ class Finding:
     speedup_note: str = ""  # how the bound is computed, or why there is none
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"kind": self.kind, "roof": self.roof, "factor": self.factor, "text": self.text, "action": self.action,
+                "limit": self.limit, "speedup": self.speedup, "speedup_note": self.speedup_note}
 
 
 def _ceiling_finding(m: KernelModel, c: Ceiling, where: str) -> Finding:

@@ -1,0 +1,110 @@
+"""`report` at 50,000 launches from an `ncu --csv --page raw` export: CPU time and peak memory.
+
+    python benchmarks/bench_scale.py [--launches 50000] [--names 300]
+
+The CSV repeats the 5 kernels of a real full-set capture (`gpu-workshop__MW_Baseline.ncu-rep`,
+every metric it holds) under `--names` distinct kernel names, written the way `ncu --csv --page
+raw` writes (tests/ncu_csv_writer.py: quoted cells, auto-scaled units, thousands separators). It
+is built in a temporary folder that is removed at the end.
+
+Measured in the same run, each in a fresh process (CPU time = user + system, peak memory = the
+child's maximum resident set):
+
+- baseline: `pandas.read_csv` of the same file (what reading it at all costs);
+- `ncu-roofline report big.csv -f json` and `-f html`.
+
+Ratios against the baseline are printed with the targets (JSON ≤ 5×, HTML ≤ 10×, peak memory
+≤ 1.5 GB, page ≤ 10 MB). Exit status 0 whatever the verdicts; 2 when the capture is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = ROOT.parent / "shared" / "reports" / "gpu-workshop__MW_Baseline.ncu-rep"
+sys.path.insert(0, str(ROOT))
+sys.path.insert(1, str(ROOT / "tests"))  # ncu_csv_writer
+TARGETS = {"json": 5.0, "html": 10.0}
+MEMORY_BUDGET = 1.5e9
+PAGE_BUDGET = 10e6
+
+
+def build_csv(launches: int, names: int, path: Path) -> None:
+    from ncu_csv_writer import write_ncu_csv
+
+    from ncu_roofline.readers import read_report
+    from ncu_roofline.readers.record import Metric, RawReport
+
+    raws = read_report(SOURCE).kernels
+    materialised = [dataclasses.replace(k, metrics={n: m for n, m in k.metrics.items() if isinstance(m, Metric)},
+                                        rules=()) for k in raws]
+    kernels = []
+    for i in range(launches):
+        raw, j = materialised[i % len(materialised)], i % names
+        name = f"layer{j}_{raw.name}"
+        kernels.append(dataclasses.replace(raw, index=i, name=name,
+                                           demangled_name=f"void ns::{name}<{j % 7}>(float *, int)"))
+    write_ncu_csv(RawReport("big.csv", "csv", kernels), path, prof_lines=False)  # as `ncu --import --csv` writes
+
+
+def measure(argv: list[str]) -> tuple[float, float, float]:
+    """(CPU seconds, peak resident bytes, wall seconds) of one child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, after.ru_maxrss * 1024.0, wall  # ru_maxrss: the largest child so far, in KiB
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--launches", type=int, default=50_000)
+    parser.add_argument("--names", type=int, default=300)
+    args = parser.parse_args(argv)
+    if not SOURCE.is_file():
+        print(f"capture not found: {SOURCE}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="ncu-roofline-scale-") as tmp:
+        csv_path = Path(tmp) / "big.csv"
+        started = time.perf_counter()
+        build_csv(args.launches, args.names, csv_path)
+        print(f"{args.launches:,} launches of {args.names} kernels: {csv_path.stat().st_size / 1e6:,.0f} MB of CSV "
+              f"(built in {time.perf_counter() - started:.1f} s)")
+        py = sys.executable
+        base_cpu, base_mem, _ = measure([py, "-c", "import sys, pandas; pandas.read_csv(sys.argv[1], low_memory=False)",
+                                         str(csv_path)])
+        print(f"\n{'step':<38}{'CPU s':>9}{'x pandas':>10}{'peak MB':>10}{'target':>10}")
+        print(f"{'baseline: pandas.read_csv':<38}{base_cpu:>9.2f}{1.0:>9.2f}x{base_mem / 1e6:>10.0f}{'':>10}")
+        peak = base_mem
+        for fmt in ("json", "html"):
+            out = Path(tmp) / f"out.{fmt}"
+            cpu, mem, _ = measure([py, "-m", "ncu_roofline", "report", str(csv_path), "-f", fmt, "-o", str(out),
+                                   "--force"])
+            peak = max(peak, mem)
+            ratio = cpu / base_cpu if base_cpu else float("inf")
+            verdict = "PASS" if ratio <= TARGETS[fmt] else "FAIL"
+            print(f"{'report -f ' + fmt:<38}{cpu:>9.2f}{ratio:>9.2f}x{mem / 1e6:>10.0f}"
+                  f"{f'≤ {TARGETS[fmt]:g}x':>8} {verdict}   ({out.stat().st_size / 1e6:.1f} MB written)")
+            if fmt == "html":
+                size = out.stat().st_size
+                print(f"page size {size / 1e6:.1f} MB, budget {PAGE_BUDGET / 1e6:g} MB: "
+                      f"{'PASS' if size <= PAGE_BUDGET else 'FAIL'}")
+        print(f"peak memory of any child {peak / 1e9:.2f} GB, budget {MEMORY_BUDGET / 1e9:g} GB: "
+              f"{'PASS' if peak <= MEMORY_BUDGET else 'FAIL'} (ru_maxrss covers the largest child)")
+    os.sync()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
