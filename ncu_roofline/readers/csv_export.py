@@ -39,6 +39,8 @@ from ..errors import InputError
 from .ncu_rep import LFS_PREFIX, MAGIC, kernel_from_metrics, sniff_problem
 from .record import Metric, RawKernel, RawReport
 
+CSV_UNCHECKABLE = ("an export cut between two kernel rows cannot be checked for completeness: the CSV "
+                   "records no kernel count")
 REEXPORT_HINT = "re-export it with `ncu --import FILE.ncu-rep --csv --page raw > FILE.csv`"
 
 # Identity headers written by the ncu versions seen so far (the set varies by version).
@@ -357,5 +359,6 @@ def read_csv_export(path: Path) -> RawReport:
         demangled = cells.get("Demangled Name") or kernel_name or name
         kernels.append(kernel_from_metrics(index, name, demangled, metrics, **_identity(cells)))
     return RawReport(
-        path=str(path), source_format="csv", kernels=kernels, ncu_version=None, warnings=warnings
+        path=str(path), source_format="csv", kernels=kernels, ncu_version=None, warnings=warnings,
+        completeness=CSV_UNCHECKABLE,
     )
