@@ -215,7 +215,7 @@ def analyze_isolated(path: str | Path, settings: AnalysisSettings, timeout: floa
 
 def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings | None = None, *,
             threshold: float | None = None, peaks: str | Path | UserPeaks | None = None,
-            bytes_definition: str | None = None, strict: bool = True, isolate: bool = True) -> Analysis:
+            bytes_definition: str | None = None, strict: bool = True, isolate: bool = False) -> Analysis:
     """Analyse one or more reports (`.ncu-rep`, `.nsight-cuprof-report`, or ncu `--page raw` CSV).
 
     Pass an `AnalysisSettings`, or its fields as keywords for convenience (`peaks` may be a
@@ -223,10 +223,10 @@ def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings
     the first unusable file raises `InputError`; with `strict=False` bad files are collected in
     `Analysis.errors` and the others are analysed.
 
-    With `isolate=True` (the default) NVIDIA's reader runs in a child process (`analyze_isolated`):
-    a report that crashes it is an InputError like any other, and each kernel's `raw.metrics` then
-    holds the metrics the analysis read. `isolate=False` reads in this process, with every metric
-    of the report at hand.
+    With `isolate=True` (what every command uses) NVIDIA's reader runs in child processes
+    (`analyze_isolated`, several files in parallel): a report that crashes it is an InputError like
+    any other, and each kernel's `raw.metrics` then holds only the metrics the analysis read. The
+    default reads in this process, with every metric of each report at hand.
     """
     if settings is None:
         settings = AnalysisSettings.from_options(

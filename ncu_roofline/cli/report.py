@@ -71,7 +71,7 @@ def report(inputs: tuple[str, ...], fmt: str | None, output: str | None, force: 
         output = default_output(inputs[0], renderer.extension)
     settings = settings_from(threshold, peaks_file, bytes_definition)
     settings = dataclasses.replace(settings, group_by=group_by)
-    analysis = analyze(list(inputs), settings, strict=False).focused(focus)
+    analysis = analyze(list(inputs), settings, strict=False, isolate=True).focused(focus)
     for err in analysis.errors:
         fail(err.message)
     if not analysis.reports:

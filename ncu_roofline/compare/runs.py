@@ -115,7 +115,7 @@ def load_run(path: str | Path, settings: AnalysisSettings | None = None) -> Run:
     else:
         from ..api.analysis import analyze
 
-        analysis = analyze(p, settings or AnalysisSettings())
+        analysis = analyze(p, settings or AnalysisSettings(), isolate=True)
         run = run_from_document(analysis.to_dict(), str(p), "report")
     if run.usable_count == 0:
         raise InputError(p, f"no usable kernels ({len(run.kernels)} kernels, none with a duration "
