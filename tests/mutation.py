@@ -126,7 +126,7 @@ def mutants(data: bytes, rng: random.Random, count: int) -> list[Mutant]:
         elif kind == "duplicate":
             i = rng.randrange(len(bs))
             at = rng.randrange(i + 1, len(bs) + 1)
-            ps = parts[:at] + [parts[i]] + parts[at:]
+            ps = [*parts[:at], parts[i], *parts[at:]]
             out.append(Mutant(kind, join(ps), f"block {i} ({bs[i].kind}) again at {at}",
                               bs[i].kind != "source"))
         elif kind == "cut":  # at a block boundary

@@ -243,13 +243,14 @@ def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings
             formats.append(detect_format(path) if isolate else "here")
         except InputError as exc:
             formats.append(exc)
-    native = [Call(analyse_detached, (str(p), settings), str(p)) for p, f in zip(paths, formats) if f == "ncu-rep"]
+    native = [Call(analyse_detached, (str(p), settings), str(p))
+              for p, f in zip(paths, formats, strict=True) if f == "ncu-rep"]
     # The reports are read in the reader pool in parallel, handed back in order; CSV exports here.
     isolated = shared_pool(ISOLATED_PRELOAD).map(native) if native else iter(())
     reports: list[ReportResult] = []
     errors: list[InputError] = []
     try:
-        for path, fmt in zip(paths, formats):
+        for path, fmt in zip(paths, formats, strict=True):
             try:
                 if isinstance(fmt, InputError):
                     raise fmt

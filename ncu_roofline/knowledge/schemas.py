@@ -158,5 +158,14 @@ def validate_manifest(doc: Any, path: str | Path) -> None:
              hint="write the folder again with `ncu-roofline batch`")
 
 
-__all__ = ["BATCH_MANIFEST", "BATCH_SCHEMA_PREFIX", "PEAKS", "PEAK_KEYS", "PEAKS_SCHEMA", "REPORT_DOCUMENT",
-           "REPORT_SCHEMAS", "validate_document", "validate_manifest"]
+__all__ = [
+    "BATCH_MANIFEST",
+    "BATCH_SCHEMA_PREFIX",
+    "PEAKS",
+    "PEAKS_SCHEMA",
+    "PEAK_KEYS",
+    "REPORT_DOCUMENT",
+    "REPORT_SCHEMAS",
+    "validate_document",
+    "validate_manifest",
+]

@@ -18,9 +18,10 @@ import stat
 from pathlib import Path
 
 from ..errors import InputError
+from .container import MAGIC
 from .csv_export import read_csv_export
 from .isolation import ReaderCrashed, shared_pool
-from .ncu_rep import LFS_PREFIX, MAGIC, read_ncu_rep, sniff_problem
+from .ncu_rep import LFS_PREFIX, read_ncu_rep, sniff_problem
 from .record import Metric, RawKernel, RawReport
 
 __all__ = ["Metric", "RawKernel", "RawReport", "ReaderCrashed", "detect_format", "read_report",

@@ -244,21 +244,15 @@ def _walk_blocks(walk: _Walk, offset: int) -> None:
             return
         try:
             h = _block_header(buf, start, stop)
-        except _Malformed:
-            walk.refuse(f"the file is damaged: block {block} at byte {offset:,} has an unreadable header")
-            return
-        if stop + h.payload > size:
-            walk.refuse(f"the file is truncated or damaged: the records of block {block} run past the end of the "
-                        f"file ({size:,} bytes on disk, {stop + h.payload:,} expected)",
-                        _partial_hint(scan.results))
-            return
-        if not _block_kind(walk, block, h, start, stop):
-            return
-        try:
-            if not _walk_payload(walk, block, h, stop):
+            if stop + h.payload > size:
+                walk.refuse(f"the file is truncated or damaged: the records of block {block} run past the end "
+                            f"of the file ({size:,} bytes on disk, {stop + h.payload:,} expected)",
+                            _partial_hint(scan.results))
+                return
+            if not _block_kind(walk, block, h, start, stop) or not _walk_payload(walk, block, h, stop):
                 return
         except _Malformed:
-            walk.refuse(f"the file is damaged: a kernel result in block {block} (at byte {offset:,}) is unreadable")
+            walk.refuse(f"the file is damaged: block {block} at byte {offset:,} holds a record that does not decode")
             return
         scan.blocks += 1
         scan.sources += h.sources

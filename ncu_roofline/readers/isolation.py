@@ -7,11 +7,13 @@ runs `fn(*args)` there and returns what it returns; a child that dies gives `Rea
 next call starts a fresh child. The child's standard output and error (the native reader's protobuf messages
 included) go to a log file, of which only the last line is shown, and only after a crash.
 
-The child is started with `spawn` (a fresh interpreter with the caller's `sys.path`), never
-forked from the caller (whose threads and state it would copy), and it is not the process-wide
-`forkserver`, whose preload belongs to `batch`. It imports `preload` once and then serves every
-call: one start per child and command, whatever the number of files. `shared_pool()` is the
-pool of the process, started on first use and stopped at exit. Several children (one per CPU,
+The child is a fresh interpreter (`python -c`, with the caller's `sys.path`), never a fork of
+the caller (whose threads and state it would copy); unlike multiprocessing's `spawn` it does not
+import the caller's main script (a script without an `if __name__ == "__main__"` guard would run
+again), and it is not the process-wide `forkserver`, whose preload belongs to `batch`. It
+imports `preload` once and then serves every call: one start per child and command, whatever
+the number of files. `shared_pool()` is the pool of the process, started on first use and
+stopped at exit. Several children (one per CPU,
 at most 4) read files in parallel, which pays for the pickling of results across the pipe.
 
 What is sent must pickle by reference: a module-level function and plain arguments.
@@ -20,11 +22,14 @@ What is sent must pickle by reference: a module-level function and plain argumen
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib
 import multiprocessing
 import multiprocessing.connection
 import os
 import signal
+import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -67,22 +72,27 @@ def log_tail(log_path: str, limit: int = 200) -> str:
     return last if len(last) <= limit else last[: limit - 1] + "…"
 
 
-def _serve(conn: multiprocessing.connection.Connection, log_path: str, preload: Sequence[str]) -> None:
-    """The child: import `preload`, then answer (fn, args) requests until the pipe closes."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError, AttributeError):
-            pass
-    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.dup2(log_fd, 1)
-    os.dup2(log_fd, 2)
+# The child's first lines: stdlib only until the caller's `sys.path` has arrived, so that the
+# child imports this package (and whatever a call names) from where the caller does.
+_BOOT = (
+    "import signal, sys\n"
+    "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"  # Ctrl-C is the caller's to handle
+    "from multiprocessing.connection import Connection\n"
+    "conn = Connection(int(sys.argv[1]))\n"
+    "sys.path[:], preload = conn.recv()\n"
+    "from ncu_roofline.readers.isolation import serve\n"
+    "serve(conn, preload)\n"
+)
+
+
+def serve(conn: multiprocessing.connection.Connection, preload: Sequence[str]) -> None:
+    """The child: import `preload`, then answer (fn, args) requests until the connection closes.
+
+    Its standard output and error are the log file the parent opened; each call starts it anew.
+    """
     for module in preload:
-        try:
+        with contextlib.suppress(ImportError):  # the call that needs it explains
             importlib.import_module(module)
-        except ImportError:
-            pass  # the call that needs it explains
     while True:
         try:
             request = conn.recv()
@@ -90,18 +100,20 @@ def _serve(conn: multiprocessing.connection.Connection, log_path: str, preload: 
             return
         if request is None:
             return
-        os.ftruncate(log_fd, 0)  # the log tells about this call only
-        os.lseek(log_fd, 0, os.SEEK_SET)
+        with contextlib.suppress(OSError):  # the log tells about this call only
+            sys.stdout.flush()
+            os.ftruncate(1, 0)
+            os.lseek(1, 0, os.SEEK_SET)
         fn, args = request
         try:
             answer: tuple[str, Any] = ("ok", fn(*args))
         except InputError as exc:
             answer = ("raise", exc)
-        except Exception as exc:  # noqa: BLE001 -- reported to the parent, which names the file
+        except Exception as exc:  # reported to the parent, which names the file
             answer = ("internal", f"{type(exc).__name__}: {exc}")
         try:
             conn.send(answer)
-        except Exception as exc:  # noqa: BLE001 -- an answer that does not pickle
+        except Exception as exc:  # an answer that does not pickle
             conn.send(("internal", f"cannot send the result back ({type(exc).__name__}: {exc})"))
 
 
@@ -125,23 +137,30 @@ def _outcome(call: Call, answer: tuple[str, Any]) -> Any:
 
 
 class _Child:
-    """One child process and the call it is busy with."""
+    """One child process (a fresh interpreter), its connection, and the call it is busy with."""
 
-    def __init__(self, method: str, preload: tuple[str, ...], log_path: str) -> None:
-        ctx = multiprocessing.get_context(method)
-        self.conn, child = ctx.Pipe(duplex=True)
+    def __init__(self, preload: tuple[str, ...], log_path: str) -> None:
+        ours, theirs = socket.socketpair()
+        try:
+            with open(log_path, "wb") as log:
+                self.process = subprocess.Popen(
+                    [sys.executable, "-c", _BOOT, str(theirs.fileno())], pass_fds=(theirs.fileno(),),
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self.conn = multiprocessing.connection.Connection(ours.detach())
+        self.conn.send((list(sys.path), list(preload)))
         self.log_path = log_path
-        self.process = ctx.Process(target=_serve, args=(child, log_path, preload), daemon=True,
-                                   name="ncu-roofline-reader")
-        self.process.start()
-        child.close()
         self.busy: int | None = None     # the index of the call in flight
         self.call: Call | None = None
         self.since = 0.0
 
     @property
     def alive(self) -> bool:
-        return self.process.exitcode is None
+        return self.process.poll() is None
 
     def send(self, index: int, call: Call) -> None:
         self.conn.send((call.fn, call.args))
@@ -152,15 +171,15 @@ class _Child:
         assert self.call is not None
         call, self.busy, self.call = self.call, None, None
         try:
-            if self.conn.poll():
-                return _outcome(call, self.conn.recv())
+            return _outcome(call, self.conn.recv())
         except (EOFError, OSError):
-            pass  # it died while it answered
-        self.process.join(5)
+            pass  # it died (its end of the connection closed with it)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(5)
         tail = log_tail(self.log_path)
         detail = f"; its last output: {tail}" if tail else ""
         self.stop(kill=True)
-        return ReaderCrashed(call.path, f"the reader crashed ({describe_exit(self.process.exitcode)}){detail}",
+        return ReaderCrashed(call.path, f"the reader crashed ({describe_exit(self.process.returncode)}){detail}",
                              _COPY_AGAIN)
 
     def timed_out(self, timeout: float) -> Any:
@@ -170,16 +189,15 @@ class _Child:
         return ReaderCrashed(call.path, f"the reader timed out after {timeout:g} s", _COPY_AGAIN)
 
     def stop(self, kill: bool) -> None:
-        try:
-            if not kill and self.alive:
+        with contextlib.suppress(OSError):
+            if not kill and self.alive and not self.conn.closed:
                 self.conn.send(None)
-        except OSError:
-            pass
         self.conn.close()
-        self.process.join(0 if kill else 5)
-        if self.process.exitcode is None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(0 if kill else 5)
+        if self.process.poll() is None:
             self.process.kill()
-            self.process.join()
+            self.process.wait()
 
 
 class ReaderPool:
@@ -190,11 +208,9 @@ class ReaderPool:
     at once.
     """
 
-    def __init__(self, size: int = 1, *, preload: Sequence[str] = DEFAULT_PRELOAD,
-                 start_method: str = "spawn") -> None:
+    def __init__(self, size: int = 1, *, preload: Sequence[str] = DEFAULT_PRELOAD) -> None:
         self.size = max(1, size)
         self._preload = tuple(preload)
-        self._method = start_method
         self._children: list[_Child] = []
         self._logs: tempfile.TemporaryDirectory[str] | None = None
         self.started = 0  # how many child processes were started (tests and benchmarks read it)
@@ -216,7 +232,7 @@ class ReaderPool:
         if self._logs is None:
             self._logs = tempfile.TemporaryDirectory(prefix="ncu-roofline-reader-")
         self.started += 1
-        return _Child(self._method, self._preload, os.path.join(self._logs.name, f"reader-{slot}.log"))
+        return _Child(self._preload, os.path.join(self._logs.name, f"reader-{slot}.log"))
 
     def close(self) -> None:
         """Stop every child and remove their logs."""
@@ -260,15 +276,15 @@ class ReaderPool:
                             self._child(slot).send(index, calls[index])
                 busy = [c for c in self._children[:slots] if c.busy is not None]
                 wait_s = None if timeout is None else max(0.0, min(c.since for c in busy) + timeout - time.monotonic())
-                ready = multiprocessing.connection.wait([c.conn for c in busy] + [c.process.sentinel for c in busy],
-                                                        wait_s)
+                # A child that dies closes its end of the connection: its `conn` is then ready too.
+                ready = multiprocessing.connection.wait([c.conn for c in busy], wait_s)
                 for child in busy:
-                    index = child.busy
-                    assert index is not None
-                    if child.conn in ready or child.process.sentinel in ready:
-                        done[index] = child.collect()
+                    answered = child.busy
+                    assert answered is not None
+                    if child.conn in ready:
+                        done[answered] = child.collect()
                     elif timeout is not None and time.monotonic() - child.since >= timeout:
-                        done[index] = child.timed_out(timeout)
+                        done[answered] = child.timed_out(timeout)
         finally:
             for child in self._children:
                 if child.busy is not None:  # stopped early or interrupted: its state is unknown
