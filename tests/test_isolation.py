@@ -22,6 +22,7 @@ from test_model import base_metrics
 from ncu_roofline.api import analysis
 from ncu_roofline.cli import main
 from ncu_roofline.errors import InputError, OutputError
+from ncu_roofline.readers import read_report, read_report_isolated
 from ncu_roofline.readers.isolation import Call, ReaderCrashed, ReaderPool
 from ncu_roofline.readers.record import RawReport
 from ncu_roofline.render.output import write_atomic
@@ -57,6 +58,16 @@ def test_errors_cross_from_the_child_whole() -> None:
         with pytest.raises(InputError, match=r"internal error while reading it .ZeroDivisionError"):
             pool.call(reader_faults.raise_other, "other.ncu-rep", path="other.ncu-rep")
         assert pool.started == 1  # neither cost the child
+
+
+@needs_corpus
+def test_read_report_isolated_brings_every_metric_back() -> None:
+    path = CORPUS / GOOD[0]
+    local, isolated = read_report(path), read_report_isolated(path)
+    assert [k.name for k in isolated.kernels] == [k.name for k in local.kernels]
+    for a, b in zip(local.kernels, isolated.kernels, strict=True):
+        assert isinstance(b.metrics, dict) and dict(a.metrics) == b.metrics
+        assert list(a.rules) == list(b.rules)
 
 
 def test_a_hanging_reader_times_out() -> None:

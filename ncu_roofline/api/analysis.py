@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from ..knowledge.peaks_file import UserPeaks
 from ..readers import detect_format, read_report
+from ..readers.isolation import AVAILABLE as ISOLATION_AVAILABLE
 from ..readers.isolation import Call, shared_pool
 from ..readers.ncu_rep import detach
 from ..settings import DEFAULT_THRESHOLD, AnalysisSettings
@@ -206,7 +207,7 @@ def analyze_isolated(path: str | Path, settings: AnalysisSettings, timeout: floa
 
     A crash of NVIDIA's reader costs this file only: `readers.ReaderCrashed`, an InputError.
     """
-    if detect_format(path) != "ncu-rep":
+    if not ISOLATION_AVAILABLE or detect_format(path) != "ncu-rep":
         return analyze_report(path, settings)
     result: ReportResult = shared_pool(ISOLATED_PRELOAD).call(analyse_detached, str(path), settings,
                                                               path=str(path), timeout=timeout)
@@ -226,7 +227,8 @@ def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings
     With `isolate=True` (what every command uses) NVIDIA's reader runs in child processes
     (`analyze_isolated`, several files in parallel): a report that crashes it is an InputError like
     any other, and each kernel's `raw.metrics` then holds only the metrics the analysis read. The
-    default reads in this process, with every metric of each report at hand.
+    default reads in this process, with every metric of each report at hand (and so does
+    `isolate=True` where the platform is not POSIX).
     """
     if settings is None:
         settings = AnalysisSettings.from_options(
@@ -240,7 +242,7 @@ def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings
     formats: list[str | InputError] = []
     for path in paths:
         try:
-            formats.append(detect_format(path) if isolate else "here")
+            formats.append(detect_format(path) if isolate and ISOLATION_AVAILABLE else "here")
         except InputError as exc:
             formats.append(exc)
     native = [Call(analyse_detached, (str(p), settings), str(p))

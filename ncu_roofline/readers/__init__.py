@@ -21,7 +21,7 @@ from ..errors import InputError
 from .container import MAGIC
 from .csv_export import read_csv_export
 from .isolation import ReaderCrashed, shared_pool
-from .ncu_rep import LFS_PREFIX, read_ncu_rep, sniff_problem
+from .ncu_rep import LFS_PREFIX, detach, read_ncu_rep, sniff_problem
 from .record import Metric, RawKernel, RawReport
 
 __all__ = ["Metric", "RawKernel", "RawReport", "ReaderCrashed", "detect_format", "read_report",
@@ -123,6 +123,7 @@ def read_materialized(path: str) -> RawReport:
     report = read_report(path)
     for kernel in report.kernels:
         kernel.metrics = {name: kernel.metrics[name] for name in kernel.metrics}
+        detach(kernel)  # the rule results, read on demand until now
     return report
 
 

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 MAGIC = b"NVR\x00"
 MAX_FILE_HEADER = 1 << 16      # the FileHeader is 2 bytes in every known report
 MAX_BLOCK_HEADER = 64 << 20    # the largest (first result, with the metric-name table) is ~100 KiB
+MAX_RECORDS = 1 << 20          # records per block: 1 in every known report
 SESSION_START, SESSION_DEVICE, SESSION_SYSTEM = 2, 6, 4
 UNCHECKABLE = ("a copy cut between the records of two kernels, or one missing whole kernel records, cannot be "
                "checked for completeness: the container records no kernel count or end marker")
@@ -202,7 +203,7 @@ def _walk_payload(walk: _Walk, block: int, h: _Header, start: int) -> bool:
     """Check that the payload holds exactly the records the header announces; note each result."""
     buf, end = walk.buf, start + h.payload
     count = h.sources + h.results
-    if count * 4 > h.payload:
+    if count * 5 > h.payload or count > MAX_RECORDS:
         walk.refuse(f"the file is damaged: block {block} at byte {start:,} announces {count:,} records in "
                     f"{h.payload:,} bytes")
         return False
@@ -211,6 +212,9 @@ def _walk_payload(walk: _Walk, block: int, h: _Header, start: int) -> bool:
         if pos + 4 > end:
             break
         (length,) = struct.unpack_from("<I", buf, pos)
+        if length == 0:  # no record is empty; a run of zeros is damage, not thousands of records
+            walk.refuse(f"the file is damaged: block {block} (at byte {start:,}) holds an empty record")
+            return False
         if pos + 4 + length > end:
             pos = end + 1
             break

@@ -339,7 +339,8 @@ def read_csv_export(path: Path) -> RawReport:
         raise InputError(
             path,
             "the CSV export holds no kernel rows (0 kernels)" + _marker_summary(lines.markers, "ERROR"),
-            "check that ncu's kernel filters (-k, --launch-skip, --launch-count) matched a launch",
+            "an export cut after its units row looks like this (copy it again); otherwise check that "
+            "ncu's kernel filters (-k, --launch-skip, --launch-count) matched a launch",
         )
 
     metric_columns = [(i, name, units[i].strip()) for i, name in enumerate(header)

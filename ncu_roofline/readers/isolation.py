@@ -41,6 +41,8 @@ from typing import Any
 from ..errors import InputError
 
 DEFAULT_PRELOAD = ("ncu_roofline.readers", "ncu_report")
+# The child inherits its end of a socket pair by file descriptor (`pass_fds`), which POSIX has.
+AVAILABLE = os.name == "posix"
 _COPY_AGAIN = "the file is damaged in a way its container does not show; copy or download it again"
 
 
