@@ -182,7 +182,7 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None) -
     raw = read_report(path)
     kernels = [analyse_kernel(k, settings) for k in raw.kernels]
     return ReportResult(raw.path, raw.source_format, raw.ncu_version, kernels, list(raw.warnings),
-                        raw.completeness)
+                        completeness=raw.completeness)
 
 
 # Imported by the reader's child process before it forks, so each call starts warm.

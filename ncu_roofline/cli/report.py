@@ -13,8 +13,7 @@ from ..api.analysis import analyze
 from ..api.focus import Focus
 from ..render import REPORT, RenderOptions, renderer_for
 from ..settings import GROUP_BY, GROUP_BY_LAUNCH
-from .common import (EXIT_BAD_INPUT, analysis_options, emit, fail, fail_and_exit, format_option, settings_from,
-                     warn)
+from .common import EXIT_BAD_INPUT, analysis_options, emit, fail, fail_and_exit, format_option, settings_from, warn
 
 
 def default_output(first_input: str, extension: str) -> str:
