@@ -18,6 +18,10 @@ class InputError(RooflineError):
         self.hint = hint
         super().__init__(self.message)
 
+    def __reduce__(self) -> tuple[type[InputError], tuple[str, str, str]]:
+        # Pickled by its fields (it crosses from the reader's child process to the caller).
+        return (type(self), (self.path, self.reason, self.hint))
+
     @property
     def message(self) -> str:
         text = f"{self.path}: {self.reason}"

@@ -11,7 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..knowledge.peaks_file import UserPeaks
-from ..readers import read_report
+from ..readers import detect_format, read_report
+from ..readers.isolation import AVAILABLE as ISOLATION_AVAILABLE
+from ..readers.isolation import Call, shared_pool
+from ..readers.ncu_rep import detach
 from ..settings import DEFAULT_THRESHOLD, AnalysisSettings
 from ..version import __version__
 from .focus import Focus, FocusSummary, focus_kernels
@@ -39,6 +42,7 @@ class ReportResult:
     kernels: list[AnalysedKernel]
     warnings: list[str] = field(default_factory=list)
     focus: FocusSummary | None = None  # set when `api.focus` left launches out
+    completeness: str = ""  # what the reader could not check about the file being whole
 
     @property
     def devices(self) -> list[str]:
@@ -71,6 +75,7 @@ class ReportResult:
             "unusable_kernel_count": sum(1 for k in self.kernels if not k.usable),
             "total_duration_s": total_s,
             "warnings": list(self.warnings),
+            "completeness": self.completeness or None,
             "kernels": [_with_program_gain(dict(k.to_dict(redact), group_key=key_of.get(id(k))), total_s)
                         for k in self.kernels],
             "group_count": len(groups),
@@ -177,18 +182,54 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None) -
     settings = settings or AnalysisSettings()
     raw = read_report(path)
     kernels = [analyse_kernel(k, settings) for k in raw.kernels]
-    return ReportResult(raw.path, raw.source_format, raw.ncu_version, kernels, list(raw.warnings))
+    return ReportResult(raw.path, raw.source_format, raw.ncu_version, kernels, list(raw.warnings),
+                        completeness=raw.completeness)
+
+
+# Imported by the reader's child process before it forks, so each call starts warm.
+ISOLATED_PRELOAD = ("ncu_roofline.api.analysis", "ncu_report")
+
+
+def analyse_detached(path: str, settings: AnalysisSettings) -> ReportResult:
+    """`analyze_report`, made to cross a process boundary (what the reader's child process runs).
+
+    The analysis runs where the report is open; each kernel then keeps, as a plain dict, only the
+    metrics the analysis read, and its rule results as a tuple (`readers.ncu_rep.detach`), which is
+    what makes it pickle.
+    """
+    report = analyze_report(path, settings)
+    for kernel in report.kernels:
+        detach(kernel.raw)
+    return report
+
+
+def analyze_isolated(path: str | Path, settings: AnalysisSettings, timeout: float | None = None) -> ReportResult:
+    """`analyze_report` with a `.ncu-rep` read in the shared child process (CSV exports: here).
+
+    A crash of NVIDIA's reader costs this file only: `readers.ReaderCrashed`, an InputError.
+    """
+    if not ISOLATION_AVAILABLE or detect_format(path) != "ncu-rep":
+        return analyze_report(path, settings)
+    result: ReportResult = shared_pool(ISOLATED_PRELOAD).call(analyse_detached, str(path), settings,
+                                                              path=str(path), timeout=timeout)
+    return result
 
 
 def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings | None = None, *,
             threshold: float | None = None, peaks: str | Path | UserPeaks | None = None,
-            bytes_definition: str | None = None, strict: bool = True) -> Analysis:
+            bytes_definition: str | None = None, strict: bool = True, isolate: bool = False) -> Analysis:
     """Analyse one or more reports (`.ncu-rep`, `.nsight-cuprof-report`, or ncu `--page raw` CSV).
 
     Pass an `AnalysisSettings`, or its fields as keywords for convenience (`peaks` may be a
     peaks-file path; see `ncu_roofline.knowledge.peaks_file`). With `strict=True` (the default)
     the first unusable file raises `InputError`; with `strict=False` bad files are collected in
     `Analysis.errors` and the others are analysed.
+
+    With `isolate=True` (what every command uses) NVIDIA's reader runs in child processes
+    (`analyze_isolated`, several files in parallel): a report that crashes it is an InputError like
+    any other, and each kernel's `raw.metrics` then holds only the metrics the analysis read. The
+    default reads in this process, with every metric of each report at hand (and so does
+    `isolate=True` where the platform is not POSIX).
     """
     if settings is None:
         settings = AnalysisSettings.from_options(
@@ -198,13 +239,34 @@ def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings
         raise TypeError("pass either settings or its fields, not both")
     if isinstance(paths, (str, Path)):
         paths = [paths]
-    reports: list[ReportResult] = []
-    errors: list[InputError] = []
+    paths = list(paths)
+    formats: list[str | InputError] = []
     for path in paths:
         try:
-            reports.append(analyze_report(path, settings))
+            formats.append(detect_format(path) if isolate and ISOLATION_AVAILABLE else "here")
         except InputError as exc:
-            if strict:
-                raise
-            errors.append(exc)
+            formats.append(exc)
+    native = [Call(analyse_detached, (str(p), settings), str(p))
+              for p, f in zip(paths, formats, strict=True) if f == "ncu-rep"]
+    # The reports are read in the reader pool in parallel, handed back in order; CSV exports here.
+    isolated = shared_pool(ISOLATED_PRELOAD).map(native) if native else iter(())
+    reports: list[ReportResult] = []
+    errors: list[InputError] = []
+    try:
+        for path, fmt in zip(paths, formats, strict=True):
+            try:
+                if isinstance(fmt, InputError):
+                    raise fmt
+                outcome = next(isolated) if fmt == "ncu-rep" else analyze_report(path, settings)
+                if isinstance(outcome, InputError):
+                    raise outcome
+                reports.append(outcome)
+            except InputError as exc:
+                if strict:
+                    raise
+                errors.append(exc)
+    finally:
+        close = getattr(isolated, "close", None)
+        if close is not None:
+            close()  # stops the reads still in flight when this stopped early
     return Analysis(reports, errors, settings)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from typing import Any
 
@@ -10,26 +11,51 @@ import click
 from ..errors import RooflineError
 from ..version import __version__
 from .batch import batch
-from .common import EXIT_BAD_INPUT, fail
+from .common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED, fail
 from .diff import diff
 from .metrics import metrics
 from .report import report
 from .trend import trend
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread like Ctrl-C's KeyboardInterrupt, so that clean-up runs."""
+
+
+def _terminate(_signum: int, _frame: object) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one is enough: let the clean-up finish
+    raise Terminated
+
+
 class _Commands(click.Group):
     """The command group; a library error becomes one line on standard error and exit status 2.
 
     This is the one place where errors turn into exit codes: commands let `RooflineError`
-    (unreadable input, a bad peaks file, an output that cannot be written) propagate.
+    (unreadable input, a bad peaks file, an output that cannot be written) propagate. Ctrl-C
+    exits 130 and SIGTERM 143 (128 + the signal), after the exception has unwound every `finally`
+    on its way: temporary files are removed, reader processes stopped, and an output is either
+    the old file or the whole new one.
     """
 
     def invoke(self, ctx: click.Context) -> Any:
+        try:
+            previous: Any = signal.signal(signal.SIGTERM, _terminate)
+        except ValueError:  # not the main thread (an embedding application): leave signals alone
+            previous = None
         try:
             return super().invoke(ctx)
         except RooflineError as exc:
             fail(str(exc))
             sys.exit(EXIT_BAD_INPUT)
+        except KeyboardInterrupt:
+            fail("interrupted")
+            sys.exit(EXIT_INTERRUPTED)
+        except Terminated:
+            fail("terminated")
+            sys.exit(EXIT_TERMINATED)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -14,12 +14,19 @@ from ..render.output import write_atomic
 from ..settings import DEFAULT_THRESHOLD, AnalysisSettings
 
 EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def fail(message: str) -> None:
     """One line on standard error, in the form every command uses."""
     click.echo(f"ncu-roofline: error: {message}", err=True)
+
+
+def warn(message: str) -> None:
+    """One warning line on standard error."""
+    click.echo(f"ncu-roofline: warning: {message}", err=True)
 
 
 def fail_and_exit(message: str, status: int = EXIT_BAD_INPUT) -> NoReturn:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from ..api.analysis import analyze
 from ..api.focus import Focus
 from ..render import REPORT, RenderOptions, renderer_for
 from ..settings import GROUP_BY, GROUP_BY_LAUNCH
-from .common import EXIT_BAD_INPUT, analysis_options, emit, fail, fail_and_exit, format_option, settings_from
+from .common import EXIT_BAD_INPUT, analysis_options, emit, fail, fail_and_exit, format_option, settings_from, warn
 
 
 def default_output(first_input: str, extension: str) -> str:
@@ -58,8 +59,10 @@ def report(inputs: tuple[str, ...], fmt: str | None, output: str | None, force: 
     (--group-by name: one kernel name). --kernel, --nvtx, --top and --min-share narrow the
     outputs to what matters; the GPU time they leave out is stated in every output.
 
-    Every file is analysed even when another one fails; each failure is reported on standard
-    error and the exit status is then 2. Exit status 0 means every input was analysed.
+    Every file is analysed even when another one fails (a report that crashes NVIDIA's reader
+    included: it is read in a separate process); each failure is reported on standard error and
+    the exit status is then 2. Exit status 0 means every input was analysed; 130 interrupted
+    (Ctrl-C), 143 terminated (SIGTERM), with no temporary file left behind.
     """
     if group_rows and fmt is None and (output is None or output == "-" or output.lower().endswith(".csv")):
         fmt = "csv"
@@ -71,7 +74,10 @@ def report(inputs: tuple[str, ...], fmt: str | None, output: str | None, force: 
         output = default_output(inputs[0], renderer.extension)
     settings = settings_from(threshold, peaks_file, bytes_definition)
     settings = dataclasses.replace(settings, group_by=group_by)
-    analysis = analyze(list(inputs), settings, strict=False).focused(focus)
+    analysis = analyze(list(inputs), settings, strict=False, isolate=True).focused(focus)
+    for result in analysis.reports:
+        for warning in result.warnings:
+            warn(f"{os.path.basename(result.path) if redact else result.path}: {warning}")
     for err in analysis.errors:
         fail(err.message)
     if not analysis.reports:

@@ -9,7 +9,6 @@ of the three was used (`name`, `manifest`, `mtime`).
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import math
 import os
 import re
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..knowledge.jsonio import DOCUMENT_MAX_BYTES, read_json
 from .runs import MANIFEST
 
 
@@ -107,8 +107,8 @@ def run_date(path: str | Path) -> tuple[_dt.datetime, str, str]:
     stamp_file = p / MANIFEST if p.is_dir() else p
     if stamp_file.suffix.lower() == ".json" and stamp_file.is_file():
         try:
-            when = recorded_time(json.loads(stamp_file.read_text(encoding="utf-8")))
-        except (OSError, ValueError):
+            when = recorded_time(read_json(stamp_file, max_bytes=DOCUMENT_MAX_BYTES, what="JSON document"))
+        except InputError:
             when = None
         if when is not None:
             return when, _utc_text(when), "manifest"

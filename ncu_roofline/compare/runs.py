@@ -5,11 +5,15 @@ A run is a set of kernels in the `ncu-roofline/2` JSON form (or /1, written earl
 file analysed here, an `ncu-roofline/2` (or /1) JSON document written earlier (`report --format json`),
 or a batch output folder (`manifest.json` + one JSON document per report). Everything after
 loading works on those dicts, so a run analysed today compares with one analysed in CI last week.
+
+Nothing read back is trusted: documents and manifests are bounded and validated against
+`knowledge/schemas.py` (`knowledge/jsonio.py`), and a manifest whose `json`/`html` paths are not
+plain relative paths inside its folder is refused. Report files are read in the isolated
+reader processes (`analyze(..., isolate=True)`).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -17,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..knowledge.jsonio import DOCUMENT_MAX_BYTES, MANIFEST_MAX_BYTES, inside_folder, read_json
+from ..knowledge.schemas import BATCH_SCHEMA_PREFIX, REPORT_SCHEMAS, validate_document, validate_manifest
 from ..settings import AnalysisSettings
 
 REPORT_SCHEMA = "ncu-roofline/2"
-# Documents written by earlier versions read too: their kernels have the same keys, and a /1
-# `bound_by` is always a roof.
-REPORT_SCHEMAS = ("ncu-roofline/1", REPORT_SCHEMA)
-BATCH_SCHEMA_PREFIX = "ncu-roofline-batch/"
+# Documents written by earlier versions read too (REPORT_SCHEMAS): their kernels have the same
+# keys, and a /1 `bound_by` is always a roof.
 MANIFEST = "manifest.json"
 
 
@@ -113,11 +117,11 @@ def load_run(path: str | Path, settings: AnalysisSettings | None = None) -> Run:
     elif not p.exists():
         raise InputError(p, "no such file or folder")
     elif p.suffix.lower() == ".json":
-        run = run_from_document(_read_json(p), str(p), "json")
+        run = run_from_document(read_document(p), str(p), "json")
     else:
         from ..api.analysis import analyze
 
-        analysis = analyze(p, settings or AnalysisSettings())
+        analysis = analyze(p, settings or AnalysisSettings(), isolate=True)
         run = run_from_document(analysis.to_dict(), str(p), "report")
     if run.usable_count == 0:
         raise InputError(p, f"no usable kernels ({len(run.kernels)} kernels, none with a duration "
@@ -126,8 +130,8 @@ def load_run(path: str | Path, settings: AnalysisSettings | None = None) -> Run:
 
 
 def run_from_document(doc: Any, input_path: str, kind: str) -> Run:
-    """A `Run` from an ncu-roofline document (as `Analysis.to_dict()` returns it)."""
-    reports, kernels = _kernels_of_document(doc, input_path)
+    """A `Run` from an ncu-roofline document (as `Analysis.to_dict()` returns it, or as read back)."""
+    reports, kernels = _kernels_of_document(doc, input_path, checked=kind == "report")
     return Run(input_path, kind, reports, kernels, report_info=report_info(doc))
 
 
@@ -141,52 +145,49 @@ def report_info(doc: Any) -> dict[str, dict[str, Any]]:
             for rep in reports or [] if isinstance(rep, dict)}
 
 
-def _kernels_of_document(doc: Any, where: str) -> tuple[list[str], list[RunKernel]]:
+def _kernels_of_document(doc: Any, where: str, checked: bool = False) -> tuple[list[str], list[RunKernel]]:
+    """The reports and kernels of a document; `checked`: it was made here, not read back."""
     if not isinstance(doc, dict) or doc.get("schema") not in REPORT_SCHEMAS:
         found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
         raise InputError(where, f"not an {REPORT_SCHEMA} document (schema: {found!r})",
                          "give a report file, a JSON file written by `ncu-roofline report --format json`, "
                          "or a batch output folder")
+    if not checked:
+        validate_document(doc, where)  # types and ranges of everything read below and in diff/trend
     reports: list[str] = []
     kernels: list[RunKernel] = []
-    for rep in doc.get("reports") or []:
-        if not isinstance(rep, dict) or not isinstance(rep.get("kernels"), list):
-            raise InputError(where, "malformed document: a report without a kernel list")
+    for rep in doc["reports"]:
         name = str(rep.get("path") or where)
         reports.append(name)
-        for k in rep["kernels"]:
-            if not isinstance(k, dict) or not isinstance(k.get("name"), str):
-                raise InputError(where, "malformed document: a kernel without a name")
-            kernels.append(RunKernel(name, k))
+        kernels.extend(RunKernel(name, k) for k in rep["kernels"])
     return reports, kernels
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(path, f"cannot read ({exc.strerror or exc})") from exc
-    except UnicodeDecodeError as exc:
-        raise InputError(path, "not a JSON file (not UTF-8 text)") from exc
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"not valid JSON (line {exc.lineno}: {exc.msg})") from exc
+def read_document(path: Path) -> Any:
+    """A JSON document read back: a regular file of at most 1 GiB, strict JSON, at most 64 levels deep."""
+    return read_json(path, max_bytes=DOCUMENT_MAX_BYTES, what="JSON document")
 
 
-def _read_manifest(folder: Path) -> tuple[Path, list[Any]]:
-    """The manifest of a batch output folder and its list of report entries."""
+def read_manifest(folder: Path) -> tuple[Path, list[dict[str, Any]]]:
+    """The manifest of a batch output folder (validated) and its report entries.
+
+    Every path an entry records (`json`, `html`) must be relative and resolve inside `folder`,
+    else the whole folder is refused: nothing outside it is read (or linked to).
+    """
     manifest_path = folder / MANIFEST
     if not manifest_path.is_file():
         raise InputError(folder, f"a folder without {MANIFEST}",
                          "give a report file or an `ncu-roofline batch` output folder")
-    manifest = _read_json(manifest_path)
+    manifest = read_json(manifest_path, max_bytes=MANIFEST_MAX_BYTES, what="batch manifest")
     schema = manifest.get("schema") if isinstance(manifest, dict) else None
     if not isinstance(schema, str) or not schema.startswith(BATCH_SCHEMA_PREFIX):
         raise InputError(manifest_path, f"not an ncu-roofline batch manifest (schema: {schema!r})")
-    entries = manifest.get("reports")
-    if not isinstance(entries, list):
-        raise InputError(manifest_path, "malformed manifest: no list of reports")
+    validate_manifest(manifest, manifest_path)
+    entries: list[dict[str, Any]] = manifest["reports"]
+    for n, entry in enumerate(entries):
+        for key in ("json", "html"):
+            if entry.get(key) is not None:
+                inside_folder(folder, entry[key], f"reports[{n}].{key}", where=manifest_path)
     return manifest_path, entries
 
 
@@ -200,14 +201,12 @@ def _skipped_entry(entry: dict[str, Any]) -> dict[str, str] | None:
 
 
 def _load_batch(folder: Path) -> Run:
-    manifest_path, entries = _read_manifest(folder)
+    manifest_path, entries = read_manifest(folder)
     reports: list[str] = []
     kernels: list[RunKernel] = []
     skipped: list[dict[str, str]] = []
     info: dict[str, dict[str, Any]] = {}
     for entry in entries:
-        if not isinstance(entry, dict):
-            raise InputError(manifest_path, "malformed manifest: a report entry is not an object")
         skip = _skipped_entry(entry)
         if skip is not None:
             skipped.append(skip)
@@ -216,7 +215,7 @@ def _load_batch(folder: Path) -> Run:
         doc_path = folder / rel
         if not doc_path.is_file():
             raise InputError(manifest_path, f"{rel}: listed in the manifest but missing")
-        doc = _read_json(doc_path)
+        doc = read_document(doc_path)
         names, found = _kernels_of_document(doc, str(doc_path))
         reports.extend(names or [str(entry.get("path") or "?")])
         kernels.extend(found)

@@ -20,14 +20,15 @@ over it. A roof given here replaces the report's own for that roof.
 
 from __future__ import annotations
 
-import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import PeaksFileError
+from .jsonio import PEAKS_MAX_BYTES, read_json, validate
+from .schemas import PEAKS, PEAKS_SCHEMA
 
-SCHEMA = "ncu-roofline-peaks/1"
+SCHEMA = PEAKS_SCHEMA
 KEYS = {
     "dram_bytes_per_s": "dram", "l2_bytes_per_s": "l2", "l1_bytes_per_s": "l1",
     "fp64_flop_per_s": "fp64", "fp32_flop_per_s": "fp32", "fp16_flop_per_s": "fp16",
@@ -62,54 +63,30 @@ class UserPeaks:
         return merged
 
 
-def _positive(path: str, where: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise PeaksFileError(path, f"{where} must be a positive number, got {value!r}")
-    return float(value)
-
-
-def _peak_set(path: str, where: str, obj: object) -> PeakSet:
-    if not isinstance(obj, dict):
-        raise PeaksFileError(path, f"{where} must be an object")
+def _peak_set(obj: dict[str, Any]) -> PeakSet:
+    """A validated `peaks` or `devices[...]` object as a PeakSet."""
     out = PeakSet()
     for key, value in obj.items():
         if key in KEYS:
-            out.roofs[KEYS[key]] = _positive(path, f"{where}.{key}", value)
-        elif key == TENSOR_KEY:
-            if isinstance(value, dict):
-                for dp, v in value.items():
-                    out.tensor[str(dp)] = _positive(path, f"{where}.{key}.{dp}", v)
-            else:
-                out.tensor["user"] = _positive(path, f"{where}.{key}", value)
+            out.roofs[KEYS[key]] = float(value)
+        elif isinstance(value, dict):  # TENSOR_KEY, by datapath
+            out.tensor.update({str(dp): float(v) for dp, v in value.items()})
         else:
-            known = ", ".join([*KEYS, TENSOR_KEY])
-            raise PeaksFileError(path, f"unknown key {where}.{key}", f"known keys: {known}")
+            out.tensor["user"] = float(value)
     return out
 
 
 def load_peaks(path: str | Path) -> UserPeaks:
-    """Read and validate a peaks file."""
+    """Read and validate a peaks file (a regular file of at most 1 MiB; schema `schemas.PEAKS`)."""
     p = str(path)
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise PeaksFileError(p, "no such peaks file") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PeaksFileError(p, f"cannot read the peaks file ({exc})") from exc
-    except json.JSONDecodeError as exc:
-        raise PeaksFileError(p, f"not valid JSON (line {exc.lineno}: {exc.msg})") from exc
+    data = read_json(path, max_bytes=PEAKS_MAX_BYTES, what="peaks file", error=PeaksFileError)
     if not isinstance(data, dict):
         raise PeaksFileError(p, "the peaks file must hold a JSON object")
     schema = data.get("schema", SCHEMA)
     if schema != SCHEMA:
         raise PeaksFileError(p, f"unsupported schema {schema!r}", f"expected {SCHEMA!r}")
-    unknown = set(data) - {"schema", "note", "peaks", "devices"}
-    if unknown:
-        raise PeaksFileError(p, f"unknown top-level key(s): {', '.join(sorted(unknown))}",
-                             "use 'peaks' and/or 'devices'")
-    default = _peak_set(p, "peaks", data.get("peaks", {}))
-    devices_obj = data.get("devices", {})
-    if not isinstance(devices_obj, dict):
-        raise PeaksFileError(p, "'devices' must be an object keyed by device name")
-    devices = {str(k): _peak_set(p, f"devices[{k!r}]", v) for k, v in devices_obj.items()}
-    return UserPeaks(p, default, devices, str(data.get("note", "")))
+    validate(data, PEAKS, p, "peaks file", PeaksFileError,
+             unknown_key_hint=f"known keys: schema, note, peaks, devices; in peaks and devices: "
+                              f"{', '.join([*KEYS, TENSOR_KEY])}")
+    devices = {str(k): _peak_set(v) for k, v in data.get("devices", {}).items()}
+    return UserPeaks(p, _peak_set(data.get("peaks", {})), devices, str(data.get("note", "")))

@@ -7,18 +7,25 @@
 - `.ncu-rep` / `.nsight-cuprof-report` -> the `.ncu-rep` reader, which explains empty files,
   Git LFS pointers and wrong signatures;
 - anything else -> InputError naming the file.
+
+Only regular files are read (a device or a pipe is refused before it is opened).
+`read_report_isolated` runs NVIDIA's reader in a child process (`isolation.py`).
 """
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 from ..errors import InputError
+from .container import MAGIC
 from .csv_export import read_csv_export
-from .ncu_rep import LFS_PREFIX, MAGIC, read_ncu_rep, sniff_problem
+from .isolation import ReaderCrashed, shared_pool
+from .ncu_rep import LFS_PREFIX, detach, read_ncu_rep, sniff_problem
 from .record import Metric, RawKernel, RawReport
 
-__all__ = ["Metric", "RawKernel", "RawReport", "read_report"]
+__all__ = ["Metric", "RawKernel", "RawReport", "ReaderCrashed", "detect_format", "read_report",
+           "read_report_isolated"]
 
 REPORT_SUFFIXES = (".ncu-rep", ".nsight-cuprof-report")
 _PASS_HINT = (
@@ -47,39 +54,43 @@ def _looks_like_csv(text: str) -> bool:
     return any(marker in text for marker in _CSV_MARKERS)
 
 
-def read_report(path: str | Path) -> RawReport:
-    """Read one input file (`.ncu-rep` or `ncu --csv --page raw` export) into a RawReport."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError(path, "no such file", _PASS_HINT)
-    if path.is_dir():
+def _check_path(path: Path) -> None:
+    """Refuse what is not a regular file before anything opens it (a FIFO would block, /dev/zero never end)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise InputError(path, "no such file", _PASS_HINT) from None
+    except OSError as exc:
+        raise InputError(path, f"cannot read the file ({exc.strerror or exc})") from exc
+    if stat.S_ISDIR(mode):
         raise InputError(
             path,
             "is a directory, not a report file",
             f"pass the report files inside it (e.g. {path}/*.ncu-rep), not the folder",
         )
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
-        return read_csv_export(path)
+    if not stat.S_ISREG(mode):
+        raise InputError(path, "not a regular file (a device, pipe or socket)", _PASS_HINT)
+
+
+def detect_format(path: str | Path) -> str:
+    """`ncu-rep` or `csv`: which reader `read_report` would use; InputError when neither fits."""
+    path = Path(path)
+    _check_path(path)
+    if path.suffix.lower() == ".csv":
+        return "csv"
     try:
         with path.open("rb") as fh:
             sample = fh.read(_SNIFF_BYTES)
     except OSError as exc:
         raise InputError(path, f"cannot read the file ({exc.strerror or exc})") from exc
-
     head = sample[:64]
     if head.startswith(MAGIC):
-        return read_ncu_rep(path)
+        return "ncu-rep"
     text = _as_text(sample)
     if text is not None and _looks_like_csv(text):
-        report = read_csv_export(path)
-        if suffix in REPORT_SUFFIXES:
-            report.warnings.append(
-                f"the file is named {suffix} but holds an ncu CSV export; it was read as CSV"
-            )
-        return report
-    if suffix in REPORT_SUFFIXES:
-        return read_ncu_rep(path)
+        return "csv"
+    if path.suffix.lower() in REPORT_SUFFIXES:
+        return "ncu-rep"
     if not head:
         raise InputError(path, "the file is empty (0 bytes)", _PASS_HINT)
     if head.startswith(LFS_PREFIX):
@@ -89,3 +100,41 @@ def read_report(path: str | Path) -> RawReport:
         "not an Nsight Compute report or ncu CSV export (unrecognised content)",
         _PASS_HINT,
     )
+
+
+def read_report(path: str | Path) -> RawReport:
+    """Read one input file (`.ncu-rep` or `ncu --csv --page raw` export) into a RawReport.
+
+    NVIDIA's reader runs in this process (its metrics are read on demand); `read_report_isolated`
+    runs it in a child process instead.
+    """
+    path = Path(path)
+    if detect_format(path) == "ncu-rep":
+        return read_ncu_rep(path)
+    report = read_csv_export(path)
+    suffix = path.suffix.lower()
+    if suffix in REPORT_SUFFIXES:
+        report.warnings.append(f"the file is named {suffix} but holds an ncu CSV export; it was read as CSV")
+    return report
+
+
+def read_materialized(path: str) -> RawReport:
+    """`read_report` with every metric value read (a RawReport that pickles: no native objects)."""
+    report = read_report(path)
+    for kernel in report.kernels:
+        kernel.metrics = {name: kernel.metrics[name] for name in kernel.metrics}
+        detach(kernel)  # the rule results, read on demand until now
+    return report
+
+
+def read_report_isolated(path: str | Path, timeout: float | None = None) -> RawReport:
+    """`read_report` with NVIDIA's reader in the shared child process (`isolation.shared_pool`).
+
+    Every metric value is read there and sent back, so this costs about as much as reading all
+    of them; a crash of the reader raises `ReaderCrashed` (an InputError naming the file).
+    """
+    path = Path(path)
+    if detect_format(path) != "ncu-rep":
+        return read_report(path)
+    report: RawReport = shared_pool().call(read_materialized, str(path), path=str(path), timeout=timeout)
+    return report

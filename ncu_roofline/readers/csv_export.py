@@ -23,6 +23,8 @@ Decisions, so both readers give the same RawKernel:
   name, so the `device__attribute_display_name` metric names the GPU. A non-numeric Device wins.
 - Identity columns win over the equivalent `device__`/`launch__` metrics where both are present.
 - `==WARNING==` texts go to `RawReport.warnings` (as do `==ERROR==` texts, marked as errors).
+- Repeated header/units rows are skipped and negative counts, shares and rates left out, each
+  with a warning (`csv_rows.py`).
 """
 
 from __future__ import annotations
@@ -36,9 +38,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
-from .ncu_rep import LFS_PREFIX, MAGIC, kernel_from_metrics, sniff_problem
+from .container import MAGIC
+from .csv_rows import drop_repeated_headers, impossible_values, impossible_values_warning
+from .ncu_rep import LFS_PREFIX, kernel_from_metrics, sniff_problem
 from .record import Metric, RawKernel, RawReport
 
+CSV_UNCHECKABLE = ("an export cut between two kernel rows cannot be checked for completeness: the CSV "
+                   "records no kernel count")
 REEXPORT_HINT = "re-export it with `ncu --import FILE.ncu-rep --csv --page raw > FILE.csv`"
 
 # Identity headers written by the ncu versions seen so far (the set varies by version).
@@ -328,12 +334,13 @@ def read_csv_export(path: Path) -> RawReport:
             f"{units[id_column].strip()!r}: the CSV has no units row",
             "without units the values cannot be converted; " + REEXPORT_HINT,
         )
-    data_rows = rows[1:]
+    data_rows = drop_repeated_headers(path, header, units, rows[1:], warnings, REEXPORT_HINT)
     if not data_rows:
         raise InputError(
             path,
             "the CSV export holds no kernel rows (0 kernels)" + _marker_summary(lines.markers, "ERROR"),
-            "check that ncu's kernel filters (-k, --launch-skip, --launch-count) matched a launch",
+            "an export cut after its units row looks like this (copy it again); otherwise check that "
+            "ncu's kernel filters (-k, --launch-skip, --launch-count) matched a launch",
         )
 
     metric_columns = [(i, name, units[i].strip()) for i, name in enumerate(header)
@@ -346,6 +353,7 @@ def read_csv_export(path: Path) -> RawReport:
     indices = _indices(cells_by_row, warnings)
 
     kernels: list[RawKernel] = []
+    impossible: list[tuple[str, str, float]] = []
     for index, (_, row), (_, cells) in zip(indices, data_rows, cells_by_row, strict=False):
         metrics: dict[str, Metric] = {}
         for i, name, unit in metric_columns:
@@ -355,7 +363,12 @@ def read_csv_export(path: Path) -> RawReport:
         kernel_name = cells.get("Kernel Name", "")
         name = cells.get("Function Name") or kernel_name or f"kernel {index}"
         demangled = cells.get("Demangled Name") or kernel_name or name
+        values = {n: float(metrics[n].value) for n in metrics if metrics[n].is_number}
+        impossible.extend((f"kernel {index} ({name})", n, values[n]) for n in impossible_values(metrics))
         kernels.append(kernel_from_metrics(index, name, demangled, metrics, **_identity(cells)))
+    if impossible:
+        warnings.append(impossible_values_warning(impossible))
     return RawReport(
-        path=str(path), source_format="csv", kernels=kernels, ncu_version=None, warnings=warnings
+        path=str(path), source_format="csv", kernels=kernels, ncu_version=None, warnings=warnings,
+        completeness=CSV_UNCHECKABLE,
     )

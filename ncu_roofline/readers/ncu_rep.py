@@ -1,31 +1,25 @@
 """Read `.ncu-rep` / `.nsight-cuprof-report` files through NVIDIA's `ncu_report` package.
 
 `ncu_report.load_report` accepts almost anything silently (an empty file, a Git LFS pointer,
-random bytes all load as a report with no kernels, and a truncated file loses its tail kernels),
-so the file is checked here before and after loading, and every problem becomes an InputError.
+random bytes all load as a report with no kernels, a truncated file loses its tail kernels, and
+some damage aborts the whole process), so the file is checked here before and after loading
+(`container.py`), and every problem becomes an InputError. This module runs NVIDIA's reader in
+the calling process; `readers.isolation` runs it in a child process.
 """
 
 from __future__ import annotations
 
-import contextlib
 import mmap
-import os
 import re
-import struct
-import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from .container import MAGIC, UNCHECKABLE, scan_container
 from .record import Metric, RawKernel, RawReport
 from .rules import ActionRules
 
-MAGIC = b"NVR\x00"
-# After the 4-byte magic and 6 more header bytes, a report is a sequence of blocks, each a
-# little-endian uint32 length followed by that many bytes; a whole file ends exactly on a block
-# boundary. Checked on every report of the shared corpus (2020.3 to 2025.2, and a pre-2021 file).
-_FIRST_BLOCK_OFFSET = 10
 _VERSION_RE = re.compile(rb"(20[12]\d\.\d+\.\d+(?:\.\d+)?) \(build (\d+)\)")
 LFS_PREFIX = b"version https://git-lfs"
 
@@ -46,26 +40,13 @@ def sniff_problem(head: bytes) -> str | None:
     return None
 
 
-def check_framing(data: bytes | mmap.mmap) -> str | None:
-    """Walk the block lengths; a reason when the file ends mid-block (truncated), else None."""
-    size = len(data)
-    offset = _FIRST_BLOCK_OFFSET
-    if size < offset:
-        return f"the file is truncated: only {size} bytes, shorter than a report header"
-    while offset + 4 <= size:
-        (length,) = struct.unpack_from("<I", data, offset)
-        offset += 4 + length
-    if offset != size:
-        return (
-            f"the file is truncated or damaged: a block runs past the end of the file "
-            f"({size:,} bytes on disk, {offset:,} expected); copy or download it again"
-        )
-    return None
+def find_ncu_version(data: bytes | mmap.mmap, end: int | None = None) -> str | None:
+    """The Nsight Compute version that wrote the report, when the file records it.
 
-
-def find_ncu_version(data: bytes | mmap.mmap) -> str | None:
-    """The Nsight Compute version that wrote the report, when the file records it."""
-    match = _VERSION_RE.search(data)
+    `end`: search only before this offset (the end of the session records, which hold it), so
+    that a large report is not scanned to its end.
+    """
+    match = _VERSION_RE.search(data, 0, len(data) if end is None else end)
     if match is None:
         return None
     return f"{match.group(1).decode()} (build {match.group(2).decode()})"
@@ -114,6 +95,22 @@ class ActionMetrics(Mapping[str, Metric]):
 
     def __len__(self) -> int:
         return len(self._names)
+
+    def fetched(self) -> dict[str, Metric]:
+        """The metrics read so far, as a plain dict (no native objects: it pickles)."""
+        return {name: m for name, m in self._cache.items() if m is not None}
+
+
+def detach(kernel: RawKernel) -> None:
+    """Make a kernel independent of its open report, so that it pickles (and the report can close).
+
+    Metrics read on demand (`ActionMetrics`) become a plain dict of those read so far (what the
+    analysis asked for); rule results read on demand become a tuple of all of them.
+    """
+    if isinstance(kernel.metrics, ActionMetrics):
+        kernel.metrics = kernel.metrics.fetched()
+    if isinstance(kernel.rules, ActionRules):
+        kernel.rules = tuple(kernel.rules)
 
 
 def _triple(metrics: Mapping[str, Metric], prefix: str) -> tuple[int, int, int] | None:
@@ -174,25 +171,13 @@ def kernel_from_metrics(
     return RawKernel(index=index, name=name, demangled_name=demangled, metrics=metrics, **identity)
 
 
-@contextlib.contextmanager
-def _native_stderr_silenced(active: bool) -> Iterator[None]:
-    """Send file descriptor 2 to /dev/null while native code runs (when `active`)."""
-    if not active:
-        yield
-        return
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "wb") as null:
-            os.dup2(null.fileno(), 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-
-
 def read_ncu_rep(path: Path) -> RawReport:
-    """Read every kernel of every range of a report; raise InputError for anything unusable."""
+    """Read every kernel of every range of a report; raise InputError for anything unusable.
+
+    The container is checked first (`container.scan_container`): a file that is not whole as far
+    as the container can tell is refused before NVIDIA's reader sees it, and the reader must then
+    find exactly the kernels the container holds.
+    """
     try:
         with path.open("rb") as fh:
             head = fh.read(64)
@@ -200,10 +185,12 @@ def read_ncu_rep(path: Path) -> RawReport:
             if problem:
                 raise InputError(path, problem)
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                truncated = check_framing(data)
-                version = find_ncu_version(data)
+                scan = scan_container(data)
+                version = find_ncu_version(data, scan.session_end) if scan.whole else None
     except OSError as exc:
         raise InputError(path, f"cannot read the file ({exc.strerror or exc})") from exc
+    if scan.problem is not None:
+        raise InputError(path, scan.problem, scan.hint)
 
     try:
         import ncu_report  # NVIDIA's reader, from PyPI; imported late so CSV runs do not need it
@@ -214,39 +201,33 @@ def read_ncu_rep(path: Path) -> RawReport:
             "install it with `pip install ncu-report` (it reads reports on any CPU)",
         ) from exc
 
-    # A damaged file makes the native reader log parse errors on standard error; the reason is
-    # reported here in one line instead, so its noise is silenced for those files only.
-    with _native_stderr_silenced(bool(truncated)):
-        ctx = ncu_report.load_report(str(path))
-        kernels: list[RawKernel] = []
-        demangled_base = ncu_report.IAction.NameBase_DEMANGLED
-        mangled_base = ncu_report.IAction.NameBase_MANGLED
-        for r in range(ctx.num_ranges()):
-            rng = ctx.range_by_idx(r)
-            for j in range(rng.num_actions()):
-                action = rng.action_by_idx(j)
-                metrics = ActionMetrics(ctx, action)
-                kernels.append(
-                    kernel_from_metrics(
-                        len(kernels),
-                        action.name(),
-                        action.name(demangled_base),
-                        metrics,
-                        mangled_name=action.name(mangled_base),
-                        range_index=r,
-                        nvtx_ranges=_nvtx(action),
-                        rules=ActionRules(action),
-                    )
+    ctx = ncu_report.load_report(str(path))
+    kernels: list[RawKernel] = []
+    demangled_base = ncu_report.IAction.NameBase_DEMANGLED
+    mangled_base = ncu_report.IAction.NameBase_MANGLED
+    for r in range(ctx.num_ranges()):
+        rng = ctx.range_by_idx(r)
+        for j in range(rng.num_actions()):
+            action = rng.action_by_idx(j)
+            metrics = ActionMetrics(ctx, action)
+            kernels.append(
+                kernel_from_metrics(
+                    len(kernels),
+                    action.name(),
+                    action.name(demangled_base),
+                    metrics,
+                    mangled_name=action.name(mangled_base),
+                    range_index=r,
+                    nvtx_ranges=_nvtx(action),
+                    rules=ActionRules(action),
                 )
-
-    if truncated:
-        hint = (f"only the first {len(kernels)} kernel(s) could be read; a partial report is not analysed"
-                if kernels else "no kernel could be read from it")
-        raise InputError(path, truncated, hint)
-    if not kernels:
+            )
+    if len(kernels) != scan.results:
         raise InputError(
             path,
-            "the report holds no profiled kernels (0 kernels)",
-            "check that ncu's kernel filters (-k, --launch-skip, --launch-count) matched a launch",
+            f"the file is damaged: NVIDIA's reader found {len(kernels)} kernel(s) where the file holds "
+            f"{scan.results} kernel result(s)",
+            "copy or download it again; a partial or damaged report is not analysed",
         )
-    return RawReport(path=str(path), source_format="ncu-rep", kernels=kernels, ncu_version=version)
+    return RawReport(path=str(path), source_format="ncu-rep", kernels=kernels, ncu_version=version,
+                     warnings=list(scan.warnings), completeness=UNCHECKABLE)

@@ -69,3 +69,5 @@ class RawReport:
     kernels: list[RawKernel]
     ncu_version: str | None = None
     warnings: list[str] = field(default_factory=list)
+    # What the reader could not check about the file being whole ("" when nothing is left open).
+    completeness: str = ""

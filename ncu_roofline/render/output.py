@@ -29,14 +29,21 @@ def write_atomic(path: str | Path, text: str, *, force: bool = False) -> Path:
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise OutputError(f"{target}: the folder {folder} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:  # a read-only folder or file system, a full disk, ...
+        raise OutputError(f"{target}: cannot write into the folder {folder} ({exc.strerror or exc})") from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a report is an ordinary file
         os.replace(tmp, target)
-    except OSError as exc:
+    except BaseException as exc:
+        # Whatever stops the write (an OS error, Ctrl-C, SIGTERM turned into an exception by the
+        # CLI), the temporary file goes; the target is either the old file or the whole new one.
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        raise OutputError(f"{target}: cannot write ({exc.strerror or exc})") from exc
+        if isinstance(exc, OSError):
+            raise OutputError(f"{target}: cannot write ({exc.strerror or exc})") from exc
+        raise
     return target

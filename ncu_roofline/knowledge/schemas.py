@@ -1,0 +1,171 @@
+"""JSON Schemas of what the tool reads back: peaks files, report documents, batch manifests.
+
+They state what the readers rely on (types, ranges, nesting), not every key the writers put
+in: unknown keys are allowed in documents and manifests, so that a newer writer's output still
+reads, while a hand-edited `nvtx_ranges: 5`, `bound_by: ["l2"]` or a negative duration does
+not. Peaks files are closed (an unknown key is a typo). Numbers are finite and non-finite
+tokens are refused before a schema is checked (`jsonio.parse_json`).
+
+Public: `PEAKS`, `REPORT_DOCUMENT`, `BATCH_MANIFEST` (draft 2020-12 schemas), `REPORT_SCHEMAS`
+(the document versions read), `BATCH_SCHEMA_PREFIX`, and `validate_document` /
+`validate_manifest` for the two readers of documents (`compare/runs.py` and the batch re-run).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .jsonio import validate
+
+REPORT_SCHEMAS = ("ncu-roofline/1", "ncu-roofline/2")
+BATCH_SCHEMA_PREFIX = "ncu-roofline-batch/"
+PEAKS_SCHEMA = "ncu-roofline-peaks/1"
+PEAK_KEYS = ("dram_bytes_per_s", "l2_bytes_per_s", "l1_bytes_per_s",
+             "fp64_flop_per_s", "fp32_flop_per_s", "fp16_flop_per_s")
+
+_POSITIVE: dict[str, Any] = {"type": "number", "exclusiveMinimum": 0}
+_NUMBER_OR_NULL: dict[str, Any] = {"type": ["number", "null"]}
+_AT_LEAST_0_OR_NULL: dict[str, Any] = {"type": ["number", "null"], "minimum": 0}
+_COUNT_OR_NULL: dict[str, Any] = {"type": ["integer", "null"], "minimum": 0}
+_TEXT_OR_NULL: dict[str, Any] = {"type": ["string", "null"]}
+_TEXTS: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+_DIMS: dict[str, Any] = {"type": ["array", "null"], "items": {"type": "integer", "minimum": 0},
+                         "minItems": 3, "maxItems": 3}
+_NUMBERS_BY_NAME: dict[str, Any] = {"type": "object", "additionalProperties": _NUMBER_OR_NULL}
+
+_PEAK_SET: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        **{key: _POSITIVE for key in PEAK_KEYS},
+        "tensor_flop_per_s": {"anyOf": [_POSITIVE, {"type": "object", "additionalProperties": _POSITIVE}]},
+    },
+    "additionalProperties": False,
+}
+
+PEAKS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "schema": {"const": PEAKS_SCHEMA},
+        "note": {"type": "string"},
+        "peaks": _PEAK_SET,
+        "devices": {"type": "object", "additionalProperties": _PEAK_SET},
+    },
+    "additionalProperties": False,
+}
+
+_KERNEL: dict[str, Any] = {
+    "type": "object",
+    "required": ["name"],
+    "properties": {
+        "name": {"type": "string"},
+        "demangled_name": _TEXT_OR_NULL,
+        "index": _COUNT_OR_NULL,
+        "device": _TEXT_OR_NULL,
+        "grid_size": _DIMS,
+        "block_size": _DIMS,
+        "nvtx_ranges": _TEXTS,
+        "usable": {"type": "boolean"},
+        "bound_by": _TEXT_OR_NULL,
+        "bound_kind": _TEXT_OR_NULL,
+        "regime": _TEXT_OR_NULL,
+        "duration_s": _AT_LEAST_0_OR_NULL,
+        "utilization": _NUMBERS_BY_NAME,
+        "intensity_flop_per_byte": _NUMBERS_BY_NAME,
+        "achieved_flop_per_s": _NUMBER_OR_NULL,
+        "peaks": {"type": "object", "additionalProperties": {"type": ["number", "null", "object"]}},
+        "work_flop": {"type": "object"},
+        "tensor_ops_by_datapath": {"type": "object"},
+        "diagnosis": {"type": "array", "items": {"type": "object", "properties": {
+            "kind": _TEXT_OR_NULL, "roof": _TEXT_OR_NULL, "text": _TEXT_OR_NULL}}},
+        "ceilings": {"type": "array", "items": {"type": "object"}},
+    },
+}
+
+_REPORT: dict[str, Any] = {
+    "type": "object",
+    "required": ["kernels"],
+    "properties": {
+        "path": _TEXT_OR_NULL,
+        "source_format": _TEXT_OR_NULL,
+        "ncu_version": _TEXT_OR_NULL,
+        "devices": _TEXTS,
+        "kernel_count": _COUNT_OR_NULL,
+        "unusable_kernel_count": _COUNT_OR_NULL,
+        "total_duration_s": _AT_LEAST_0_OR_NULL,
+        "warnings": _TEXTS,
+        "completeness": _TEXT_OR_NULL,
+        "kernels": {"type": "array", "items": _KERNEL},
+    },
+}
+
+REPORT_DOCUMENT: dict[str, Any] = {
+    "type": "object",
+    "required": ["schema", "reports"],
+    "properties": {
+        "schema": {"enum": list(REPORT_SCHEMAS)},
+        "generator": {"type": "object"},
+        "settings": {"type": "object"},
+        "reports": {"type": "array", "items": _REPORT},
+        "errors": {"type": "array", "items": {"type": "object", "properties": {
+            "path": {"type": "string"}, "message": {"type": "string"}}}},
+    },
+}
+
+_ENTRY: dict[str, Any] = {
+    "type": "object",
+    "required": ["status"],
+    "properties": {
+        "path": _TEXT_OR_NULL,
+        "key": _TEXT_OR_NULL,
+        "sha256": _TEXT_OR_NULL,
+        "status": {"type": "string"},
+        "error": _TEXT_OR_NULL,
+        "json": _TEXT_OR_NULL,
+        "html": _TEXT_OR_NULL,
+        "kernel_count": _COUNT_OR_NULL,
+        "unusable_kernel_count": _COUNT_OR_NULL,
+        "total_duration_s": _AT_LEAST_0_OR_NULL,
+        "device": _TEXT_OR_NULL,
+        "bound_mix": {"type": ["object", "null"], "additionalProperties": {"type": "integer", "minimum": 0}},
+        "worst": {"type": ["array", "null"], "items": {"type": "object", "properties": {
+            "name": _TEXT_OR_NULL, "duration_s": _AT_LEAST_0_OR_NULL, "bound_by": _TEXT_OR_NULL}}},
+        "seconds": _AT_LEAST_0_OR_NULL,
+    },
+}
+
+BATCH_MANIFEST: dict[str, Any] = {
+    "type": "object",
+    "required": ["schema", "reports"],
+    "properties": {
+        "schema": {"type": "string", "pattern": f"^{BATCH_SCHEMA_PREFIX}"},
+        "generator": {"type": "object"},
+        "settings": {"type": "object"},
+        "reports": {"type": "array", "items": _ENTRY},
+    },
+}
+
+
+def validate_document(doc: Any, path: str | Path) -> None:
+    """An `ncu-roofline/1` or `/2` report document, or InputError naming `path` and what is wrong."""
+    validate(doc, REPORT_DOCUMENT, path, "ncu-roofline JSON document",
+             hint="give a report file, or a JSON file written by `ncu-roofline report --format json`")
+
+
+def validate_manifest(doc: Any, path: str | Path) -> None:
+    """An `ncu-roofline-batch/...` manifest, or InputError naming `path` and what is wrong."""
+    validate(doc, BATCH_MANIFEST, path, "ncu-roofline batch manifest",
+             hint="write the folder again with `ncu-roofline batch`")
+
+
+__all__ = [
+    "BATCH_MANIFEST",
+    "BATCH_SCHEMA_PREFIX",
+    "PEAKS",
+    "PEAKS_SCHEMA",
+    "PEAK_KEYS",
+    "REPORT_DOCUMENT",
+    "REPORT_SCHEMAS",
+    "validate_document",
+    "validate_manifest",
+]

@@ -1,0 +1,314 @@
+"""Run NVIDIA's native reader in a child process, so that a crash costs one file, not the caller.
+
+Some damage that the container check cannot see makes `ncu_report` abort the whole process
+(`Check failed: count >= 0`, SIGABRT). `ReaderPool` keeps a few child processes for many calls,
+runs `fn(*args)` there and returns what it returns; a child that dies gives `ReaderCrashed`
+(an `InputError` naming the file: "the reader crashed (SIGABRT)") for that call only, and the
+next call starts a fresh child. The child's standard output and error (the native reader's protobuf messages
+included) go to a log file, of which only the last line is shown, and only after a crash.
+
+The child is a fresh interpreter (`python -c`, with the caller's `sys.path`), never a fork of
+the caller (whose threads and state it would copy); unlike multiprocessing's `spawn` it does not
+import the caller's main script (a script without an `if __name__ == "__main__"` guard would run
+again), and it is not the process-wide `forkserver`, whose preload belongs to `batch`. It
+imports `preload` once and then serves every call: one start per child and command, whatever
+the number of files. `shared_pool()` is the pool of the process, started on first use and
+stopped at exit. Several children (one per CPU,
+at most 4) read files in parallel, which pays for the pickling of results across the pipe.
+
+What is sent must pickle by reference: a module-level function and plain arguments.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import importlib
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InputError
+
+DEFAULT_PRELOAD = ("ncu_roofline.readers", "ncu_report")
+# The child inherits its end of a socket pair by file descriptor (`pass_fds`), which POSIX has.
+AVAILABLE = os.name == "posix"
+_COPY_AGAIN = "the file is damaged in a way its container does not show; copy or download it again"
+
+
+class ReaderCrashed(InputError):
+    """The child process died (or was killed after `timeout`) while it read this file."""
+
+
+def describe_exit(code: int | None) -> str:
+    """`SIGABRT` for a child killed by a signal, `exit code N` otherwise."""
+    if code is not None and code < 0:
+        try:
+            return signal.Signals(-code).name
+        except ValueError:
+            return f"signal {-code}"
+    return "no exit code" if code is None else f"exit code {code}"
+
+
+def log_tail(log_path: str, limit: int = 200) -> str:
+    """The last non-empty line the child wrote, shortened to `limit` characters ('' if none)."""
+    try:
+        with open(log_path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - 4096))
+            text = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    last = lines[-1] if lines else ""
+    return last if len(last) <= limit else last[: limit - 1] + "…"
+
+
+# The child's first lines: stdlib only until the caller's `sys.path` has arrived, so that the
+# child imports this package (and whatever a call names) from where the caller does.
+_BOOT = (
+    "import signal, sys\n"
+    "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"  # Ctrl-C is the caller's to handle
+    "from multiprocessing.connection import Connection\n"
+    "conn = Connection(int(sys.argv[1]))\n"
+    "sys.path[:], preload = conn.recv()\n"
+    "from ncu_roofline.readers.isolation import serve\n"
+    "serve(conn, preload)\n"
+)
+
+
+def serve(conn: multiprocessing.connection.Connection, preload: Sequence[str]) -> None:
+    """The child: import `preload`, then answer (fn, args) requests until the connection closes.
+
+    Its standard output and error are the log file the parent opened; each call starts it anew.
+    """
+    for module in preload:
+        with contextlib.suppress(ImportError):  # the call that needs it explains
+            importlib.import_module(module)
+    while True:
+        try:
+            request = conn.recv()
+        except (EOFError, OSError):
+            return
+        if request is None:
+            return
+        with contextlib.suppress(OSError):  # the log tells about this call only
+            sys.stdout.flush()
+            os.ftruncate(1, 0)
+            os.lseek(1, 0, os.SEEK_SET)
+        fn, args = request
+        try:
+            answer: tuple[str, Any] = ("ok", fn(*args))
+        except InputError as exc:
+            answer = ("raise", exc)
+        except Exception as exc:  # reported to the parent, which names the file
+            answer = ("internal", f"{type(exc).__name__}: {exc}")
+        try:
+            conn.send(answer)
+        except Exception as exc:  # an answer that does not pickle
+            conn.send(("internal", f"cannot send the result back ({type(exc).__name__}: {exc})"))
+
+
+@dataclass(frozen=True)
+class Call:
+    """One thing for a child to do: `fn(*args)`, reading the file `path` (named in errors)."""
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    path: str
+
+
+def _outcome(call: Call, answer: tuple[str, Any]) -> Any:
+    """A child's answer as the call's value, or as the InputError it stands for."""
+    kind, value = answer
+    if kind == "raise":
+        return value
+    if kind == "internal":
+        return InputError(call.path, f"internal error while reading it ({value})")
+    return value
+
+
+class _Child:
+    """One child process (a fresh interpreter), its connection, and the call it is busy with."""
+
+    def __init__(self, preload: tuple[str, ...], log_path: str) -> None:
+        ours, theirs = socket.socketpair()
+        try:
+            with open(log_path, "wb") as log:
+                self.process = subprocess.Popen(
+                    [sys.executable, "-c", _BOOT, str(theirs.fileno())], pass_fds=(theirs.fileno(),),
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self.conn = multiprocessing.connection.Connection(ours.detach())
+        self.conn.send((list(sys.path), list(preload)))
+        self.log_path = log_path
+        self.busy: int | None = None     # the index of the call in flight
+        self.call: Call | None = None
+        self.since = 0.0
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def send(self, index: int, call: Call) -> None:
+        self.conn.send((call.fn, call.args))
+        self.busy, self.call, self.since = index, call, time.monotonic()
+
+    def collect(self) -> Any:
+        """The answer of the call in flight (a value, or an InputError), once the child is ready."""
+        assert self.call is not None
+        call, self.busy, self.call = self.call, None, None
+        try:
+            return _outcome(call, self.conn.recv())
+        except (EOFError, OSError):
+            pass  # it died (its end of the connection closed with it)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(5)
+        tail = log_tail(self.log_path)
+        detail = f"; its last output: {tail}" if tail else ""
+        self.stop(kill=True)
+        return ReaderCrashed(call.path, f"the reader crashed ({describe_exit(self.process.returncode)}){detail}",
+                             _COPY_AGAIN)
+
+    def timed_out(self, timeout: float) -> Any:
+        assert self.call is not None
+        call, self.busy, self.call = self.call, None, None
+        self.stop(kill=True)
+        return ReaderCrashed(call.path, f"the reader timed out after {timeout:g} s", _COPY_AGAIN)
+
+    def stop(self, kill: bool) -> None:
+        with contextlib.suppress(OSError):
+            if not kill and self.alive and not self.conn.closed:
+                self.conn.send(None)
+        self.conn.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(0 if kill else 5)
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+class ReaderPool:
+    """Up to `size` child processes that run calls, one call per child at a time.
+
+    Children start on first use (with `spawn`) and serve call after call; a child that dies or
+    runs past the timeout is replaced by the next call that needs one. Not for several threads
+    at once.
+    """
+
+    def __init__(self, size: int = 1, *, preload: Sequence[str] = DEFAULT_PRELOAD) -> None:
+        self.size = max(1, size)
+        self._preload = tuple(preload)
+        self._children: list[_Child] = []
+        self._logs: tempfile.TemporaryDirectory[str] | None = None
+        self.started = 0  # how many child processes were started (tests and benchmarks read it)
+
+    def __enter__(self) -> ReaderPool:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def _child(self, slot: int) -> _Child:
+        while len(self._children) <= slot:
+            self._children.append(self._spawn(len(self._children)))
+        if not self._children[slot].alive or self._children[slot].conn.closed:
+            self._children[slot] = self._spawn(slot)
+        return self._children[slot]
+
+    def _spawn(self, slot: int) -> _Child:
+        if self._logs is None:
+            self._logs = tempfile.TemporaryDirectory(prefix="ncu-roofline-reader-")
+        self.started += 1
+        return _Child(self._preload, os.path.join(self._logs.name, f"reader-{slot}.log"))
+
+    def close(self) -> None:
+        """Stop every child and remove their logs."""
+        for child in self._children:
+            child.stop(kill=child.busy is not None)
+        self._children = []
+        if self._logs is not None:
+            self._logs.cleanup()
+            self._logs = None
+
+    def call(self, fn: Callable[..., Any], *args: Any, path: str, timeout: float | None = None) -> Any:
+        """`fn(*args)` in a child: its value; an InputError raised there (or for a crash) is raised."""
+        (outcome,) = self.map([Call(fn, args, path)], timeout=timeout)
+        if isinstance(outcome, InputError):
+            raise outcome
+        return outcome
+
+    def map(self, calls: Sequence[Call], timeout: float | None = None) -> Iterator[Any]:
+        """Each call's value, or the InputError it raised or caused, in the order of `calls`.
+
+        The calls run in parallel, one per child; a crash or a timeout costs its call only. A
+        caller that stops early (or is interrupted) has the busy children killed.
+        """
+        pending = list(reversed(range(len(calls))))
+        done: dict[int, Any] = {}
+        slots = min(self.size, len(calls))
+        next_out = 0
+        try:
+            while next_out < len(calls):
+                if next_out in done:
+                    yield done.pop(next_out)
+                    next_out += 1
+                    continue
+                for slot in range(slots):
+                    if pending and (slot >= len(self._children) or self._children[slot].busy is None):
+                        index = pending.pop()
+                        try:
+                            self._child(slot).send(index, calls[index])
+                        except OSError:  # it died after its last answer: a fresh one takes the call
+                            self._children[slot].stop(kill=True)
+                            self._child(slot).send(index, calls[index])
+                busy = [c for c in self._children[:slots] if c.busy is not None]
+                wait_s = None if timeout is None else max(0.0, min(c.since for c in busy) + timeout - time.monotonic())
+                # A child that dies closes its end of the connection: its `conn` is then ready too.
+                ready = multiprocessing.connection.wait([c.conn for c in busy], wait_s)
+                for child in busy:
+                    answered = child.busy
+                    assert answered is not None
+                    if child.conn in ready:
+                        done[answered] = child.collect()
+                    elif timeout is not None and time.monotonic() - child.since >= timeout:
+                        done[answered] = child.timed_out(timeout)
+        finally:
+            for child in self._children:
+                if child.busy is not None:  # stopped early or interrupted: its state is unknown
+                    child.busy = child.call = None
+                    child.stop(kill=True)
+
+
+def default_size() -> int:
+    """How many reader processes a command uses: one per CPU, at most 4 (each holds one report)."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+_SHARED: dict[tuple[str, ...], ReaderPool] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_pool(preload: Sequence[str] = DEFAULT_PRELOAD) -> ReaderPool:
+    """The process's reader pool for `preload` (the same children for every command), stopped at exit."""
+    key = tuple(preload)
+    with _SHARED_LOCK:
+        pool = _SHARED.get(key)
+        if pool is None:
+            pool = _SHARED[key] = ReaderPool(default_size(), preload=key)
+            atexit.register(pool.close)
+        return pool

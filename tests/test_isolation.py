@@ -1,0 +1,186 @@
+"""A crash of NVIDIA's reader costs one file: the reader pool, `report` with an aborting file, signals, outputs."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import reader_faults
+from click.testing import CliRunner
+from conftest import CORPUS, make_kernel
+from ncu_csv_writer import write_ncu_csv
+from test_model import base_metrics
+
+from ncu_roofline.api import analysis
+from ncu_roofline.cli import main
+from ncu_roofline.errors import InputError, OutputError
+from ncu_roofline.readers import read_report, read_report_isolated
+from ncu_roofline.readers.isolation import Call, ReaderCrashed, ReaderPool
+from ncu_roofline.readers.record import RawReport
+from ncu_roofline.render.output import write_atomic
+
+ROOT = Path(__file__).resolve().parents[1]
+needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared report corpus not found at {CORPUS}")
+GOOD = ["cudacode__naive.ncu-rep", "nsight-training__manual_nvtx.ncu-rep", "gpu-workshop__MW_Baseline.ncu-rep"]
+
+
+def _csv(tmp_path: Path, name: str = "k.csv", kernels: int = 1) -> Path:
+    ks = [make_kernel(base_metrics(), index=i, name=f"k{i}") for i in range(kernels)]
+    return write_ncu_csv(RawReport(name, "csv", ks), tmp_path / name)
+
+
+def test_the_pool_survives_a_crash_and_keeps_order() -> None:
+    with ReaderPool(2) as pool:
+        calls = [Call(reader_faults.echo, (n,), f"file{n}") for n in range(5)]
+        calls[2] = Call(os.abort, (), "aborting.ncu-rep")
+        outcomes = list(pool.map(calls))
+        assert outcomes[:2] == [0, 1] and outcomes[3:] == [3, 4]
+        crash = outcomes[2]
+        assert isinstance(crash, ReaderCrashed) and crash.path == "aborting.ncu-rep"
+        assert crash.reason.startswith("the reader crashed (SIGABRT)")
+        assert pool.call(reader_faults.echo, "again", path="x") == "again"  # a fresh child took over
+        assert pool.started == 3
+
+
+def test_errors_cross_from_the_child_whole() -> None:
+    with ReaderPool(1) as pool:
+        with pytest.raises(InputError) as info:
+            pool.call(reader_faults.raise_input_error, "some.ncu-rep", path="some.ncu-rep")
+        assert (info.value.path, info.value.reason, info.value.hint) == ("some.ncu-rep", "a reason", "a hint")
+        with pytest.raises(InputError, match=r"internal error while reading it .ZeroDivisionError"):
+            pool.call(reader_faults.raise_other, "other.ncu-rep", path="other.ncu-rep")
+        assert pool.started == 1  # neither cost the child
+
+
+@needs_corpus
+def test_read_report_isolated_brings_every_metric_back() -> None:
+    """Every metric's value and every rule result. Not the units of `derived__*` metrics: NVIDIA's
+    reader names those after the access order of the process (`inst` or `thread` for the same
+    `derived__sm__sass_thread_inst_executed_op_dfma_pred_on_x2`, whichever was asked first)."""
+    path = CORPUS / GOOD[0]
+    local, isolated = read_report(path), read_report_isolated(path)
+    assert [k.name for k in isolated.kernels] == [k.name for k in local.kernels]
+    for a, b in zip(local.kernels, isolated.kernels, strict=True):
+        assert isinstance(b.metrics, dict) and set(a.metrics) == set(b.metrics)
+        assert all(a.metrics[n].value == b.metrics[n].value or (a.metrics[n].is_nan and b.metrics[n].is_nan)
+                   for n in b.metrics)
+        assert all(a.metrics[n].unit == b.metrics[n].unit for n in b.metrics if not n.startswith("derived__"))
+        assert list(a.rules) == list(b.rules)
+
+
+def test_a_hanging_reader_times_out() -> None:
+    with ReaderPool(1) as pool:
+        started = time.monotonic()
+        with pytest.raises(ReaderCrashed, match=r"timed out after 0\.5 s"):
+            pool.call(time.sleep, 30, path="slow.ncu-rep", timeout=0.5)
+        assert time.monotonic() - started < 10
+
+
+@needs_corpus
+def test_report_writes_the_others_when_one_aborts_the_reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(analysis, "analyse_detached",
+                        functools.partial(reader_faults.analyse_or_abort, crash=GOOD[1]))
+    out = tmp_path / "out.json"
+    result = CliRunner().invoke(main, ["report", *(str(CORPUS / n) for n in GOOD), "-o", str(out)])
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("ncu-roofline: error: ")]
+    assert len(errors) == 1 and GOOD[1] in errors[0] and "the reader crashed (SIGABRT)" in errors[0]
+    assert "Check failed" in errors[0] and "Traceback" not in result.output
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert [Path(r["path"]).name for r in doc["reports"]] == [GOOD[0], GOOD[2]]
+    assert [Path(e["path"]).name for e in doc["errors"]] == [GOOD[1]]
+
+
+def _read_only(folder: Path) -> bool:
+    """Make `folder` unwritable, even for root (chattr +i) where that is possible."""
+    if os.geteuid() != 0:
+        folder.chmod(stat.S_IRUSR | stat.S_IXUSR)
+        return True
+    done = subprocess.run(["chattr", "+i", str(folder)], capture_output=True, check=False)
+    return done.returncode == 0
+
+
+def _writable(folder: Path) -> None:
+    if os.geteuid() == 0:
+        subprocess.run(["chattr", "-i", str(folder)], capture_output=True, check=False)
+    folder.chmod(stat.S_IRWXU)
+
+
+def test_report_into_a_read_only_folder_is_one_line(tmp_path: Path) -> None:
+    src = _csv(tmp_path)
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    if not _read_only(folder):
+        pytest.skip("cannot make a folder read-only here (root without chattr)")
+    try:
+        result = CliRunner().invoke(main, ["report", str(src), "-o", str(folder / "out.html")])
+        assert result.exit_code == 2
+        assert result.stderr.count("\n") == 1 and "cannot write into the folder" in result.stderr
+        assert "Traceback" not in result.output and list(folder.iterdir()) == []
+    finally:
+        _writable(folder)
+
+
+def test_an_interrupted_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "out.html"
+    target.write_text("old")
+
+    def interrupted(*_args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomic(target, "new", force=True)
+    assert [p.name for p in tmp_path.iterdir()] == ["out.html"] and target.read_text() == "old"
+    monkeypatch.undo()
+    monkeypatch.setattr("tempfile.mkstemp", lambda **_: (_ for _ in ()).throw(PermissionError(13, "Permission denied")))
+    with pytest.raises(OutputError, match="cannot write into the folder"):
+        write_atomic(tmp_path / "x.html", "x")
+
+
+def _wait_until_the_command_runs(proc: subprocess.Popen[bytes], limit: float = 60) -> None:
+    """Until the command group has installed its SIGTERM handler (Linux: /proc), else a few seconds."""
+    status = Path(f"/proc/{proc.pid}/status")
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            caught = next(line for line in status.read_text().splitlines() if line.startswith("SigCgt:"))
+        except (OSError, StopIteration):
+            time.sleep(3)
+            return
+        if int(caught.split()[1], 16) & (1 << (signal.SIGTERM - 1)):
+            return
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize(("sig", "status", "word"), [(signal.SIGINT, 130, "interrupted"),
+                                                    (signal.SIGTERM, 143, "terminated")])
+def test_signals_exit_128_plus_and_leave_nothing(tmp_path: Path, sig: signal.Signals, status: int, word: str) -> None:
+    """A long `report` (many kernels), signalled while it runs: its exit status, and no stray file."""
+    src = _csv(tmp_path, "many.csv", kernels=4000)
+    out = tmp_path / "out" / "report.json"
+    out.parent.mkdir()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+
+    def default_sigint() -> None:  # a background job may inherit SIGINT ignored; Python then keeps it so
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    proc = subprocess.Popen([sys.executable, "-m", "ncu_roofline", "report", str(src), "-o", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path,
+                            preexec_fn=default_sigint)
+    _wait_until_the_command_runs(proc)
+    time.sleep(0.5)
+    assert proc.poll() is None, "the report finished before the signal; give it more kernels"
+    proc.send_signal(sig)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == status, stderr
+    assert word in stderr.decode() and b"Traceback" not in stderr
+    assert list(out.parent.iterdir()) == []  # nothing written, no temporary file
