@@ -10,9 +10,9 @@ from ..knowledge.targets import Target, ncu_options, parse_compute_capability, p
 
 def _target_of_report(path: str) -> Target:
     """The GPU and Nsight Compute release of an existing capture (its first kernel's device)."""
-    from ..readers import read_report
+    from ..readers import read_report_isolated
 
-    raw = read_report(path)
+    raw = read_report_isolated(path)  # a damaged capture costs a message, not the process
     cc = next((k.compute_capability for k in raw.kernels if k.compute_capability), None)
     return Target(cc, raw.ncu_version)
 
