@@ -21,8 +21,8 @@ from ncu_csv_writer import format_number, write_ncu_csv
 from ncu_roofline.errors import InputError
 from ncu_roofline.knowledge import units
 from ncu_roofline.readers import Metric, RawKernel, RawReport, read_report
-from ncu_roofline.readers.csv_export import is_metric_column, parse_triple, parse_value, read_csv_export
-from ncu_roofline.readers.csv_rows import cannot_be_negative
+from ncu_roofline.readers.csv_export import is_metric_column, parse_triple, read_csv_export
+from ncu_roofline.readers.csv_rows import cannot_be_negative, parse_value
 
 REPORTS = Path(__file__).resolve().parents[1].parent / "shared" / "reports"
 needs_corpus = pytest.mark.skipif(
@@ -464,3 +464,29 @@ def test_all_nan_reports_load(name: str) -> None:
     (kernel,) = report.kernels
     assert kernel.metrics["gpu__time_duration.sum"].is_nan
     assert kernel.number("gpu__time_duration.sum") is None
+
+
+def test_row_metrics_parse_on_demand_and_agree_as_a_mapping() -> None:
+    from ncu_roofline.readers.csv_rows import RowMetrics
+
+    columns = {"a__x.sum": (0, "byte"), "b__y.sum": (1, ""), "c__z.avg": (2, "%"), "d__w.sum": (3, ""),
+               "e__v.sum": (4, "")}
+    row = ["1,024", "", " n/A ", "nan", "text"]
+    m = RowMetrics(row, columns)
+    assert m["a__x.sum"] == Metric(1024.0, "byte")
+    assert "b__y.sum" not in m and "c__z.avg" not in m and m.get("b__y.sum") is None
+    assert m["d__w.sum"].is_nan and m["e__v.sum"].value == "text"
+    assert list(m) == ["a__x.sum", "d__w.sum", "e__v.sum"] and len(m) == 3
+    assert {n: m[n] for n in m}  # every name it lists can be read
+    m.drop("a__x.sum")
+    assert "a__x.sum" not in m and list(m) == ["d__w.sum", "e__v.sum"]
+    with pytest.raises(KeyError):
+        m["zz__unknown.sum"]
+
+
+def test_negative_cells_finds_only_negative_numbers() -> None:
+    from ncu_roofline.readers.csv_rows import negative_cells
+
+    row = ["-5", " -1e3", "-nan", "-inf", "5", "-", "x-1"]
+    signed = [(i, f"m{i}") for i in range(len(row))]
+    assert negative_cells(row, signed) == [("m0", -5.0), ("m1", -1000.0), ("m3", -math.inf)]

@@ -188,7 +188,8 @@ def _tensor_paths(kernel: RawKernel, res: Resolver) -> tuple[dict[str, Value], d
     aggregate path without a sparsity suffix carries the sparse (2x) peak, so its roof is the
     fastest *dense* instruction family for that type (`op_*_src_<type>_sparsity_off`).
     """
-    names = {m.group(1) for name in kernel.metrics if (m := _TENSOR_PATH_RE.match(name))}
+    names = {m.group(1) for name in kernel.metrics
+             if name.startswith("sm__ops_path_tensor_") and (m := _TENSOR_PATH_RE.match(name))}
     work: dict[str, Value] = {}
     peaks: dict[str, Value] = {}
     for path in sorted(n for n in names if n.startswith("src_")):

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -39,9 +38,15 @@ from pathlib import Path
 
 from ..errors import InputError
 from .container import MAGIC
-from .csv_rows import drop_repeated_headers, impossible_values, impossible_values_warning
+from .csv_rows import (
+    RowMetrics,
+    cannot_be_negative,
+    drop_repeated_headers,
+    impossible_values_warning,
+    negative_cells,
+)
 from .ncu_rep import LFS_PREFIX, kernel_from_metrics, sniff_problem
-from .record import Metric, RawKernel, RawReport
+from .record import RawKernel, RawReport
 
 CSV_UNCHECKABLE = ("an export cut between two kernel rows cannot be checked for completeness: the CSV "
                    "records no kernel count")
@@ -58,16 +63,6 @@ _MARKER_RE = re.compile(r"^==([A-Z]+)==\s?")
 # The header row: ncu always writes the ID column first.
 _HEADER_START_RE = re.compile(r'^\s*(?:"ID"|ID)\s*,')
 _PREFIXED_METRIC_RE = re.compile(r"^[a-z][a-z_]*:")
-# Plain or thousands-grouped decimal numbers, with optional fraction and exponent.
-_NUMBER_RE = re.compile(
-    r"[+-]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
-)
-_SPECIAL_FLOATS = {
-    "nan": math.nan, "+nan": math.nan, "-nan": math.nan,
-    "inf": math.inf, "+inf": math.inf, "-inf": -math.inf,
-    "infinity": math.inf, "+infinity": math.inf, "-infinity": -math.inf,
-}
-_MISSING = {"", "n/a"}
 _TRIPLE_RE = re.compile(r"^\(?\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)?$")
 _INT_RE = re.compile(r"^\d+$")
 # Bytes other than tab, LF, FF, CR and ESC below 0x20 (or DEL) do not occur in text exports.
@@ -106,19 +101,6 @@ def is_metric_column(name: str) -> bool:
     if "__" in name or _PREFIXED_METRIC_RE.match(name):
         return True
     return not (not name or name in IDENTITY_COLUMNS or " " in name or name[0].isupper())
-
-
-def parse_value(cell: str) -> float | str | None:
-    """A CSV cell as a float (thousands separators removed), a string, or None when missing."""
-    text = cell.strip()
-    low = text.lower()
-    if low in _MISSING:
-        return None
-    if low in _SPECIAL_FLOATS:
-        return _SPECIAL_FLOATS[low]
-    if _NUMBER_RE.fullmatch(text):
-        return float(text.replace(",", ""))
-    return text
 
 
 def parse_triple(cell: str) -> tuple[int, int, int] | None:
@@ -352,19 +334,18 @@ def read_csv_export(path: Path) -> RawReport:
     ]
     indices = _indices(cells_by_row, warnings)
 
+    columns = {name: (i, unit) for i, name, unit in metric_columns}
+    signed = [(i, name) for i, name, _ in metric_columns if cannot_be_negative(name)]
     kernels: list[RawKernel] = []
     impossible: list[tuple[str, str, float]] = []
     for index, (_, row), (_, cells) in zip(indices, data_rows, cells_by_row, strict=False):
-        metrics: dict[str, Metric] = {}
-        for i, name, unit in metric_columns:
-            value = parse_value(row[i])
-            if value is not None:
-                metrics[name] = Metric(value, unit)
+        metrics = RowMetrics(row, columns)
         kernel_name = cells.get("Kernel Name", "")
         name = cells.get("Function Name") or kernel_name or f"kernel {index}"
         demangled = cells.get("Demangled Name") or kernel_name or name
-        values = {n: float(metrics[n].value) for n in metrics if metrics[n].is_number}
-        impossible.extend((f"kernel {index} ({name})", n, values[n]) for n in impossible_values(metrics))
+        for n, value in negative_cells(row, signed):
+            metrics.drop(n)
+            impossible.append((f"kernel {index} ({name})", n, value))
         kernels.append(kernel_from_metrics(index, name, demangled, metrics, **_identity(cells)))
     if impossible:
         warnings.append(impossible_values_warning(impossible))

@@ -13,13 +13,48 @@
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 from .record import Metric
 
+# Plain or thousands-grouped decimal numbers, with optional fraction and exponent.
+_NUMBER_RE = re.compile(
+    r"[+-]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+)
+SPECIAL_FLOATS = {
+    "nan": math.nan, "+nan": math.nan, "-nan": math.nan,
+    "inf": math.inf, "+inf": math.inf, "-inf": -math.inf,
+    "infinity": math.inf, "+infinity": math.inf, "-infinity": -math.inf,
+}
+MISSING = {"", "n/a"}
 _ROLLUPS = frozenset({"sum", "avg", "min", "max", "ratio", "per_second"})
 _NAMED_LIMIT = 5
+
+
+_PLAIN_NUMBER_CHARS = "0123456789.eE+-"
+
+
+def parse_value(cell: str) -> float | str | None:
+    """A CSV cell as a float (thousands separators removed), a string, or None when missing."""
+    text = cell.strip()
+    if text and not text.strip(_PLAIN_NUMBER_CHARS):  # the common case: no regular expression
+        try:
+            return float(text)
+        except ValueError:
+            return text
+    low = text.lower()
+    if low in MISSING:
+        return None
+    if low in SPECIAL_FLOATS:
+        return SPECIAL_FLOATS[low]
+    if _NUMBER_RE.fullmatch(text):
+        return float(text.replace(",", ""))
+    return text
+
 
 
 def drop_repeated_headers(path: Path, header: list[str], units: list[str],
@@ -55,13 +90,92 @@ def cannot_be_negative(name: str) -> bool:
     return any(p in _ROLLUPS or "pct" in p or "peak_sustained" in p or p.startswith("per_") for p in parts)
 
 
-def impossible_values(metrics: dict[str, Metric]) -> list[str]:
-    """Remove the impossible (negative) counts, shares and rates from `metrics`; their names."""
-    bad = [name for name, m in metrics.items()
-           if m.is_number and not m.is_nan and float(m.value) < 0 and cannot_be_negative(name)]
-    for name in bad:
-        del metrics[name]
-    return bad
+_SUSPECT = " \t\r\nnN"  # first characters of a cell that may be missing ("", " ", "n/a", "N/A")
+
+
+_UNREAD = object()
+
+
+def is_missing(cell: str) -> bool:
+    """True for a cell that holds no value (empty, blank or `n/a`)."""
+    return cell.strip().lower() in MISSING
+
+
+class RowMetrics(Mapping[str, Metric]):
+    """The metrics of one CSV row, each cell parsed only when first asked for.
+
+    A full-set export holds about 700 metric columns and the analysis reads a few hundred; at
+    50,000 rows, parsing only what is read is most of the reader's cost saved. A metric whose
+    cell is empty or `n/a` is absent, as is one `drop`ped (an impossible value).
+    """
+
+    __slots__ = ("_cache", "_columns", "_present", "_row")
+
+    def __init__(self, row: list[str], columns: Mapping[str, tuple[int, str]]) -> None:
+        self._row = row
+        self._columns = columns  # name -> (cell index, unit), shared by every row of the export
+        self._cache: dict[str, Metric | None] = {}
+        self._present: tuple[str, ...] | None = None
+
+    def _get(self, name: str) -> Metric | None:
+        try:
+            return self._cache[name]
+        except KeyError:
+            pass
+        column = self._columns.get(name)
+        found = None
+        if column is not None:
+            value = parse_value(self._row[column[0]])
+            found = None if value is None else Metric(value, column[1])
+        self._cache[name] = found
+        return found
+
+    def get(self, name: str, default: Any = None) -> Any:
+        found = self._cache.get(name, _UNREAD)
+        if found is _UNREAD:
+            found = self._get(name)
+        return default if found is None else found
+
+    def drop(self, name: str) -> None:
+        """Leave a metric out (its value is impossible)."""
+        self._cache[name] = None
+        self._present = None
+
+    def __getitem__(self, name: str) -> Metric:
+        found = self._get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self._get(name) is not None
+
+    def _names(self) -> tuple[str, ...]:
+        if self._present is None:
+            row, cache = self._row, self._cache
+            self._present = tuple(
+                name for name, (i, _) in self._columns.items()
+                if (cache[name] is not None if name in cache
+                    else (cell := row[i]) and (cell[0] not in _SUSPECT or not is_missing(cell))))
+        return self._present
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+
+def negative_cells(row: list[str], signed: list[tuple[int, str]]) -> list[tuple[str, float]]:
+    """(name, value) of the cells in `signed` (metrics that cannot be negative) holding a negative number."""
+    found = []
+    for i, name in signed:
+        cell = row[i]
+        if "-" in cell[:2] or cell[:1].isspace():  # cheap pre-check; the value decides
+            value = parse_value(cell)
+            if isinstance(value, float) and value < 0:  # NaN compares False: -nan is not negative
+                found.append((name, value))
+    return found
 
 
 def impossible_values_warning(found: list[tuple[str, str, float]]) -> str:

@@ -24,11 +24,17 @@ class Metric:
 
     @property
     def is_number(self) -> bool:
-        return isinstance(self.value, (int, float)) and not isinstance(self.value, bool)
+        kind = type(self.value)
+        if kind is float or kind is int:  # the common case, without isinstance
+            return True
+        return isinstance(self.value, (int, float)) and kind is not bool
 
     @property
     def is_nan(self) -> bool:
-        return self.is_number and math.isnan(float(self.value))
+        value = self.value
+        if type(value) is float:
+            return value != value  # NaN is the one float not equal to itself
+        return self.is_number and math.isnan(float(value))
 
 
 @dataclass
