@@ -242,6 +242,14 @@ def test_crlf_bom_and_trailing_prof_lines(tmp_path: Path) -> None:
     assert k.metrics["gpu__time_duration.sum"] == Metric(1234.5678, "usecond")
 
 
+@pytest.mark.parametrize("eol", ["\n", "\r\n", "\r"])
+def test_line_endings_split_as_open_with_newline_empty_does(tmp_path: Path, eol: str) -> None:
+    # A quoted cell may hold a line break; the line splitter must hand csv.reader whole lines.
+    text = (HEADER + UNITS + ROW0).replace("\n", eol) + "==PROF== done" + eol
+    (k,) = read_report(_write(tmp_path, text.encode())).kernels
+    assert k.metrics["gpu__time_duration.sum"] == Metric(1234.5678, "usecond")
+
+
 def test_utf16_export(tmp_path: Path) -> None:
     path = _write(tmp_path, (HEADER + UNITS + ROW0).encode("utf-16"))
     (k,) = read_report(path).kernels

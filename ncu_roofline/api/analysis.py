@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from ..knowledge.peaks_file import UserPeaks
 from ..readers import detect_format, read_report
+from ..readers.csv_rows import RowMetrics
 from ..readers.isolation import AVAILABLE as ISOLATION_AVAILABLE
 from ..readers.isolation import Call, shared_pool
 from ..readers.ncu_rep import detach
@@ -177,11 +178,20 @@ class Analysis:
         return dumps(self.to_dict(redact), indent)
 
 
-def analyze_report(path: str | Path, settings: AnalysisSettings | None = None) -> ReportResult:
-    """Read one file and model every kernel in it (raises InputError for unusable files)."""
+def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
+                   compact: bool = False) -> ReportResult:
+    """Read one file and model every kernel in it (raises InputError for unusable files).
+
+    `compact`: once a CSV kernel is analysed, keep only the metrics the analysis read (its row
+    of a few hundred cells is freed), as the isolated `.ncu-rep` path does.
+    """
     settings = settings or AnalysisSettings()
     raw = read_report(path)
-    kernels = [analyse_kernel(k, settings) for k in raw.kernels]
+    kernels = []
+    for k in raw.kernels:
+        kernels.append(analyse_kernel(k, settings))
+        if compact and isinstance(k.metrics, RowMetrics):
+            k.metrics = k.metrics.fetched()
     return ReportResult(raw.path, raw.source_format, raw.ncu_version, kernels, list(raw.warnings),
                         completeness=raw.completeness)
 
@@ -209,7 +219,7 @@ def analyze_isolated(path: str | Path, settings: AnalysisSettings, timeout: floa
     A crash of NVIDIA's reader costs this file only: `readers.ReaderCrashed`, an InputError.
     """
     if not ISOLATION_AVAILABLE or detect_format(path) != "ncu-rep":
-        return analyze_report(path, settings)
+        return analyze_report(path, settings, compact=True)
     result: ReportResult = shared_pool(ISOLATED_PRELOAD).call(analyse_detached, str(path), settings,
                                                               path=str(path), timeout=timeout)
     return result

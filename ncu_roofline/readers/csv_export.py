@@ -30,7 +30,6 @@ Decisions, so both readers give the same RawKernel:
 from __future__ import annotations
 
 import csv
-import io
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -59,6 +58,7 @@ IDENTITY_COLUMNS = frozenset({
     "Demangled Name", "Mangled Name",
 })
 # `==PROF== ...`, `==WARNING== ...`, `==ERROR== ...` (and any other `==WORD==` ncu marker).
+_EOL_RE = re.compile(r"\r\n|\r|\n")
 _MARKER_RE = re.compile(r"^==([A-Z]+)==\s?")
 # The header row: ncu always writes the ID column first.
 _HEADER_START_RE = re.compile(r'^\s*(?:"ID"|ID)\s*,')
@@ -82,12 +82,22 @@ class _Lines:
     """Physical lines of the text, minus ncu marker lines, remembering the last line number read."""
 
     def __init__(self, text: str) -> None:
-        self._stream = io.StringIO(text, newline="")
+        self._text = text
         self.line_no = 0
         self.markers: list[_Marker] = []
 
+    def _physical(self) -> Iterator[str]:
+        # Lines end at LF, CR or CR LF (as `open(..., newline="")` splits them), each sliced from
+        # the text when reached: no copy of the whole file (io.StringIO holds 4 bytes a character).
+        text, start, end = self._text, 0, len(self._text)
+        while start < end:
+            eol = _EOL_RE.search(text, start)
+            stop = eol.end() if eol else end
+            yield text[start:stop]
+            start = stop
+
     def __iter__(self) -> Iterator[str]:
-        for line in self._stream:
+        for line in self._physical():
             self.line_no += 1
             match = _MARKER_RE.match(line)
             if match:
@@ -249,6 +259,7 @@ def read_csv_export(path: Path) -> RawReport:
         raise InputError(path, f"cannot read the file ({exc.strerror or exc})") from exc
     warnings: list[str] = []
     text = _decode(path, data, warnings)
+    del data  # only the text is needed from here on
 
     lines = _Lines(text)
     source = iter(lines)

@@ -136,6 +136,10 @@ class RowMetrics(Mapping[str, Metric]):
             found = self._get(name)
         return default if found is None else found
 
+    def fetched(self) -> dict[str, Metric]:
+        """The metrics read so far, as a plain dict (what a kernel keeps once it is analysed)."""
+        return {name: m for name, m in self._cache.items() if m is not None}
+
     def drop(self, name: str) -> None:
         """Leave a metric out (its value is impossible)."""
         self._cache[name] = None
