@@ -10,8 +10,12 @@ One module per step, each importing only those below it:
   directly onto any distributed engine (`map` over paths, then concatenate the rows).
 - `workers.py`: `run_isolated`, one fresh worker process per report (forkserver, else spawn),
   so a crash of the native reader or a hang (timeout) costs only that report.
+- `dask_task.py`, `dask_run.py`: `DaskRunner`, which runs the reports on a Dask cluster instead
+  (`run_batch(..., runner=DaskRunner(address))`), each task still reading its report in a child
+  process on the worker (optional: needs the `dask` extra).
 - `manifest.py`: `manifest.json`, and which reports a re-run may reuse (same file content,
   same settings, outputs still there).
+- `parquet.py`: `kernels.parquet` with one fixed schema, so that many runs read as one table.
 - `outputs.py`: `kernels.csv` (+ `kernels.parquet`), `index.html` and the manifest, written
   atomically.
 - `run.py`: `run_batch`, which does all of the above.
@@ -21,7 +25,9 @@ The index page itself is `views/batch_index.py` (its data) and `render/batch_ind
 
 from __future__ import annotations
 
+from .dask_run import DaskRunner, DaskUnavailable
 from .job import analyse_one
 from .run import DEFAULT_TIMEOUT_S, BatchEvent, BatchResult, BatchUsageError, run_batch
 
-__all__ = ["DEFAULT_TIMEOUT_S", "BatchEvent", "BatchResult", "BatchUsageError", "analyse_one", "run_batch"]
+__all__ = ["DEFAULT_TIMEOUT_S", "BatchEvent", "BatchResult", "BatchUsageError", "DaskRunner", "DaskUnavailable",
+           "analyse_one", "run_batch"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from pathlib import Path
 from typing import Any, Protocol
 
 from ..api.analysis import Analysis, analyze_report
@@ -85,15 +86,17 @@ def error_result(path: str, sha256: str | None, message: str) -> JobResult:
 
 
 def analyse_one(path: str, settings: AnalysisSettings, *, redact: bool = False,
-                html: bool = True) -> JobResult:
+                html: bool = True, display_path: str | None = None) -> JobResult:
     """Analyse one report: a picklable dict with its JSON, HTML, kernel rows and summary.
 
     `settings`: how every kernel is modelled (`AnalysisSettings()` for the defaults). `redact`:
     base names only, no NVTX range names. `html`: also render the report page (else `html` is
-    None). Never raises: an unusable input gives `status: "error"` with the reason, any other
-    exception "internal error: ...".
+    None). `display_path`: the path the outputs name the report by when `path` is another
+    spelling of it or a copy (a Dask worker reads an absolute path, or the bytes it was sent
+    from a temporary file); None: `path` itself. Never raises: an unusable input gives
+    `status: "error"` with the reason, any other exception "internal error: ...".
     """
-    shown = shown_path(path, redact)
+    shown = shown_path(display_path or path, redact)
     sha256: str | None = None
     try:
         try:
@@ -101,14 +104,18 @@ def analyse_one(path: str, settings: AnalysisSettings, *, redact: bool = False,
         except OSError:
             sha256 = None  # the reader below explains what is wrong with the path
         report = analyze_report(path, settings)
+        if display_path:
+            report.path = display_path
         analysis = Analysis([report], [], settings)
         json_text = analysis.to_json(redact=redact)
         html_text = render(REPORT, analysis, "html", RenderOptions(redact=redact)) if html else None
         rows, summary = rows_and_summary(json.loads(json_text))
     except InputError as exc:
-        message = exc.message
+        message, named = exc.message, exc.path
+        if display_path and named in (path, str(Path(path))):  # it names the file read: name the original
+            message, named = message.replace(named, display_path), display_path
         if redact:
-            message = message.replace(exc.path, os.path.basename(exc.path))
+            message = message.replace(named, os.path.basename(named))
         return error_result(shown, sha256, message)
     except Exception as exc:
         return error_result(shown, sha256, f"internal error: {type(exc).__name__}: {exc}")

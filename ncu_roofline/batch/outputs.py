@@ -6,9 +6,6 @@ a partial file, and the manifest is written last, so it only ever lists outputs 
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -18,46 +15,12 @@ from ..render.output import write_atomic
 from ..views.batch_index import BatchIndex
 from .layout import INDEX, KERNELS_CSV, KERNELS_PARQUET, MANIFEST, REPORTS_DIR, SCHEMA
 from .manifest import manifest_json
+from .parquet import write_parquet
 
 
 def kernels_csv(rows: list[dict[str, Any]]) -> str:
     """The tidy kernel table as CSV text (empty when there is no kernel)."""
     return rows_to_csv(rows)
-
-
-def write_parquet(rows: list[dict[str, Any]], target: Path) -> bool:
-    """Write the kernel table as Parquet when `pyarrow` is installed; False when it is not."""
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-    except ImportError:
-        return False
-    columns = list(rows[0]) if rows else []
-    arrays = {}
-    for col in columns:
-        values = [r.get(col) for r in rows]
-        kinds = {type(v) for v in values if v is not None}
-        if kinds <= {bool} and kinds:
-            typ = pa.bool_()
-        elif kinds <= {int} and kinds:
-            typ = pa.int64()
-        elif kinds <= {int, float} and kinds:
-            typ = pa.float64()
-            values = [float(v) if v is not None else None for v in values]
-        else:
-            typ = pa.string()
-            values = [str(v) if v is not None else None for v in values]
-        arrays[col] = pa.array(values, type=typ)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    try:
-        pq.write_table(pa.table(arrays), tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return True
 
 
 def render_index(entries: list[dict[str, Any]], settings: dict[str, Any], *, parquet: bool = False) -> str:
@@ -80,12 +43,15 @@ def write_outputs(out: Path, entries: list[dict[str, Any]], rows: list[dict[str,
                   settings: dict[str, Any], old: dict[str, Any] | None = None) -> bool:
     """Write `kernels.csv` (+ `kernels.parquet` with pyarrow), `index.html` and, last, `manifest.json`.
 
+    `kernels.parquet` has one fixed schema (`parquet.py`), and is written even without a kernel,
+    so that the tables of many runs read as one.
+
     `settings` is the manifest's settings block (`manifest.settings_for`). Per-report files that
     the previous manifest (`old`) listed and this one does not are removed. Returns whether the
     Parquet file was written.
     """
     write_atomic(out / KERNELS_CSV, kernels_csv(rows), force=True)
-    parquet = bool(rows) and write_parquet(rows, out / KERNELS_PARQUET)
+    parquet = write_parquet(rows, out / KERNELS_PARQUET)  # also without rows: the schema is fixed
     if not parquet and (out / KERNELS_PARQUET).exists():
         (out / KERNELS_PARQUET).unlink()  # stale: from a run that had pyarrow
     write_atomic(out / INDEX, render_index(entries, settings, parquet=parquet), force=True)

@@ -25,7 +25,7 @@ from .job import Job, JobResult, analyse_one, rows_and_summary
 from .layout import REPORTS_DIR
 from .manifest import load_manifest, manifest_entry, reusable, settings_for
 from .outputs import write_outputs
-from .workers import run_isolated
+from .workers import Runner, run_isolated
 
 DEFAULT_TIMEOUT_S = 300.0
 
@@ -91,7 +91,8 @@ def _prepare(specs: Iterable[str], outdir: str | Path, jobs: int,
 def run_batch(specs: Iterable[str], outdir: str | Path, settings: AnalysisSettings | None = None, *,
               redact: bool = False, jobs: int | None = None, timeout: float = DEFAULT_TIMEOUT_S,
               force: bool = False, progress: Callable[[BatchEvent], None] | None = None,
-              start_method: str | None = None, job: Job = analyse_one) -> BatchResult:
+              start_method: str | None = None, job: Job = analyse_one,
+              runner: Runner | None = None) -> BatchResult:
     """Analyse every input (files, folders, glob patterns) into `outdir`.
 
     `settings`: how every kernel is modelled (the defaults when None); `redact`: base names only,
@@ -99,7 +100,9 @@ def run_batch(specs: Iterable[str], outdir: str | Path, settings: AnalysisSettin
     `timeout`: seconds before a report's worker is killed; `force`: re-analyse even unchanged
     reports; `progress`: called with a `BatchEvent` as each report finishes; `start_method`:
     the multiprocessing start method (default: forkserver, else spawn); `job`: the function the
-    workers run for each report (`analyse_one`; tests pass a stand-in).
+    workers run for each report (`analyse_one`; tests pass a stand-in); `runner`: what runs the
+    reports that need analysing (`run_isolated`, worker processes on this machine, by default;
+    `dask_run.DaskRunner` runs them on a Dask cluster, with the same isolation per report).
 
     Writes `kernels.csv` (+ `kernels.parquet` with pyarrow), `index.html`, `reports/<name>.html`
     and `.json` per report, and `manifest.json`. Raises BatchUsageError when there is nothing to
@@ -164,8 +167,9 @@ def run_batch(specs: Iterable[str], outdir: str | Path, settings: AnalysisSettin
         report_progress(path, res["status"], summary.get("kernel_count"), res["error"], seconds)
 
     if todo:
-        run_isolated(todo, settings, redact=redact, jobs=min(jobs, len(todo)), timeout=timeout,
-                     on_result=on_result, start_method=start_method, job=job)
+        run = runner if runner is not None else run_isolated
+        run(todo, settings, redact=redact, jobs=min(jobs, len(todo)), timeout=timeout,
+            on_result=on_result, start_method=start_method, job=job)
 
     result.entries = [entries[p] for p in paths]
     all_rows = [r for p in paths for r in rows[p]]

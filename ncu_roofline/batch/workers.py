@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..settings import AnalysisSettings
 from .inputs import shown_path
@@ -128,6 +128,14 @@ def _start_forkserver() -> None:
             del os.environ["PYTHONPATH"]
         else:
             os.environ["PYTHONPATH"] = old
+
+
+class Runner(Protocol):
+    """What runs the reports of a batch: `run_isolated` (this machine), or a Dask runner (`dask_run.py`)."""
+
+    def __call__(self, paths: list[str], settings: AnalysisSettings, *, redact: bool = ..., jobs: int,
+                 timeout: float, on_result: Callable[[str, JobResult, float], None],
+                 start_method: str | None = ..., job: Job = ...) -> None: ...
 
 
 @dataclass

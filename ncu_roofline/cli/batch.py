@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import sys
@@ -9,6 +10,7 @@ import sys
 import click
 
 from ..batch import DEFAULT_TIMEOUT_S, BatchEvent, run_batch
+from ..batch.dask_run import INPUT_MODES, MAX_SEND_BYTES, DaskRunner, looks_like_address
 from ..errors import RooflineError
 from .common import analysis_options, fail_and_exit, settings_from
 
@@ -52,8 +54,25 @@ class _Progress:
             self.drawn = False
 
 
+LOCAL_CLUSTER = "\0local"  # what a bare --dask gives: no path or address can hold a NUL
+
+
+def _dask_choice(value: str | None, inputs: tuple[str, ...]) -> tuple[str | None, tuple[str, ...]]:
+    """(address or LOCAL_CLUSTER or None, inputs) from --dask's optional value.
+
+    `--dask` takes the next word as its value when it does not start with "-", so in
+    `batch --dask runs/ -o out` the first input lands there: a value that names an existing path
+    or a glob pattern, or does not look like a scheduler address, is put back as an input.
+    """
+    if value is None or value in ("", LOCAL_CLUSTER):
+        return (None if value is None else LOCAL_CLUSTER), inputs
+    if os.path.exists(value) or glob.has_magic(value) or not looks_like_address(value):
+        return LOCAL_CLUSTER, (value, *inputs)
+    return value, inputs
+
+
 @click.command()
-@click.argument("inputs", nargs=-1, required=True, metavar="PATH...")
+@click.argument("inputs", nargs=-1, required=False, metavar="PATH...")
 @click.option("-o", "--output", "outdir", required=True, metavar="OUTDIR",
               help="Folder to write into (created if missing).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
@@ -62,9 +81,18 @@ class _Progress:
               show_default=True, metavar="SECONDS",
               help="Give up on a report (and kill its worker) after this many seconds.")
 @click.option("--force", is_flag=True, help="Re-analyse every report, even unchanged ones.")
+@click.option("--dask", "dask", is_flag=False, flag_value=LOCAL_CLUSTER, default=None, metavar="[ADDRESS]",
+              help="Run the reports on a Dask cluster: a local one of --jobs worker processes, or the "
+                   "scheduler at ADDRESS (tcp://host:8786). Needs the dask extra: "
+                   "pip install 'ncu-roofline[dask]'.")
+@click.option("--dask-inputs", type=click.Choice(INPUT_MODES), default="auto", show_default=True,
+              help="How reports reach the Dask workers: their paths (the workers share this file system), "
+                   f"their bytes (at most {MAX_SEND_BYTES // 2**20} MiB a report), or auto: paths when every "
+                   "worker sees the input files.")
 @analysis_options()
 def batch(inputs: tuple[str, ...], outdir: str, jobs: int | None, timeout: float, force: bool,
-          threshold: float, peaks_file: str | None, bytes_definition: str, redact: bool) -> None:
+          dask: str | None, dask_inputs: str, threshold: float, peaks_file: str | None, bytes_definition: str,
+          redact: bool) -> None:
     """Analyse every report in PATH... (files, folders searched recursively, glob patterns).
 
     Writes into OUTDIR: index.html (every report, its device, kernels, GPU time, bound-by mix,
@@ -72,21 +100,31 @@ def batch(inputs: tuple[str, ...], outdir: str, jobs: int | None, timeout: float
     kernels.csv (one row per kernel; also kernels.parquet when pyarrow is installed) and
     manifest.json. Each report is read in its own worker process, so a crash or a hang
     (--timeout) costs only that report. Unchanged reports are reused on a re-run (--force
-    re-analyses them).
+    re-analyses them). With --dask, the reports run on a Dask cluster, each still in its own
+    process on a worker; the outputs are the same.
 
     Exit status: 0 when every report was analysed, 1 when some failed (the rest is still
     written), 2 for usage errors (no input found, OUTDIR is a file, a bad option).
     """
+    address, inputs = _dask_choice(dask, inputs)
+    if not inputs:
+        raise click.UsageError("Missing argument 'PATH...'.")
     settings = settings_from(threshold, peaks_file, bytes_definition)  # a bad peaks file: exit 2
+    runner = None
+    if address is not None:
+        try:
+            runner = DaskRunner(None if address == LOCAL_CLUSTER else address, inputs=dask_inputs)
+        except RooflineError as exc:  # Dask is not installed
+            fail_and_exit(str(exc), EXIT_USAGE)
     progress = _Progress(sys.stderr.isatty())
     try:
         result = run_batch(inputs, outdir, settings, redact=redact, jobs=jobs, timeout=timeout, force=force,
-                           progress=progress)
+                           progress=progress, runner=runner)
     except RooflineError as exc:  # BatchUsageError, or an output that cannot be written
         progress.close()
         fail_and_exit(str(exc), EXIT_USAGE)
     progress.close()
-    for note in result.notes:
+    for note in result.notes + (runner.notes if runner is not None else []):
         click.echo(f"ncu-roofline: warning: {note}", err=True)
     parts = [f"{result.analysed} analysed"]
     if result.unchanged:

@@ -1,0 +1,111 @@
+"""The Dask side of a batch that runs on a Dask worker: one report per task, in a child process.
+
+`analyse_task` is what `dask_run.DaskRunner` submits. It is pure: a report (its path, or its
+bytes when the workers do not see the client's files) and the settings in; the job's small
+result and the seconds it took out; nothing written but a temporary copy of sent bytes, which
+it removes. It runs the job through `workers.run_isolated` with one worker process, so a native
+abort or a hang of the reader costs that report ("the reader crashed (exit code -6, SIGABRT)",
+"timed out after N s"), never the Dask worker: the task itself always returns.
+
+A Dask worker started by a nanny is a daemonic process, which `multiprocessing` forbids to
+start children; `children_allowed` lifts that flag of the worker process while a task starts
+its child (the child is itself daemonic, so it still goes when the worker goes).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import multiprocessing
+import os
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ..settings import AnalysisSettings
+from ..version import __version__
+from .inputs import shown_path
+from .job import JobResult
+from .workers import run_isolated
+
+
+class _DaemonFlag:
+    """Lifts the current process's daemon flag while any task of this process needs children."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.users = 0
+        self.was_daemon = False
+
+    @contextlib.contextmanager
+    def lifted(self) -> Iterator[None]:
+        process = multiprocessing.current_process()
+        with self.lock:
+            if self.users == 0:
+                self.was_daemon = bool(process.daemon)
+                if self.was_daemon:
+                    process.daemon = False
+            self.users += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.users -= 1
+                if self.users == 0 and self.was_daemon:
+                    process.daemon = True
+
+
+_FLAG = _DaemonFlag()
+
+
+def children_allowed() -> contextlib.AbstractContextManager[None]:
+    """A context in which this (possibly daemonic Dask worker) process may start child processes."""
+    return _FLAG.lifted()
+
+
+def analyse_task(source: str | bytes, display_path: str, settings: AnalysisSettings, redact: bool,
+                 timeout: float, job: Callable[..., JobResult],
+                 start_method: str | None = None) -> tuple[JobResult, float]:
+    """Analyse one report on a Dask worker, in a child process with `timeout`; (result, seconds).
+
+    `source`: the path to read (the client's absolute path, when the workers share its file
+    system), or the report's bytes, which are written to a temporary file of the same base name
+    and removed afterwards. `display_path`: the path as the client names it; the outputs name
+    the report by it, so they are the same as a local batch's. `job` is called with
+    `display_path=` only when the file it reads has another name (`analyse_one` accepts it).
+    """
+    got: list[tuple[JobResult, float]] = []
+
+    def keep(_path: str, result: JobResult, seconds: float) -> None:
+        got.append((result, seconds))
+
+    with contextlib.ExitStack() as stack:
+        if isinstance(source, bytes):
+            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="ncu-roofline-dask-"))
+            path = os.path.join(folder, os.path.basename(display_path) or "report")
+            with open(path, "wb") as fh:
+                fh.write(source)
+        else:
+            path = source
+        run_job = functools.partial(job, display_path=display_path) if path != display_path else job
+        with children_allowed():
+            run_isolated([path], settings, redact=redact, jobs=1, timeout=timeout, on_result=keep,
+                         start_method=start_method, job=run_job)
+    result, seconds = got[0]
+    return dict(result, path=shown_path(display_path, redact)), seconds
+
+
+def worker_facts(files: list[tuple[str, int]]) -> dict[str, Any]:
+    """What the client asks every worker first: its ncu-roofline version, and whether it sees
+    `files` ((absolute path, size) pairs) as the client does, i.e. shares its file system."""
+    sees = True
+    for path, size in files:
+        try:
+            if not os.path.isfile(path) or os.path.getsize(path) != size:
+                sees = False
+                break
+        except OSError:
+            sees = False
+            break
+    return {"version": __version__, "sees_files": sees}

@@ -1,0 +1,101 @@
+"""`kernels.parquet`: the tidy kernel table with one fixed schema, whatever the data.
+
+Every column of `api.rows.columns()` has a declared Arrow type, so that the files of many runs
+(one folder per night, say) read as one table, e.g. with DuckDB's
+`read_parquet('nightly/*/kernels.parquet')`: a column that is empty (all null) in one run keeps
+its type, the group key column is always there, and a run without any kernel still writes an
+empty table with the same columns. A column that `columns()` does not know (added later and
+not declared here) falls back to its values' type, text when they are all null.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..api.rows import columns
+
+TEXT_COLUMNS = frozenset({
+    "report", "name", "demangled_name", "group_key", "device", "compute_capability", "unusable_reason",
+    "dominant_precision", "bound_by", "bound_kind", "regime", "byte_definition_l2", "byte_definition_l1",
+    "flags", "nvtx_ranges",
+})
+INTEGER_COLUMNS = frozenset({"index", "range_index", "sm_count", "missing_count"})
+BOOLEAN_COLUMNS = frozenset({"usable"})
+# Every other column of `columns()` is a number (seconds, FLOP, bytes, rates, shares): float64.
+
+
+def column_type(name: str) -> str:
+    """The declared type of a known column: "string", "int64", "bool" or "float64"."""
+    if name in TEXT_COLUMNS:
+        return "string"
+    if name in INTEGER_COLUMNS:
+        return "int64"
+    if name in BOOLEAN_COLUMNS:
+        return "bool"
+    return "float64"
+
+
+def _inferred_type(values: list[Any]) -> str:
+    """The type of a column no declaration covers, from its values (text when all are null)."""
+    kinds = {type(v) for v in values if v is not None}
+    if kinds and kinds <= {bool}:
+        return "bool"
+    if kinds and kinds <= {int}:
+        return "int64"
+    if kinds and kinds <= {int, float}:
+        return "float64"
+    return "string"
+
+
+def _converted(values: list[Any], kind: str) -> list[Any]:
+    if kind == "string":
+        return [v if v is None or isinstance(v, str) else str(v) for v in values]
+    if kind == "float64":
+        return [None if v is None else float(v) for v in values]
+    if kind == "int64":
+        return [None if v is None else int(v) for v in values]
+    return [None if v is None else bool(v) for v in values]
+
+
+def kernel_table(rows: list[dict[str, Any]]) -> Any:
+    """The kernel rows as a `pyarrow.Table` with the fixed schema (raises ImportError without pyarrow)."""
+    import pyarrow as pa
+
+    known = columns()
+    names = known + [c for c in (rows[0] if rows else {}) if c not in known]
+    declared = set(known)
+    fields, arrays = [], []
+    for name in names:
+        values = [r.get(name) for r in rows]
+        kind = column_type(name) if name in declared else _inferred_type(values)
+        typ = {"string": pa.string(), "int64": pa.int64(), "bool": pa.bool_(), "float64": pa.float64()}[kind]
+        fields.append(pa.field(name, typ))
+        arrays.append(pa.array(_converted(values, kind), type=typ))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def write_parquet(rows: list[dict[str, Any]], target: Path) -> bool:
+    """Write the kernel table as Parquet (atomically) when `pyarrow` is installed; False when it is not."""
+    try:
+        import pyarrow.parquet as pq
+
+        table = kernel_table(rows)
+    except ImportError:
+        return False
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes 0600; like the other outputs, an ordinary file
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return True
