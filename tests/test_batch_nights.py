@@ -1,6 +1,6 @@
 """Many nights at once: `kernels.parquet` keeps one schema across runs, and DuckDB reads a glob of them.
 
-The queries are the README's ("Batch"), run over `nightly/<night>/kernels.parquet` written by
+The first query is the README's ("Batch", laid out differently there); both run over `nightly/<night>/kernels.parquet` written by
 three small batches of synthetic ncu CSV exports (no corpus needed): GPU time per limiter per
 night, and the kernels whose GPU time grew most from one night to the next.
 """
@@ -26,7 +26,7 @@ from ncu_roofline.settings import AnalysisSettings
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-# The README's queries, word for word (run from the folder that holds nightly/).
+# Run from the folder that holds nightly/.
 NIGHT = r"regexp_extract(filename, '([^/\\]+)[/\\]kernels\.parquet$', 1)"
 LIMITER_PER_NIGHT = f"""
 SELECT {NIGHT} AS night, coalesce(bound_by, 'none') AS limiter,
