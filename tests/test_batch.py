@@ -285,3 +285,36 @@ def test_a_batch_output_inside_an_input_folder_is_not_read_back(tmp_path) -> Non
     run_batch([str(runs)], runs / "out", AnalysisSettings(), jobs=1)
     paths, _ = collect_inputs([str(runs)])
     assert [Path(p).name for p in paths] == ["a.ncu-rep"]
+
+
+def test_a_second_batch_into_the_same_folder_is_refused(tmp_path: Path) -> None:
+    import fcntl
+
+    from ncu_roofline.batch.run import LOCK_FILE, BatchUsageError, run_batch
+
+    out = tmp_path / "out"
+    (out / "reports").mkdir(parents=True)
+    src = tmp_path / "a.csv"
+    src.write_text("not a report\n")
+    with open(out / LOCK_FILE, "a") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # another run holds OUTDIR
+        with pytest.raises(BatchUsageError, match="another `ncu-roofline batch` is writing"):
+            run_batch([str(src)], out, jobs=1)
+    result = run_batch([str(src)], out, jobs=1)  # released: runs (the file fails, recorded)
+    assert result.failed == 1
+
+
+@pytest.mark.parametrize("manifest", [
+    "[" * 100_000,                                                     # nesting: no RecursionError
+    '{"schema": "ncu-roofline-batch/1", "reports": [{"json": "../../etc/passwd"}]}',
+    "{}",
+])
+def test_a_broken_manifest_means_analyse_again_with_a_note(tmp_path: Path, manifest: str) -> None:
+    from ncu_roofline.batch.manifest import load_manifest
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "manifest.json").write_text(manifest)
+    notes: list[str] = []
+    assert load_manifest(out, notes) is None
+    assert len(notes) == 1 and "analysed again" in notes[0] and "manifest.json" in notes[0]

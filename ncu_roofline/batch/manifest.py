@@ -8,11 +8,13 @@ are still there.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from ..api.jsondoc import dumps
+from ..errors import InputError
+from ..knowledge.jsonio import MANIFEST_MAX_BYTES, inside_folder, read_json
+from ..knowledge.schemas import validate_manifest
 from ..settings import AnalysisSettings
 from ..version import __version__
 from .inputs import file_sha256, shown_path
@@ -40,13 +42,23 @@ def settings_for(settings: AnalysisSettings, redact: bool = False) -> dict[str, 
     }
 
 
-def load_manifest(outdir: Path) -> dict[str, Any] | None:
-    """The previous run's manifest in `outdir`, or None when there is none (or it is not ours)."""
-    try:
-        doc = json.loads((outdir / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+def load_manifest(outdir: Path, notes: list[str] | None = None) -> dict[str, Any] | None:
+    """The previous run's manifest in `outdir`, or None when there is none (or it is not ours).
+
+    It is read bounded and validated (`knowledge/jsonio.py`, `knowledge/schemas.py`); a broken
+    one means "re-analyse everything", with a note in `notes`, never a crash.
+    """
+    path = outdir / MANIFEST
+    if not path.is_file():
         return None
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("reports"), list):
+    try:
+        doc = read_json(path, max_bytes=MANIFEST_MAX_BYTES, what="batch manifest")
+        if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+            raise InputError(path, f"not an {SCHEMA} manifest")
+        validate_manifest(doc, path)
+    except InputError as exc:
+        if notes is not None:
+            notes.append(f"{exc}; every report is analysed again")
         return None
     return doc
 
@@ -62,7 +74,11 @@ def reusable(outdir: Path, old: dict[str, Any] | None, settings: dict[str, Any],
     entry = next((e for e in old["reports"] if isinstance(e, dict) and e.get("key") == key), None)
     if not entry or entry.get("status") != "ok" or not entry.get("json") or not entry.get("html"):
         return None
-    if not (outdir / entry["json"]).is_file() or not (outdir / entry["html"]).is_file():
+    try:  # a path that leaves the folder (hand-edited manifest) is never followed
+        files = [inside_folder(outdir, entry[k], k) for k in ("json", "html")]
+    except InputError:
+        return None
+    if not all(f.is_file() for f in files):
         return None
     try:
         if file_sha256(path) != entry.get("sha256"):

@@ -9,15 +9,15 @@ for the others in isolated worker processes (`workers.py`), and writes the folde
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import RooflineError
+from ..errors import InputError, RooflineError
+from ..knowledge.jsonio import DOCUMENT_MAX_BYTES, read_json
 from ..render.output import write_atomic
 from ..settings import AnalysisSettings
 from .inputs import collect_inputs, file_sha256, safe_name, shown_path
@@ -88,6 +88,34 @@ def _prepare(specs: Iterable[str], outdir: str | Path, jobs: int,
     return paths, notes, out
 
 
+LOCK_FILE = ".ncu-roofline-batch.lock"
+
+
+@contextlib.contextmanager
+def _outdir_lock(out: Path) -> Iterator[None]:
+    """Hold an exclusive lock on OUTDIR for the run (POSIX `flock`): two batches writing one folder
+    would delete each other's pages. BatchUsageError when another run holds it."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        yield
+        return
+    try:
+        fh = open(out / LOCK_FILE, "a")  # noqa: SIM115 (held for the whole run)
+    except OSError as exc:
+        raise BatchUsageError(f"{out}: cannot create {LOCK_FILE} ({exc.strerror or exc})") from exc
+    with fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            raise BatchUsageError(f"{out}: another `ncu-roofline batch` is writing this folder; "
+                                  "wait for it to finish, or give another -o") from exc
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
 def run_batch(specs: Iterable[str], outdir: str | Path, settings: AnalysisSettings | None = None, *,
               redact: bool = False, jobs: int | None = None, timeout: float = DEFAULT_TIMEOUT_S,
               force: bool = False, progress: Callable[[BatchEvent], None] | None = None,
@@ -114,69 +142,70 @@ def run_batch(specs: Iterable[str], outdir: str | Path, settings: AnalysisSettin
     jobs = jobs if jobs is not None else (os.cpu_count() or 1)
     paths, notes, out = _prepare(specs, outdir, jobs, timeout)
 
-    shown_settings = settings_for(settings, redact)
-    old = load_manifest(out)
-    keys = {p: safe_name(p) for p in paths}
-    entries: dict[str, dict[str, Any]] = {}
-    rows: dict[str, list[dict[str, Any]]] = {}
-    result = BatchResult(out, [], notes=notes)
-    total = len(paths)
+    with _outdir_lock(out):  # a second batch into the same folder waits for none: it is refused
+        shown_settings = settings_for(settings, redact)
+        old = load_manifest(out, notes)
+        keys = {p: safe_name(p) for p in paths}
+        entries: dict[str, dict[str, Any]] = {}
+        rows: dict[str, list[dict[str, Any]]] = {}
+        result = BatchResult(out, [], notes=notes)
+        total = len(paths)
 
-    def report_progress(path: str, status: str, kernels: int | None, error: str | None,
-                        seconds: float) -> None:
-        if progress is not None:
-            progress(BatchEvent(len(entries), total, path, status, kernels, error, seconds))
+        def report_progress(path: str, status: str, kernels: int | None, error: str | None,
+                            seconds: float) -> None:
+            if progress is not None:
+                progress(BatchEvent(len(entries), total, path, status, kernels, error, seconds))
 
-    todo: list[str] = []
-    for path in paths:
-        prev = None if force else reusable(out, old, shown_settings, path, keys[path])
-        if prev is None:
-            todo.append(path)
-            continue
-        try:
-            doc = json.loads((out / prev["json"]).read_text(encoding="utf-8"))
-            report_rows, summary = rows_and_summary(doc)
-        except (OSError, ValueError, KeyError, IndexError, TypeError):
-            todo.append(path)
-            continue
-        reused = {"path": shown_path(path, redact), "sha256": prev["sha256"], "status": "ok", "error": None,
-                  "summary": summary}
-        entries[path] = manifest_entry(reused, keys[path], prev["json"], prev["html"], prev.get("seconds"))
-        rows[path] = report_rows
-        result.unchanged += 1
-        report_progress(path, "unchanged", summary["kernel_count"], None, 0.0)
+        todo: list[str] = []
+        for path in paths:
+            prev = None if force else reusable(out, old, shown_settings, path, keys[path])
+            if prev is None:
+                todo.append(path)
+                continue
+            try:
+                doc = read_json(out / prev["json"], max_bytes=DOCUMENT_MAX_BYTES, what="JSON document")
+                report_rows, summary = rows_and_summary(doc)
+            except (InputError, KeyError, IndexError, TypeError, ValueError):
+                todo.append(path)
+                continue
+            reused = {"path": shown_path(path, redact), "sha256": prev["sha256"], "status": "ok", "error": None,
+                      "summary": summary}
+            entries[path] = manifest_entry(reused, keys[path], prev["json"], prev["html"], prev.get("seconds"))
+            rows[path] = report_rows
+            result.unchanged += 1
+            report_progress(path, "unchanged", summary["kernel_count"], None, 0.0)
 
-    def on_result(path: str, res: JobResult, seconds: float) -> None:
-        key = keys[path]
-        json_rel = html_rel = None
-        if res["status"] == "ok":
-            json_rel = f"{REPORTS_DIR}/{key}.json"
-            write_atomic(out / json_rel, res["json"], force=True)
-            if res["html"] is not None:
-                html_rel = f"{REPORTS_DIR}/{key}.html"
-                write_atomic(out / html_rel, res["html"], force=True)
-            result.analysed += 1
-        else:
-            result.failed += 1
-            if res["sha256"] is None and os.path.isfile(path):  # a worker that crashed or hung
-                with contextlib.suppress(OSError):
-                    res = dict(res, sha256=file_sha256(path))
-        entries[path] = manifest_entry(res, key, json_rel, html_rel, seconds)
-        rows[path] = res["rows"]
-        summary = res.get("summary") or {}
-        report_progress(path, res["status"], summary.get("kernel_count"), res["error"], seconds)
+        def on_result(path: str, res: JobResult, seconds: float) -> None:
+            key = keys[path]
+            json_rel = html_rel = None
+            if res["status"] == "ok":
+                json_rel = f"{REPORTS_DIR}/{key}.json"
+                write_atomic(out / json_rel, res["json"], force=True)
+                if res["html"] is not None:
+                    html_rel = f"{REPORTS_DIR}/{key}.html"
+                    write_atomic(out / html_rel, res["html"], force=True)
+                result.analysed += 1
+            else:
+                result.failed += 1
+                if res["sha256"] is None and os.path.isfile(path):  # a worker that crashed or hung
+                    with contextlib.suppress(OSError):
+                        res = dict(res, sha256=file_sha256(path))
+            entries[path] = manifest_entry(res, key, json_rel, html_rel, seconds)
+            rows[path] = res["rows"]
+            summary = res.get("summary") or {}
+            report_progress(path, res["status"], summary.get("kernel_count"), res["error"], seconds)
 
-    if todo:
-        run = runner if runner is not None else run_isolated
-        run(todo, settings, redact=redact, jobs=min(jobs, len(todo)), timeout=timeout,
-            on_result=on_result, start_method=start_method, job=job)
+        if todo:
+            run = runner if runner is not None else run_isolated
+            run(todo, settings, redact=redact, jobs=min(jobs, len(todo)), timeout=timeout,
+                on_result=on_result, start_method=start_method, job=job)
 
-    result.entries = [entries[p] for p in paths]
-    all_rows = [r for p in paths for r in rows[p]]
-    result.kernel_count = len(all_rows)
-    result.parquet = write_outputs(out, result.entries, all_rows, shown_settings, old)
-    result.seconds = time.monotonic() - started
-    return result
+        result.entries = [entries[p] for p in paths]
+        all_rows = [r for p in paths for r in rows[p]]
+        result.kernel_count = len(all_rows)
+        result.parquet = write_outputs(out, result.entries, all_rows, shown_settings, old)
+        result.seconds = time.monotonic() - started
+        return result
 
 
 __all__ = ["DEFAULT_TIMEOUT_S", "BatchEvent", "BatchResult", "BatchUsageError", "run_batch"]
