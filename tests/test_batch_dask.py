@@ -215,3 +215,34 @@ def test_bytes_inputs_give_the_same_outputs_and_respect_the_size_limit(inputs, c
     errors = [e["error"] for e in limited.entries if e["status"] == "error"]
     assert limited.analysed == 1 and len(errors) == 1
     assert "too large to send to the Dask workers" in errors[0] and "MiB limit" in errors[0]
+
+
+class _Remote:
+    """A stand-in client of a remote cluster whose workers do not see this file system."""
+
+    def __init__(self, facts: dict[str, Any]) -> None:
+        self.facts = facts
+        self.asked: list[Any] = []
+
+    def wait_for_workers(self, n: int, timeout: float) -> None:
+        pass
+
+    def run(self, function: Any, *args: Any) -> dict[str, Any]:
+        self.asked.append(args)
+        return {"tcp://10.0.0.5:40000": {"version": "0.0.1", "sees_files": True},
+                "tcp://10.0.0.6:40000": self.facts}
+
+
+def test_remote_workers_that_do_not_see_the_files_get_bytes(tmp_path) -> None:
+    pytest.importorskip("distributed")
+    report = tmp_path / "a.ncu-rep"
+    report.write_bytes(b"12345")
+    sees = {"version": "0.0.1", "sees_files": True}
+    blind = {"version": "0.0.1", "sees_files": False}
+    runner = DaskRunner(client=_Remote(blind))
+    assert runner._choose_mode(runner.client, [str(report), str(tmp_path / "missing")]) == "bytes"
+    assert runner.client.asked == [([(str(report), 5)],)]  # only files that are there, by absolute path
+    assert "the Dask workers run ncu-roofline 0.0.1" in runner.notes[0]
+    assert DaskRunner(client=_Remote(sees))._choose_mode(_Remote(sees), [str(report)]) == "paths"
+    forced = DaskRunner(client=_Remote(blind), inputs="paths")
+    assert forced._choose_mode(forced.client, [str(report)]) == "paths"
