@@ -116,7 +116,9 @@ def line(label: str, r: dict[str, Any], runs: list[dict[str, Any]]) -> str:
     return (f"{label}: {r['reports']} reports ({r['failed']} failed), {r['kernels']} kernels in "
             f"{r['wall_s']:.2f} s (runs: {walls}) -> "
             f"{r['reports'] / r['wall_s']:.2f} reports/s, {r['kernels'] / r['wall_s']:.1f} kernels/s; "
-            f"peak RSS parent {mib(r['parent_maxrss'])}, largest worker {mib(r['children_maxrss'])}")
+            f"peak RSS parent {mib(r['parent_maxrss'])}, largest "
+            f"{'Dask worker process (its report children not counted)' if r['dask'] else 'worker'} "
+            f"{mib(r['children_maxrss'])}")
 
 
 def fastest(runs: list[dict[str, Any]]) -> dict[str, Any]:

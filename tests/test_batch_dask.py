@@ -23,15 +23,11 @@ import pytest
 from click.testing import CliRunner
 from conftest import BAD, CORPUS, corpus_files
 
-from ncu_roofline.batch import DaskRunner, run_batch
+from ncu_roofline.batch import DaskRunner, dask_run, run_batch
 from ncu_roofline.batch.dask_task import worker_facts
 from ncu_roofline.batch.job import JobResult, analyse_one
 from ncu_roofline.cli import main
 from ncu_roofline.settings import AnalysisSettings
-
-distributed = pytest.importorskip("distributed")
-
-from ncu_roofline.batch import dask_run  # noqa: E402
 
 GOOD = ["cudaprogramming__simpleDivergence.ncu-rep", "cuda-mlp-inference__report.ncu-rep",
         "cs599k__silu-2025-04-19-v1.ncu-rep"]
@@ -45,6 +41,7 @@ needs_corpus = pytest.mark.skipif(not corpus_files() or not BAD.is_dir(),
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory) -> Any:
     """The module's LocalCluster: 2 worker processes, 1 thread each, as `--dask --jobs 2` starts."""
+    pytest.importorskip("distributed")
     scratch = tmp_path_factory.mktemp("dask-scratch")
     cluster = dask_run.start_local_cluster(2, str(scratch))
     try:
@@ -55,6 +52,7 @@ def cluster(tmp_path_factory) -> Any:
 
 @pytest.fixture(scope="module")
 def client(cluster) -> Any:
+    distributed = pytest.importorskip("distributed")
     with distributed.Client(cluster) as client:
         yield client
 
@@ -112,6 +110,7 @@ def test_missing_extra_says_how_to_install_it(tmp_path, monkeypatch) -> None:
 
 
 def test_unreachable_scheduler_is_a_usage_error(tmp_path) -> None:
+    pytest.importorskip("distributed")
     report = tmp_path / "r.ncu-rep"
     report.write_bytes(b"")
     runner = DaskRunner("tcp://127.0.0.1:9", connect_timeout=1)  # port 9 (discard): nothing listens
@@ -131,6 +130,8 @@ def test_worker_facts_see_files(tmp_path) -> None:
 def test_cluster_batch_matches_local_and_isolates_faults(inputs, cluster, client, tmp_path, monkeypatch) -> None:
     """A hang and a native abort cost one report each, never a Dask worker; the outputs equal local ones."""
     assert sorted(client.nthreads().values()) == [1, 1]
+    profiling = client.run(lambda: __import__("dask").config.get("distributed.worker.profile.enabled"))
+    assert set(profiling.values()) == {False}  # a quiet cluster: no statistical profiler
     workers = set(client.scheduler_info()["workers"])
     with_job(monkeypatch, functools.partial(faults.faulty_job, hang=HANG, crash=CRASH))
     local, remote = tmp_path / "local", tmp_path / "dask"
@@ -214,3 +215,34 @@ def test_bytes_inputs_give_the_same_outputs_and_respect_the_size_limit(inputs, c
     errors = [e["error"] for e in limited.entries if e["status"] == "error"]
     assert limited.analysed == 1 and len(errors) == 1
     assert "too large to send to the Dask workers" in errors[0] and "MiB limit" in errors[0]
+
+
+class _Remote:
+    """A stand-in client of a remote cluster whose workers do not see this file system."""
+
+    def __init__(self, facts: dict[str, Any]) -> None:
+        self.facts = facts
+        self.asked: list[Any] = []
+
+    def wait_for_workers(self, n: int, timeout: float) -> None:
+        pass
+
+    def run(self, function: Any, *args: Any) -> dict[str, Any]:
+        self.asked.append(args)
+        return {"tcp://10.0.0.5:40000": {"version": "0.0.1", "sees_files": True},
+                "tcp://10.0.0.6:40000": self.facts}
+
+
+def test_remote_workers_that_do_not_see_the_files_get_bytes(tmp_path) -> None:
+    pytest.importorskip("distributed")
+    report = tmp_path / "a.ncu-rep"
+    report.write_bytes(b"12345")
+    sees = {"version": "0.0.1", "sees_files": True}
+    blind = {"version": "0.0.1", "sees_files": False}
+    runner = DaskRunner(client=_Remote(blind))
+    assert runner._choose_mode(runner.client, [str(report), str(tmp_path / "missing")]) == "bytes"
+    assert runner.client.asked == [([(str(report), 5)],)]  # only files that are there, by absolute path
+    assert "the Dask workers run ncu-roofline 0.0.1" in runner.notes[0]
+    assert DaskRunner(client=_Remote(sees))._choose_mode(_Remote(sees), [str(report)]) == "paths"
+    forced = DaskRunner(client=_Remote(blind), inputs="paths")
+    assert forced._choose_mode(forced.client, [str(report)]) == "paths"
