@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..knowledge.peaks_file import UserPeaks
-from ..readers import detect_format, read_report
+from ..readers import detect_format, open_report
 from ..readers.csv_rows import RowMetrics
 from ..readers.isolation import AVAILABLE as ISOLATION_AVAILABLE
 from ..readers.isolation import Call, shared_pool
@@ -186,12 +186,14 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
     of a few hundred cells is freed), as the isolated `.ncu-rep` path does.
     """
     settings = settings or AnalysisSettings()
-    raw = read_report(path)
-    kernels = []
-    for k in raw.kernels:
+    opened = open_report(path)  # a CSV export is parsed row by row as this loop reaches it
+    kernels, raws = [], []
+    for k in opened.kernels:
         kernels.append(analyse_kernel(k, settings))
+        raws.append(k)
         if compact and isinstance(k.metrics, RowMetrics):
             k.metrics = k.metrics.fetched()
+    raw = opened.finish(raws)
     return ReportResult(raw.path, raw.source_format, raw.ncu_version, kernels, list(raw.warnings),
                         completeness=raw.completeness)
 

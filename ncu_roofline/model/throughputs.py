@@ -17,7 +17,7 @@ from ..readers.record import RawKernel
 _NON_NEGATIVE_TOLERANCE = -1e-9
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class UnitShare:
     """One unit's busy share of its sustained peak over the kernel's elapsed time."""
 
@@ -32,6 +32,16 @@ class UnitShare:
     def to_dict(self) -> dict[str, object]:
         return {"share": self.share, "label": self.label, "group": self.group, "parent": self.parent,
                 "recipe": self.recipe}
+
+
+_RECIPES: dict[str, str] = {}  # metric -> "metric ÷ 100", one string shared by every launch
+
+
+def _recipe(name: str) -> str:
+    found = _RECIPES.get(name)
+    if found is None:
+        found = _RECIPES.setdefault(name, f"{name} ÷ 100") if len(_RECIPES) < 4096 else f"{name} ÷ 100"
+    return found
 
 
 def _percent(raw: RawKernel, name: str) -> float | None:
@@ -55,7 +65,7 @@ def unit_throughputs(raw: RawKernel) -> dict[str, UnitShare]:
         for name in unit.metrics:
             share = _percent(raw, name)
             if share is not None:
-                out[unit.id] = UnitShare(unit.id, share, unit.label, unit.group, unit.parent, f"{name} ÷ 100",
+                out[unit.id] = UnitShare(unit.id, share, unit.label, unit.group, unit.parent, _recipe(name),
                                          unit.explains)
                 break
     known = {name for unit in T.UNITS for name in unit.metrics}
@@ -67,7 +77,7 @@ def unit_throughputs(raw: RawKernel) -> dict[str, UnitShare]:
             share = _percent(raw, name)
             if share is not None:
                 uid = name.split(".", 1)[0]
-                out.setdefault(uid, UnitShare(uid, share, uid, group, headline, f"{name} ÷ 100"))
+                out.setdefault(uid, UnitShare(uid, share, uid, group, headline, _recipe(name)))
     return out
 
 

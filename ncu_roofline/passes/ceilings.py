@@ -32,7 +32,7 @@ ASSUMED_ISSUE_PER_SM = 4.0
 SIGNIFICANT = 0.9  # a ceiling that takes less than 10 % off its roof is not worth a finding
 
 
-@dataclass
+@dataclass(slots=True)
 class Ceiling:
     """`factor` x the `roof`: the best the kernel can reach with what the counters show."""
 
@@ -49,7 +49,7 @@ class Ceiling:
                 "evidence": dict(self.evidence), "detail": self.detail, "action": self.action}
 
 
-@dataclass
+@dataclass(slots=True)
 class NotApplicable:
     """A ceiling that was not computed, or was dropped, and why."""
 

@@ -35,7 +35,7 @@ _GEMM_LIKE = re.compile(r"gemm|gemv|matmul|linear|mma|dense|fc_|sgemm|hgemm|cutl
 _LATENCY_SHARE = 0.6  # below this share of what the ceilings allow, the rest is called latency
 
 
-@dataclass
+@dataclass(slots=True)
 class Finding:
     """One line of the diagnosis, most important first."""
 

@@ -14,18 +14,21 @@ Only regular files are read (a device or a pipe is refused before it is opened).
 
 from __future__ import annotations
 
+import dataclasses
 import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
 from .container import MAGIC
-from .csv_export import read_csv_export
+from .csv_export import CsvExport
 from .isolation import ReaderCrashed, shared_pool
 from .ncu_rep import LFS_PREFIX, detach, read_ncu_rep, sniff_problem
 from .record import Metric, RawKernel, RawReport
 
-__all__ = ["Metric", "RawKernel", "RawReport", "ReaderCrashed", "detect_format", "read_report",
-           "read_report_isolated"]
+__all__ = ["Metric", "OpenReport", "RawKernel", "RawReport", "ReaderCrashed", "detect_format", "open_report",
+           "read_report", "read_report_isolated"]
 
 REPORT_SUFFIXES = (".ncu-rep", ".nsight-cuprof-report")
 _PASS_HINT = (
@@ -102,20 +105,47 @@ def detect_format(path: str | Path) -> str:
     )
 
 
+@dataclass
+class OpenReport:
+    """An input file being read: its kernels one at a time, then the RawReport of those kept.
+
+    A CSV export is parsed row by row as `kernels` is iterated (the file is never held whole);
+    a `.ncu-rep` report is opened whole by NVIDIA's reader and reads its metrics on demand.
+    Iterate `kernels` to the end, then call `finish` with the kernels (the same objects): a
+    fault further down the file raises InputError from the iteration.
+    """
+
+    path: Path
+    kernels: Iterator[RawKernel]
+    finish: Callable[[list[RawKernel]], RawReport]
+
+
+def open_report(path: str | Path) -> OpenReport:
+    """Open one input file (`.ncu-rep` or `ncu --csv --page raw` export) to read its kernels in turn."""
+    path = Path(path)
+    if detect_format(path) == "ncu-rep":
+        raw = read_ncu_rep(path)
+        return OpenReport(path, iter(raw.kernels), lambda kernels: dataclasses.replace(raw, kernels=kernels))
+    export = CsvExport(path)
+
+    def finish(kernels: list[RawKernel]) -> RawReport:
+        report = export.report(kernels)
+        suffix = path.suffix.lower()
+        if suffix in REPORT_SUFFIXES:
+            report.warnings.append(f"the file is named {suffix} but holds an ncu CSV export; it was read as CSV")
+        return report
+
+    return OpenReport(path, export.kernels(), finish)
+
+
 def read_report(path: str | Path) -> RawReport:
     """Read one input file (`.ncu-rep` or `ncu --csv --page raw` export) into a RawReport.
 
     NVIDIA's reader runs in this process (its metrics are read on demand); `read_report_isolated`
     runs it in a child process instead.
     """
-    path = Path(path)
-    if detect_format(path) == "ncu-rep":
-        return read_ncu_rep(path)
-    report = read_csv_export(path)
-    suffix = path.suffix.lower()
-    if suffix in REPORT_SUFFIXES:
-        report.warnings.append(f"the file is named {suffix} but holds an ncu CSV export; it was read as CSV")
-    return report
+    opened = open_report(path)
+    return opened.finish(list(opened.kernels))
 
 
 def read_materialized(path: str) -> RawReport:

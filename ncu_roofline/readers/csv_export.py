@@ -32,19 +32,18 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
-from .container import MAGIC
 from .csv_rows import (
+    RepeatedRows,
     RowMetrics,
     cannot_be_negative,
-    drop_repeated_headers,
     impossible_values_warning,
     negative_cells,
 )
-from .ncu_rep import LFS_PREFIX, kernel_from_metrics, sniff_problem
+from .csv_text import Marker, TextLines
+from .ncu_rep import kernel_from_metrics
 from .record import RawKernel, RawReport
 
 CSV_UNCHECKABLE = ("an export cut between two kernel rows cannot be checked for completeness: the CSV "
@@ -57,53 +56,11 @@ IDENTITY_COLUMNS = frozenset({
     "Stream", "Block Size", "Grid Size", "Device", "CC", "Section Name", "Function Name",
     "Demangled Name", "Mangled Name",
 })
-# `==PROF== ...`, `==WARNING== ...`, `==ERROR== ...` (and any other `==WORD==` ncu marker).
-_EOL_RE = re.compile(r"\r\n|\r|\n")
-_MARKER_RE = re.compile(r"^==([A-Z]+)==\s?")
 # The header row: ncu always writes the ID column first.
 _HEADER_START_RE = re.compile(r'^\s*(?:"ID"|ID)\s*,')
 _PREFIXED_METRIC_RE = re.compile(r"^[a-z][a-z_]*:")
 _TRIPLE_RE = re.compile(r"^\(?\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)?$")
 _INT_RE = re.compile(r"^\d+$")
-# Bytes other than tab, LF, FF, CR and ESC below 0x20 (or DEL) do not occur in text exports.
-_CONTROL_BYTES = frozenset(set(range(0x20)) - {0x09, 0x0A, 0x0C, 0x0D, 0x1B}) | {0x7F}
-
-
-@dataclass
-class _Marker:
-    """One `==WORD== text` line found anywhere in the file."""
-
-    line_no: int
-    kind: str
-    text: str
-
-
-class _Lines:
-    """Physical lines of the text, minus ncu marker lines, remembering the last line number read."""
-
-    def __init__(self, text: str) -> None:
-        self._text = text
-        self.line_no = 0
-        self.markers: list[_Marker] = []
-
-    def _physical(self) -> Iterator[str]:
-        # Lines end at LF, CR or CR LF (as `open(..., newline="")` splits them), each sliced from
-        # the text when reached: no copy of the whole file (io.StringIO holds 4 bytes a character).
-        text, start, end = self._text, 0, len(self._text)
-        while start < end:
-            eol = _EOL_RE.search(text, start)
-            stop = eol.end() if eol else end
-            yield text[start:stop]
-            start = stop
-
-    def __iter__(self) -> Iterator[str]:
-        for line in self._physical():
-            self.line_no += 1
-            match = _MARKER_RE.match(line)
-            if match:
-                self.markers.append(_Marker(self.line_no, match.group(1), line[match.end():].strip()))
-                continue
-            yield line
 
 
 def is_metric_column(name: str) -> bool:
@@ -121,56 +78,7 @@ def parse_triple(cell: str) -> tuple[int, int, int] | None:
     return (int(match.group(1)), int(match.group(2)), int(match.group(3)))
 
 
-def _decode(path: Path, data: bytes, warnings: list[str]) -> str:
-    """The file's text; InputError for anything that is not a CSV text file."""
-    if not data:
-        raise InputError(
-            path,
-            "the file is empty (0 bytes)",
-            "export the CSV again with `ncu --csv --page raw` (e.g. `ncu --import R.ncu-rep "
-            "--csv --page raw > R.csv`)",
-        )
-    head = data[:64]
-    if head.startswith(LFS_PREFIX):
-        raise InputError(path, sniff_problem(head) or "this is a Git LFS pointer")
-    if head.startswith(MAGIC):
-        raise InputError(
-            path,
-            "this is an Nsight Compute report (.ncu-rep), not a CSV export",
-            "rename it to end in .ncu-rep, or export CSV with "
-            "`ncu --import FILE.ncu-rep --csv --page raw > FILE.csv`",
-        )
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        # PowerShell's `>` redirection writes UTF-16 with a byte-order mark.
-        try:
-            return data.decode("utf-16")
-        except UnicodeDecodeError as exc:
-            raise _not_text(path, f"undecodable UTF-16 at byte {exc.start}") from exc
-    sample = data[:65536]
-    controls = sum(1 for b in sample if b in _CONTROL_BYTES)
-    if b"\x00" in sample or controls > max(2, len(sample) // 100):
-        raise _not_text(path, "it contains binary data")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        text = data.decode("utf-8-sig", errors="replace")
-        bad = text.count("\ufffd")
-        warnings.append(
-            f"the file is not valid UTF-8 (first bad byte at offset {exc.start}); "
-            f"{bad} undecodable byte sequence(s) were replaced with U+FFFD"
-        )
-        return text
-
-
-def _not_text(path: Path, why: str) -> InputError:
-    return InputError(
-        path,
-        f"not a CSV text file ({why})",
-        "pass a .ncu-rep report, or the CSV text written by `ncu --csv --page raw`",
-    )
-
-
-def _marker_summary(markers: list[_Marker], kind: str) -> str:
+def _marker_summary(markers: list[Marker], kind: str) -> str:
     texts = [m.text for m in markers if m.kind == kind and m.text]
     if not texts:
         return ""
@@ -197,29 +105,6 @@ def _check_layout(path: Path, header: list[str], header_line: int) -> None:
         )
 
 
-def _read_rows(
-    path: Path, lines: _Lines, rows_source: Iterator[str]
-) -> list[tuple[int, list[str]]]:
-    """Every non-blank CSV row after the header, with the file line number it ends on."""
-    rows: list[tuple[int, list[str]]] = []
-    reader = csv.reader(rows_source)
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            raise InputError(
-                path,
-                f"line {lines.line_no}: malformed CSV ({exc})",
-                "the export may be truncated or damaged; " + REEXPORT_HINT,
-            ) from exc
-        if len(row) <= 1 and not "".join(row).strip():
-            continue  # a blank line (a units row of empty cells is not blank: it has many)
-        rows.append((lines.line_no, row))
-    return rows
-
-
 def _identity(cells: dict[str, str]) -> dict[str, object]:
     """RawKernel keyword arguments from the identity columns that hold a value."""
     out: dict[str, object] = {}
@@ -242,125 +127,169 @@ def _identity(cells: dict[str, str]) -> dict[str, object]:
     return out
 
 
-def _indices(rows: list[tuple[int, dict[str, str]]], warnings: list[str]) -> list[int]:
-    ids = [cells.get("ID", "") for _, cells in rows]
-    if all(_INT_RE.match(i) for i in ids) and len(set(map(int, ids))) == len(ids):
-        return [int(i) for i in ids]
-    warnings.append("the ID column is missing, not numeric or repeats; kernels are numbered by row")
-    return list(range(len(rows)))
 
 
-def read_csv_export(path: Path) -> RawReport:
-    """Read every kernel of an `ncu --csv --page raw` export; raise InputError for anything unusable."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(path, f"cannot read the file ({exc.strerror or exc})") from exc
-    warnings: list[str] = []
-    text = _decode(path, data, warnings)
-    del data  # only the text is needed from here on
+class CsvExport:
+    """An export read as it is iterated: `kernels()` yields each row's kernel, then `report()`.
 
-    lines = _Lines(text)
-    source = iter(lines)
-    skipped = 0
-    header: list[str] | None = None
-    for line in source:
-        if _HEADER_START_RE.match(line):
-            header = [name.strip() for name in next(csv.reader([line]))]
-            break
-        if line.strip():
-            skipped += 1
-    header_line = lines.line_no
-    if header is None:
-        if not text.strip():
-            reason = "the file holds only blank lines (no CSV header row)"
-        else:
-            reason = (
-                'no CSV header row found (expected a row starting "ID","Process ID",...)'
-                + _marker_summary(lines.markers, "ERROR")
-            )
-        raise InputError(
-            path, reason, "pass the CSV written by `ncu --csv --page raw`, or a .ncu-rep report"
-        )
-    _check_layout(path, header, header_line)
-    if skipped:
-        warnings.append(f"skipped {skipped} line(s) before the CSV header (program output?)")
+    The header is read (and checked) when the export is opened; each kernel row is parsed when
+    reached, so a consumer that keeps only what it needs of each kernel never holds the file.
+    A fault found further down (a malformed row, a cut last row) raises InputError from the
+    iteration: the kernels yielded before it are not a report.
+    """
 
-    rows = _read_rows(path, lines, source)
-    warnings[:0] = [m.text for m in lines.markers if m.kind == "WARNING" and m.text]
-    warnings.extend(f"ncu error: {m.text}" for m in lines.markers if m.kind == "ERROR" and m.text)
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._decoding: list[str] = []
+        self._lines = TextLines(self.path, self._decoding)
+        self._source = iter(self._lines)
+        self._skipped: list[str] = []  # lines before the header
+        self._notes: list[str] = []  # repeated rows, IDs, impossible values
+        self._renumber = False
+        self._done = False
+        skipped = 0
+        header: list[str] | None = None
+        for line in self._source:
+            if _HEADER_START_RE.match(line):
+                header = [name.strip() for name in next(csv.reader([line]))]
+                break
+            if line.strip():
+                skipped += 1
+        self.header_line = self._lines.line_no
+        if header is None:
+            if not skipped and not self._lines.markers:
+                reason = "the file holds only blank lines (no CSV header row)"
+            else:
+                reason = ('no CSV header row found (expected a row starting "ID","Process ID",...)'
+                          + _marker_summary(self._lines.markers, "ERROR"))
+            raise InputError(self.path, reason,
+                             "pass the CSV written by `ncu --csv --page raw`, or a .ncu-rep report")
+        _check_layout(self.path, header, self.header_line)
+        if skipped:
+            self._skipped.append(f"skipped {skipped} line(s) before the CSV header (program output?)")
+        self.header = header
 
-    if not rows:
-        raise InputError(
-            path,
-            f"the CSV has a header row (line {header_line}) but no units row and no kernel rows "
-            "(0 kernels)" + _marker_summary(lines.markers, "ERROR"),
-            "the export stops after the header; " + REEXPORT_HINT,
-        )
-    for index, (line_no, row) in enumerate(rows):
-        if len(row) != len(header):
-            last = index == len(rows) - 1
-            why = (
-                "the export looks truncated (cut off while it was written or copied)"
-                if last and len(row) < len(header)
-                else "the file is malformed or was edited"
-            )
+    def kernels(self) -> Iterator[RawKernel]:
+        """Each kernel row as a RawKernel, in file order (iterate once)."""
+        path, header = self.path, self.header
+        rows = self._rows()
+        first = next(rows, None)
+        if first is None:
             raise InputError(
                 path,
-                f"line {line_no} has {len(row)} field(s) but the header has {len(header)}: {why}",
-                REEXPORT_HINT,
+                f"the CSV has a header row (line {self.header_line}) but no units row and no kernel rows "
+                "(0 kernels)" + _marker_summary(self._lines.markers, "ERROR"),
+                "the export stops after the header; " + REEXPORT_HINT,
             )
-    if not text.endswith(("\n", "\r")) and text.rstrip().splitlines()[-1].count('"') % 2:
-        raise InputError(
-            path,
-            f"line {rows[-1][0]} ends inside a quoted value: the export looks truncated",
-            REEXPORT_HINT,
-        )
+        units_line, units = first
+        id_column = header.index("ID")
+        if units[id_column].strip():
+            raise InputError(
+                path,
+                f"line {units_line} should be the units row (empty under the ID column) but its ID is "
+                f"{units[id_column].strip()!r}: the CSV has no units row",
+                "without units the values cannot be converted; " + REEXPORT_HINT,
+            )
+        repeated = RepeatedRows(path, header, units, REEXPORT_HINT)
+        metric_columns = [(i, name, units[i].strip()) for i, name in enumerate(header) if is_metric_column(name)]
+        identity_columns = [(i, name) for i, name in enumerate(header) if not is_metric_column(name)]
+        columns = {name: (i, unit) for i, name, unit in metric_columns}
+        signed = [(i, name) for i, name, _ in metric_columns if cannot_be_negative(name)]
+        impossible: list[tuple[str, str, float]] = []
+        seen_ids: set[int] = set()
+        count = 0
+        for line_no, row in rows:
+            if repeated.skip(line_no, row):
+                continue
+            cells = {name: row[i].strip() for i, name in identity_columns}
+            ident = cells.get("ID", "")
+            if _INT_RE.match(ident) and int(ident) not in seen_ids:
+                index = int(ident)
+                seen_ids.add(index)
+            else:
+                index = count
+                self._renumber = True
+            metrics = RowMetrics(row, columns)
+            kernel_name = cells.get("Kernel Name", "")
+            name = cells.get("Function Name") or kernel_name or f"kernel {index}"
+            demangled = cells.get("Demangled Name") or kernel_name or name
+            for n, value in negative_cells(row, signed):
+                metrics.drop(n)
+                impossible.append((f"kernel {index} ({name})", n, value))
+            count += 1
+            yield kernel_from_metrics(index, name, demangled, metrics, **_identity(cells))
+        if repeated.warning:
+            self._notes.append(repeated.warning)
+        if not count:
+            raise InputError(
+                path,
+                "the CSV export holds no kernel rows (0 kernels)" + _marker_summary(self._lines.markers, "ERROR"),
+                "an export cut after its units row looks like this (copy it again); otherwise check that "
+                "ncu's kernel filters (-k, --launch-skip, --launch-count) matched a launch",
+            )
+        if self._renumber:
+            self._notes.append("the ID column is missing, not numeric or repeats; kernels are numbered by row")
+        if impossible:
+            self._notes.append(impossible_values_warning(impossible))
+        self._done = True
 
-    id_column = header.index("ID")
-    units_line, units = rows[0]
-    if units[id_column].strip():
-        raise InputError(
-            path,
-            f"line {units_line} should be the units row (empty under the ID column) but its ID is "
-            f"{units[id_column].strip()!r}: the CSV has no units row",
-            "without units the values cannot be converted; " + REEXPORT_HINT,
-        )
-    data_rows = drop_repeated_headers(path, header, units, rows[1:], warnings, REEXPORT_HINT)
-    if not data_rows:
-        raise InputError(
-            path,
-            "the CSV export holds no kernel rows (0 kernels)" + _marker_summary(lines.markers, "ERROR"),
-            "an export cut after its units row looks like this (copy it again); otherwise check that "
-            "ncu's kernel filters (-k, --launch-skip, --launch-count) matched a launch",
-        )
+    def _rows(self) -> Iterator[tuple[int, list[str]]]:
+        """Every non-blank row after the header with the line it ends on; a row is checked against
+        the header once the next one is read (the last row may be cut, any other is damaged)."""
+        path, width = self.path, len(self.header)
+        reader = csv.reader(self._source)
+        pending: tuple[int, list[str]] | None = None
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:
+                raise InputError(path, f"line {self._lines.line_no}: malformed CSV ({exc})",
+                                 "the export may be truncated or damaged; " + REEXPORT_HINT) from exc
+            if len(row) <= 1 and not "".join(row).strip():
+                continue  # a blank line (a units row of empty cells is not blank: it has many)
+            if pending is not None:
+                _check_width(path, pending, width, last=False)
+                yield pending
+            pending = (self._lines.line_no, row)
+        if pending is None:
+            return
+        _check_width(path, pending, width, last=True)
+        last = self._lines.last_line
+        if not last.endswith(("\n", "\r")) and last.count('"') % 2:
+            raise InputError(path, f"line {pending[0]} ends inside a quoted value: the export looks truncated",
+                             REEXPORT_HINT)
+        yield pending
 
-    metric_columns = [(i, name, units[i].strip()) for i, name in enumerate(header)
-                      if is_metric_column(name)]
-    identity_columns = [(i, name) for i, name in enumerate(header) if not is_metric_column(name)]
-    cells_by_row = [
-        (line_no, {name: row[i].strip() for i, name in identity_columns})
-        for line_no, row in data_rows
-    ]
-    indices = _indices(cells_by_row, warnings)
+    def report(self, kernels: list[RawKernel]) -> RawReport:
+        """The RawReport of the kernels `kernels()` yielded (each renumbered by row when the IDs cannot
+        number them), with every warning of the file."""
+        if not self._done:
+            raise RuntimeError("CsvExport.report() before kernels() was read to the end")
+        if self._renumber:
+            for position, kernel in enumerate(kernels):
+                kernel.index = position
+        markers = self._lines.markers
+        warnings = [m.text for m in markers if m.kind == "WARNING" and m.text]
+        warnings += self._decoding + self._skipped
+        warnings += [f"ncu error: {m.text}" for m in markers if m.kind == "ERROR" and m.text]
+        warnings += self._notes
+        return RawReport(path=str(self.path), source_format="csv", kernels=kernels, ncu_version=None,
+                         warnings=warnings, completeness=CSV_UNCHECKABLE)
 
-    columns = {name: (i, unit) for i, name, unit in metric_columns}
-    signed = [(i, name) for i, name, _ in metric_columns if cannot_be_negative(name)]
-    kernels: list[RawKernel] = []
-    impossible: list[tuple[str, str, float]] = []
-    for index, (_, row), (_, cells) in zip(indices, data_rows, cells_by_row, strict=False):
-        metrics = RowMetrics(row, columns)
-        kernel_name = cells.get("Kernel Name", "")
-        name = cells.get("Function Name") or kernel_name or f"kernel {index}"
-        demangled = cells.get("Demangled Name") or kernel_name or name
-        for n, value in negative_cells(row, signed):
-            metrics.drop(n)
-            impossible.append((f"kernel {index} ({name})", n, value))
-        kernels.append(kernel_from_metrics(index, name, demangled, metrics, **_identity(cells)))
-    if impossible:
-        warnings.append(impossible_values_warning(impossible))
-    return RawReport(
-        path=str(path), source_format="csv", kernels=kernels, ncu_version=None, warnings=warnings,
-        completeness=CSV_UNCHECKABLE,
-    )
+
+def _check_width(path: Path, row: tuple[int, list[str]], width: int, last: bool) -> None:
+    line_no, cells = row
+    if len(cells) == width:
+        return
+    why = ("the export looks truncated (cut off while it was written or copied)" if last and len(cells) < width
+           else "the file is malformed or was edited")
+    raise InputError(path, f"line {line_no} has {len(cells)} field(s) but the header has {width}: {why}",
+                     REEXPORT_HINT)
+
+
+def read_csv_export(path: str | Path) -> RawReport:
+    """Read every kernel of an `ncu --csv --page raw` export; raise InputError for anything unusable."""
+    export = CsvExport(path)
+    return export.report(list(export.kernels()))

@@ -57,29 +57,38 @@ def parse_value(cell: str) -> float | str | None:
 
 
 
-def drop_repeated_headers(path: Path, header: list[str], units: list[str],
-                          rows: list[tuple[int, list[str]]], warnings: list[str],
-                          hint: str) -> list[tuple[int, list[str]]]:
-    """`rows` without the repeats of the header and units rows (a warning says which lines)."""
-    names = [h.strip() for h in header]
-    unit_cells = [u.strip() for u in units]
-    id_column = names.index("ID")
-    kept: list[tuple[int, list[str]]] = []
-    skipped: list[int] = []
-    for line_no, row in rows:
+class RepeatedRows:
+    """Tells the repeats of the header and units rows among the rows after them (`skip`), and
+    refuses a second header with other columns; `warning` names the lines skipped."""
+
+    def __init__(self, path: Path, header: list[str], units: list[str], hint: str) -> None:
+        self._path, self._hint = path, hint
+        self._names = [h.strip() for h in header]
+        self._units = [u.strip() for u in units]
+        self._id = self._names.index("ID")
+        self._skipped: list[int] = []
+
+    def skip(self, line_no: int, row: list[str]) -> bool:
+        ident = row[self._id].strip()
+        if ident and ident != "ID":
+            return False  # a kernel row (the cheap test: a repeat has "ID" or nothing there)
         cells = [c.strip() for c in row]
-        if cells in (names, unit_cells):
-            skipped.append(line_no)
-            continue
-        if cells[id_column] == "ID":
-            raise InputError(path, f"line {line_no} is a second header row with other columns: two different "
-                                   "exports were joined", hint)
-        kept.append((line_no, row))
-    if skipped:
+        if cells in (self._names, self._units):
+            self._skipped.append(line_no)
+            return True
+        if ident == "ID":
+            raise InputError(self._path, f"line {line_no} is a second header row with other columns: two "
+                                         "different exports were joined", self._hint)
+        return False
+
+    @property
+    def warning(self) -> str:
+        skipped = self._skipped
+        if not skipped:
+            return ""
         lines = ", ".join(map(str, skipped[:_NAMED_LIMIT])) + (" …" if len(skipped) > _NAMED_LIMIT else "")
-        warnings.append(f"skipped {len(skipped)} repeated header or units row(s) (line {lines}): "
-                        "exports joined, or a header written again")
-    return kept
+        return (f"skipped {len(skipped)} repeated header or units row(s) (line {lines}): "
+                "exports joined, or a header written again")
 
 
 def cannot_be_negative(name: str) -> bool:
@@ -170,8 +179,13 @@ class RowMetrics(Mapping[str, Metric]):
         return len(self._names())
 
 
+_MAY_BE_NEGATIVE_RE = re.compile(r"\x00[-\s]")  # a cell that starts with "-" or a space
+
+
 def negative_cells(row: list[str], signed: list[tuple[int, str]]) -> list[tuple[str, float]]:
     """(name, value) of the cells in `signed` (metrics that cannot be negative) holding a negative number."""
+    if not _MAY_BE_NEGATIVE_RE.search("\x00" + "\x00".join(row)):  # one scan of the row in C: the usual answer
+        return []
     found = []
     for i, name in signed:
         cell = row[i]

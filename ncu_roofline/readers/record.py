@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from .rules import RuleResult
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Metric:
     """One metric as stored in the report: a number (or string) and its unit as written there."""
 

@@ -1,0 +1,167 @@
+"""The text of an ncu CSV export, line by line, as it is read (never the whole file at once).
+
+An export of 50,000 full-set launches is 1.4 GB of text; holding it as one string, and every row
+as a list of cells, would cost several times that. `TextLines` reads the file through a buffered
+text stream instead: lines end at LF, CR or CR LF (as `open(..., newline="")` splits them), ncu's
+`==WORD==` marker lines are set aside wherever they occur, and the last line read is kept for the
+truncation checks.
+
+Decoding: UTF-8 (a byte-order mark is dropped). Bytes that are not UTF-8 become U+FFFD, one per
+byte, and a warning says how many and where the first one is (its offset is found by a second
+read of the file, only then). UTF-16 with a byte-order mark (PowerShell's `>` writes it) is
+decoded whole: such files are small hand-made exports. Before any line is read, the first 64 KiB
+are checked for what is not a CSV text file at all: an empty file, a Git LFS pointer, a
+`.ncu-rep` report, binary data.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InputError
+from .container import MAGIC
+from .ncu_rep import LFS_PREFIX, sniff_problem
+
+_SAMPLE_BYTES = 65536
+_MARKER_RE = re.compile(r"^==([A-Z]+)==\s?")
+_EOL_RE = re.compile(r"\r\n|\r|\n")
+_ESCAPED_RE = re.compile("[\udc80-\udcff]")  # an undecodable byte, as `surrogateescape` keeps it
+# Bytes other than tab, LF, FF, CR and ESC below 0x20 (or DEL) do not occur in text exports.
+_CONTROL_BYTES = frozenset(set(range(0x20)) - {0x09, 0x0A, 0x0C, 0x0D, 0x1B}) | {0x7F}
+
+
+@dataclass
+class Marker:
+    """One `==WORD== text` line found anywhere in the file."""
+
+    line_no: int
+    kind: str
+    text: str
+
+
+def not_text(path: Path, why: str) -> InputError:
+    return InputError(
+        path,
+        f"not a CSV text file ({why})",
+        "pass a .ncu-rep report, or the CSV text written by `ncu --csv --page raw`",
+    )
+
+
+def _check_head(path: Path, head: bytes) -> None:
+    """InputError for a file that is not CSV text, from its first 64 KiB."""
+    if not head:
+        raise InputError(
+            path,
+            "the file is empty (0 bytes)",
+            "export the CSV again with `ncu --csv --page raw` (e.g. `ncu --import R.ncu-rep "
+            "--csv --page raw > R.csv`)",
+        )
+    if head.startswith(LFS_PREFIX):
+        raise InputError(path, sniff_problem(head[:64]) or "this is a Git LFS pointer")
+    if head.startswith(MAGIC):
+        raise InputError(
+            path,
+            "this is an Nsight Compute report (.ncu-rep), not a CSV export",
+            "rename it to end in .ncu-rep, or export CSV with "
+            "`ncu --import FILE.ncu-rep --csv --page raw > FILE.csv`",
+        )
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return
+    controls = sum(1 for b in head if b in _CONTROL_BYTES)
+    if b"\x00" in head or controls > max(2, len(head) // 100):
+        raise not_text(path, "it contains binary data")
+
+
+def _split(text: str) -> Iterator[str]:
+    start, end = 0, len(text)
+    while start < end:
+        eol = _EOL_RE.search(text, start)
+        stop = eol.end() if eol else end
+        yield text[start:stop]
+        start = stop
+
+
+class TextLines:
+    """Physical lines of an export, minus ncu marker lines; `line_no` is the last line's number.
+
+    Iterate once. `warnings` receives the decoding warning when the iteration ends.
+    """
+
+    def __init__(self, path: Path, warnings: list[str]) -> None:
+        self.path = path
+        self.warnings = warnings
+        self.line_no = 0
+        self.last_line = ""  # the last physical line (markers included)
+        self.markers: list[Marker] = []
+        self.undecodable = 0
+        try:
+            with path.open("rb") as fh:
+                head = fh.read(_SAMPLE_BYTES)
+        except OSError as exc:
+            raise InputError(path, f"cannot read the file ({exc.strerror or exc})") from exc
+        _check_head(path, head)
+        self._utf16 = head.startswith((b"\xff\xfe", b"\xfe\xff"))
+
+    def _physical(self) -> Iterator[str]:
+        try:
+            if self._utf16:
+                data = self.path.read_bytes()
+                try:
+                    text = data.decode("utf-16")
+                except UnicodeDecodeError as exc:
+                    raise not_text(self.path, f"undecodable UTF-16 at byte {exc.start}") from exc
+                del data
+                yield from _split(text)
+                return
+            with self.path.open("r", encoding="utf-8-sig", errors="surrogateescape", newline="",
+                                buffering=1 << 20) as fh:
+                for line in fh:
+                    if not line.isascii() and _ESCAPED_RE.search(line):  # isascii: O(1) in CPython
+                        line, n = _ESCAPED_RE.subn("\ufffd", line)
+                        self.undecodable += n
+                    yield line
+        except OSError as exc:
+            raise InputError(self.path, f"cannot read the file ({exc.strerror or exc})") from exc
+        if self.undecodable:
+            self.warnings.append(
+                f"the file is not valid UTF-8 (first bad byte at offset {self._first_bad_byte()}); "
+                f"{self.undecodable} undecodable byte(s) were replaced with U+FFFD")
+
+    def _first_bad_byte(self) -> str:
+        offset = 0
+        try:
+            with self.path.open("rb") as fh:
+                bom = fh.read(3)
+                start = 3 if bom == b"\xef\xbb\xbf" else 0
+                fh.seek(start)
+                offset = start
+                carry = b""
+                while chunk := fh.read(1 << 20):
+                    data = carry + chunk
+                    try:
+                        data.decode("utf-8")
+                        carry = b""
+                    except UnicodeDecodeError as exc:
+                        if exc.end == len(data) and exc.reason == "unexpected end of data":
+                            carry = data[exc.start:]  # a character cut by the chunk boundary
+                            offset += exc.start
+                            continue
+                        return str(offset + exc.start)
+                    offset += len(data)
+        except OSError:
+            pass
+        return "unknown"
+
+    def __iter__(self) -> Iterator[str]:
+        for line in self._physical():
+            self.line_no += 1
+            self.last_line = line
+            if line.startswith("=="):
+                match = _MARKER_RE.match(line)
+                if match:
+                    self.markers.append(Marker(self.line_no, match.group(1), line[match.end():].strip()))
+                    continue
+            yield line
