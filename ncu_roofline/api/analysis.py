@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +20,7 @@ from ..settings import DEFAULT_THRESHOLD, AnalysisSettings
 from ..version import __version__
 from .focus import Focus, FocusSummary, focus_kernels
 from .groups import KernelGroup, group_kernels
-from .jsondoc import dumps
+from .jsondoc import LazyList, dumps, iter_dumps
 from .kernel import AnalysedKernel, analyse_kernel
 from .nvtx import nvtx_rollup
 from .rows import group_row, kernel_row
@@ -59,14 +59,23 @@ class ReportResult:
         """The GPU time shares are taken of: every launch of the file, also those a focus left out."""
         return self.focus.total_duration_s if self.focus is not None else self.total_duration_s
 
-    def to_dict(self, redact: bool = False, groups: list[KernelGroup] | None = None) -> dict[str, Any]:
-        """The report as the `ncu-roofline/2` document writes it (`groups`: as `Analysis.groups_of`)."""
+    def to_dict(self, redact: bool = False, groups: list[KernelGroup] | None = None,
+                lazy: bool = False) -> dict[str, Any]:
+        """The report as the `ncu-roofline/2` document writes it (`groups`: as `Analysis.groups_of`).
+
+        `lazy`: `kernels` is a `jsondoc.LazyList` that makes each launch's dict as it is encoded.
+        """
         if groups is None:
             groups = group_kernels(self.kernels, total_s=self.share_total_s)
         key_of = {id(k): g.key for g in groups for k in g.launches}
         names = {g.key: g.display_name for g in groups}
         total = self.share_total_s
         total_s = self.total_duration_s  # once: it sums every launch
+
+        def launches() -> Iterator[dict[str, Any]]:
+            for k in self.kernels:
+                yield _with_program_gain(dict(k.to_dict(redact), group_key=key_of.get(id(k))), total_s)
+
         return {
             "path": os.path.basename(self.path) if redact else self.path,
             "source_format": self.source_format,
@@ -77,8 +86,7 @@ class ReportResult:
             "total_duration_s": total_s,
             "warnings": list(self.warnings),
             "completeness": self.completeness or None,
-            "kernels": [_with_program_gain(dict(k.to_dict(redact), group_key=key_of.get(id(k))), total_s)
-                        for k in self.kernels],
+            "kernels": LazyList(launches) if lazy else list(launches()),
             "group_count": len(groups),
             "groups": [g.to_dict(redact) for g in groups],
             "nvtx_rollup": [] if redact else [n.to_dict(total, names) for n in nvtx_rollup(groups)],
@@ -149,13 +157,13 @@ class Analysis:
             rows.extend(group_row(path, g.to_dict(redact)) for g in self.groups_of(report))
         return rows
 
-    def to_dict(self, redact: bool = False) -> dict[str, Any]:
-        """The `ncu-roofline/2` document (see the README's JSON section)."""
+    def to_dict(self, redact: bool = False, lazy: bool = False) -> dict[str, Any]:
+        """The `ncu-roofline/2` document (see the README's JSON section); `lazy`: as `json_pieces` needs it."""
         return {
             "schema": SCHEMA,
             "generator": {"name": "ncu-roofline", "version": __version__},
             "settings": self.settings.to_dict(redact),
-            "reports": [r.to_dict(redact, self.groups_of(r)) for r in self.reports],
+            "reports": [r.to_dict(redact, self.groups_of(r), lazy) for r in self.reports],
             "errors": [{"path": os.path.basename(e.path) if redact else e.path, "message": e.message}
                        for e in self.errors],
         }
@@ -176,6 +184,11 @@ class Analysis:
         Compact by default (json's C encoder only serves `indent=None`); pass `indent=2` to read it.
         """
         return dumps(self.to_dict(redact), indent)
+
+    def json_pieces(self, redact: bool = False) -> Iterator[str]:
+        """`to_json()` in pieces, the same text: each launch's dict is made and encoded in turn (what
+        `report -f json` writes, so that 50,000 launches are never one document in memory)."""
+        return iter_dumps(self.to_dict(redact, lazy=True))
 
 
 def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,

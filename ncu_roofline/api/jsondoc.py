@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
+
+_ENCODER = json.JSONEncoder(sort_keys=True, allow_nan=False, ensure_ascii=False)
+_LAZY_DEPTH = 3  # where a LazyList may sit: document -> reports -> report -> its list
 
 
 def json_safe(obj: Any) -> Any:
@@ -29,3 +33,62 @@ def dumps(doc: Any, indent: int | None = None) -> str:
     except (ValueError, TypeError):  # NaN or infinity; keys that are not all strings
         text = json.dumps(json_safe(doc), indent=indent, sort_keys=True, allow_nan=False, ensure_ascii=False)
     return text + "\n"
+
+
+class LazyList:
+    """A list of a document made and encoded one item at a time by `iter_dumps` (never held whole).
+
+    `make` is called once per encoding and yields the items (e.g. one dict per kernel launch).
+    """
+
+    def __init__(self, make: Callable[[], Iterable[Any]]) -> None:
+        self.make = make
+
+
+def _encode(obj: Any) -> str:
+    try:
+        return _ENCODER.encode(obj)
+    except (ValueError, TypeError):  # NaN or infinity; keys that are not all strings
+        return _ENCODER.encode(json_safe(obj))
+
+
+def _holds_lazy(obj: Any, depth: int = _LAZY_DEPTH) -> bool:
+    if isinstance(obj, LazyList):
+        return True
+    if depth == 0:
+        return False
+    if isinstance(obj, dict):
+        return any(_holds_lazy(v, depth - 1) for v in obj.values())
+    if isinstance(obj, list):
+        return any(_holds_lazy(v, depth - 1) for v in obj)
+    return False
+
+
+def iter_dumps(doc: Any) -> Iterator[str]:
+    """`dumps(doc)` (compact) in pieces, the same text: each `LazyList` item is made, encoded and let go
+    in turn, so that a document of 50,000 launches is never one object tree or one string."""
+    yield from _pieces(doc)
+    yield "\n"
+
+
+def _pieces(obj: Any) -> Iterator[str]:
+    if isinstance(obj, LazyList):
+        yield "["
+        for i, item in enumerate(obj.make()):
+            yield (", " if i else "") + _encode(item)
+        yield "]"
+    elif isinstance(obj, dict) and _holds_lazy(obj):
+        yield "{"
+        for i, key in enumerate(sorted(obj)):
+            yield (", " if i else "") + _ENCODER.encode(str(key)) + ": "
+            yield from _pieces(obj[key])
+        yield "}"
+    elif isinstance(obj, list) and _holds_lazy(obj):
+        yield "["
+        for i, item in enumerate(obj):
+            if i:
+                yield ", "
+            yield from _pieces(item)
+        yield "]"
+    else:
+        yield _encode(obj)

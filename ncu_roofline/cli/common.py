@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, NoReturn, TypeVar
 
 import click
@@ -92,13 +92,14 @@ def write_document(document: str, value: Any, fmt: str | None, output: str | Non
     emit(renderer.render(value, options or RenderOptions()), output, force)
 
 
-def emit(text: str, output: str | None, force: bool) -> None:
+def emit(text: str | Iterable[str], output: str | None, force: bool) -> None:
     """Standard output when `output` is None or '-', else an atomic write and `Wrote <path>`.
 
     An OutputError propagates to the command group, which reports it once for every command.
     """
     if output is None or output == "-":
-        click.echo(text, nl=False)
+        for piece in (text,) if isinstance(text, str) else text:
+            click.echo(piece, nl=False)
         return
     path = write_atomic(output, text, force=force)
     click.echo(f"Wrote {path}")

@@ -83,6 +83,6 @@ def report(inputs: tuple[str, ...], fmt: str | None, output: str | None, force: 
     if not analysis.reports:
         fail("no input could be analysed; nothing written")
         sys.exit(EXIT_BAD_INPUT)
-    emit(renderer.render(analysis, RenderOptions(redact=redact, groups=group_rows)), output, force)
+    emit(renderer.pieces(analysis, RenderOptions(redact=redact, groups=group_rows)), output, force)
     if analysis.errors:
         sys.exit(EXIT_BAD_INPUT)

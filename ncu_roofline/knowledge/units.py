@@ -44,8 +44,21 @@ def _word_factor(word: str) -> tuple[float, str]:
     return 1.0, word
 
 
+_FACTORS: dict[str, tuple[float, str]] = {}  # unit as written -> si_factor(unit); a report has a few dozen
+_FACTORS_KEPT = 4096
+
+
 def si_factor(unit: str) -> tuple[float, str]:
     """Multiplier that turns a value in `unit` into SI, and the SI unit (e.g. `byte/s`)."""
+    found = _FACTORS.get(unit)
+    if found is None:
+        found = _si_factor(unit)
+        if len(_FACTORS) < _FACTORS_KEPT:  # a hand-edited file cannot grow it without bound
+            _FACTORS[unit] = found
+    return found
+
+
+def _si_factor(unit: str) -> tuple[float, str]:
     unit = (unit or "").strip()
     if not unit:
         return 1.0, ""
@@ -62,5 +75,5 @@ def si_factor(unit: str) -> tuple[float, str]:
 
 def to_si(value: float, unit: str) -> float:
     """`value` expressed in `unit`, converted to SI (seconds, bytes, hz, per second)."""
-    factor, _ = si_factor(unit)
-    return value * factor
+    found = _FACTORS.get(unit)
+    return value * (found if found is not None else si_factor(unit))[0]

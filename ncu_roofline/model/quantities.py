@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
 from ..knowledge.units import to_si
-from ..readers.record import RawKernel
+from ..readers.record import RawKernel, metric_names_starting
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,18 +62,24 @@ class Resolver:
 
     def __init__(self, kernel: RawKernel) -> None:
         self.kernel = kernel
+        self._get = kernel.metrics.get  # a few hundred look-ups per kernel: bound once
         self.duration: Value | None = None
         self.nan_seen: set[str] = set()
 
     def number(self, name: str, default_unit: str = "") -> float | None:
         """A metric's value in SI units; None when absent or NaN (NaNs are remembered)."""
-        m = self.kernel.metrics.get(name)
-        if m is None or not m.is_number:
+        m = self._get(name)
+        if m is None:
             return None
-        if m.is_nan:
+        value = m.value
+        if type(value) is not float:  # the common case is a float: no property calls for it
+            if not m.is_number:
+                return None
+            value = float(value)
+        if value != value:
             self.nan_seen.add(name)
             return None
-        return to_si(float(m.value), m.unit or default_unit)
+        return to_si(value, m.unit or default_unit)
 
     def cycles(self, unit: str) -> tuple[float, str] | None:
         """Elapsed cycles of a unit: stored, or clock x duration."""
@@ -188,8 +194,8 @@ def _tensor_paths(kernel: RawKernel, res: Resolver) -> tuple[dict[str, Value], d
     aggregate path without a sparsity suffix carries the sparse (2x) peak, so its roof is the
     fastest *dense* instruction family for that type (`op_*_src_<type>_sparsity_off`).
     """
-    names = {m.group(1) for name in kernel.metrics
-             if name.startswith("sm__ops_path_tensor_") and (m := _TENSOR_PATH_RE.match(name))}
+    names = {m.group(1) for name in metric_names_starting(kernel.metrics, "sm__ops_path_tensor_")
+             if (m := _TENSOR_PATH_RE.match(name))}
     work: dict[str, Value] = {}
     peaks: dict[str, Value] = {}
     for path in sorted(n for n in names if n.startswith("src_")):

@@ -58,6 +58,9 @@ def _breakdown_names(raw: RawKernel, headline: str) -> list[str]:
     return [n.strip() for n in str(metric.value).split(",") if n.strip()]
 
 
+_KNOWN = frozenset(name for unit in T.UNITS for name in unit.metrics)
+
+
 def unit_throughputs(raw: RawKernel) -> dict[str, UnitShare]:
     """Every unit throughput the report holds for this kernel, by unit id."""
     out: dict[str, UnitShare] = {}
@@ -68,7 +71,7 @@ def unit_throughputs(raw: RawKernel) -> dict[str, UnitShare]:
                 out[unit.id] = UnitShare(unit.id, share, unit.label, unit.group, unit.parent, _recipe(name),
                                          unit.explains)
                 break
-    known = {name for unit in T.UNITS for name in unit.metrics}
+    known = _KNOWN
     for headline in T.BREAKDOWNS:
         group = T.BY_ID[headline].group
         for name in _breakdown_names(raw, headline):

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from .csv_rows import (
+    Columns,
     RepeatedRows,
     RowMetrics,
     cannot_be_negative,
@@ -193,7 +194,7 @@ class CsvExport:
         repeated = RepeatedRows(path, header, units, REEXPORT_HINT)
         metric_columns = [(i, name, units[i].strip()) for i, name in enumerate(header) if is_metric_column(name)]
         identity_columns = [(i, name) for i, name in enumerate(header) if not is_metric_column(name)]
-        columns = {name: (i, unit) for i, name, unit in metric_columns}
+        columns = Columns((name, (i, unit)) for i, name, unit in metric_columns)
         signed = [(i, name) for i, name, _ in metric_columns if cannot_be_negative(name)]
         impossible: list[tuple[str, str, float]] = []
         seen_ids: set[int] = set()

@@ -99,6 +99,21 @@ def cannot_be_negative(name: str) -> bool:
     return any(p in _ROLLUPS or "pct" in p or "peak_sustained" in p or p.startswith("per_") for p in parts)
 
 
+class Columns(dict[str, tuple[int, str]]):
+    """One export's metric columns: name -> (cell index, unit), shared by every row's RowMetrics,
+    with the names under a prefix found once per export (`starting`)."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._by_prefix: dict[str, tuple[str, ...]] = {}
+
+    def starting(self, prefix: str) -> tuple[str, ...]:
+        found = self._by_prefix.get(prefix)
+        if found is None:
+            found = self._by_prefix[prefix] = tuple(n for n in self if n.startswith(prefix))
+        return found
+
+
 _SUSPECT = " \t\r\nnN"  # first characters of a cell that may be missing ("", " ", "n/a", "N/A")
 
 
@@ -140,10 +155,31 @@ class RowMetrics(Mapping[str, Metric]):
         return found
 
     def get(self, name: str, default: Any = None) -> Any:
+        # The analysis asks for about 200 names a kernel, half of them absent from the export's
+        # header: those cost one dict look-up, and a number cell one float() (parse_value's fast path).
         found = self._cache.get(name, _UNREAD)
         if found is _UNREAD:
-            found = self._get(name)
+            column = self._columns.get(name)
+            if column is None:
+                return default
+            cell = self._row[column[0]]
+            value: float | str | None
+            if cell and not cell.strip(_PLAIN_NUMBER_CHARS):
+                try:
+                    value = float(cell)
+                except ValueError:
+                    value = parse_value(cell)
+            else:
+                value = parse_value(cell)
+            found = self._cache[name] = None if value is None else Metric(value, column[1])
         return default if found is None else found
+
+    def names_starting(self, prefix: str) -> list[str]:
+        """The metrics present whose name starts with `prefix` (the header's candidates, looked up once
+        per export, then this row's cells)."""
+        names = self._columns.starting(prefix) if isinstance(self._columns, Columns) else \
+            [n for n in self._columns if n.startswith(prefix)]
+        return [n for n in names if self._get(n) is not None]
 
     def fetched(self) -> dict[str, Metric]:
         """The metrics read so far, as a plain dict (what a kernel keeps once it is analysed)."""

@@ -87,6 +87,19 @@ class ActionMetrics(Mapping[str, Metric]):
             raise KeyError(name)
         return found
 
+    def get(self, name: str, default: Any = None) -> Any:
+        # Mapping.get would go through a KeyError for each metric the report lacks (most look-ups
+        # of a fallback chain are of those).
+        try:
+            found = self._cache[name]
+        except KeyError:
+            found = self._cache[name] = _metric(self._action, name) if name in self._known else None
+        return default if found is None else found
+
+    def names_starting(self, prefix: str) -> list[str]:
+        """The metrics present whose name starts with `prefix`."""
+        return [n for n in self._names if n.startswith(prefix)]
+
     def __contains__(self, name: object) -> bool:
         return name in self._known
 

@@ -37,6 +37,16 @@ class Metric:
         return self.is_number and math.isnan(float(value))
 
 
+def metric_names_starting(metrics: Mapping[str, Metric], prefix: str) -> list[str]:
+    """The names in `metrics` that start with `prefix` (readers' lazy mappings answer it without a
+    walk over every metric of the kernel)."""
+    starting = getattr(metrics, "names_starting", None)
+    if starting is not None:
+        found: list[str] = starting(prefix)
+        return found
+    return [n for n in metrics if n.startswith(prefix)]
+
+
 @dataclass
 class RawKernel:
     """One profiled kernel launch, exactly as a reader found it."""
@@ -61,9 +71,14 @@ class RawKernel:
     def number(self, name: str) -> float | None:
         """The metric's numeric value, or None when absent, non-numeric or NaN."""
         m = self.metrics.get(name)
-        if m is None or not m.is_number or m.is_nan:
+        if m is None:
             return None
-        return float(m.value)
+        value = m.value
+        if type(value) is float:  # the common case, without the properties
+            return None if value != value else value
+        if not m.is_number or m.is_nan:
+            return None
+        return float(value)
 
 
 @dataclass

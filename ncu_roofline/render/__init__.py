@@ -15,7 +15,7 @@ modules are imported only when used, so the JSON path never loads matplotlib or 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,18 +41,25 @@ class Renderer:
     name: str
     extensions: tuple[str, ...]
     render: Callable[[Any, RenderOptions], str]
+    # The same text in pieces, for documents that may be too large to hold as one string.
+    stream: Callable[[Any, RenderOptions], Iterable[str]] | None = None
 
     @property
     def extension(self) -> str:
         return self.extensions[0]
 
+    def pieces(self, document: Any, options: RenderOptions) -> Iterable[str]:
+        """The rendered text in pieces (one piece where this format does not stream)."""
+        if self.stream is not None:
+            return self.stream(document, options)
+        return (self.render(document, options),)
 
-def _lazy(module: str, function: str) -> Callable[[Any, RenderOptions], str]:
+
+def _lazy(module: str, function: str) -> Callable[[Any, RenderOptions], Any]:
     """`ncu_roofline.render.<module>.<function>`, imported on first call."""
 
-    def call(document: Any, options: RenderOptions) -> str:
-        fn: Callable[[Any, RenderOptions], str] = getattr(
-            importlib.import_module(f"{__name__}.{module}"), function)
+    def call(document: Any, options: RenderOptions) -> Any:
+        fn: Callable[[Any, RenderOptions], Any] = getattr(importlib.import_module(f"{__name__}.{module}"), function)
         return fn(document, options)
 
     call.__name__ = function
@@ -69,8 +76,11 @@ _TABLE: dict[str, dict[str, tuple[tuple[str, ...], str, str]]] = {
             "json": (JSON, "json", "render_document_json"), "csv": (CSV, "trend", "render_trend_csv")},
     BATCH_INDEX: {"html": (HTML, "batch_index", "render_batch_index_html")},
 }
+_STREAMS: dict[tuple[str, str], tuple[str, str]] = {(REPORT, "json"): ("report", "stream_report_json")}
 RENDERERS: dict[str, dict[str, Renderer]] = {
-    doc: {name: Renderer(doc, name, ext, _lazy(module, fn)) for name, (ext, module, fn) in formats.items()}
+    doc: {name: Renderer(doc, name, ext, _lazy(module, fn),
+                         _lazy(*_STREAMS[doc, name]) if (doc, name) in _STREAMS else None)
+          for name, (ext, module, fn) in formats.items()}
     for doc, formats in _TABLE.items()
 }
 DEFAULT_FORMAT = {REPORT: "html", DIFF: "json", TREND: "json", BATCH_INDEX: "html"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import OutputError
@@ -16,8 +17,9 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: str | Path, text: str, *, force: bool = False) -> Path:
-    """Write `text` to `path` via a temporary file in the same folder and an atomic rename.
+def write_atomic(path: str | Path, text: str | Iterable[str], *, force: bool = False) -> Path:
+    """Write `text` (a string, or its pieces) to `path` via a temporary file in the same folder and
+    an atomic rename.
 
     Refuses to replace an existing file unless `force`; never leaves a partial file behind.
     """
@@ -35,7 +37,11 @@ def write_atomic(path: str | Path, text: str, *, force: bool = False) -> Path:
         raise OutputError(f"{target}: cannot write into the folder {folder} ({exc.strerror or exc})") from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+            if isinstance(text, str):
+                fh.write(text)
+            else:
+                for piece in text:  # made as written: a large document is never held whole
+                    fh.write(piece)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a report is an ordinary file
         os.replace(tmp, target)
     except BaseException as exc:

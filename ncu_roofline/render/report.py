@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..api.rows import columns, group_columns
@@ -180,3 +181,8 @@ def render_report_csv(analysis: Analysis, options: RenderOptions) -> str:
 def render_report_json(analysis: Analysis, options: RenderOptions) -> str:
     """The `ncu-roofline/2` document."""
     return analysis.to_json(redact=options.redact)
+
+
+def stream_report_json(analysis: Analysis, options: RenderOptions) -> Iterator[str]:
+    """The `ncu-roofline/2` document in pieces, one launch at a time (the same text)."""
+    return analysis.json_pieces(redact=options.redact)
