@@ -192,11 +192,13 @@ class Analysis:
 
 
 def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
-                   compact: bool = False) -> ReportResult:
+                   compact: bool = False, keep_metrics: bool = True) -> ReportResult:
     """Read one file and model every kernel in it (raises InputError for unusable files).
 
     `compact`: once a CSV kernel is analysed, keep only the metrics the analysis read (its row
-    of a few hundred cells is freed), as the isolated `.ncu-rep` path does.
+    of a few hundred cells is freed), as the isolated `.ncu-rep` path does. `keep_metrics=False`:
+    keep none (`raw.metrics` becomes empty once the kernel is analysed; nothing after the analysis
+    reads them, and 50,000 launches hold half a gigabyte of them).
     """
     settings = settings or AnalysisSettings()
     opened = open_report(path)  # a CSV export is parsed row by row as this loop reaches it
@@ -204,7 +206,9 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
     for k in opened.kernels:
         kernels.append(analyse_kernel(k, settings))
         raws.append(k)
-        if compact and isinstance(k.metrics, RowMetrics):
+        if not keep_metrics:
+            k.metrics = {}
+        elif compact and isinstance(k.metrics, RowMetrics):
             k.metrics = k.metrics.fetched()
     raw = opened.finish(raws)
     return ReportResult(raw.path, raw.source_format, raw.ncu_version, kernels, list(raw.warnings),
@@ -215,14 +219,14 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
 ISOLATED_PRELOAD = ("ncu_roofline.api.analysis", "ncu_report")
 
 
-def analyse_detached(path: str, settings: AnalysisSettings) -> ReportResult:
+def analyse_detached(path: str, settings: AnalysisSettings, keep_metrics: bool = True) -> ReportResult:
     """`analyze_report`, made to cross a process boundary (what the reader's child process runs).
 
     The analysis runs where the report is open; each kernel then keeps, as a plain dict, only the
     metrics the analysis read, and its rule results as a tuple (`readers.ncu_rep.detach`), which is
     what makes it pickle.
     """
-    report = analyze_report(path, settings)
+    report = analyze_report(path, settings, keep_metrics=keep_metrics)
     for kernel in report.kernels:
         detach(kernel.raw)
     return report
@@ -242,7 +246,8 @@ def analyze_isolated(path: str | Path, settings: AnalysisSettings, timeout: floa
 
 def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings | None = None, *,
             threshold: float | None = None, peaks: str | Path | UserPeaks | None = None,
-            bytes_definition: str | None = None, strict: bool = True, isolate: bool = False) -> Analysis:
+            bytes_definition: str | None = None, strict: bool = True, isolate: bool = False,
+            keep_metrics: bool = True) -> Analysis:
     """Analyse one or more reports (`.ncu-rep`, `.nsight-cuprof-report`, or ncu `--page raw` CSV).
 
     Pass an `AnalysisSettings`, or its fields as keywords for convenience (`peaks` may be a
@@ -254,7 +259,8 @@ def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings
     (`analyze_isolated`, several files in parallel): a report that crashes it is an InputError like
     any other, and each kernel's `raw.metrics` then holds only the metrics the analysis read. The
     default reads in this process, with every metric of each report at hand (and so does
-    `isolate=True` where the platform is not POSIX).
+    `isolate=True` where the platform is not POSIX). `keep_metrics=False` empties each kernel's
+    `raw.metrics` once it is analysed (what `report` does: its outputs never read them).
     """
     if settings is None:
         settings = AnalysisSettings.from_options(
@@ -271,7 +277,7 @@ def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings
             formats.append(detect_format(path) if isolate and ISOLATION_AVAILABLE else "here")
         except InputError as exc:
             formats.append(exc)
-    native = [Call(analyse_detached, (str(p), settings), str(p))
+    native = [Call(analyse_detached, (str(p), settings, keep_metrics), str(p))
               for p, f in zip(paths, formats, strict=True) if f == "ncu-rep"]
     # The reports are read in the reader pool in parallel, handed back in order; CSV exports here.
     isolated = shared_pool(ISOLATED_PRELOAD).map(native) if native else iter(())
@@ -282,7 +288,8 @@ def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings
             try:
                 if isinstance(fmt, InputError):
                     raise fmt
-                outcome = next(isolated) if fmt == "ncu-rep" else analyze_report(path, settings, compact=isolate)
+                outcome = next(isolated) if fmt == "ncu-rep" else analyze_report(path, settings, compact=isolate,
+                                                                                     keep_metrics=keep_metrics)
                 if isinstance(outcome, InputError):
                     raise outcome
                 reports.append(outcome)

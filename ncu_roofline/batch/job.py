@@ -103,7 +103,7 @@ def analyse_one(path: str, settings: AnalysisSettings, *, redact: bool = False,
             sha256 = file_sha256(path)
         except OSError:
             sha256 = None  # the reader below explains what is wrong with the path
-        report = analyze_report(path, settings)
+        report = analyze_report(path, settings, keep_metrics=False)
         if display_path:
             report.path = display_path
         analysis = Analysis([report], [], settings)

@@ -74,7 +74,7 @@ def report(inputs: tuple[str, ...], fmt: str | None, output: str | None, force: 
         output = default_output(inputs[0], renderer.extension)
     settings = settings_from(threshold, peaks_file, bytes_definition)
     settings = dataclasses.replace(settings, group_by=group_by)
-    analysis = analyze(list(inputs), settings, strict=False, isolate=True).focused(focus)
+    analysis = analyze(list(inputs), settings, strict=False, isolate=True, keep_metrics=False).focused(focus)
     for result in analysis.reports:
         for warning in result.warnings:
             warn(f"{os.path.basename(result.path) if redact else result.path}: {warning}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from sys import intern  # a recipe's text is the same for every launch of a kernel: one copy
 
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
@@ -134,7 +135,7 @@ class Resolver:
             parts.append(_weighted(term.weight, got[1]))
         if not complete:
             return None
-        return Value(total, " + ".join(parts), recipe.estimate, recipe.definition, recipe.note)
+        return Value(total, intern(" + ".join(parts)), recipe.estimate, recipe.definition, recipe.note)
 
     def first(self, options: tuple[R.Recipe, ...]) -> Value | None:
         for option in options:
@@ -159,7 +160,7 @@ class Resolver:
         if clk is None:
             return None
         formula = f"({' + '.join(parts)}) × {clk[1]}" if len(parts) > 1 else f"{parts[0]} × {clk[1]}"
-        return Value(per_cycle * clk[0], formula, definition=recipe.definition, note=recipe.note)
+        return Value(per_cycle * clk[0], intern(formula), definition=recipe.definition, note=recipe.note)
 
 
     def _ratio_peak(self, recipe: R.PeakRecipe) -> Value | None:
@@ -171,7 +172,7 @@ class Resolver:
             return None
         rate = term.weight * got[0] / self.duration.value
         formula = f"{_weighted(term.weight, got[1])} ÷ {self.duration.recipe} ÷ ({recipe.ratio_pct} ÷ 100)"
-        return Value(rate / (pct / 100.0), formula, definition=recipe.definition, note=recipe.note)
+        return Value(rate / (pct / 100.0), intern(formula), definition=recipe.definition, note=recipe.note)
 
 
 def _weighted(weight: float, text: str) -> str:
@@ -234,7 +235,7 @@ def _missing(quantity: str, what: str, options: tuple[R.Recipe, ...] | tuple[R.P
         reason = f"{what}: the report's values are NaN ({', '.join(nan_hit[:3])})"
     else:
         reason = f"{what}: none of these metrics is in the report: {_looked_for(options)}"
-    return Missing(quantity, reason, R.COLLECT_WITH.get(quantity, "--set full"))
+    return Missing(quantity, intern(reason), R.COLLECT_WITH.get(quantity, "--set full"))
 
 
 def _peak_base(option: R.PeakRecipe) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from sys import intern
 from typing import Any
 
 from ..knowledge import recipes as R
@@ -228,7 +229,7 @@ def _provenance(q: KernelQuantities, peaks: dict[str, Value | None], tensor_peak
             prov[f"work_flop.{p}"] = v.recipe
     for lv, v in q.bytes.items():
         if v is not None:
-            prov[f"traffic_bytes.{lv}"] = v.recipe + (f"  [{v.note}]" if v.note else "")
+            prov[f"traffic_bytes.{lv}"] = intern(v.recipe + f"  [{v.note}]") if v.note else v.recipe
     for roof, v in peaks.items():
         if v is not None:
             prov[f"peaks.{roof}"] = v.recipe

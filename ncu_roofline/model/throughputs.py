@@ -51,14 +51,25 @@ def _percent(raw: RawKernel, name: str) -> float | None:
     return max(value, 0.0) / 100.0
 
 
-def _breakdown_names(raw: RawKernel, headline: str) -> list[str]:
+_KNOWN = frozenset(name for unit in T.UNITS for name in unit.metrics)
+# A breakdown's text -> the sub-unit metrics in it this module has no entry for: every launch of
+# a kernel carries the same few texts, so each is split and filtered once.
+_BREAKDOWNS: dict[str, tuple[str, ...]] = {}
+
+
+def _breakdown_names(raw: RawKernel, headline: str) -> tuple[str, ...]:
+    """The sub-unit metrics the report names under `headline`, less the known units and non-units."""
     metric = raw.metrics.get(T.BREAKDOWNS[headline])
     if metric is None or metric.is_number:
-        return []
-    return [n.strip() for n in str(metric.value).split(",") if n.strip()]
-
-
-_KNOWN = frozenset(name for unit in T.UNITS for name in unit.metrics)
+        return ()
+    text = str(metric.value)
+    found = _BREAKDOWNS.get(text)
+    if found is None:
+        names = (n.strip() for n in text.split(","))
+        found = tuple(n for n in names if n and n not in _KNOWN and not any(part in n for part in T.NOT_UNITS))
+        if len(_BREAKDOWNS) < 1024:
+            _BREAKDOWNS[text] = found
+    return found
 
 
 def unit_throughputs(raw: RawKernel) -> dict[str, UnitShare]:
@@ -71,12 +82,9 @@ def unit_throughputs(raw: RawKernel) -> dict[str, UnitShare]:
                 out[unit.id] = UnitShare(unit.id, share, unit.label, unit.group, unit.parent, _recipe(name),
                                          unit.explains)
                 break
-    known = _KNOWN
     for headline in T.BREAKDOWNS:
         group = T.BY_ID[headline].group
         for name in _breakdown_names(raw, headline):
-            if name in known or any(part in name for part in T.NOT_UNITS):
-                continue
             share = _percent(raw, name)
             if share is not None:
                 uid = name.split(".", 1)[0]
