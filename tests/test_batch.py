@@ -107,7 +107,7 @@ def test_analyse_one_never_raises(tmp_path, monkeypatch) -> None:
         assert res["status"] == "error" and words in res["error"]
         assert res["json"] is None and res["rows"] == []
 
-    def broken(path, settings):  # an unexpected exception inside the analysis
+    def broken(path, settings, **options):  # an unexpected exception inside the analysis
         raise ValueError("not a number")
 
     monkeypatch.setattr(ncu_roofline.batch.job, "analyze_report", broken)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -191,14 +191,20 @@ class Analysis:
         return iter_dumps(self.to_dict(redact, lazy=True))
 
 
+Progress = Callable[[str, int], None]  # (file, launches analysed so far in it)
+PROGRESS_EVERY = 500  # launches between two progress calls within one file
+
+
 def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
-                   compact: bool = False, keep_metrics: bool = True) -> ReportResult:
+                   compact: bool = False, keep_metrics: bool = True,
+                   progress: Progress | None = None) -> ReportResult:
     """Read one file and model every kernel in it (raises InputError for unusable files).
 
     `compact`: once a CSV kernel is analysed, keep only the metrics the analysis read (its row
     of a few hundred cells is freed), as the isolated `.ncu-rep` path does. `keep_metrics=False`:
     keep none (`raw.metrics` becomes empty once the kernel is analysed; nothing after the analysis
-    reads them, and 50,000 launches hold half a gigabyte of them).
+    reads them, and 50,000 launches hold half a gigabyte of them). `progress` is called every
+    `PROGRESS_EVERY` launches and once at the end.
     """
     settings = settings or AnalysisSettings()
     opened = open_report(path)  # a CSV export is parsed row by row as this loop reaches it
@@ -210,7 +216,11 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
             k.metrics = {}
         elif compact and isinstance(k.metrics, RowMetrics):
             k.metrics = k.metrics.fetched()
+        if progress is not None and len(kernels) % PROGRESS_EVERY == 0:
+            progress(str(path), len(kernels))
     raw = opened.finish(raws)
+    if progress is not None:
+        progress(str(path), len(kernels))
     return ReportResult(raw.path, raw.source_format, raw.ncu_version, kernels, list(raw.warnings),
                         completeness=raw.completeness)
 
@@ -247,7 +257,7 @@ def analyze_isolated(path: str | Path, settings: AnalysisSettings, timeout: floa
 def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings | None = None, *,
             threshold: float | None = None, peaks: str | Path | UserPeaks | None = None,
             bytes_definition: str | None = None, strict: bool = True, isolate: bool = False,
-            keep_metrics: bool = True) -> Analysis:
+            keep_metrics: bool = True, progress: Progress | None = None) -> Analysis:
     """Analyse one or more reports (`.ncu-rep`, `.nsight-cuprof-report`, or ncu `--page raw` CSV).
 
     Pass an `AnalysisSettings`, or its fields as keywords for convenience (`peaks` may be a
@@ -261,6 +271,8 @@ def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings
     default reads in this process, with every metric of each report at hand (and so does
     `isolate=True` where the platform is not POSIX). `keep_metrics=False` empties each kernel's
     `raw.metrics` once it is analysed (what `report` does: its outputs never read them).
+    `progress(file, launches)` is told how far the analysis is (`analyze_report`; a `.ncu-rep`
+    read in a child process reports once, when it is done).
     """
     if settings is None:
         settings = AnalysisSettings.from_options(
@@ -288,8 +300,13 @@ def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings
             try:
                 if isinstance(fmt, InputError):
                     raise fmt
-                outcome = next(isolated) if fmt == "ncu-rep" else analyze_report(path, settings, compact=isolate,
-                                                                                     keep_metrics=keep_metrics)
+                if fmt == "ncu-rep":
+                    outcome = next(isolated)
+                    if progress is not None and not isinstance(outcome, InputError):
+                        progress(str(path), len(outcome.kernels))
+                else:
+                    outcome = analyze_report(path, settings, compact=isolate, keep_metrics=keep_metrics,
+                                             progress=progress)
                 if isinstance(outcome, InputError):
                     raise outcome
                 reports.append(outcome)

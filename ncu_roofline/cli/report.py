@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -14,6 +16,36 @@ from ..api.focus import Focus
 from ..render import REPORT, RenderOptions, renderer_for
 from ..settings import GROUP_BY, GROUP_BY_LAUNCH
 from .common import EXIT_BAD_INPUT, analysis_options, emit, fail, fail_and_exit, format_option, settings_from, warn
+
+
+class Progress:
+    """One updating line on standard error while launches are analysed, on a terminal only (pipes and
+    CI logs stay quiet): shown once the analysis has run for a second, redrawn at most 4 times a second."""
+
+    DELAY_S = 1.0
+    EVERY_S = 0.25
+
+    def __init__(self, tty: bool, redact: bool = False) -> None:
+        self.tty, self.redact = tty, redact
+        self.started = time.monotonic()
+        self.last = 0.0
+        self.drawn = False
+
+    def __call__(self, path: str, launches: int) -> None:
+        now = time.monotonic()
+        if not self.tty or now - self.started < self.DELAY_S or now - self.last < self.EVERY_S:
+            return
+        self.last = now
+        name = os.path.basename(path) if self.redact else path
+        line = f"analysing {name}: {launches:,} launch{'es' if launches != 1 else ''}"
+        width = max(20, shutil.get_terminal_size().columns - 1)
+        click.echo(f"\r\x1b[K{line[:width]}", err=True, nl=False, color=True)  # drawn on a terminal only
+        self.drawn = True
+
+    def close(self) -> None:
+        if self.drawn:
+            click.echo("\r\x1b[K", err=True, nl=False, color=True)
+            self.drawn = False
 
 
 def default_output(first_input: str, extension: str) -> str:
@@ -74,7 +106,12 @@ def report(inputs: tuple[str, ...], fmt: str | None, output: str | None, force: 
         output = default_output(inputs[0], renderer.extension)
     settings = settings_from(threshold, peaks_file, bytes_definition)
     settings = dataclasses.replace(settings, group_by=group_by)
-    analysis = analyze(list(inputs), settings, strict=False, isolate=True, keep_metrics=False).focused(focus)
+    progress = Progress(sys.stderr.isatty(), redact)
+    try:
+        analysis = analyze(list(inputs), settings, strict=False, isolate=True, keep_metrics=False,
+                           progress=progress).focused(focus)
+    finally:
+        progress.close()
     for result in analysis.reports:
         for warning in result.warnings:
             warn(f"{os.path.basename(result.path) if redact else result.path}: {warning}")

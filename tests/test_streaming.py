@@ -1,0 +1,162 @@
+"""The paths that keep `report` small at 50,000 launches: the CSV read row by row, the JSON written
+one launch at a time, raw metrics let go once analysed, and the progress line.
+
+Each is checked for giving exactly what the whole-document path gives (same kernels, same text),
+and for failing the same way on damaged input. Timings and memory are in `benchmarks/`.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from test_csv_reader import HEADER, ROW0, ROW1, SAMPLE, UNITS, _write
+
+from ncu_roofline import analyze
+from ncu_roofline.api.jsondoc import LazyList, dumps, iter_dumps
+from ncu_roofline.cli import main
+from ncu_roofline.cli.report import Progress
+from ncu_roofline.errors import InputError
+from ncu_roofline.readers import read_report
+from ncu_roofline.readers.csv_export import CsvExport
+from ncu_roofline.readers.csv_rows import Columns, RowMetrics, negative_cells
+from ncu_roofline.readers.record import Metric, metric_names_starting
+
+
+def _row(i: int) -> str:
+    return ROW0.replace('"0","4242"', f'"{i}","4242"', 1)
+
+
+def test_kernels_are_yielded_before_a_later_row_is_read(tmp_path: Path) -> None:
+    # The second kernel row is damaged (one field too many): the first kernel has been handed out
+    # before the reader reaches it, and the fault then stops the iteration with the line named.
+    bad = ROW1.rstrip("\n") + ',"extra"\n'
+    export = CsvExport(_write(tmp_path, HEADER + UNITS + ROW0 + bad + _row(2)))
+    kernels = export.kernels()
+    first = next(kernels)
+    assert first.name == "gemm_kernel" and first.index == 0
+    with pytest.raises(InputError, match=r"line 4 has 21 field\(s\) but the header has 20: the file is "
+                                         r"malformed"):
+        next(kernels)
+
+
+def test_report_before_the_rows_are_read_is_refused(tmp_path: Path) -> None:
+    export = CsvExport(_write(tmp_path, SAMPLE))
+    with pytest.raises(RuntimeError, match="before kernels"):
+        export.report([])
+
+
+def test_a_cut_last_row_is_still_found(tmp_path: Path) -> None:
+    short = HEADER + UNITS + ROW0 + ROW1[: len(ROW1) // 2]
+    with pytest.raises(InputError, match=r"line 4 has 11 field.* the export looks truncated"):
+        read_report(_write(tmp_path, short))
+    in_quotes = HEADER + UNITS + ROW0 + ROW1[: ROW1.rindex("nan") + 2]  # ... "na: every field, one unclosed
+    with pytest.raises(InputError, match="line 4 ends inside a quoted value"):
+        read_report(_write(tmp_path, in_quotes))
+
+
+def test_header_faults_are_raised_when_the_export_is_opened(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no CSV header row"):
+        CsvExport(_write(tmp_path, "hello\nworld\n"))
+
+
+def test_bad_bytes_are_counted_and_the_first_is_placed_in_the_file(tmp_path: Path) -> None:
+    # Two bad bytes, the first 2 MiB into the file (past the reader's first buffer), another later.
+    filler = "".join(_row(i) for i in range(2, 2 + (2 << 20) // len(ROW0) + 1))
+    head = (HEADER + UNITS + ROW0 + filler).encode()
+    tail = _row(99_999).replace("gemm_kernel", "gemm_k\udce9rnel").encode("utf-8", "surrogateescape")
+    tail += _row(100_000).replace("app", "\udcffpp").encode("utf-8", "surrogateescape")
+    report = read_report(_write(tmp_path, head + tail))
+    (warning,) = [w for w in report.warnings if "not valid UTF-8" in w]
+    offset = len(head) + tail.index(b"\xe9")
+    assert f"first bad byte at offset {offset})" in warning
+    assert "2 undecodable byte(s)" in warning
+    assert report.kernels[-2].name == "gemm_k\ufffdrnel"
+
+
+def test_utf16_exports_are_still_read(tmp_path: Path) -> None:
+    report = read_report(_write(tmp_path, (HEADER + UNITS + ROW0 + ROW1).encode("utf-16")))
+    assert [k.index for k in report.kernels] == [0, 1]
+
+
+def test_repeated_ids_renumber_every_kernel_by_row(tmp_path: Path) -> None:
+    report = read_report(_write(tmp_path, HEADER + UNITS + _row(5) + _row(5) + _row(3)))
+    assert [k.index for k in report.kernels] == [0, 1, 2]
+    assert any("numbered by row" in w for w in report.warnings)
+
+
+def test_negative_cells_behind_any_white_space_are_found() -> None:
+    row = ["1", "\x0b-5", "\u2003-2", "5-", "-3"]
+    signed = [(i, f"m{i}") for i in range(len(row))]
+    assert negative_cells(row, signed) == [("m1", -5.0), ("m2", -2.0), ("m4", -3.0)]
+    assert negative_cells(["1", "2e-5", "n/a", ""], [(i, f"m{i}") for i in range(4)]) == []
+
+
+def test_names_under_a_prefix_skip_empty_and_dropped_cells() -> None:
+    columns = Columns({"sm__ops_path_tensor_a.sum": (0, ""), "sm__ops_path_tensor_b.sum": (1, ""),
+                       "sm__ops_path_tensor_c.sum": (2, ""), "dram__bytes.sum": (3, "")})
+    m = RowMetrics(["1", "", "3", "4"], columns)
+    m.drop("sm__ops_path_tensor_c.sum")
+    assert metric_names_starting(m, "sm__ops_path_tensor_") == ["sm__ops_path_tensor_a.sum"]
+    plain = {"sm__ops_path_tensor_x.sum": Metric(1.0), "other": Metric(2.0)}
+    assert metric_names_starting(plain, "sm__ops_path_tensor_") == ["sm__ops_path_tensor_x.sum"]
+
+
+def test_iter_dumps_writes_what_dumps_writes() -> None:
+    doc = {"b": [1, {"z": LazyList(lambda: iter([{"x": float("nan")}, {"y": "é"}]))}], "a": 1.5,
+           "c": {"d": LazyList(lambda: iter(()))}}
+    plain = {"b": [1, {"z": [{"x": float("nan")}, {"y": "é"}]}], "a": 1.5, "c": {"d": []}}
+    assert "".join(iter_dumps(doc)) == dumps(plain)
+    assert json.loads("".join(iter_dumps(doc)))["b"][1]["z"][0] == {"x": None}
+
+
+def test_json_pieces_are_the_document(tmp_path: Path) -> None:
+    paths = [_write(tmp_path, SAMPLE, "a.csv"), _write(tmp_path, HEADER + UNITS + ROW1, "b.csv")]
+    analysis = analyze(paths)
+    assert "".join(analysis.json_pieces()) == analysis.to_json()
+    assert "".join(analysis.json_pieces(redact=True)) == analysis.to_json(redact=True)
+
+
+def test_report_json_file_is_the_whole_document(tmp_path: Path) -> None:
+    path = _write(tmp_path, SAMPLE)
+    out = tmp_path / "out.json"
+    result = CliRunner().invoke(main, ["report", str(path), "-f", "json", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.read_text(encoding="utf-8") == analyze([path], isolate=True).to_json()
+    assert "analysing" not in result.output  # no progress line off a terminal
+    piped = CliRunner().invoke(main, ["report", str(path), "-f", "json"])
+    assert piped.stdout == out.read_text(encoding="utf-8")
+
+
+def test_dropping_raw_metrics_changes_no_output(tmp_path: Path) -> None:
+    path = _write(tmp_path, SAMPLE)
+    kept = analyze([path], isolate=True)
+    dropped = analyze([path], isolate=True, keep_metrics=False)
+    assert all(k.raw.metrics == {} for k in dropped.reports[0].kernels)
+    assert all(len(k.raw.metrics) > 0 for k in kept.reports[0].kernels)
+    assert dropped.to_json() == kept.to_json()
+
+
+def test_progress_reaches_every_file(tmp_path: Path) -> None:
+    seen: list[tuple[str, int]] = []
+    paths = [_write(tmp_path, SAMPLE, "a.csv"), _write(tmp_path, HEADER + UNITS + ROW1, "b.csv")]
+    analyze(paths, progress=lambda p, n: seen.append((Path(p).name, n)))
+    assert seen == [("a.csv", 2), ("b.csv", 1)]
+
+
+def test_progress_line_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    err = io.StringIO()
+    monkeypatch.setattr("sys.stderr", err)
+    quiet = Progress(tty=False)
+    quiet("x.csv", 10)
+    quiet.close()
+    assert err.getvalue() == ""
+    shown = Progress(tty=True, redact=True)
+    shown.DELAY_S = shown.EVERY_S = 0.0
+    shown("/runs/x.csv", 12_500)
+    assert "analysing x.csv: 12,500 launches" in err.getvalue() and "/runs" not in err.getvalue()
+    shown.close()
+    assert err.getvalue().endswith("\r\x1b[K")
