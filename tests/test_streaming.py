@@ -160,3 +160,28 @@ def test_progress_line_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -> No
     assert "analysing x.csv: 12,500 launches" in err.getvalue() and "/runs" not in err.getvalue()
     shown.close()
     assert err.getvalue().endswith("\r\x1b[K")
+
+
+def test_the_quoted_row_fast_path_agrees_with_csv_reader() -> None:
+    import csv
+    import random
+
+    from ncu_roofline.readers.csv_export import _quoted_cells
+
+    rng = random.Random(12)
+    hits = 0
+    alphabet = ['a', '1', ',', '"', '","', '\n', '\r', '\r\n', ' ', 'é', '""', '.', '-']
+    for _ in range(3000):
+        cells = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 4))) for _ in range(rng.randint(1, 6))]
+        buf = io.StringIO(newline="")
+        quoting = rng.choice([csv.QUOTE_ALL, csv.QUOTE_MINIMAL])
+        csv.writer(buf, quoting=quoting, lineterminator=rng.choice(["\n", "\r\n"])).writerow(cells)
+        text = buf.getvalue()
+        first = io.StringIO(text, newline="").readline()  # the first physical line, as the reader sees it
+        fast = _quoted_cells(first)
+        if fast is not None:
+            assert first == text and fast == next(csv.reader(io.StringIO(text, newline=""))) == cells
+            hits += 1
+        elif quoting == csv.QUOTE_ALL and not any(c in cell for cell in cells for c in '"\r\n'):
+            raise AssertionError(f"a plain quoted row fell back: {text!r}")
+    assert hits > 200  # the fast path was taken often enough to mean something

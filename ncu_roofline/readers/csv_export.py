@@ -30,6 +30,7 @@ Decisions, so both readers give the same RawKernel:
 from __future__ import annotations
 
 import csv
+import itertools
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -238,16 +239,19 @@ class CsvExport:
         """Every non-blank row after the header with the line it ends on; a row is checked against
         the header once the next one is read (the last row may be cut, any other is damaged)."""
         path, width = self.path, len(self.header)
-        reader = csv.reader(self._source)
+        source = self._source
         pending: tuple[int, list[str]] | None = None
         while True:
-            try:
-                row = next(reader)
-            except StopIteration:
+            line = next(source, None)
+            if line is None:
                 break
-            except csv.Error as exc:
-                raise InputError(path, f"line {self._lines.line_no}: malformed CSV ({exc})",
-                                 "the export may be truncated or damaged; " + REEXPORT_HINT) from exc
+            row = _quoted_cells(line)
+            if row is None:  # anything but the plain all-quoted row: csv decides (it may read on)
+                try:
+                    row = next(csv.reader(itertools.chain((line,), source)))
+                except csv.Error as exc:
+                    raise InputError(path, f"line {self._lines.line_no}: malformed CSV ({exc})",
+                                     "the export may be truncated or damaged; " + REEXPORT_HINT) from exc
             if len(row) <= 1 and not "".join(row).strip():
                 continue  # a blank line (a units row of empty cells is not blank: it has many)
             if pending is not None:
@@ -278,6 +282,27 @@ class CsvExport:
         warnings += self._notes
         return RawReport(path=str(self.path), source_format="csv", kernels=kernels, ncu_version=None,
                          warnings=warnings, completeness=CSV_UNCHECKABLE)
+
+
+def _quoted_cells(line: str) -> list[str] | None:
+    """The cells of a row as ncu writes it, `"a","b",...,"z"` and a line end, with no other quote in
+    it (split in C, twice as fast as csv.reader); None for any other line, which csv.reader reads.
+
+    Exact: the line holds 2n quotes and splits into n cells, so every quote is one of the cells'
+    own; a quoted line break, an escaped quote or an unquoted cell makes the counts differ.
+    """
+    if not line.startswith('"'):
+        return None
+    if line.endswith('"\n'):
+        inner = line[1:-2]
+    elif line.endswith('"\r\n'):
+        inner = line[1:-3]
+    elif line.endswith('"\r'):
+        inner = line[1:-2]
+    else:
+        return None
+    cells = inner.split('","')
+    return cells if line.count('"') == 2 * len(cells) else None
 
 
 def _check_width(path: Path, row: tuple[int, list[str]], width: int, last: bool) -> None:
