@@ -13,6 +13,7 @@ headroom (`precision_options`), never as a ceiling. Reuse figures are reported a
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -70,11 +71,17 @@ class CeilingAnalysis:
     precision_options: list[dict[str, Any]] = field(default_factory=list)
 
 
+@functools.cache
+def _forms(name: str) -> tuple[str, ...]:
+    """The forms a report may hold a metric in: raw, per cycle, per second, or as a % of 32 B."""
+    return (name, f"{name}.per_cycle_elapsed", f"{name}.per_second",
+            name.replace(".ratio", ".pct") if name.endswith(".ratio") else name)
+
+
 def _stored(m: KernelModel, name: str) -> bool:
     """The report holds the metric in some form (raw, per cycle, per second, or as a % of 32 B)."""
-    forms = (name, f"{name}.per_cycle_elapsed", f"{name}.per_second",
-             name.replace(".ratio", ".pct") if name.endswith(".ratio") else name)
-    return any(f in m.raw.metrics for f in forms)
+    metrics = m.raw.metrics
+    return any(f in metrics for f in _forms(name))
 
 
 def _missing_ceilings(m: KernelModel, ceilings: list[Ceiling], skipped: list[NotApplicable]) -> list[Missing]:
