@@ -353,7 +353,9 @@ def _verdict(compute_capability: str | None, util: dict[str, float], units: dict
     limits = {**finite, **{uid: u.share for uid, u in units.items()}}
     if not limits:
         return None, None
-    busiest = max(limits, key=lambda n: (limits[n], _priority(n)))
+    top = max(limits.values())  # then, among the limits at that share, the one `_priority` prefers
+    tied = [n for n, v in limits.items() if v == top]
+    busiest = tied[0] if len(tied) == 1 else max(tied, key=_priority)
     # A roof and the unit its work runs through measure one resource: when the roof is within
     # ROOF_PREFERENCE of the unit, name the roof (it is on the chart, with work and a peak).
     roof = T.related_roof(busiest) if busiest not in finite else None

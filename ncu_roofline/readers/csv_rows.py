@@ -157,11 +157,11 @@ class RowMetrics(Mapping[str, Metric]):
     def get(self, name: str, default: Any = None) -> Any:
         # The analysis asks for about 200 names a kernel, half of them absent from the export's
         # header: those cost one dict look-up, and a number cell one float() (parse_value's fast path).
+        column = self._columns.get(name)
+        if column is None:  # not in the export's header: absent from every row
+            return default
         found = self._cache.get(name, _UNREAD)
         if found is _UNREAD:
-            column = self._columns.get(name)
-            if column is None:
-                return default
             cell = self._row[column[0]]
             value: float | str | None
             if cell and not cell.strip(_PLAIN_NUMBER_CHARS):
