@@ -126,7 +126,6 @@ def test_report_json_file_is_the_whole_document(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["report", str(path), "-f", "json", "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert out.read_text(encoding="utf-8") == analyze([path], isolate=True).to_json()
-    assert "analysing" not in result.output  # no progress line off a terminal
     piped = CliRunner().invoke(main, ["report", str(path), "-f", "json"])
     assert piped.stdout == out.read_text(encoding="utf-8")
 
@@ -185,3 +184,65 @@ def test_the_quoted_row_fast_path_agrees_with_csv_reader() -> None:
         elif quoting == csv.QUOTE_ALL and not any(c in cell for cell in cells for c in '"\r\n'):
             raise AssertionError(f"a plain quoted row fell back: {text!r}")
     assert hits > 200  # the fast path was taken often enough to mean something
+
+
+def _unnamed(i: str) -> str:
+    """ROW0 with ID `i` and no kernel name."""
+    return ROW0.replace('"0","4242","app","node1","gemm_kernel"', f'"{i}","4242","app","node1",""', 1)
+
+
+def test_rows_named_by_index_and_warnings_use_the_final_numbers(tmp_path: Path) -> None:
+    # IDs that cannot number the rows (a repeat, a word): kernels are numbered by row, and the names
+    # made from the number and the warnings about impossible values say those numbers.
+    negative = _unnamed("x").replace('"10,240,000"', '"-5"', 1)
+    report = read_report(_write(tmp_path, HEADER + UNITS + _unnamed("1") + _unnamed("1") + negative))
+    assert [(k.index, k.name, k.demangled_name) for k in report.kernels] == [
+        (0, "kernel 0", "kernel 0"), (1, "kernel 1", "kernel 1"), (2, "kernel 2", "kernel 2")]
+    (warning,) = [w for w in report.warnings if "impossible value" in w]
+    assert "kernel 2 (kernel 2): dram__bytes_read.sum = -5" in warning
+    good = read_report(_write(tmp_path, HEADER + UNITS + _unnamed("7") + negative.replace('"x"', '"9"'), "b.csv"))
+    assert [(k.index, k.name) for k in good.kernels] == [(7, "kernel 7"), (9, "kernel 9")]
+    assert any("kernel 9 (kernel 9)" in w for w in good.warnings)
+
+
+def test_a_cut_inside_quotes_is_found_behind_trailing_blank_space(tmp_path: Path) -> None:
+    text = HEADER + UNITS + ROW0 + ROW1[: ROW1.rindex("nan") + 2] + "\n   "
+    with pytest.raises(InputError, match="ends inside a quoted value"):
+        read_report(_write(tmp_path, text))
+
+
+def test_a_character_cut_at_the_end_of_the_file_is_placed(tmp_path: Path) -> None:
+    whole = (HEADER + UNITS + ROW0 + "==PROF== Disconnected ").encode() + "é".encode()[:1]  # half a character
+    report = read_report(_write(tmp_path, whole))
+    assert len(report.kernels) == 1
+    assert any(f"first bad byte at offset {len(whole) - 1})" in w for w in report.warnings)
+
+
+def test_a_failed_read_leaves_no_file_open(tmp_path: Path) -> None:
+    import gc
+    import os
+
+    bad = _write(tmp_path, HEADER + UNITS + ROW0 + ROW1.rstrip("\n") + ',"extra"\n' + _row(2))
+    analysis = analyze([bad, _write(tmp_path, SAMPLE, "good.csv")], strict=False, isolate=True)
+    assert len(analysis.errors) == 1 and len(analysis.reports) == 1
+    gc.collect()
+    fds = os.listdir("/proc/self/fd") if os.path.isdir("/proc/self/fd") else []
+    held = {os.path.realpath(f"/proc/self/fd/{fd}") for fd in fds if os.path.exists(f"/proc/self/fd/{fd}")}
+    assert str(bad.resolve()) not in held
+    assert analysis.errors[0].__traceback__ is None
+
+
+def test_an_output_stream_that_fails_leaves_the_old_file(tmp_path: Path) -> None:
+    from ncu_roofline.render.output import write_atomic
+
+    target = tmp_path / "out.json"
+    target.write_text("old", encoding="utf-8")
+
+    def pieces():
+        yield "{"
+        raise ValueError("broken launch")
+
+    with pytest.raises(ValueError, match="broken launch"):
+        write_atomic(target, pieces(), force=True)
+    assert target.read_text(encoding="utf-8") == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]  # no temporary file left

@@ -209,16 +209,19 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
     settings = settings or AnalysisSettings()
     opened = open_report(path)  # a CSV export is parsed row by row as this loop reaches it
     kernels, raws = [], []
-    for k in opened.kernels:
-        kernels.append(analyse_kernel(k, settings))
-        raws.append(k)
-        if not keep_metrics:
-            k.metrics = {}
-        elif compact and isinstance(k.metrics, RowMetrics):
-            k.metrics = k.metrics.fetched()
-        if progress is not None and len(kernels) % PROGRESS_EVERY == 0:
-            progress(str(path), len(kernels))
-    raw = opened.finish(raws)
+    try:
+        for k in opened.kernels:
+            kernels.append(analyse_kernel(k, settings))
+            raws.append(k)
+            if not keep_metrics:
+                k.metrics = {}
+            elif compact and isinstance(k.metrics, RowMetrics):
+                k.metrics = k.metrics.fetched()
+            if progress is not None and len(kernels) % PROGRESS_EVERY == 0:
+                progress(str(path), len(kernels))
+        raw = opened.finish(raws)
+    finally:
+        opened.close()
     if progress is not None:
         progress(str(path), len(kernels))
     return ReportResult(raw.path, raw.source_format, raw.ncu_version, kernels, list(raw.warnings),
@@ -254,6 +257,18 @@ def analyze_isolated(path: str | Path, settings: AnalysisSettings, timeout: floa
     return result
 
 
+def _without_frames(exc: InputError) -> InputError:
+    """The error without its tracebacks: a kept error must not keep the failed read's frames (its open
+    file, the launches analysed before the fault) alive as long as `Analysis.errors`."""
+    chained: BaseException | None = exc
+    visited: set[int] = set()
+    while chained is not None and id(chained) not in visited:
+        visited.add(id(chained))
+        chained.__traceback__ = None
+        chained = chained.__cause__ or chained.__context__
+    return exc
+
+
 def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings | None = None, *,
             threshold: float | None = None, peaks: str | Path | UserPeaks | None = None,
             bytes_definition: str | None = None, strict: bool = True, isolate: bool = False,
@@ -268,8 +283,9 @@ def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings
     With `isolate=True` (what every command uses) NVIDIA's reader runs in child processes
     (`analyze_isolated`, several files in parallel): a report that crashes it is an InputError like
     any other, and each kernel's `raw.metrics` then holds only the metrics the analysis read. The
-    default reads in this process, with every metric of each report at hand (and so does
-    `isolate=True` where the platform is not POSIX). `keep_metrics=False` empties each kernel's
+    default reads in this process, with every metric of each report at hand (so does `isolate=True`
+    for a `.ncu-rep` where the platform is not POSIX; a CSV export read with `isolate=True` keeps the
+    metrics the analysis read). `keep_metrics=False` empties each kernel's
     `raw.metrics` once it is analysed (what `report` does: its outputs never read them).
     `progress(file, launches)` is told how far the analysis is (`analyze_report`; a `.ncu-rep`
     read in a child process reports once, when it is done).
@@ -313,7 +329,7 @@ def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings
             except InputError as exc:
                 if strict:
                     raise
-                errors.append(exc)
+                errors.append(_without_frames(exc))
     finally:
         close = getattr(isolated, "close", None)
         if close is not None:

@@ -45,7 +45,14 @@ class _Commands(click.Group):
     """
 
     def invoke(self, ctx: click.Context) -> Any:
-        gc.set_threshold(*GC_THRESHOLDS)
+        thresholds = gc.get_threshold()
+        gc.set_threshold(*GC_THRESHOLDS)  # for this command only (an embedding program gets its own back)
+        try:
+            return self._invoke(ctx)
+        finally:
+            gc.set_threshold(*thresholds)
+
+    def _invoke(self, ctx: click.Context) -> Any:
         try:
             previous: Any = signal.signal(signal.SIGTERM, _terminate)
         except ValueError:  # not the main thread (an embedding application): leave signals alone

@@ -98,8 +98,15 @@ def emit(text: str | Iterable[str], output: str | None, force: bool) -> None:
     An OutputError propagates to the command group, which reports it once for every command.
     """
     if output is None or output == "-":
-        for piece in (text,) if isinstance(text, str) else text:
-            click.echo(piece, nl=False)
+        # Streamed as made (a large document is never held whole): an interrupted or failed run
+        # leaves a partial document on standard output, with a non-zero exit status.
+        if isinstance(text, str):
+            click.echo(text, nl=False)
+            return
+        out = sys.stdout
+        for piece in text:
+            out.write(piece)
+        out.flush()
         return
     path = write_atomic(output, text, force=force)
     click.echo(f"Wrote {path}")

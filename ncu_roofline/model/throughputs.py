@@ -48,7 +48,7 @@ def _percent(raw: RawKernel, name: str) -> float | None:
     value = raw.number(name)
     if value is None or not math.isfinite(value) or value < _NON_NEGATIVE_TOLERANCE:
         return None  # a negative share is damage, not a measurement
-    return max(value, 0.0) / 100.0
+    return value / 100.0 if value > 0.0 else 0.0
 
 
 _KNOWN = frozenset(name for unit in T.UNITS for name in unit.metrics)

@@ -118,6 +118,7 @@ class OpenReport:
     path: Path
     kernels: Iterator[RawKernel]
     finish: Callable[[list[RawKernel]], RawReport]
+    close: Callable[[], None] = lambda: None  # the file, when the reading stops early or fails
 
 
 def open_report(path: str | Path) -> OpenReport:
@@ -135,7 +136,7 @@ def open_report(path: str | Path) -> OpenReport:
             report.warnings.append(f"the file is named {suffix} but holds an ncu CSV export; it was read as CSV")
         return report
 
-    return OpenReport(path, export.kernels(), finish)
+    return OpenReport(path, export.kernels(), finish, export.close)
 
 
 def read_report(path: str | Path) -> RawReport:
@@ -145,7 +146,10 @@ def read_report(path: str | Path) -> RawReport:
     runs it in a child process instead.
     """
     opened = open_report(path)
-    return opened.finish(list(opened.kernels))
+    try:
+        return opened.finish(list(opened.kernels))
+    finally:
+        opened.close()
 
 
 def read_materialized(path: str) -> RawReport:

@@ -148,6 +148,8 @@ class CsvExport:
         self._skipped: list[str] = []  # lines before the header
         self._notes: list[str] = []  # repeated rows, IDs, impossible values
         self._renumber = False
+        self._unnamed: list[tuple[int, bool]] = []  # (row position, demangled name too) of rows with no name
+        self._impossible: list[tuple[int, str, float]] = []  # (row position, metric, value) left out
         self._done = False
         skipped = 0
         header: list[str] | None = None
@@ -197,7 +199,6 @@ class CsvExport:
         identity_columns = [(i, name) for i, name in enumerate(header) if not is_metric_column(name)]
         columns = Columns((name, (i, unit)) for i, name, unit in metric_columns)
         signed = [(i, name) for i, name, _ in metric_columns if cannot_be_negative(name)]
-        impossible: list[tuple[str, str, float]] = []
         seen_ids: set[int] = set()
         count = 0
         for line_no, row in rows:
@@ -213,11 +214,14 @@ class CsvExport:
                 self._renumber = True
             metrics = RowMetrics(row, columns)
             kernel_name = cells.get("Kernel Name", "")
-            name = cells.get("Function Name") or kernel_name or f"kernel {index}"
+            name = cells.get("Function Name") or kernel_name
+            if not name:  # named by its index; `report` renames it if the IDs turn out not to number rows
+                name = f"kernel {index}"
+                self._unnamed.append((count, not cells.get("Demangled Name")))
             demangled = cells.get("Demangled Name") or kernel_name or name
             for n, value in negative_cells(row, signed):
                 metrics.drop(n)
-                impossible.append((f"kernel {index} ({name})", n, value))
+                self._impossible.append((count, n, value))
             count += 1
             yield kernel_from_metrics(index, name, demangled, metrics, **_identity(cells))
         if repeated.warning:
@@ -231,8 +235,6 @@ class CsvExport:
             )
         if self._renumber:
             self._notes.append("the ID column is missing, not numeric or repeats; kernels are numbered by row")
-        if impossible:
-            self._notes.append(impossible_values_warning(impossible))
         self._done = True
 
     def _rows(self) -> Iterator[tuple[int, list[str]]]:
@@ -261,11 +263,14 @@ class CsvExport:
         if pending is None:
             return
         _check_width(path, pending, width, last=True)
-        last = self._lines.last_line
-        if not last.endswith(("\n", "\r")) and last.count('"') % 2:
+        if not self._lines.last_line.endswith(("\n", "\r")) and self._lines.last_text.count('"') % 2:
             raise InputError(path, f"line {pending[0]} ends inside a quoted value: the export looks truncated",
                              REEXPORT_HINT)
         yield pending
+
+    def close(self) -> None:
+        """Close the file (after the last row, or when the reading stops early)."""
+        self._lines.close()
 
     def report(self, kernels: list[RawKernel]) -> RawReport:
         """The RawReport of the kernels `kernels()` yielded (each renumbered by row when the IDs cannot
@@ -275,11 +280,19 @@ class CsvExport:
         if self._renumber:
             for position, kernel in enumerate(kernels):
                 kernel.index = position
+            for position, demangled_too in self._unnamed:
+                kernels[position].name = f"kernel {position}"
+                if demangled_too:
+                    kernels[position].demangled_name = kernels[position].name
+        notes = list(self._notes)
+        if self._impossible:
+            notes.append(impossible_values_warning(
+                [(f"kernel {kernels[p].index} ({kernels[p].name})", n, v) for p, n, v in self._impossible]))
         markers = self._lines.markers
         warnings = [m.text for m in markers if m.kind == "WARNING" and m.text]
         warnings += self._decoding + self._skipped
         warnings += [f"ncu error: {m.text}" for m in markers if m.kind == "ERROR" and m.text]
-        warnings += self._notes
+        warnings += notes
         return RawReport(path=str(self.path), source_format="csv", kernels=kernels, ncu_version=None,
                          warnings=warnings, completeness=CSV_UNCHECKABLE)
 
@@ -291,7 +304,7 @@ def _quoted_cells(line: str) -> list[str] | None:
     Exact: the line holds 2n quotes and splits into n cells, so every quote is one of the cells'
     own; a quoted line break, an escaped quote or an unquoted cell makes the counts differ.
     """
-    if not line.startswith('"'):
+    if not line.startswith('"') or "\x00" in line:  # csv.reader refuses NUL on Python 3.10: let it say so
         return None
     if line.endswith('"\n'):
         inner = line[1:-2]

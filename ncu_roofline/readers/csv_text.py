@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from ..errors import InputError
 from .container import MAGIC
@@ -95,8 +96,10 @@ class TextLines:
         self.warnings = warnings
         self.line_no = 0
         self.last_line = ""  # the last physical line (markers included)
+        self.last_text = ""  # the last one that is not blank
         self.markers: list[Marker] = []
         self.undecodable = 0
+        self._open: TextIO | None = None
         try:
             with path.open("rb") as fh:
                 head = fh.read(_SAMPLE_BYTES)
@@ -118,6 +121,7 @@ class TextLines:
                 return
             with self.path.open("r", encoding="utf-8-sig", errors="surrogateescape", newline="",
                                 buffering=1 << 20) as fh:
+                self._open = fh
                 for line in fh:
                     if not line.isascii() and _ESCAPED_RE.search(line):  # isascii: O(1) in CPython
                         line, n = _ESCAPED_RE.subn("\ufffd", line)
@@ -129,6 +133,12 @@ class TextLines:
             self.warnings.append(
                 f"the file is not valid UTF-8 (first bad byte at offset {self._first_bad_byte()}); "
                 f"{self.undecodable} undecodable byte(s) were replaced with U+FFFD")
+
+    def close(self) -> None:
+        """Close the file now (a read stopped early, or by a fault, leaves nothing open)."""
+        if self._open is not None:
+            self._open.close()
+            self._open = None
 
     def _first_bad_byte(self) -> str:
         offset = 0
@@ -152,13 +162,15 @@ class TextLines:
                         return str(offset + exc.start)
                     offset += len(data)
         except OSError:
-            pass
-        return "unknown"
+            return "unknown"
+        return str(offset)  # the file ends inside a character: it starts there
 
     def __iter__(self) -> Iterator[str]:
         for line in self._physical():
             self.line_no += 1
             self.last_line = line
+            if not line.isspace():
+                self.last_text = line
             if line.startswith("=="):
                 match = _MARKER_RE.match(line)
                 if match:
