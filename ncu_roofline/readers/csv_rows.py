@@ -141,19 +141,6 @@ class RowMetrics(Mapping[str, Metric]):
         self._cache: dict[str, Metric | None] = {}
         self._present: tuple[str, ...] | None = None
 
-    def _get(self, name: str) -> Metric | None:
-        try:
-            return self._cache[name]
-        except KeyError:
-            pass
-        column = self._columns.get(name)
-        found = None
-        if column is not None:
-            value = parse_value(self._row[column[0]])
-            found = None if value is None else Metric(value, column[1])
-        self._cache[name] = found
-        return found
-
     def get(self, name: str, default: Any = None) -> Any:
         # The analysis asks for about 200 names a kernel, half of them absent from the export's
         # header: those cost one dict look-up, and a number cell one float() (parse_value's fast path).
@@ -179,7 +166,7 @@ class RowMetrics(Mapping[str, Metric]):
         per export, then this row's cells)."""
         names = self._columns.starting(prefix) if isinstance(self._columns, Columns) else \
             [n for n in self._columns if n.startswith(prefix)]
-        return [n for n in names if self._get(n) is not None]
+        return [n for n in names if self.get(n) is not None]
 
     def fetched(self) -> dict[str, Metric]:
         """The metrics read so far, as a plain dict (what a kernel keeps once it is analysed)."""
@@ -191,13 +178,13 @@ class RowMetrics(Mapping[str, Metric]):
         self._present = None
 
     def __getitem__(self, name: str) -> Metric:
-        found = self._get(name)
+        found: Metric | None = self.get(name)
         if found is None:
             raise KeyError(name)
         return found
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self._get(name) is not None
+        return isinstance(name, str) and self.get(name) is not None
 
     def _names(self) -> tuple[str, ...]:
         if self._present is None:
