@@ -246,3 +246,26 @@ def test_an_output_stream_that_fails_leaves_the_old_file(tmp_path: Path) -> None
         write_atomic(target, pieces(), force=True)
     assert target.read_text(encoding="utf-8") == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]  # no temporary file left
+
+
+def test_no_row_outlives_its_launch_analysis(tmp_path: Path) -> None:
+    # With keep_metrics=False no RowMetrics (the row's cells) is left once the analysis returns; with
+    # the isolated path's compaction each kernel keeps a plain dict of the metrics read.
+    import gc
+
+    text = HEADER + UNITS + "".join(_row(i) for i in range(50))
+    path = _write(tmp_path, text)
+
+    def rows_alive() -> int:
+        gc.collect()
+        return sum(1 for o in gc.get_objects() if type(o) is RowMetrics)
+
+    before = rows_alive()
+    dropped = analyze([path], isolate=True, keep_metrics=False)
+    assert rows_alive() == before
+    compact = analyze([path], isolate=True)
+    assert rows_alive() == before
+    assert all(type(k.raw.metrics) is dict and k.raw.metrics for k in compact.reports[0].kernels)
+    kept = analyze([path])  # the API default keeps every row's metrics at hand
+    assert rows_alive() == before + 50
+    assert len(dropped.reports[0].kernels) == len(kept.reports[0].kernels) == 50
