@@ -42,7 +42,7 @@ def _sol_svg(chart: dict[str, Any], salt: str, threshold: float) -> str:
     from .charts.sol import SolPoint, render_sol_svg
 
     points = [SolPoint(p["kernel_id"], p["sm"], p["memory"], p["family"], p["hollow"], p["label"], p.get("size"),
-                       p.get("note", "")) for p in chart["points"]]
+                       p.get("note", ""), p.get("bound_label", "")) for p in chart["points"]]
     return render_sol_svg(chart["title"], points, threshold, f"ncu-roofline-{salt}")
 
 

@@ -332,8 +332,11 @@ def _sol_chart(device: str, items: list[tuple[dict[str, Any], AnalysedKernel]]) 
         if sm is None or memory is None:
             missing += 1 if k.usable else 0
             continue
-        points.append({"kernel_id": v["id"], "sm": sm, "memory": memory, "family": family(k.bound_by),
-                       "hollow": k.regime == T.TOO_LITTLE_WORK, "label": v["short_name"]})
+        fam = family(k.bound_by)
+        points.append({"kernel_id": v["id"], "sm": sm, "memory": memory, "family": fam,
+                       "hollow": k.regime == T.TOO_LITTLE_WORK, "label": v["short_name"],
+                       # a unit with no roof of its own ("other") is named in the legend by its label
+                       "bound_label": short_label(k.bound_by) if fam == "other" else ""})
     if not points:
         return None
     return {"device": device, "title": f"{device}: Speed Of Light", "points": points,

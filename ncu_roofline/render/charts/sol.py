@@ -30,6 +30,7 @@ class SolPoint:
     label: str
     size: float | None = None  # marker size in points (a kernel group's share of time); None: the default
     note: str = ""  # one more tooltip line
+    bound_label: str = ""  # the limit's own name where its family is "other" (a unit with no roof)
 
 
 def render_sol_svg(title: str, points: Sequence[SolPoint], threshold: float, salt: str) -> str:
@@ -53,16 +54,20 @@ def render_sol_svg(title: str, points: Sequence[SolPoint], threshold: float, sal
         ax.text(102, t + 1.5, "memory limit", ha="right", fontsize=7.5, color="#555555")
         ax.text(t + 1.5, 2, "compute limit", fontsize=7.5, color="#555555")
         families: list[str | None] = []
+        others: list[str] = []  # the units behind "other", named in the legend
         for n, p in enumerate(points):
             family = p.family if p.family in PALETTE else "other"
             colour = PALETTE[family]
             if family not in families:
                 families.append(family)
+            if family == "other" and p.bound_label and p.bound_label not in others:
+                others.append(p.bound_label)
             ax.plot([p.sm * 100], [p.memory * 100], marker="o", markersize=p.size if p.size is not None else 5.5,
                     linestyle="none",
                     markerfacecolor="none" if p.hollow else colour, markeredgecolor=colour, alpha=0.85,
                     gid=f"sol-{n}")
-        handles = [Line2D([], [], marker="o", linestyle="none", color=PALETTE[f], label=PALETTE_NAMES.get(f, "other"))
+        handles = [Line2D([], [], marker="o", linestyle="none", color=PALETTE[f],
+                          label=xml_text(_other_label(others)) if f == "other" else PALETTE_NAMES.get(f, "other"))
                    for f in families]
         if handles:
             ax.legend(handles=handles, title="Bound by", loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7.5,
@@ -74,6 +79,14 @@ def render_sol_svg(title: str, points: Sequence[SolPoint], threshold: float, sal
                           f"{_escape(chr(10) + p.note) if p.note else ''}</title>", 1)
     svg = drop_group_ids(svg)
     return svg.replace("<svg ", f"<svg role=\"img\" aria-label={quoteattr(xml_text(title))} ", 1)
+
+
+def _other_label(units: list[str]) -> str:
+    """The legend entry of the limits with no roof colour: the units by name (three at most)."""
+    if not units:
+        return "other"
+    more = f" +{len(units) - 3}" if len(units) > 3 else ""
+    return ", ".join(units[:3]) + more
 
 
 def _escape(text: str) -> str:
