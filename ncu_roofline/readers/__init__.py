@@ -9,6 +9,8 @@
 - anything else -> InputError naming the file.
 
 Only regular files are read (a device or a pipe is refused before it is opened).
+`open_report` hands the kernels out one at a time (a CSV export is parsed row by row as they are
+taken, so a caller that keeps only what it needs of each never holds the file);
 `read_report_isolated` runs NVIDIA's reader in a child process (`isolation.py`).
 """
 

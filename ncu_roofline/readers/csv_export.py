@@ -25,6 +25,8 @@ Decisions, so both readers give the same RawKernel:
 - `==WARNING==` texts go to `RawReport.warnings` (as do `==ERROR==` texts, marked as errors).
 - Repeated header/units rows are skipped and negative counts, shares and rates left out, each
   with a warning (`csv_rows.py`).
+- The file is read as it is iterated (`CsvExport`, lines from `csv_text.py`): a fault further
+  down is raised when the reading reaches it, and the kernels handed out before it are no report.
 """
 
 from __future__ import annotations
