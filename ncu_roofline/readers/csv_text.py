@@ -16,6 +16,7 @@ are checked for what is not a CSV text file at all: an empty file, a Git LFS poi
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,7 +29,6 @@ from .ncu_rep import LFS_PREFIX, sniff_problem
 
 _SAMPLE_BYTES = 65536
 _MARKER_RE = re.compile(r"^==([A-Z]+)==\s?")
-_EOL_RE = re.compile(r"\r\n|\r|\n")
 _ESCAPED_RE = re.compile("[\udc80-\udcff]")  # an undecodable byte, as `surrogateescape` keeps it
 # Bytes other than tab, LF, FF, CR and ESC below 0x20 (or DEL) do not occur in text exports.
 _CONTROL_BYTES = frozenset(set(range(0x20)) - {0x09, 0x0A, 0x0C, 0x0D, 0x1B}) | {0x7F}
@@ -76,15 +76,6 @@ def _check_head(path: Path, head: bytes) -> None:
         raise not_text(path, "it contains binary data")
 
 
-def _split(text: str) -> Iterator[str]:
-    start, end = 0, len(text)
-    while start < end:
-        eol = _EOL_RE.search(text, start)
-        stop = eol.end() if eol else end
-        yield text[start:stop]
-        start = stop
-
-
 class TextLines:
     """Physical lines of an export, minus ncu marker lines; `line_no` is the last line's number.
 
@@ -117,7 +108,7 @@ class TextLines:
                 except UnicodeDecodeError as exc:
                     raise not_text(self.path, f"undecodable UTF-16 at byte {exc.start}") from exc
                 del data
-                yield from _split(text)
+                yield from io.StringIO(text, newline="")  # small hand-made files: held whole
                 return
             with self.path.open("r", encoding="utf-8-sig", errors="surrogateescape", newline="",
                                 buffering=1 << 20) as fh:
