@@ -15,6 +15,10 @@ import time
 from ncu_roofline.batch.job import JobResult, analyse_one
 from ncu_roofline.settings import AnalysisSettings
 
+# The per-report timeout of the fault tests: the hung input runs past it, and a good one (about 1 s
+# alone) stays well under it on a loaded 2-core machine, where two reports run at once.
+TIMEOUT_S = 8
+
 
 def faulty_job(path: str, settings: AnalysisSettings, *, redact: bool = False, html: bool = True,
                hang: str | None = None, crash: str | None = None) -> JobResult:

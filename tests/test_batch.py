@@ -216,18 +216,18 @@ def test_hung_and_crashing_readers_cost_only_their_report(inputs, tmp_path, monk
     names = GOOD[:4]
     started = time.perf_counter()
     result = run(*(str(inputs / "good" / n) for n in names), "-o", str(out), "--jobs", "2",
-                 "--timeout", "2")
+                 "--timeout", str(faults.TIMEOUT_S))
     assert time.perf_counter() - started < 30
     assert result.exit_code == 1, result.output
     entries = {Path(e["path"]).name: e for e in manifest(out)["reports"]}
-    assert entries["nsight-training__manual_nvtx.ncu-rep"]["error"] == "timed out after 2 s"
+    assert entries["nsight-training__manual_nvtx.ncu-rep"]["error"] == f"timed out after {faults.TIMEOUT_S} s"
     crashed = entries["esmm-research__profile.5c6231e.ncu-rep"]["error"]
     assert crashed.startswith("the reader crashed (exit code -6, SIGABRT)") and "simulated crash" in crashed
     for n in (names[0], names[3]):
         assert entries[n]["status"] == "ok"
     assert all(len(e["sha256"]) == 64 for e in entries.values())
     index = (out / "index.html").read_text(encoding="utf-8")
-    assert "timed out after 2 s" in index and "the reader crashed" in index
+    assert f"timed out after {faults.TIMEOUT_S} s" in index and "the reader crashed" in index
 
 
 @needs_corpus

@@ -87,6 +87,24 @@ def outputs(out: Path) -> dict[str, Any]:
     return {"manifest": doc, "kernels.csv": (out / "kernels.csv").read_text(encoding="utf-8"), **files}
 
 
+def differences(a: dict[str, Any], b: dict[str, Any]) -> str:
+    """Where two `outputs` differ, briefly: each differing file with 120 characters around its first
+    difference (manifest entries are compared one by one), so that a failure says what differed."""
+    lines = [f"only in one: {sorted(set(a) ^ set(b))}"] if set(a) != set(b) else []
+    for key in sorted(set(a) & set(b)):
+        x, y = a[key], b[key]
+        if key == "manifest":
+            x = {json.dumps(e, sort_keys=True) for e in x["reports"]}
+            y = {json.dumps(e, sort_keys=True) for e in y["reports"]}
+            lines += [f"manifest entry only in the first: {e}" for e in sorted(x - y)]
+            lines += [f"manifest entry only in the second: {e}" for e in sorted(y - x)]
+            continue
+        if x != y:
+            at = next((i for i, (p, q) in enumerate(zip(x, y, strict=False)) if p != q), min(len(x), len(y)))
+            lines.append(f"{key} differs at {at}: {x[max(0, at - 60):at + 60]!r} != {y[max(0, at - 60):at + 60]!r}")
+    return "\n".join(lines)
+
+
 def test_no_cluster_is_needed_to_tell_address_from_input() -> None:
     cli = importlib.import_module("ncu_roofline.cli.batch")
     assert dask_run.looks_like_address("tcp://10.0.0.5:8786") and dask_run.looks_like_address("sched:8786")
@@ -135,23 +153,24 @@ def test_cluster_batch_matches_local_and_isolates_faults(inputs, cluster, client
     workers = set(client.scheduler_info()["workers"])
     with_job(monkeypatch, functools.partial(faults.faulty_job, hang=HANG, crash=CRASH))
     local, remote = tmp_path / "local", tmp_path / "dask"
-    by_local = run(str(inputs), "-o", str(local), "--jobs", "2", "--timeout", "2")
+    timeout = str(faults.TIMEOUT_S)
+    by_local = run(str(inputs), "-o", str(local), "--jobs", "2", "--timeout", timeout)
     started = time.perf_counter()
-    by_dask = run(str(inputs), "-o", str(remote), "--timeout", "2", "--dask", cluster.scheduler_address)
+    by_dask = run(str(inputs), "-o", str(remote), "--timeout", timeout, "--dask", cluster.scheduler_address)
     assert time.perf_counter() - started < 60
     assert by_local.exit_code == by_dask.exit_code == 1, by_dask.output
-    assert outputs(remote) == outputs(local)
+    assert outputs(remote) == outputs(local), differences(outputs(remote), outputs(local))
     entries = {Path(e["path"]).name: e for e in json.loads((remote / "manifest.json").read_text())["reports"]}
     assert entries[CRASH]["error"].startswith("the reader crashed (exit code -6, SIGABRT)")
     assert "simulated crash" in entries[CRASH]["error"]
-    assert entries[HANG]["error"] == "timed out after 2 s"
+    assert entries[HANG]["error"] == f"timed out after {faults.TIMEOUT_S} s"
     assert "truncated" in entries[TRUNCATED]["error"] and entries["notes.ncu-rep"]["status"] == "error"
     assert all(entries[n]["status"] == "ok" for n in GOOD)
     assert f"{CRASH} failed: the reader crashed (exit code -6, SIGABRT)" in by_dask.stderr
     assert "bytes were sent" not in by_dask.stderr  # the cluster's workers see these files
     assert set(client.scheduler_info()["workers"]) == workers  # no worker died or was replaced
     # a re-run on the cluster reuses what did not change, as locally
-    again = run(str(inputs), "-o", str(remote), "--timeout", "2", "--dask", cluster.scheduler_address)
+    again = run(str(inputs), "-o", str(remote), "--timeout", timeout, "--dask", cluster.scheduler_address)
     assert again.exit_code == 1 and all(f"{n} unchanged" in again.stderr for n in GOOD)
     assert not list(remote.glob("**/*.tmp"))
 
@@ -205,7 +224,8 @@ def test_bytes_inputs_give_the_same_outputs_and_respect_the_size_limit(inputs, c
     remote = run_batch(specs, tmp_path / "dask", runner=runner, job=job)
     assert runner.mode == "bytes" and "bytes were sent" in runner.notes[0]
     assert (local.analysed, local.failed) == (remote.analysed, remote.failed) == (2, 4)
-    assert outputs(tmp_path / "dask") == outputs(tmp_path / "local")
+    remote_outputs, local_outputs = outputs(tmp_path / "dask"), outputs(tmp_path / "local")
+    assert remote_outputs == local_outputs, differences(remote_outputs, local_outputs)
     for path in (tmp_path / "dask").rglob("*"):  # the worker's temporary copy is named nowhere
         assert path.is_dir() or b"ncu-roofline-dask-" not in path.read_bytes()
     # a report over the limit is not sent, and says why
