@@ -122,7 +122,7 @@ def test_analyse_one_result_is_small_and_picklable() -> None:
     assert res["status"] == "ok" and res["error"] is None and res["html"] is None
     assert len(res["sha256"]) == 64
     doc = json.loads(res["json"])
-    assert doc["schema"] == "ncu-roofline/2" and len(doc["reports"]) == 1
+    assert doc["schema"] == "ncu-roofline/3" and len(doc["reports"]) == 1
     assert len(res["rows"]) == res["summary"]["kernel_count"] == doc["reports"][0]["kernel_count"] == 4
     assert sum(res["summary"]["bound_mix"].values()) == 4 and len(res["summary"]["worst"]) == 3
     durations = [w["duration_s"] for w in res["summary"]["worst"]]
@@ -147,7 +147,7 @@ def test_mixed_batch_writes_everything_and_lists_failures(inputs, mixed) -> None
         e = entries[name]
         assert e["status"] == "ok" and e["error"] is None and e["kernel_count"] >= 1
         report_doc = json.loads((out / e["json"]).read_text(encoding="utf-8"))
-        assert report_doc["schema"] == "ncu-roofline/2"
+        assert report_doc["schema"] == "ncu-roofline/3"
         assert report_doc["reports"][0]["kernel_count"] == e["kernel_count"]
         assert (out / e["html"]).read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
         assert f'href="{e["html"]}"' in index

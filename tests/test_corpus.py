@@ -43,19 +43,24 @@ def test_every_report_reads_with_manifest_identity(whole_corpus) -> None:
 
 def test_json_contract_and_no_nan(whole_corpus) -> None:
     doc = json.loads(whole_corpus.to_json())
-    assert doc["schema"] == "ncu-roofline/2"
+    assert doc["schema"] == "ncu-roofline/3"
     assert doc["generator"]["name"] == "ncu-roofline"
     roofs = {"dram", "l2", "l1", "fp64", "fp32", "fp16", "tensor"}
-    for report in doc["reports"]:
+    for report, analysed in zip(doc["reports"], whole_corpus.reports, strict=True):
         assert report["kernel_count"] == len(report["kernels"])
-        for k in report["kernels"]:
+        units = report["units"]
+        for k, obj in zip(report["kernels"], analysed.kernels, strict=True):
+            # a unit's recipe is the kernel's own where it differs from the report's list, else the list's
+            assert set(k["unit_recipes"]) <= set(obj.units)
+            assert {uid: k["unit_recipes"].get(uid, units[uid]["recipe"]) for uid in obj.units} == \
+                {uid: u.recipe for uid, u in obj.units.items()}
+            assert set(k["utilization"]) - roofs == set(obj.units) and all(units[u]["label"] for u in obj.units)
             for key in ("index", "name", "demangled_name", "device", "compute_capability", "duration_s",
                         "work_flop", "traffic_bytes", "intensity_flop_per_byte", "achieved_flop_per_s",
                         "peaks", "utilization", "bound_by", "regime", "provenance", "missing", "flags"):
                 assert key in k
             assert set(k["work_flop"]) == {"fp64", "fp32", "fp16", "tensor"}
             assert set(k["traffic_bytes"]) == {"dram", "l2", "l1"}
-            assert set(k["utilization"]) <= roofs | set(k["unit_throughputs"])
             assert k["bound_by"] is None or k["bound_by"] in k["utilization"]
             assert k["regime"] in (None, "at_limit", "latency", "too_little_work")
             for m in k["missing"]:

@@ -6,6 +6,7 @@ import pytest
 from conftest import make_kernel
 from test_model import base_metrics
 
+from ncu_roofline.api.analysis import ReportResult
 from ncu_roofline.api.kernel import analyse_kernel
 from ncu_roofline.knowledge.targets import Target, ncu_options, parse_compute_capability
 from ncu_roofline.settings import AnalysisSettings
@@ -32,6 +33,20 @@ def test_unit_throughputs_are_shares_on_the_elapsed_basis() -> None:
     assert k.limiter_share == pytest.approx(0.87) and not k.limiter_is_roof
     d = k.to_dict()
     assert d["utilization"]["sm__inst_executed_pipe_lsu"] == pytest.approx(0.87) and d["bound_kind"] == "unit"
+
+
+def test_units_are_listed_once_per_report_and_a_launch_keeps_only_a_differing_recipe() -> None:
+    new_form, old_form = base_metrics(), base_metrics()
+    new_form[SM] = (87.0, "%")
+    old_form["sm__sol_pct"] = (60.0, "%")  # the same unit under its 2019 name
+    kernels = [analyse_kernel(make_kernel(m)) for m in (new_form, old_form, new_form)]
+    doc = ReportResult("r.ncu-rep", "ncu-rep", None, kernels).to_dict()
+    assert doc["units"]["sm_throughput"] == {"label": "SM (compute) throughput", "group": "compute", "parent": None,
+                                             "recipe": f"{SM} ÷ 100"}  # the first launch's recipe
+    assert [k["unit_recipes"] for k in doc["kernels"]] == [{}, {"sm_throughput": "sm__sol_pct ÷ 100"}, {}]
+    assert [k["utilization"]["sm_throughput"] for k in doc["kernels"]] == pytest.approx([0.87, 0.60, 0.87])
+    assert kernels[1].to_dict()["unit_recipes"] == {"sm_throughput": "sm__sol_pct ÷ 100"}  # alone: every recipe
+    assert "unit_throughputs" not in doc["kernels"][0]
 
 
 def test_a_roof_gives_way_only_to_a_clearly_busier_unit() -> None:

@@ -30,7 +30,9 @@ if TYPE_CHECKING:  # pandas is imported lazily: the CLI's JSON path does not nee
 
 # /2: `bound_by` names the busiest limit, a roof or a unit throughput (`bound_kind`), `utilization`
 # holds every roof's and unit's share, regimes are at_limit / latency / too_little_work.
-SCHEMA = "ncu-roofline/2"
+# /3: a unit's label, group, parent and recipe are listed once per report (`units`); a kernel keeps
+# its shares in `utilization` and, in `unit_recipes`, only the recipes that differ from the list.
+SCHEMA = "ncu-roofline/3"
 
 
 @dataclass
@@ -54,6 +56,16 @@ class ReportResult:
         values = [k.q.duration_s.value for k in self.kernels if k.q.duration_s is not None]
         return sum(values) if values else None
 
+    def units(self) -> dict[str, dict[str, Any]]:
+        """Every unit throughput any launch holds: id -> label, group, parent and the recipe of the
+        first launch that has it (the `units` catalogue of the JSON document)."""
+        found: dict[str, dict[str, Any]] = {}
+        for k in self.kernels:
+            for uid, unit in k.units.items():
+                if uid not in found:
+                    found[uid] = unit.describe()
+        return found
+
     @property
     def share_total_s(self) -> float | None:
         """The GPU time shares are taken of: every launch of the file, also those a focus left out."""
@@ -61,7 +73,7 @@ class ReportResult:
 
     def to_dict(self, redact: bool = False, groups: list[KernelGroup] | None = None,
                 lazy: bool = False) -> dict[str, Any]:
-        """The report as the `ncu-roofline/2` document writes it (`groups`: as `Analysis.groups_of`).
+        """The report as the `ncu-roofline/3` document writes it (`groups`: as `Analysis.groups_of`).
 
         `lazy`: `kernels` is a `jsondoc.LazyList` that makes each launch's dict as it is encoded.
         """
@@ -71,10 +83,12 @@ class ReportResult:
         names = {g.key: g.display_name for g in groups}
         total = self.share_total_s
         total_s = self.total_duration_s  # once: it sums every launch
+        units = self.units()
+        recipes = {uid: u["recipe"] for uid, u in units.items()}
 
         def launches() -> Iterator[dict[str, Any]]:
             for k in self.kernels:
-                yield _with_program_gain(dict(k.to_dict(redact), group_key=key_of.get(id(k))), total_s)
+                yield _with_program_gain(dict(k.to_dict(redact, recipes), group_key=key_of.get(id(k))), total_s)
 
         return {
             "path": os.path.basename(self.path) if redact else self.path,
@@ -91,6 +105,7 @@ class ReportResult:
             "groups": [g.to_dict(redact) for g in groups],
             "nvtx_rollup": [] if redact else [n.to_dict(total, names) for n in nvtx_rollup(groups)],
             "focus": self.focus.to_dict() if self.focus is not None else None,
+            "units": units,
         }
 
 
@@ -158,7 +173,7 @@ class Analysis:
         return rows
 
     def to_dict(self, redact: bool = False, lazy: bool = False) -> dict[str, Any]:
-        """The `ncu-roofline/2` document (see the README's JSON section); `lazy`: as `json_pieces` needs it."""
+        """The `ncu-roofline/3` document (see the README's JSON section); `lazy`: as `json_pieces` needs it."""
         return {
             "schema": SCHEMA,
             "generator": {"name": "ncu-roofline", "version": __version__},
@@ -179,7 +194,7 @@ class Analysis:
         return Analysis(reports, list(self.errors), self.settings)
 
     def to_json(self, redact: bool = False, indent: int | None = None) -> str:
-        """The `ncu-roofline/2` JSON document (deterministic: sorted keys, no NaN).
+        """The `ncu-roofline/3` JSON document (deterministic: sorted keys, no NaN).
 
         Compact by default (json's C encoder only serves `indent=None`); pass `indent=2` to read it.
         """

@@ -86,7 +86,7 @@ class KernelGroup:
         return sum(1 for k in self.launches if k.usable)
 
     def to_dict(self, redact: bool = False) -> dict[str, Any]:
-        """The group as the `groups` list of the `ncu-roofline/2` document writes it."""
+        """The group as the `groups` list of the `ncu-roofline/3` document writes it."""
         s = self.summary
         bound = s.bound_by
         return {

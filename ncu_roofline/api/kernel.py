@@ -7,6 +7,7 @@ This is where the model and the passes meet, above both, so neither imports the 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,9 +30,9 @@ class AnalysedKernel(KernelModel):
     not_applicable: list[NotApplicable] = field(default_factory=list)
     precision_options: list[dict[str, Any]] = field(default_factory=list)
 
-    def to_dict(self, redact: bool = False) -> dict[str, Any]:
-        """The kernel as the `ncu-roofline/2` JSON contract writes it."""
-        d = super().to_dict(redact)
+    def to_dict(self, redact: bool = False, unit_recipes: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The kernel as the `ncu-roofline/3` JSON contract writes it (`unit_recipes`: see `KernelModel`)."""
+        d = super().to_dict(redact, unit_recipes)
         d["ceilings"] = [c.to_dict() for c in self.ceilings]
         d["diagnosis"] = [f.to_dict() for f in self.diagnosis]
         d["reuse"] = dict(self.reuse)

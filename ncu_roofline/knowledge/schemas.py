@@ -18,7 +18,7 @@ from typing import Any
 
 from .jsonio import validate
 
-REPORT_SCHEMAS = ("ncu-roofline/1", "ncu-roofline/2")
+REPORT_SCHEMAS = ("ncu-roofline/1", "ncu-roofline/2", "ncu-roofline/3")
 BATCH_SCHEMA_PREFIX = "ncu-roofline-batch/"
 PEAKS_SCHEMA = "ncu-roofline-peaks/1"
 PEAK_KEYS = ("dram_bytes_per_s", "l2_bytes_per_s", "l1_bytes_per_s",
@@ -71,6 +71,7 @@ _KERNEL: dict[str, Any] = {
         "regime": _TEXT_OR_NULL,
         "duration_s": _AT_LEAST_0_OR_NULL,
         "utilization": _NUMBERS_BY_NAME,
+        "unit_recipes": {"type": "object", "additionalProperties": {"type": "string"}},
         "intensity_flop_per_byte": _NUMBERS_BY_NAME,
         "achieved_flop_per_s": _NUMBER_OR_NULL,
         "peaks": {"type": "object", "additionalProperties": {"type": ["number", "null", "object"]}},
@@ -96,6 +97,9 @@ _REPORT: dict[str, Any] = {
         "warnings": _TEXTS,
         "completeness": _TEXT_OR_NULL,
         "kernels": {"type": "array", "items": _KERNEL},
+        "units": {"type": "object", "additionalProperties": {"type": "object", "properties": {
+            "label": {"type": "string"}, "group": {"type": "string"}, "parent": _TEXT_OR_NULL,
+            "recipe": {"type": "string"}}}},
     },
 }
 
@@ -147,7 +151,7 @@ BATCH_MANIFEST: dict[str, Any] = {
 
 
 def validate_document(doc: Any, path: str | Path) -> None:
-    """An `ncu-roofline/1` or `/2` report document, or InputError naming `path` and what is wrong."""
+    """An `ncu-roofline/1`, `/2` or `/3` report document, or InputError naming `path` and what is wrong."""
     validate(doc, REPORT_DOCUMENT, path, "ncu-roofline JSON document",
              hint="give a report file, or a JSON file written by `ncu-roofline report --format json`")
 

@@ -8,6 +8,7 @@ kernel; below `threshold` the kernel is latency-limited rather than roof-limited
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from sys import intern
 from typing import Any
@@ -75,8 +76,13 @@ class KernelModel:
     def limiter_is_roof(self) -> bool:
         return self.bound_by in self.utilization
 
-    def to_dict(self, redact: bool = False) -> dict[str, Any]:
-        """The kernel as the `ncu-roofline/2` JSON contract writes it."""
+    def to_dict(self, redact: bool = False, unit_recipes: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The kernel as the `ncu-roofline/3` JSON contract writes it.
+
+        `unit_recipes`: the report's catalogue (unit id -> recipe, `ReportResult.units`); the
+        kernel's `unit_recipes` then holds only the units whose recipe differs from it (usually
+        none). Without a catalogue it holds every unit's recipe.
+        """
         k = self.raw
         d: dict[str, Any] = {
             "index": k.index,
@@ -109,7 +115,8 @@ class KernelModel:
             },
             "ridge_point_flop_per_byte": self.ridge_points(),
             "utilization": self.limits,
-            "unit_throughputs": {uid: u.to_dict() for uid, u in self.units.items()},
+            "unit_recipes": {uid: u.recipe for uid, u in self.units.items()} if unit_recipes is None else
+                            {uid: u.recipe for uid, u in self.units.items() if unit_recipes.get(uid) != u.recipe},
             "bound_by": self.bound_by,
             "bound_kind": None if self.bound_by is None else ("roof" if self.limiter_is_roof else "unit"),
             "regime": self.regime,

@@ -29,9 +29,10 @@ class UnitShare:
     recipe: str
     explains: str = ""
 
-    def to_dict(self) -> dict[str, object]:
-        return {"share": self.share, "label": self.label, "group": self.group, "parent": self.parent,
-                "recipe": self.recipe}
+    def describe(self) -> dict[str, object]:
+        """The unit as a report's `units` catalogue lists it (what does not change between launches,
+        and the recipe of the first launch that has it)."""
+        return {"label": self.label, "group": self.group, "parent": self.parent, "recipe": self.recipe}
 
 
 _RECIPES: dict[str, str] = {}  # metric -> "metric ÷ 100", one string shared by every launch

@@ -179,10 +179,10 @@ def render_report_csv(analysis: Analysis, options: RenderOptions) -> str:
 
 
 def render_report_json(analysis: Analysis, options: RenderOptions) -> str:
-    """The `ncu-roofline/2` document."""
+    """The `ncu-roofline/3` document."""
     return analysis.to_json(redact=options.redact)
 
 
 def stream_report_json(analysis: Analysis, options: RenderOptions) -> Iterator[str]:
-    """The `ncu-roofline/2` document in pieces, one launch at a time (the same text)."""
+    """The `ncu-roofline/3` document in pieces, one launch at a time (the same text)."""
     return analysis.json_pieces(redact=options.redact)
