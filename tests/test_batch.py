@@ -247,6 +247,15 @@ def test_redact_and_options_reach_the_workers(tmp_path) -> None:
     # other settings: re-analysed, not reused
     again = run(str(CORPUS / GOOD[0]), "-o", str(out), "--redact")
     assert again.exit_code == 0 and "unchanged" not in again.stderr
+    # outputs of an earlier document format (a manifest written before /3): re-analysed too
+    path = out / "manifest.json"
+    old = json.loads(path.read_text(encoding="utf-8"))
+    assert old["settings"]["document_schema"] == "ncu-roofline/3"
+    old["settings"]["document_schema"] = "ncu-roofline/2"
+    path.write_text(json.dumps(old), encoding="utf-8")
+    older = run(str(CORPUS / GOOD[0]), "-o", str(out), "--redact")
+    assert older.exit_code == 0 and "unchanged" not in older.stderr
+    assert manifest(out)["settings"]["document_schema"] == "ncu-roofline/3"
 
 
 @needs_corpus

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..api.analysis import SCHEMA as DOCUMENT_SCHEMA
 from ..api.jsondoc import dumps
 from ..errors import InputError
 from ..knowledge.jsonio import MANIFEST_MAX_BYTES, inside_folder, read_json
@@ -33,6 +34,7 @@ def settings_for(settings: AnalysisSettings, redact: bool = False) -> dict[str, 
             peaks_sha = None
     return {
         "generator_version": __version__,
+        "document_schema": DOCUMENT_SCHEMA,  # a new document format re-analyses too
         "threshold": float(settings.threshold),
         "bytes_definition": settings.bytes_definition,
         "group_by": settings.group_by,
