@@ -327,3 +327,17 @@ def test_a_broken_manifest_means_analyse_again_with_a_note(tmp_path: Path, manif
     notes: list[str] = []
     assert load_manifest(out, notes) is None
     assert len(notes) == 1 and "analysed again" in notes[0] and "manifest.json" in notes[0]
+
+
+@needs_corpus
+@pytest.mark.parametrize("path", [CORPUS / "fuzigrad__output.ncu-rep", CORPUS / "cs599k__profile.ncu-rep",
+                                  BAD / "real_all-metrics-NaN__self-join-mistic__profileHIGGS.out.ncu-rep"])
+@pytest.mark.parametrize("redact", [False, True])
+def test_rows_made_with_the_text_equal_the_rows_read_back_from_it(path, redact) -> None:
+    """A job flattens each launch into its row as it writes the launch's JSON; the rows and the
+    summary are those the written text gives when read back (NaN launches included: null, not NaN)."""
+    result = analyse_one(str(path), AnalysisSettings(), redact=redact, html=False)
+    assert result["status"] == "ok", result["error"]
+    rows, summary = ncu_roofline.batch.job.rows_and_summary(json.loads(result["json"]))
+    assert result["rows"] == rows and result["summary"] == summary
+    assert len(rows) == summary["kernel_count"] >= 1

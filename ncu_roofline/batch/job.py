@@ -7,13 +7,14 @@ runs it in isolated worker processes (see `workers.py`).
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
 from ..api.analysis import Analysis, analyze_report
+from ..api.jsondoc import iter_dumps, json_safe
 from ..api.rows import kernel_row
 from ..errors import InputError
 from ..render import REPORT, RenderOptions, render
@@ -34,15 +35,19 @@ class Job(Protocol):
 
 
 def rows_and_summary(doc: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Kernel rows and the summary of a one-report ncu-roofline document.
+    """Kernel rows and the summary of a one-report ncu-roofline document (as read back)."""
+    rep = doc["reports"][0]
+    rows = [kernel_row(rep["path"], k) for k in rep["kernels"]]
+    return rows, summary_of(rep, rows)
+
+
+def summary_of(rep: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The summary of one report of a document, from its kernel rows (`kernel_row`).
 
     `worst` holds the kernel groups with the most GPU time (with their `group_key` and launch
     count); for a document without groups, the longest launches.
     """
-    rep = doc["reports"][0]
-    kernels = rep["kernels"]
-    rows = [kernel_row(rep["path"], k) for k in kernels]
-    mix = Counter(k["bound_by"] or "none" for k in kernels)
+    mix = Counter(r["bound_by"] or "none" for r in rows)
     worst = []
     groups = rep.get("groups")
     if groups is not None:  # the longest kernel groups (documents since groups were added)
@@ -55,19 +60,10 @@ def rows_and_summary(doc: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[st
                 "bound_utilization": g["utilization"].get(bound) if bound else None, "regime": g["regime"],
             })
     else:
-        by_time = sorted(kernels, key=lambda k: (k["duration_s"] is None, -(k["duration_s"] or 0.0), k["index"]))
-        for k in by_time[:WORST_COUNT]:
-            bound = k["bound_by"]
-            worst.append({
-                "index": k["index"],
-                "name": k["name"],
-                "demangled_name": k["demangled_name"],
-                "duration_s": k["duration_s"],
-                "bound_by": bound,
-                "bound_utilization": k["utilization"].get(bound) if bound else None,
-                "regime": k["regime"],
-            })
-    summary = {
+        by_time = sorted(rows, key=lambda r: (r["duration_s"] is None, -(r["duration_s"] or 0.0), r["index"]))
+        worst = [{key: r[key] for key in ("index", "name", "demangled_name", "duration_s", "bound_by",
+                                          "bound_utilization", "regime")} for r in by_time[:WORST_COUNT]]
+    return {
         "device": ", ".join(rep["devices"]) or None,
         "kernel_count": rep["kernel_count"],
         "group_count": rep.get("group_count"),
@@ -76,7 +72,25 @@ def rows_and_summary(doc: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[st
         "bound_mix": dict(sorted(mix.items())),
         "worst": worst,
     }
-    return rows, summary
+
+
+def _document_and_rows(analysis: Analysis, redact: bool) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
+    """The JSON text, kernel rows and summary of a one-report analysis, in one pass over the launches:
+    each launch's dict is made once, flattened into its row and encoded (never parsed back)."""
+    doc = analysis.to_dict(redact, lazy=True)
+    rep = doc["reports"][0]
+    launches = rep["kernels"]  # a LazyList: its dicts are made as the text is written
+    rows: list[dict[str, Any]] = []
+    make = launches.make
+
+    def flattened() -> Iterator[dict[str, Any]]:
+        for k in make():
+            rows.append(json_safe(kernel_row(rep["path"], k)))  # NaN as null, as the text has it
+            yield k
+
+    launches.make = flattened
+    text = "".join(iter_dumps(doc))
+    return text, rows, summary_of(rep, rows)
 
 
 def error_result(path: str, sha256: str | None, message: str) -> JobResult:
@@ -107,9 +121,8 @@ def analyse_one(path: str, settings: AnalysisSettings, *, redact: bool = False,
         if display_path:
             report.path = display_path
         analysis = Analysis([report], [], settings)
-        json_text = analysis.to_json(redact=redact)
+        json_text, rows, summary = _document_and_rows(analysis, redact)
         html_text = render(REPORT, analysis, "html", RenderOptions(redact=redact)) if html else None
-        rows, summary = rows_and_summary(json.loads(json_text))
     except InputError as exc:
         message, named = exc.message, exc.path
         if display_path and named in (path, str(Path(path))):  # it names the file read: name the original
