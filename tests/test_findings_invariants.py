@@ -3,6 +3,7 @@ measurement, bank conflicts are Nsight Compute's own, and the first finding is a
 
 from __future__ import annotations
 
+import json
 import re
 from functools import cache
 
@@ -112,6 +113,15 @@ def test_nsight_compute_rules_listed_with_their_speedups() -> None:
     estimates = [r["speedup_pct"] for r in rules if r["speedup_pct"] is not None]
     assert estimates == sorted(estimates, reverse=True) and len(estimates) == 3
     assert "@section" not in " ".join(r["message"] for r in rules)  # section links read as their names
+
+
+@needs_corpus
+def test_web_links_in_rule_messages_read_as_label_and_address() -> None:
+    doc = json.loads(ncu_roofline.analyze(CORPUS / "cs599k__silu-pytorch.ncu-rep").to_json())
+    messages = " ".join(r["message"] for k in doc["reports"][0]["kernels"] for r in k["nsight_compute_rules"])
+    assert "@url:" not in messages
+    assert ("Hardware Model (https://docs.nvidia.com/nsight-compute/ProfilingGuide/index.html#metrics-hw-model)"
+            in messages)
 
 
 def test_rule_text_is_escaped_in_the_page() -> None:

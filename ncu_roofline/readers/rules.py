@@ -14,7 +14,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
+# Nsight Compute's link markup in rule messages, as its GUI shows it: a section link reads as the
+# section's name, a web link as "label (address)".
 _SECTION_LINK = re.compile(r"@section:[^:@]*:([^@]*)@")
+_URL_LINK = re.compile(r"@url:([^:@]*):([^@\s]+)@")
 MESSAGE_TYPES = {0: "info", 1: "info", 2: "warning", 3: "error", 4: "optimization"}
 SPEEDUP_TYPES = {1: "global", 2: "local"}
 
@@ -57,7 +60,7 @@ def rule_from_dict(d: dict[str, Any]) -> RuleResult:
     for f in d.get("focus_metrics") or []:
         if isinstance(f, dict):
             focus.append((str(f.get("name", "")), _number(f.get("value")), str(f.get("info", ""))))
-    text = _SECTION_LINK.sub(r"\1", str(msg.get("message", "")))
+    text = _URL_LINK.sub(r"\1 (\2)", _SECTION_LINK.sub(r"\1", str(msg.get("message", ""))))
     return RuleResult(str(d.get("rule_identifier", "")), str(d.get("name", "")), str(d.get("section_identifier", "")),
                       str(msg.get("title", "")), text, MESSAGE_TYPES.get(msg.get("type", 0), "info"),
                       _number(estimate.get("speedup")), SPEEDUP_TYPES.get(estimate.get("type", 0)), tuple(focus))
