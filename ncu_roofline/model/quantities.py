@@ -8,6 +8,7 @@ guesses: a quantity the report does not hold is absent, never 0.
 from __future__ import annotations
 
 import re
+from collections.abc import Container
 from dataclasses import dataclass, field
 from sys import intern  # a recipe's text is the same for every launch of a kernel: one copy
 
@@ -64,11 +65,17 @@ class Resolver:
     def __init__(self, kernel: RawKernel) -> None:
         self.kernel = kernel
         self._get = kernel.metrics.get  # a few hundred look-ups per kernel: bound once
+        # Names the metrics may hold at all (a CSV export's header, a report action's name list):
+        # over half the look-ups of a fallback chain are of names absent there, answered by this
+        # container's `in` (in C) without calling the mapping's `get`.
+        self._possible: Container[str] = getattr(kernel.metrics, "possible_names", kernel.metrics)
         self.duration: Value | None = None
         self.nan_seen: set[str] = set()
 
     def number(self, name: str, default_unit: str = "") -> float | None:
         """A metric's value in SI units; None when absent or NaN (NaNs are remembered)."""
+        if name not in self._possible:
+            return None
         m = self._get(name)
         if m is None:
             return None

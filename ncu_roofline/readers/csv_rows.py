@@ -161,6 +161,11 @@ class RowMetrics(Mapping[str, Metric]):
             found = self._cache[name] = None if value is None else Metric(value, column[1])
         return default if found is None else found
 
+    @property
+    def possible_names(self) -> Mapping[str, Any]:
+        """The names this row may hold (the export's header): a name not in it is absent."""
+        return self._columns
+
     def names_starting(self, prefix: str) -> list[str]:
         """The metrics present whose name starts with `prefix` (the header's candidates, looked up once
         per export, then this row's cells)."""

@@ -104,6 +104,11 @@ class ActionMetrics(Mapping[str, Metric]):
             found = self._cache[name] = _metric(self._action, name, self._forms) if name in self._known else None
         return default if found is None else found
 
+    @property
+    def possible_names(self) -> frozenset[str]:
+        """The names the report holds for this kernel: a name not in it is absent."""
+        return self._known
+
     def names_starting(self, prefix: str) -> list[str]:
         """The metrics present whose name starts with `prefix`."""
         return [n for n in self._names if n.startswith(prefix)]
