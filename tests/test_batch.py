@@ -247,15 +247,22 @@ def test_redact_and_options_reach_the_workers(tmp_path) -> None:
     # other settings: re-analysed, not reused
     again = run(str(CORPUS / GOOD[0]), "-o", str(out), "--redact")
     assert again.exit_code == 0 and "unchanged" not in again.stderr
-    # outputs of an earlier document format (a manifest written before /3): re-analysed too
+    same = run(str(CORPUS / GOOD[0]), "-o", str(out), "--redact")
+    assert same.exit_code == 0 and f"{GOOD[0]} unchanged" in same.stderr
+    # outputs of an earlier document format: re-analysed, whether the manifest names another
+    # format or (as one written before /3) none
     path = out / "manifest.json"
-    old = json.loads(path.read_text(encoding="utf-8"))
-    assert old["settings"]["document_schema"] == "ncu-roofline/3"
-    old["settings"]["document_schema"] = "ncu-roofline/2"
-    path.write_text(json.dumps(old), encoding="utf-8")
-    older = run(str(CORPUS / GOOD[0]), "-o", str(out), "--redact")
-    assert older.exit_code == 0 and "unchanged" not in older.stderr
-    assert manifest(out)["settings"]["document_schema"] == "ncu-roofline/3"
+    for edit in ("ncu-roofline/2", None):
+        old = json.loads(path.read_text(encoding="utf-8"))
+        assert old["settings"]["document_schema"] == "ncu-roofline/3"
+        if edit is None:
+            del old["settings"]["document_schema"]
+        else:
+            old["settings"]["document_schema"] = edit
+        path.write_text(json.dumps(old), encoding="utf-8")
+        older = run(str(CORPUS / GOOD[0]), "-o", str(out), "--redact")
+        assert older.exit_code == 0 and "unchanged" not in older.stderr and " ok (" in older.stderr
+        assert manifest(out)["settings"]["document_schema"] == "ncu-roofline/3"
 
 
 @needs_corpus
@@ -335,7 +342,8 @@ def test_a_broken_manifest_means_analyse_again_with_a_note(tmp_path: Path, manif
 @pytest.mark.parametrize("redact", [False, True])
 def test_rows_made_with_the_text_equal_the_rows_read_back_from_it(path, redact) -> None:
     """A job flattens each launch into its row as it writes the launch's JSON; the rows and the
-    summary are those the written text gives when read back (NaN launches included: null, not NaN)."""
+    summary are those the written text gives when read back (an all-NaN capture included: its
+    values are absent, null in both)."""
     result = analyse_one(str(path), AnalysisSettings(), redact=redact, html=False)
     assert result["status"] == "ok", result["error"]
     rows, summary = ncu_roofline.batch.job.rows_and_summary(json.loads(result["json"]))

@@ -498,3 +498,85 @@ def test_negative_cells_finds_only_negative_numbers() -> None:
     row = ["-5", " -1e3", "-nan", "-inf", "5", "-", "x-1"]
     signed = [(i, f"m{i}") for i in range(len(row))]
     assert negative_cells(row, signed) == [("m0", -5.0), ("m1", -1000.0), ("m3", -math.inf)]
+
+
+SHIPPED = Path(__file__).resolve().parents[1] / "sample_reports" / "MODELLED_decode-gemm-sweep_H100-SXM.csv"
+
+
+def _edited(tmp_path: Path, edit) -> tuple[Path, list[str], list[list[str]]]:
+    """The shipped sample with `edit(header, kernel_rows)` applied to its cells, written as ncu quotes."""
+    import csv
+
+    lines = SHIPPED.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+    rows = list(csv.reader(lines[at:]))
+    header, kernels = rows[0], rows[2:]
+    edit(header, kernels)
+    path = tmp_path / "edited.csv"
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        fh.write("".join(lines[:at]))
+        csv.writer(fh, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
+    return path, header, kernels
+
+
+def _numeric(cell: str) -> bool:
+    return isinstance(parse_value(cell), float)
+
+
+def test_an_infinite_duration_is_not_a_measurement(tmp_path) -> None:
+    """`inf` in gpu__time_duration (a hand-edited or damaged export): the duration comes from the
+    row's own elapsed cycles ÷ clock, never infinity."""
+    def edit(header, kernels):
+        kernels[1][header.index("gpu__time_duration.sum")] = "inf"
+
+    path, header, kernels = _edited(tmp_path, edit)
+    k = ncu_roofline_analyze(path).reports[0].kernels[1]
+    cycles = parse_value(kernels[1][header.index("sm__cycles_elapsed.avg")])
+    clock = parse_value(kernels[1][header.index("sm__cycles_elapsed.avg.per_second")])
+    assert isinstance(cycles, float) and isinstance(clock, float)
+    duration = k.q.duration_s
+    assert k.usable and duration is not None
+    assert duration.value == pytest.approx(cycles / (clock * 1e9))  # the export's clock is in GHz
+    assert duration.recipe == "sm__cycles_elapsed.avg ÷ sm__cycles_elapsed.avg.per_second"
+    assert duration.note.endswith("(the report's gpu__time_duration is NaN or infinite)")
+    assert "duration_from_cycles" in k.flags
+
+
+@pytest.mark.parametrize("fmt", ["html", "json", "md", "csv"])
+def test_every_number_infinite_gives_unusable_kernels_not_a_crash(tmp_path, fmt) -> None:
+    from click.testing import CliRunner
+
+    from ncu_roofline.cli import main
+
+    def edit(header, kernels):
+        for row in kernels:
+            for i, cell in enumerate(row):
+                if _numeric(cell):
+                    row[i] = "inf"
+
+    path, _, kernels = _edited(tmp_path, edit)
+    out = tmp_path / f"out.{fmt}"
+    result = CliRunner().invoke(main, ["report", str(path), "-f", fmt, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output and out.stat().st_size > 0
+    report = ncu_roofline_analyze(path).reports[0]
+    assert len(report.kernels) == len(kernels)
+    for k in report.kernels:
+        assert not k.usable and k.raw.sm_count is None  # the SM count cell is inf too: not a count
+        assert "infinite (gpu__time_duration.sum" in (k.q.unusable_reason or "")
+
+
+def test_minus_infinity_is_an_impossible_value_left_out(tmp_path) -> None:
+    def edit(header, kernels):
+        kernels[0][header.index("dram__bytes_read.sum")] = "-inf"
+
+    path, _, _ = _edited(tmp_path, edit)
+    report = ncu_roofline_analyze(path).reports[0]
+    assert any("dram__bytes_read.sum = -inf" in w for w in report.warnings)
+    assert "dram__bytes_read.sum" not in report.kernels[0].raw.metrics
+
+
+def ncu_roofline_analyze(path: Path):
+    import ncu_roofline
+
+    return ncu_roofline.analyze(path)

@@ -23,7 +23,7 @@ MEMORY = "memory"
 class Unit:
     """One hardware unit's throughput: where to read it and how to name it."""
 
-    id: str              # the key in `utilization` and `unit_throughputs` (never a roof's name)
+    id: str              # the key in `utilization`, a report's `units` and `unit_recipes` (never a roof's name)
     metrics: tuple[str, ...]  # tried in order; percentages
     label: str           # how the verdict names it ("L1/TEX (wavefronts)")
     group: str           # COMPUTE or MEMORY

@@ -70,10 +70,11 @@ class Resolver:
         # container's `in` (in C) without calling the mapping's `get`.
         self._possible: Container[str] = getattr(kernel.metrics, "possible_names", kernel.metrics)
         self.duration: Value | None = None
-        self.nan_seen: set[str] = set()
+        self.nan_seen: set[str] = set()  # metrics whose value is NaN or infinite: not measurements
+        self.infinite: set[str] = set()  # those of them that are infinite (a hand-edited or damaged value)
 
     def number(self, name: str, default_unit: str = "") -> float | None:
-        """A metric's value in SI units; None when absent or NaN (NaNs are remembered)."""
+        """A metric's value in SI units; None when absent, NaN or infinite (those are remembered)."""
         if name not in self._possible:
             return None
         m = self._get(name)
@@ -84,8 +85,10 @@ class Resolver:
             if not m.is_number:
                 return None
             value = float(value)
-        if value != value:
+        if value - value != 0.0:  # NaN, or ±inf (inf - inf is NaN)
             self.nan_seen.add(name)
+            if value == value:
+                self.infinite.add(name)
             return None
         return to_si(value, m.unit or default_unit)
 
@@ -238,12 +241,19 @@ def _looked_for(options: tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...]) -> str
 _ABSENT: dict[tuple[str, str, tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...]], Missing] = {}
 
 
+def _not_finite(names: list[str], infinite: set[str] | None) -> str:
+    """How the report's unusable values are, in words: NaN (what ncu writes for a failed collection),
+    infinite (a damaged or hand-edited value), or both."""
+    inf = sum(1 for n in names if infinite and n in infinite)
+    return "NaN" if not inf else "infinite" if inf == len(names) else "NaN or infinite"
+
+
 def _missing(quantity: str, what: str, options: tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...],
-             nan_seen: set[str]) -> Missing:
+             nan_seen: set[str], infinite: set[str] | None = None) -> Missing:
     metrics = {t.metric for o in options for t in o.terms} if nan_seen else set()
     nan_hit = sorted(n for n in nan_seen if any(n.startswith(m) for m in metrics))
     if nan_hit:
-        reason = f"{what}: the report's values are NaN ({', '.join(nan_hit[:3])})"
+        reason = f"{what}: the report's values are {_not_finite(nan_hit, infinite)} ({', '.join(nan_hit[:3])})"
         return Missing(quantity, reason, R.COLLECT_WITH.get(quantity, "--set full"))
     key = (quantity, what, options)
     found = _ABSENT.get(key)
@@ -280,14 +290,19 @@ def _ordered(options: tuple[R.Recipe, ...], prefer: str) -> tuple[R.Recipe, ...]
 
 
 DURATION_FROM_CYCLES = "duration from elapsed cycles ÷ clock (the report holds no gpu__time_duration)"
+DURATION_FROM_CYCLES_NOT_FINITE = ("duration from elapsed cycles ÷ clock (the report's gpu__time_duration is "
+                                   "NaN or infinite)")
+DURATION_FROM_CYCLES_NOTES = (DURATION_FROM_CYCLES, DURATION_FROM_CYCLES_NOT_FINITE)
 
 
 def _duration_from_cycles(res: Resolver) -> Value | None:
-    """Elapsed cycles of a clock domain ÷ its measured frequency, where no duration is stored."""
+    """Elapsed cycles of a clock domain ÷ its measured frequency, where no usable duration is stored."""
+    unusable = any(n.startswith("gpu__time_duration") for n in res.nan_seen)
     for cycles_name, clock_name in T.CYCLE_DURATIONS:
         cycles, clock = res.number(cycles_name), res.number(clock_name)
         if cycles is not None and clock is not None and cycles > 0 and clock > 0:
-            return Value(cycles / clock, f"{cycles_name} ÷ {clock_name}", note=DURATION_FROM_CYCLES)
+            return Value(cycles / clock, f"{cycles_name} ÷ {clock_name}",
+                         note=DURATION_FROM_CYCLES_NOT_FINITE if unusable else DURATION_FROM_CYCLES)
     return None
 
 
@@ -300,9 +315,14 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART) -> K
     unusable = None
     if res.duration is None or not res.duration.value > 0:
         if res.nan_seen:
-            unusable = ("every usable metric is NaN, starting with the duration "
-                        f"({sorted(res.nan_seen)[0]}); the profiler could not collect this kernel "
-                        "(check the report's rule messages, re-profile it)")
+            if res.infinite:
+                named = ", ".join(sorted(res.infinite)[:3])
+                unusable = (f"the report's values for this kernel are infinite ({named}): the file is damaged "
+                            "or was edited by hand; re-export or re-profile it")
+            else:
+                unusable = ("every usable metric is NaN, starting with the duration "
+                            f"({sorted(res.nan_seen)[0]}); the profiler could not collect this kernel "
+                            "(check the report's rule messages, re-profile it)")
         elif res.duration is not None:
             unusable = "the measured duration is 0; nothing can be placed on a roofline"
         else:
@@ -312,7 +332,7 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART) -> K
                              {lv: None for lv in R.LEVELS}, {r: None for r in R.ROOFS if r != "tensor"},
                              {}, None, missing, unusable)
         if res.duration is None and not res.nan_seen:
-            missing.append(_missing("duration", "no duration", R.DURATION, res.nan_seen))
+            missing.append(_missing("duration", "no duration", R.DURATION, res.nan_seen, res.infinite))
         return q
 
     flop: dict[str, Value | None] = {}
@@ -320,7 +340,7 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART) -> K
         flop[precision] = res.first(R.FLOP[precision])
         if flop[precision] is None:
             missing.append(_missing(f"work_flop.{precision}", f"no {precision.upper()} instruction counts",
-                                    R.FLOP[precision], res.nan_seen))
+                                    R.FLOP[precision], res.nan_seen, res.infinite))
 
     # Tensor work: exact per-datapath operation counts where recorded.
     tensor_paths, tensor_peaks = _tensor_paths(kernel, res)
@@ -371,15 +391,15 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART) -> K
             continue
         if traffic[level] is None:
             missing.append(_missing(f"traffic_bytes.{level}", f"no {level.upper()} byte counts", options,
-                                    res.nan_seen))
+                                    res.nan_seen, res.infinite))
         if peaks[level] is None:
             missing.append(_missing(f"peaks.{level}", f"no {level.upper()} bandwidth peak", R.PEAKS[level],
-                                    res.nan_seen))
+                                    res.nan_seen, res.infinite))
     for precision in R.PRECISIONS:
         peaks[precision] = _peak_for(res, R.PEAKS[precision], None, "")
         if peaks[precision] is None:
             missing.append(_missing(f"peaks.{precision}", f"no {precision.upper()} peak",
-                                    R.PEAKS[precision], res.nan_seen))
+                                    R.PEAKS[precision], res.nan_seen, res.infinite))
     if flop["tensor"] is not None and flop["tensor"].value > 0 and not tensor_peaks:
         missing.append(Missing("peaks.tensor", "no tensor-core peak for the datapaths used",
                                R.COLLECT_WITH["peaks.tensor"]))

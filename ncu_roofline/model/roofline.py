@@ -18,7 +18,7 @@ from ..knowledge import throughputs as T
 from ..knowledge.peaks_file import UserPeaks
 from ..readers.record import RawKernel
 from ..settings import AnalysisSettings
-from .quantities import DURATION_FROM_CYCLES, KernelQuantities, Missing, Value, compute_quantities
+from .quantities import DURATION_FROM_CYCLES_NOTES, KernelQuantities, Missing, Value, compute_quantities
 from .throughputs import UnitShare, launch_facts, unit_throughputs
 
 DEFAULT_SETTINGS = AnalysisSettings()
@@ -215,7 +215,7 @@ def build_kernel_model(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETT
         i, bw = work.intensity[lv], peaks.get(lv)
         if i is not None and bw is not None and compute_roof is not None:
             attainable[lv] = min(compute_roof, i * bw.value)
-    if q.duration_s.note == DURATION_FROM_CYCLES:
+    if q.duration_s.note in DURATION_FROM_CYCLES_NOTES:
         flags.append("duration_from_cycles")
     bound_by, regime = _verdict(raw.compute_capability, util, units, launch, settings.threshold, flags)
     return KernelModel(raw=raw, q=q, peaks=peaks, tensor_peaks=tensor_peaks, utilization=util,

@@ -9,6 +9,7 @@ the calling process; `readers.isolation` runs it in a child process.
 
 from __future__ import annotations
 
+import math
 import mmap
 import re
 from collections.abc import Iterator, Mapping
@@ -142,10 +143,10 @@ def detach(kernel: RawKernel) -> None:
 def _triple(metrics: Mapping[str, Metric], prefix: str) -> tuple[int, int, int] | None:
     out = []
     for axis in "xyz":
-        m = metrics.get(f"{prefix}_{axis}")
-        if m is None or not m.is_number or m.is_nan:
+        value = _int(metrics, f"{prefix}_{axis}")
+        if value is None:
             return None
-        out.append(int(float(m.value)))
+        out.append(value)
     return (out[0], out[1], out[2])
 
 
@@ -174,7 +175,8 @@ def _int(metrics: Mapping[str, Metric], name: str) -> int | None:
     m = metrics.get(name)
     if m is None or not m.is_number or m.is_nan:
         return None
-    return int(float(m.value))
+    value = float(m.value)
+    return int(value) if math.isfinite(value) else None
 
 
 def kernel_from_metrics(

@@ -72,16 +72,18 @@ class RawKernel:
     rules: Sequence[RuleResult] = ()  # Nsight Compute's own rule results (a lazy sequence for .ncu-rep)
 
     def number(self, name: str) -> float | None:
-        """The metric's numeric value, or None when absent, non-numeric or NaN."""
+        """The metric's numeric value, or None when absent, non-numeric, NaN or infinite (no counter,
+        share or rate is infinite: a hand-edited or damaged value is not a measurement)."""
         m = self.metrics.get(name)
         if m is None:
             return None
         value = m.value
         if type(value) is float:  # the common case, without the properties
-            return None if value != value else value
+            return value if value - value == 0.0 else None  # NaN and ±inf give NaN here
         if not m.is_number or m.is_nan:
             return None
-        return float(value)
+        value = float(value)
+        return value if value - value == 0.0 else None
 
 
 @dataclass
