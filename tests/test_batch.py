@@ -121,7 +121,10 @@ def test_analyse_one_result_is_small_and_picklable() -> None:
                       html=False)
     assert res["status"] == "ok" and res["error"] is None and res["html"] is None
     assert len(res["sha256"]) == 64
+    assert isinstance(res["json"], bytes)  # UTF-8, half a str's size for the rule texts' non-Latin-1 marks
     doc = json.loads(res["json"])
+    report = ncu_roofline.analyze(CORPUS / "cudaprogramming__simpleDivergence.ncu-rep")
+    assert res["json"] == report.to_json().encode("utf-8")
     assert doc["schema"] == "ncu-roofline/3" and len(doc["reports"]) == 1
     assert len(res["rows"]) == res["summary"]["kernel_count"] == doc["reports"][0]["kernel_count"] == 4
     assert sum(res["summary"]["bound_mix"].values()) == 4 and len(res["summary"]["worst"]) == 3
