@@ -223,6 +223,13 @@ def test_bad_input_is_refused() -> None:
         axis_ranges(ChartSpec("", h100_roofs(), [], x_range=(10.0, 1.0)))
 
 
+def test_values_past_the_float_range_give_a_note_not_a_chart() -> None:
+    """Roofs 600 decades apart (edited counters) cannot be placed on a log chart: a paragraph says so."""
+    roofs = [Roof("dram", "bandwidth", 1e-300, "DRAM"), Roof("fp32", "compute", 1e300, "FP32")]
+    out = render_roofline_svg(ChartSpec("H100 <x>", roofs, []))
+    assert out.startswith('<p class="note">H100 &lt;x&gt;: chart not drawn.') and "<svg" not in out
+
+
 def test_id_prefix_and_duplicate_roof_names() -> None:
     roofs = [Roof("dram", "bandwidth", 2e12, "DRAM 2 TB/s"),
              Roof("dram", "bandwidth", 1.6e12, "DRAM measured 1.6 TB/s"),

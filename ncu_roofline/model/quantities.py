@@ -7,6 +7,7 @@ guesses: a quantity the report does not hold is absent, never 0.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Container
 from dataclasses import dataclass, field
@@ -143,7 +144,7 @@ class Resolver:
                 continue
             total += term.weight * got[0]
             parts.append(_weighted(term.weight, got[1]))
-        if not complete:
+        if not complete or total - total != 0.0:  # a sum past the float range (edited values) is no count
             return None
         return Value(total, intern(" + ".join(parts)), recipe.estimate, recipe.definition, recipe.note)
 
@@ -170,7 +171,10 @@ class Resolver:
         if clk is None:
             return None
         formula = f"({' + '.join(parts)}) × {clk[1]}" if len(parts) > 1 else f"{parts[0]} × {clk[1]}"
-        return Value(per_cycle * clk[0], intern(formula), definition=recipe.definition, note=recipe.note)
+        peak = per_cycle * clk[0]
+        if not 0.0 < peak < math.inf:  # a zero or overflowing peak (edited values) is no roof
+            return None
+        return Value(peak, intern(formula), definition=recipe.definition, note=recipe.note)
 
 
     def _ratio_peak(self, recipe: R.PeakRecipe) -> Value | None:
@@ -182,7 +186,10 @@ class Resolver:
             return None
         rate = term.weight * got[0] / self.duration.value
         formula = f"{_weighted(term.weight, got[1])} ÷ {self.duration.recipe} ÷ ({recipe.ratio_pct} ÷ 100)"
-        return Value(rate / (pct / 100.0), intern(formula), definition=recipe.definition, note=recipe.note)
+        peak = rate / (pct / 100.0)
+        if not 0.0 < peak < math.inf:
+            return None
+        return Value(peak, intern(formula), definition=recipe.definition, note=recipe.note)
 
 
 def _weighted(weight: float, text: str) -> str:

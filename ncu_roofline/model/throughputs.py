@@ -103,6 +103,14 @@ def unit_throughputs(raw: RawKernel) -> dict[str, UnitShare]:
     return out
 
 
+def _count(value: int) -> float | None:
+    """A product of launch dimensions as a float; None past the float range (an edited size)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return None
+
+
 def launch_facts(raw: RawKernel) -> dict[str, float | None]:
     """Grid, block, waves per SM and occupancy, where the report holds them (None where not)."""
     facts: dict[str, float | None] = {}
@@ -116,9 +124,9 @@ def launch_facts(raw: RawKernel) -> dict[str, float | None]:
             value /= 100.0
         facts[key] = value
     if facts.get("grid_blocks") is None and raw.grid_size:
-        facts["grid_blocks"] = float(math.prod(raw.grid_size))
+        facts["grid_blocks"] = _count(math.prod(raw.grid_size))
     if facts.get("block_threads") is None and raw.block_size:
-        facts["block_threads"] = float(math.prod(raw.block_size))
+        facts["block_threads"] = _count(math.prod(raw.block_size))
     if facts.get("sm_count") is None and raw.sm_count:
         facts["sm_count"] = float(raw.sm_count)
     return facts

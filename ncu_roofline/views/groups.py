@@ -179,11 +179,11 @@ def launch_data(groups: Sequence[tuple[int, KernelGroup]], views: dict[str, dict
         table.append({"id": gid, "name": g.display_name, "section": views.get(gid, {}).get("has_section", False),
                       "row": gid in views, "report": report_no})
         for k in g.launches:
-            dur = k.q.duration_s.value if k.q.duration_s is not None else None
+            ns = k.q.duration_s.value * 1e9 if k.q.duration_s is not None else None
             share = k.limiter_share
             path = None if redact or not k.raw.nvtx_ranges else ";".join(k.raw.nvtx_ranges)
             rows.append([
-                k.raw.index, no, round(dur * 1e9) if dur is not None and math.isfinite(dur) else None,
+                k.raw.index, no, round(ns) if ns is not None and math.isfinite(ns) else None,
                 limits.setdefault(k.bound_by, len(limits)) if k.bound_by else None,
                 round(share * 1000) if share is not None and math.isfinite(share) else None,
                 regimes.setdefault(k.regime, len(regimes)) if k.regime else None,

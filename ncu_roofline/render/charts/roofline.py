@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import re
 import textwrap
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -136,11 +137,25 @@ class _Hooks:
         return token
 
 
+NOT_DRAWN = ("{title}: chart not drawn. Its values lie outside what a chart can show ({reason}); a capture "
+             "whose counters were edited or damaged gives such values. The figures are in the tables.")
+
+
 def render_roofline_svg(spec: ChartSpec) -> str:
-    """Render `spec` to an `<svg>` element string (no prolog), byte-identical for equal input."""
-    with chart_style():
-        fig, hooks = _draw(spec)
-        svg = figure_svg(fig)
+    """Render `spec` to an `<svg>` element string (no prolog), byte-identical for equal input.
+
+    Values a log chart cannot place (peaks or points near the float range's ends, from edited or
+    damaged counters) give a paragraph saying so instead of an SVG: the page is still written.
+    """
+    try:
+        with chart_style(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # numpy's overflow warnings on such values
+            fig, hooks = _draw(spec)
+            svg = figure_svg(fig)
+    except (OverflowError, ZeroDivisionError, ValueError) as exc:
+        if isinstance(exc, ValueError) and str(exc) != "math domain error":
+            raise  # a malformed spec (an unknown roof kind, a bad range) is a caller's error, not a value's
+        return f'<p class="note">{escape(NOT_DRAWN.format(title=spec.title, reason=exc))}</p>'
     # No pyplot: the figure is in no global registry and goes with its last reference.
     del fig
     return _decorate_svg(svg, hooks)
