@@ -615,3 +615,20 @@ def test_extreme_cells_never_crash_the_analysis_or_any_output(tmp_path) -> None:
         render(REPORT, analysis, "csv", RenderOptions())
         not_drawn += "chart not drawn. Its values lie outside what a chart can show" in page
     assert not_drawn > 0  # the charts' guard was reached, and said so on the page
+
+
+def test_a_zero_peak_is_no_roof_and_says_why(tmp_path) -> None:
+    """An edited `dram__*.peak_sustained` of 0 gives no DRAM roof (no division by it), and the reason
+    names the formula that came out zero rather than claiming the metrics are absent."""
+    def edit(header, kernels):
+        for i, name in enumerate(header):
+            if name.startswith("dram__") and name.endswith(".peak_sustained"):
+                kernels[0][i] = "0"
+
+    path, _, _ = _edited(tmp_path, edit)
+    k = ncu_roofline_analyze(path).reports[0].kernels[0]
+    assert k.peaks.get("dram") is None and k.utilization.get("dram") is None
+    reason = next(m.reason for m in k.missing if m.quantity == "peaks.dram")
+    assert reason.startswith("no DRAM bandwidth peak: the report's values give a zero peak or one past the "
+                             "float range (")
+    assert ".peak_sustained" in reason

@@ -73,6 +73,7 @@ class Resolver:
         self.duration: Value | None = None
         self.nan_seen: set[str] = set()  # metrics whose value is NaN or infinite: not measurements
         self.infinite: set[str] = set()  # those of them that are infinite (a hand-edited or damaged value)
+        self.unusable_peaks: list[str] = []  # peak formulas whose value came out zero or past the float range
 
     def number(self, name: str, default_unit: str = "") -> float | None:
         """A metric's value in SI units; None when absent, NaN or infinite (those are remembered)."""
@@ -173,6 +174,7 @@ class Resolver:
         formula = f"({' + '.join(parts)}) × {clk[1]}" if len(parts) > 1 else f"{parts[0]} × {clk[1]}"
         peak = per_cycle * clk[0]
         if not 0.0 < peak < math.inf:  # a zero or overflowing peak (edited values) is no roof
+            self.unusable_peaks.append(formula)
             return None
         return Value(peak, intern(formula), definition=recipe.definition, note=recipe.note)
 
@@ -188,6 +190,7 @@ class Resolver:
         formula = f"{_weighted(term.weight, got[1])} ÷ {self.duration.recipe} ÷ ({recipe.ratio_pct} ÷ 100)"
         peak = rate / (pct / 100.0)
         if not 0.0 < peak < math.inf:
+            self.unusable_peaks.append(formula)
             return None
         return Value(peak, intern(formula), definition=recipe.definition, note=recipe.note)
 
@@ -256,7 +259,12 @@ def _not_finite(names: list[str], infinite: set[str] | None) -> str:
 
 
 def _missing(quantity: str, what: str, options: tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...],
-             nan_seen: set[str], infinite: set[str] | None = None) -> Missing:
+             nan_seen: set[str], infinite: set[str] | None = None,
+             unusable_peaks: list[str] | None = None) -> Missing:
+    unusable = [f for f in unusable_peaks or () if any(t.metric in f for o in options for t in o.terms)]
+    if unusable:
+        reason = f"{what}: the report's values give a zero peak or one past the float range ({unusable[0]})"
+        return Missing(quantity, reason, R.COLLECT_WITH.get(quantity, "--set full"))
     metrics = {t.metric for o in options for t in o.terms} if nan_seen else set()
     nan_hit = sorted(n for n in nan_seen if any(n.startswith(m) for m in metrics))
     if nan_hit:
@@ -401,12 +409,12 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART) -> K
                                     res.nan_seen, res.infinite))
         if peaks[level] is None:
             missing.append(_missing(f"peaks.{level}", f"no {level.upper()} bandwidth peak", R.PEAKS[level],
-                                    res.nan_seen, res.infinite))
+                                    res.nan_seen, res.infinite, res.unusable_peaks))
     for precision in R.PRECISIONS:
         peaks[precision] = _peak_for(res, R.PEAKS[precision], None, "")
         if peaks[precision] is None:
             missing.append(_missing(f"peaks.{precision}", f"no {precision.upper()} peak",
-                                    R.PEAKS[precision], res.nan_seen, res.infinite))
+                                    R.PEAKS[precision], res.nan_seen, res.infinite, res.unusable_peaks))
     if flop["tensor"] is not None and flop["tensor"].value > 0 and not tensor_peaks:
         missing.append(Missing("peaks.tensor", "no tensor-core peak for the datapaths used",
                                R.COLLECT_WITH["peaks.tensor"]))
