@@ -251,24 +251,27 @@ def _looked_for(options: tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...]) -> str
 _ABSENT: dict[tuple[str, str, tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...]], Missing] = {}
 
 
-def _not_finite(names: list[str], infinite: set[str] | None) -> str:
+def _not_finite(names: list[str], infinite: set[str]) -> str:
     """How the report's unusable values are, in words: NaN (what ncu writes for a failed collection),
     infinite (a damaged or hand-edited value), or both."""
-    inf = sum(1 for n in names if infinite and n in infinite)
+    inf = sum(1 for n in names if n in infinite)
     return "NaN" if not inf else "infinite" if inf == len(names) else "NaN or infinite"
 
 
 def _missing(quantity: str, what: str, options: tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...],
-             nan_seen: set[str], infinite: set[str] | None = None,
-             unusable_peaks: list[str] | None = None) -> Missing:
-    unusable = [f for f in unusable_peaks or () if any(t.metric in f for o in options for t in o.terms)]
+             res: Resolver) -> Missing:
+    """Why `quantity` is not available: a peak that came out zero or out of range, NaN or infinite
+    values (both as `res` saw them), or metrics absent from the report."""
+    nan_seen = res.nan_seen
+    unusable = [f for f in res.unusable_peaks if any(t.metric in f for o in options for t in o.terms)] \
+        if quantity.startswith("peaks.") else []
     if unusable:
         reason = f"{what}: the report's values give a zero peak or one past the float range ({unusable[0]})"
         return Missing(quantity, reason, R.COLLECT_WITH.get(quantity, "--set full"))
     metrics = {t.metric for o in options for t in o.terms} if nan_seen else set()
     nan_hit = sorted(n for n in nan_seen if any(n.startswith(m) for m in metrics))
     if nan_hit:
-        reason = f"{what}: the report's values are {_not_finite(nan_hit, infinite)} ({', '.join(nan_hit[:3])})"
+        reason = f"{what}: the report's values are {_not_finite(nan_hit, res.infinite)} ({', '.join(nan_hit[:3])})"
         return Missing(quantity, reason, R.COLLECT_WITH.get(quantity, "--set full"))
     key = (quantity, what, options)
     found = _ABSENT.get(key)
@@ -347,7 +350,7 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART) -> K
                              {lv: None for lv in R.LEVELS}, {r: None for r in R.ROOFS if r != "tensor"},
                              {}, None, missing, unusable)
         if res.duration is None and not res.nan_seen:
-            missing.append(_missing("duration", "no duration", R.DURATION, res.nan_seen, res.infinite))
+            missing.append(_missing("duration", "no duration", R.DURATION, res))
         return q
 
     flop: dict[str, Value | None] = {}
@@ -355,7 +358,7 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART) -> K
         flop[precision] = res.first(R.FLOP[precision])
         if flop[precision] is None:
             missing.append(_missing(f"work_flop.{precision}", f"no {precision.upper()} instruction counts",
-                                    R.FLOP[precision], res.nan_seen, res.infinite))
+                                    R.FLOP[precision], res))
 
     # Tensor work: exact per-datapath operation counts where recorded.
     tensor_paths, tensor_peaks = _tensor_paths(kernel, res)
@@ -406,15 +409,15 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART) -> K
             continue
         if traffic[level] is None:
             missing.append(_missing(f"traffic_bytes.{level}", f"no {level.upper()} byte counts", options,
-                                    res.nan_seen, res.infinite))
+                                    res))
         if peaks[level] is None:
             missing.append(_missing(f"peaks.{level}", f"no {level.upper()} bandwidth peak", R.PEAKS[level],
-                                    res.nan_seen, res.infinite, res.unusable_peaks))
+                                    res))
     for precision in R.PRECISIONS:
         peaks[precision] = _peak_for(res, R.PEAKS[precision], None, "")
         if peaks[precision] is None:
             missing.append(_missing(f"peaks.{precision}", f"no {precision.upper()} peak",
-                                    R.PEAKS[precision], res.nan_seen, res.infinite, res.unusable_peaks))
+                                    R.PEAKS[precision], res))
     if flop["tensor"] is not None and flop["tensor"].value > 0 and not tensor_peaks:
         missing.append(Missing("peaks.tensor", "no tensor-core peak for the datapaths used",
                                R.COLLECT_WITH["peaks.tensor"]))
