@@ -131,7 +131,7 @@ def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
     roof = T.related_roof(bound)
     contrast = ""
     if roof is not None and roof in m.utilization:
-        contrast = (f", while {roof.upper()} {'bytes' if roof in R.LEVELS else 'work'} reach only "
+        contrast = (f", while {roof.upper()} {'bytes reach' if roof in R.LEVELS else 'work reaches'} only "
                     f"{m.utilization[roof]:.0%} of the {roof.upper()} roof")
     at = m.regime == T.AT_LIMIT
     head = Finding("unit_throughput", bound, None, f"{unit.label} at {unit.share:.0%} of its peak{contrast}",

@@ -92,8 +92,8 @@ def _contrast(k: AnalysedKernel) -> str:
     roof = T.related_roof(k.bound_by or "")
     if roof is None or roof not in k.utilization:
         return ""
-    what = "bytes" if roof in R.LEVELS else "work"
-    return f", while {short_label(roof)} {what} reach only {F.pct(k.utilization[roof])} of the {short_label(roof)} roof"
+    what = "bytes reach" if roof in R.LEVELS else "work reaches"
+    return f", while {short_label(roof)} {what} only {F.pct(k.utilization[roof])} of the {short_label(roof)} roof"
 
 
 def verdict(k: AnalysedKernel) -> str:
