@@ -492,6 +492,67 @@ def test_row_metrics_parse_on_demand_and_agree_as_a_mapping() -> None:
         m["zz__unknown.sum"]
 
 
+_TRICKY_CELLS = ["", " ", "n/a", " N/A ", "1,024", "1,23", " 1.5 ", "1_000", "\u0661\u0662", "nan", "-nan", "inf",
+                 "-inf", "Infinity", "+-", "1e5e", ".5", "-3", "1E+20", "text", "0x10", "5."]
+
+
+def _hot_and_cold(header: list[str], first: list[str]):
+    from ncu_roofline.readers.csv_rows import Columns, RowMetrics
+
+    hot = Columns((name, (i, "byte" if i % 2 else "")) for i, name in enumerate(header))
+    cold = Columns(hot.items())
+    learnt = RowMetrics(first, hot)
+    for name in header[:-1]:  # the last column is never read, so never learnt
+        learnt.get(name)
+    hot.learn_hot(learnt)
+    return hot, cold, RowMetrics
+
+
+def test_hot_columns_parse_every_cell_as_a_read_on_demand_does() -> None:
+    """The columns learnt from the first row are parsed at once in later rows: each value, its kind and
+    its absence must be exactly what a read on demand gives, cell by cell (a seeded mix of the cells a
+    hand-edited export holds), and a column not learnt is still read on demand."""
+    import random
+
+    header = [f"u{i}__m.sum" for i in range(12)]
+    hot, cold, row_metrics = _hot_and_cold(header, [str(float(i)) for i in range(12)])
+    assert hot.hot is not None and hot.hot.names == tuple(header[:-1])
+    rng = random.Random(7)
+    rows = [[str(rng.random() * 10 ** rng.randint(-9, 12)) for _ in header] for _ in range(20)]  # all numbers
+    rows += [[rng.choice(_TRICKY_CELLS + ["2.5"] * 10) for _ in header] for _ in range(300)]
+    fast = 0
+    for row in rows:
+        a, b = row_metrics(row, hot), row_metrics(row, cold)
+        fast += all(type(a._cache.get(n)) is Metric and type(a._cache[n].value) is float for n in header[:-1])
+        for name in header:
+            got, want = a.get(name), b.get(name)
+            if want is not None and isinstance(want.value, float) and want.value != want.value:
+                assert got is not None and got.value != got.value and got.unit == want.unit
+            else:
+                assert got == want and type(got) is type(want), (name, row[header.index(name)])
+                if want is not None:
+                    assert type(got.value) is type(want.value)
+        assert list(a) == list(b) and len(a) == len(b)
+    assert fast >= 20  # the all-number rows took the one-loop path
+
+
+def test_hot_columns_are_learnt_from_the_first_kernel_of_an_export() -> None:
+    from ncu_roofline.api.kernel import analyse_kernel
+    from ncu_roofline.readers import open_report
+
+    opened = open_report(SHIPPED)
+    kernels = iter(opened.kernels)
+    first = next(kernels)
+    columns = first.metrics.possible_names
+    assert getattr(columns, "hot", None) is None
+    analyse_kernel(first)
+    second = next(kernels)
+    assert columns.hot is not None and "gpu__time_duration.sum" in columns.hot.names
+    assert set(columns.hot.names) <= set(first.metrics.fetched())
+    assert second.metrics.get("gpu__time_duration.sum") is not None
+    opened.close()
+
+
 def test_negative_cells_finds_only_negative_numbers() -> None:
     from ncu_roofline.readers.csv_rows import negative_cells
 

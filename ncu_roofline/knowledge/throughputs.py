@@ -195,6 +195,7 @@ LATENCY = "latency"
 TOO_LITTLE_WORK = "too_little_work"
 TOO_LITTLE_WORK_SHARE = 0.05  # every limit under 5 % of its peak
 MIN_WAVES = 1.0               # fewer blocks than one wave of the GPU
+TAIL_MIN_SPEEDUP = 1.1        # a partial last wave worth less than this (its bound) is not a finding
 REGIME_RULES = {
     AT_LIMIT: "the busiest limit (roof or unit) is at or above the threshold",
     LATENCY: "every measured limit is below the threshold, and the kernel had enough work to fill the GPU: "

@@ -6,11 +6,13 @@ Only findings about the limit the kernel actually hits are ranked, the first one
 - at a limit: that limit, and the next step about it (for a memory roof, the intensity gap to the
   ridge point: how many times more FLOP per byte would reach the compute roof); a unit throughput
   with the roof its work shows under;
-- below every limit (latency): the ceilings under the limiter, then the latency that remains.
+- below every limit (latency): the ceilings under the limiter, then the latency that remains;
+- at a limit or below every limit: a partial last wave (tail effect), where the launch has one.
 
 Each finding carries a projected speed-up, as Intel Advisor states it: fixing a ceiling lets the
 kernel run up to roof ÷ ceiling (1 / factor) faster; the intensity gap up to compute roof ÷
-achieved FLOP/s; the latency gap up to (what the ceilings allow) ÷ (what the kernel reaches).
+achieved FLOP/s; the latency gap up to (what the ceilings allow) ÷ (what the kernel reaches); a partial last wave up
+to ceil(waves) ÷ waves (equal block times assumed), never past the busiest limit's headroom.
 Where no bound can be stated, `speedup` is None and `speedup_note` says why. The program-level
 gain (time share × (1 − 1/speed-up)) needs the whole report and is added in `api.analysis`.
 """
@@ -167,6 +169,44 @@ def _latency(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
     return findings
 
 
+def _tail_effect(m: KernelModel) -> list[Finding]:
+    """A partial last wave: the launch's blocks fill `waves` waves, the GPU runs ceil(waves) of them.
+
+    If every block takes the same time (Nsight Compute's Tail Effect rule assumes the same), the
+    kernel takes ceil(waves) wave-times for `waves` waves of work: a grid in whole waves could run up
+    to ceil(waves) / waves times faster, and never faster than its busiest limit allows.
+    """
+    waves = m.launch.get("waves_per_sm")
+    share = m.limiter_share
+    if waves is None or not waves > T.MIN_WAVES or not math.isfinite(waves) or not share or share <= 0:
+        return []
+    whole = math.ceil(waves)
+    bound = whole / waves
+    if bound < T.TAIL_MIN_SPEEDUP:
+        return []
+    speedup = min(bound, 1.0 / share)
+    cap = (f"; capped at 1 / {share:.2f}, the headroom of the busiest limit ({m.bound_by})"
+           if speedup < bound else "")
+    last = waves - (whole - 1)
+    grid = m.launch.get("grid_blocks")
+    if grid is not None and grid > 0:
+        per_wave = grid / waves
+        launch = f"the grid's {grid:,.0f} blocks make {waves:.2f} waves (about {per_wave:,.0f} blocks run at once)"
+        size = f" (about {per_wave:,.0f})"
+    else:
+        launch, size = f"the launch makes {waves:.2f} waves of blocks", ""
+    text = (f"{launch}: the last of {whole} waves is {last:.0%} full; if every block takes the same time, it "
+            f"takes {1 / whole:.0%} of the run for {last / waves:.0%} of the work")
+    action = (f"launch whole waves: size the grid to a multiple of the blocks that run at once{size}, with a "
+              "grid-stride loop for any problem size, or split the work into more, smaller blocks so that the partial "
+              "wave is a smaller part of the run")
+    # No factor: the waves' use (waves / ceil(waves)) is not a cap on a roof, and a table would read
+    # "tail effect 80 %" as the size of the effect.
+    return [Finding("tail_effect", m.bound_by, None, text, action, m.bound_by, speedup,
+                    f"waves rounded up ÷ waves = {whole} / {waves:.2f}, if every block takes the same time (as "
+                    f"Nsight Compute's Tail Effect rule assumes){cap}")]
+
+
 def _reuse_note(m: KernelModel, reuse: dict[str, float]) -> list[Finding]:
     hit = reuse.get("l2_hit_rate")
     if m.bound_by in ("dram", "dram_throughput", "dram__cycles_active", "fbpa__dram_sectors") and hit is not None \
@@ -190,6 +230,11 @@ def diagnose(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float]) -
     else:
         found = _latency(m, ceilings)
     found += _reuse_note(m, reuse)
+    tail = _tail_effect(m)
+    if tail and found[0].speedup is None and found[0].speedup_note.startswith("at its limit"):
+        found[0].speedup_note = (f"{found[0].speedup_note}, apart from the partial last wave (the tail-effect "
+                                 "finding)")
+    found += tail
     head, rest = found[:1], found[1:]
     rest.sort(key=lambda f: -(f.speedup or 0.0))
     return head + rest
@@ -206,7 +251,7 @@ RULE_KINDS: dict[str, frozenset[str]] = {
     "AchievedOccupancy": frozenset({"latency", "too_little_work"}),
     "TheoreticalOccupancy": frozenset({"latency", "too_little_work"}),
     "Occupancy": frozenset({"latency", "too_little_work"}),
-    "LaunchConfiguration": frozenset({"too_little_work", "latency"}),
+    "LaunchConfiguration": frozenset({"too_little_work", "latency", "tail_effect"}),
     "WorkloadImbalance": frozenset({"too_little_work", "latency"}),
     "FPInstructions": frozenset({"fma_balance"}),
     "ThreadDivergence": frozenset({"lane_efficiency"}),

@@ -226,6 +226,8 @@ class CsvExport:
                 self._impossible.append((count, n, value))
             count += 1
             yield kernel_from_metrics(index, name, demangled, metrics, **_identity(cells))
+            if count == 1:  # the first kernel has been used (analysed, where this feeds an analysis)
+                columns.learn_hot(metrics)
         if repeated.warning:
             self._notes.append(repeated.warning)
         if not count:

@@ -50,7 +50,7 @@ TABLE_FLAGS = {  # flag prefix -> short label in the table (the rest stay in the
 
 CEILING_LABELS = {
     "unit_throughput": "busy unit", "too_little_work": "too little work", "at_limit": "at the roof",
-    "intensity_gap": "intensity gap",
+    "intensity_gap": "intensity gap", "tail_effect": "tail effect",
     "fma_balance": "FMA balance", "issue_share": "issue share", "lane_efficiency": "lane efficiency",
     "tensor_datapath": "tensor datapath", "tensor_share": "tensor share", "sector_use": "sector use",
     "coalescing": "coalescing", "bank_conflicts": "bank conflicts", "latency": "latency", "reuse": "reuse",
