@@ -107,3 +107,23 @@ def test_view_on_real_reports() -> None:
     assert view["top"][0]["name"] == "compute_tendencies_x_279_gpu"
     md = render_markdown(a)
     assert "compute\\_tendencies\\_x\\_279\\_gpu" in md and "FP64" in md
+
+
+def test_negligible_tensor_pipe_share_gets_no_table_badge() -> None:
+    """Under 5 % the tensor pipe's busy share is no evidence of tensor work (elementwise kernels on Hopper):
+    the table carries no "tensor pipe % only" badge for it; a larger share keeps it."""
+    from ncu_roofline.views.texts import table_flags
+
+    assert table_flags(["tensor_pipe_utilization_only", "tensor_pipe_negligible"]) == []
+    labels = [f["label"] for f in table_flags(["tensor_pipe_utilization_only", "flop_incomplete"])]
+    assert labels == ["tensor pipe % only", "FLOP incomplete"]
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared report corpus not found at {CORPUS}")
+def test_silu_basic_set_row_has_no_tensor_badge() -> None:
+    k = ncu_roofline.analyze(CORPUS / "cs599k__silu-pytorch.ncu-rep").reports[0].kernels[0]
+    pipe = k.q.tensor_pipe_utilization
+    assert "tensor_pipe_negligible" in k.flags and pipe is not None
+    assert pipe.value == pytest.approx(0.0135, abs=5e-4)
+    from ncu_roofline.views.texts import table_flags
+    assert table_flags(k.flags) == []

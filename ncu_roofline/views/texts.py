@@ -68,8 +68,11 @@ def quantity_label(key: str) -> str:
 def table_flags(flags: list[str]) -> list[dict[str, str]]:
     """The flags worth a badge in the table, each once, with its explanation for the tooltip."""
     out: dict[str, dict[str, str]] = {}
+    negligible = "tensor_pipe_negligible" in flags  # a pipe share under 5 % is no tensor work: no badge
     for flag in flags:
         kind = flag.split(":", 1)[0]
+        if kind == "tensor_pipe_utilization_only" and negligible:
+            continue
         if kind in TABLE_FLAGS:
             label = TABLE_FLAGS[kind]
             arg = flag.split(":", 1)[1] if ":" in flag else ""
