@@ -95,25 +95,33 @@ def _tail_rule(k: AnalysedKernel) -> bool:
 @needs_corpus
 @pytest.mark.parametrize("name", FILES)
 def test_tail_effect_where_nsight_compute_finds_one_and_from_its_waves(name: str) -> None:
-    """Where Nsight Compute's Tail Effect rule fired, the diagnosis has a tail-effect finding (unless the
-    kernel has too little work to speak of waves); every tail-effect finding is the report's own
-    launch__waves_per_multiprocessor: ceil(waves) / waves, capped by the busiest limit's headroom, with
-    the partial wave's share of the run that Nsight Compute's rule message states."""
+    """Where Nsight Compute's Tail Effect rule fired, the diagnosis has a tail-effect finding unless the
+    kernel has too little work to speak of waves, or the achieved occupancy it measured shows that the
+    last wave cost too little to be worth one; every tail-effect finding is the report's own
+    launch__waves_per_multiprocessor: at most ceil(waves) / waves (exactly that where every block is
+    taken to last the same), capped by the busiest limit's headroom, and it states the partial wave's
+    share of the run that Nsight Compute's rule message states."""
+    from ncu_roofline.passes.diagnosis import _tail_time_share
+
     wrong = []
     for k in _kernels(name):
         tails = [f for f in k.diagnosis if f.kind == "tail_effect"]
+        waves = k.raw.number("launch__waves_per_multiprocessor")
         if _tail_rule(k) and k.regime != "too_little_work" and not tails:
-            wrong.append(f"#{k.raw.index}: Nsight Compute's Tail Effect rule fired, no tail-effect finding")
+            measured = _tail_time_share(k.launch, waves, math.ceil(waves)) if waves else None
+            if measured is None or measured >= 1 / math.ceil(waves):
+                wrong.append(f"#{k.raw.index}: Nsight Compute's Tail Effect rule fired, no tail-effect finding")
         for f in tails:
-            waves = k.raw.number("launch__waves_per_multiprocessor")
             if waves is None or waves <= 1 or k.regime == "too_little_work":
                 wrong.append(f"#{k.raw.index}: tail effect with {waves} waves ({k.regime})")
                 continue
             whole = math.ceil(waves)
-            expected = min(whole / waves, 1 / k.limiter_share)
-            if f.factor is not None or f.speedup != pytest.approx(expected):
+            uniform = min(whole / waves, 1 / k.limiter_share)
+            equal_times = "if every block takes the same time" in f.text
+            if f.factor is not None or f.speedup > uniform * (1 + 1e-9) or f.speedup < 1.1 or \
+                    (equal_times and f.speedup != pytest.approx(uniform)):
                 wrong.append(f"#{k.raw.index}: factor {f.factor}, speed-up {f.speedup} for {waves} waves")
-            if f"takes {1 / whole:.0%} of the run" not in f.text:
+            if f"take {1 / whole:.0%} of the run" not in f.text and f"takes {1 / whole:.0%} of the run" not in f.text:
                 wrong.append(f"#{k.raw.index}: {f.text}")
             rule = next((r for r in k.raw.rules if r.rule == "LaunchConfiguration" and r.title == "Tail Effect"), None)
             if rule is not None and rule.speedup_pct is not None and \
@@ -125,90 +133,124 @@ def test_tail_effect_where_nsight_compute_finds_one_and_from_its_waves(name: str
 @needs_corpus
 def test_silu_partial_wave_bound_is_hand_computed() -> None:
     """cs599k silu (basic set, GH200): 1,056 blocks of 256 threads, 5 blocks per SM at 62.5 % theoretical
-    occupancy on 132 SMs: 660 blocks a wave, 1.6 waves. Two wave-times for 1.6 waves of work: up to
-    2 / 1.6 = 1.25x; issue slots at 77 % allow 1.29x, so the bound stands; one kernel, so the program
-    gains 1 - 1 / 1.25 = 20 %. Nsight Compute's rule: the partial wave is up to 50 % of the run."""
+    occupancy on 132 SMs: 660 blocks a wave, 1.6 waves; the last wave's 396 blocks hold 3 of 5 block
+    slots on every SM (37.5 % occupancy). Equal block times would give the last wave 50 % of the run
+    (Nsight Compute's rule says the same); the measured 50.4 % achieved occupancy gives
+    T = (0.625 - 0.504) / ((0.625 - 0.504) + (0.504 - 0.375)) = 0.484. At the full wave's pace all the
+    work takes (1 - 0.484) x 1.6 of the run: up to 1.21x (issue slots at 77 % allow 1.29x); one
+    kernel, so the program gains 1 - 1 / 1.21 = 17 %."""
     doc = json.loads(ncu_roofline.analyze(CORPUS / "cs599k__silu-pytorch.ncu-rep").to_json())
     k = doc["reports"][0]["kernels"][0]
     (tail,) = [f for f in k["diagnosis"] if f["kind"] == "tail_effect"]
-    assert tail["speedup"] == pytest.approx(2 / 1.6) and tail["factor"] is None
-    assert tail["program_gain"] == pytest.approx(0.2)
+    a = k["launch"]["achieved_occupancy"]
+    t = (0.625 - a) / ((0.625 - a) + (a - 0.375))
+    assert t == pytest.approx(0.484, abs=1e-3)
+    assert tail["speedup"] == pytest.approx(1 / ((1 - t) * 1.6)) and tail["factor"] is None
+    assert tail["speedup"] == pytest.approx(1.21, abs=0.005)
+    assert tail["program_gain"] == pytest.approx(1 - 1 / tail["speedup"])
     assert "1,056 blocks make 1.60 waves (about 660 blocks run at once)" in tail["text"]
-    assert "60% full" in tail["text"] and "takes 50% of the run for 38% of the work" in tail["text"]
+    assert "60% full" in tail["text"] and "would take 50% of the run for 38% of the work" in tail["text"]
+    assert "(50% of the theoretical 62%) puts it at about 48%" in tail["text"]
+    assert "PyTorch's choice" in tail["action"]  # at::native: the grid is not the caller's
     assert "agrees with this diagnosis" in k["rules_comparison"]
     assert k["diagnosis"][0]["kind"] == "unit_throughput"  # the limiter still leads
 
 
 @needs_corpus
-def test_cutlass_cp_async_kernels_are_not_called_uncoalesced() -> None:
-    """CUTLASS GEMMs load with cp.async: no LDG, so no "uses 0 of every 32 bytes" and no L2 cap at 3 %."""
-    for name in ("cutlass__report80.eba551e.ncu-rep", "cutlass__report-s8.ncu-rep"):
-        k = _kernels(name)[0]
-        assert not [c for c in k.ceilings if c.kind == "sector_use" and "ld_bytes_used_per_sector" in c.evidence]
-        assert any("asynchronous copies" in n.reason for n in k.not_applicable)
+def test_tail_bound_follows_the_measured_occupancy() -> None:
+    """cs599k rms_norm (A100-class, 114 SMs): 1,024 blocks at 8 per SM and 100 % theoretical occupancy,
+    1.12 waves; the last wave's 112 blocks sit one per SM on 112 SMs (12.5 % occupancy). Equal block
+    times would give it 50 % of the run and 1.78x; the measured 78.5 % achieved occupancy gives
+    T = 0.215 / (0.215 + 112/114 x (0.785 - 0.125)) = 0.249 and (1 - 0.249) x 1.123 of the run at the
+    full waves' pace: up to 1.19x. CUB's radix-sort launches of 1.36-1.64 waves: their measured
+    occupancy leaves no tail worth 1.1x, so they have no tail-effect finding; the one of 1.80 waves
+    (achieved 33.5 % of 37.5 %) is consistent with equal block times: 2 / 1.80 = 1.11x, and its grid
+    is CUB's choice."""
+    k = next(k for k in _kernels("cs599k__2025-04-21-v1.ncu-rep") if k.raw.index == 0)
+    (tail,) = [f for f in k.diagnosis if f.kind == "tail_effect"]
+    launch = k.launch
+    assert launch["grid_blocks"] == 1024 and launch["sm_count"] == 114 and launch["theoretical_occupancy"] == 1.0
+    short = 1.0 - launch["achieved_occupancy"]
+    t = short / (short + 112 / 114 * (launch["achieved_occupancy"] - 0.125))
+    assert t == pytest.approx(0.249, abs=1e-3)
+    assert tail.speedup == pytest.approx(1 / ((1 - t) * launch["waves_per_sm"]))
+    assert tail.speedup == pytest.approx(1.19, abs=0.01)
+    sort = [k for k in _kernels("self-join-mistic__profile.ncu-rep") if "Onesweep" in k.raw.name
+            and 1.3 < k.launch["waves_per_sm"] < 1.7]
+    assert len(sort) >= 5 and not [f for k in sort for f in k.diagnosis if f.kind == "tail_effect"]
+    k = next(k for k in _kernels("self-join-mistic__profile.ncu-rep") if k.raw.index == 126)
+    (tail,) = [f for f in k.diagnosis if f.kind == "tail_effect"]
+    assert tail.speedup == pytest.approx(2 / k.launch["waves_per_sm"]) and "CUB's choice" in tail.action
 
 
 @needs_corpus
-def test_rtx2080ti_sgemm_bank_conflicts_are_nsight_computes_count() -> None:
-    k = _kernels("nsight-compute-files__3136_64_64_rtx2080ti_sgemm.ncu-rep")[0]
-    c = next(x for x in k.ceilings if x.kind == "bank_conflicts")
-    assert c.factor == pytest.approx((152084 - 6400) / 152084)  # 0.96, not the 0.55 of wavefronts per instruction
+@pytest.mark.parametrize(("name", "index", "agrees"), [
+    ("cuda-mlp-inference__report.ncu-rep", 0, False),  # "Low Utilization" (too few warps) vs at the DRAM roof
+    # theoretical occupancy vs a small grid
+    ("accelsim-test__n1000_int8_abt_view_algo64_profile.1528422.ncu-rep", 0, False),
+    ("cs599k__silu-2025-04-18-v9.ncu-rep", 0, False),  # theoretical occupancy vs busy issue slots
+    ("cs599k__silu-pytorch.ncu-rep", 0, True),  # Tail Effect vs the tail-effect finding
+    ("cudacode__naive.ncu-rep", 0, True),  # Lg Throttle Stalls vs the LSU pipe at its limit
+])
+def test_rules_comparison_agrees_only_where_the_rule_speaks_of_a_finding(name: str, index: int, agrees: bool) -> None:
+    """A busy unit agrees only with the rules about that unit, and "Low Utilization" (HighPipeUtilization's
+    finding that every pipe is under-used) never agrees with a kernel at a roof."""
+    k = next(k for k in _kernels(name) if k.raw.index == index)
+    text = k.to_dict()["rules_comparison"]
+    assert ("agrees with this diagnosis" in text) is agrees, text
+    assert ("does not rank" in text) is not agrees, text
+
+
+def test_rule_kinds_by_title_then_rule() -> None:
+    from ncu_roofline.passes.diagnosis import rule_kinds
+
+    assert rule_kinds("HighPipeUtilization", "Low Utilization") == {"latency", "too_little_work"}
+    assert "unit_throughput@compute" in rule_kinds("HighPipeUtilization", "High Pipe Utilization")
+    assert rule_kinds("LaunchConfiguration", "Tail Effect") == {"tail_effect"}
+    assert rule_kinds("LaunchConfiguration", "") == {"too_little_work", "tail_effect"}
+    assert rule_kinds("MemoryL2Compression", "Low Compression Rate") is None
 
 
 @needs_corpus
-def test_nsight_compute_rules_listed_with_their_speedups() -> None:
-    import json
+@pytest.mark.parametrize("name", FILES)
+def test_intensity_gap_bound_is_what_the_compute_side_allows(name: str) -> None:
+    """An intensity gap's bound is the compute roof times the kernel's own ceilings under it, over the
+    FLOP/s it reaches: more FLOP per byte with the same instruction mix lifts none of those ceilings."""
+    from ncu_roofline.passes.ceilings import SIGNIFICANT
 
-    doc = json.loads(ncu_roofline.analyze(CORPUS / "cudacode__naive.ncu-rep").to_json())
-    rules = doc["reports"][0]["kernels"][0]["nsight_compute_rules"]
-    assert rules[0]["speedup_pct"] == pytest.approx(16.86, abs=0.01) and rules[0]["speedup_kind"] == "local"
-    estimates = [r["speedup_pct"] for r in rules if r["speedup_pct"] is not None]
-    assert estimates == sorted(estimates, reverse=True) and len(estimates) == 3
-    assert "@section" not in " ".join(r["message"] for r in rules)  # section links read as their names
-
-
-@needs_corpus
-def test_web_links_in_rule_messages_read_as_label_and_address() -> None:
-    doc = json.loads(ncu_roofline.analyze(CORPUS / "cs599k__silu-pytorch.ncu-rep").to_json())
-    messages = " ".join(r["message"] for k in doc["reports"][0]["kernels"] for r in k["nsight_compute_rules"])
-    assert "@url:" not in messages
-    assert ("Hardware Model (https://docs.nvidia.com/nsight-compute/ProfilingGuide/index.html#metrics-hw-model)"
-            in messages)
-
-
-def test_rule_text_is_escaped_in_the_page() -> None:
-    from conftest import make_kernel
-    from test_model import base_metrics
-
-    from ncu_roofline.api.analysis import Analysis, ReportResult
-    from ncu_roofline.api.kernel import analyse_kernel
-    from ncu_roofline.readers.rules import rule_from_dict
-    from ncu_roofline.render import REPORT, render
-
-    rule = rule_from_dict({"rule_identifier": "CPIStall", "name": "Warp Stall", "section_identifier": "X",
-                           "rule_message": {"title": "<b>t</b>", "message": "</script><img src=x> & @section:A:B@",
-                                            "type": 2},
-                           "speedup_estimation": {"type": 1, "speedup": 12.5}})
-    k = analyse_kernel(make_kernel(base_metrics(), rules=[rule]))
-    html = render(REPORT, Analysis([ReportResult("/tmp/x.ncu-rep", "ncu-rep", "2025.1", [k])], []), "html")
-    assert "</script><img" not in html and "<b>t</b>" not in html
-    assert "&lt;/script&gt;&lt;img src=x&gt; &amp; B" in html and "est. 12 % (global)" in html
+    wrong = []
+    for k in _kernels(name):
+        for f in k.diagnosis:
+            if f.kind != "intensity_gap" or f.speedup is None:
+                continue
+            factors = [c.factor for c in k.ceilings if c.roof == k.dominant_precision and c.factor < SIGNIFICANT]
+            expected = k.compute_roof() * math.prod(factors) / k.achieved_flop_per_s
+            if f.speedup != pytest.approx(expected) or "e+" in f.text:
+                wrong.append(f"#{k.raw.index}: {f.speedup} against {expected}; {f.text}")
+    assert not wrong, "\n".join(wrong)
 
 
 @needs_corpus
-def test_l1_chart_bytes_and_peak_derived_from_the_writeback_counter() -> None:
-    """L1 bytes = write-back active cycles x 128 (Nsight Compute's chart definition); peak = rate ÷ its %."""
-    naive = _kernels("cudacode__naive.ncu-rep")[0]
-    cycles = naive.raw.number("l1tex__lsu_writeback_active_mem_lg.sum")
-    pct = naive.raw.number("l1tex__lsu_writeback_active_mem_lg.sum.pct_of_peak_sustained_elapsed")
-    duration = naive.q.duration_s.value
-    assert naive.q.bytes["l1"].value == pytest.approx(cycles * 128) and naive.q.bytes["l1"].definition == "chart"
-    assert naive.peaks["l1"].value == pytest.approx(cycles * 128 / duration / (pct / 100))
-    assert naive.utilization["l1"] == pytest.approx(pct / 100)
-    transpose = _kernels("cudaprogramming__smemTranspose.ncu-rep")[0]  # was a global-only subset, 604 MB
-    assert transpose.q.bytes["l1"].value == pytest.approx(201_326_592)
-    # on Hopper the cycle counter x 128 is exactly the newer derived byte metric
-    hopper = _kernels("cs599k__2025-04-21-v1.ncu-rep")[0]
-    derived = hopper.raw.number("derived__l1tex__lsu_writeback_bytes_mem_lgds.sum.per_second")
-    assert hopper.raw.number("l1tex__lsu_writeback_active_mem_lgds.sum") * 128 == pytest.approx(
-        derived * hopper.q.duration_s.value, rel=1e-6)
+def test_matrix_addition_intensity_gap_is_capped_by_its_own_ceilings() -> None:
+    """matrix_addition2D (FP32 adds only, at the DRAM roof): the FP32 roof is 146x what it reaches, but no
+    FMA caps it at 50 % and its FP32 instructions get 10 % of the issue slots: up to 7.2x, not 146x."""
+    k = next(k for k in _kernels("cuda-mlp-inference__report.ncu-rep") if k.raw.index == 0)
+    (gap,) = [f for f in k.diagnosis if f.kind == "intensity_gap"]
+    ceilings = {c.kind: c.factor for c in k.ceilings if c.roof == "fp32"}
+    assert ceilings["fma_balance"] == pytest.approx(0.5) and ceilings["issue_share"] == pytest.approx(0.099, abs=1e-3)
+    assert k.compute_roof() / k.achieved_flop_per_s == pytest.approx(146, abs=1)
+    assert gap.speedup == pytest.approx(7.2, abs=0.05)
+    assert "needs 129× more FLOP per byte" in gap.text and "fma balance 50%" in gap.speedup_note
+
+
+@needs_corpus
+def test_lane_efficiency_explains_an_fp64_pipe_limiter() -> None:
+    """searchKernelCOSStree: the FP64 pipe is the limiter at 20 %; 17.3 of 32 lanes do work (Nsight
+    Compute's ThreadDivergence rule says the same), which counts every instruction, so it stands under
+    the pipe and the latency that remains is measured against the 54 % it allows, not 100 %."""
+    k = _kernels("self-join-mistic__profileBIGCROSS3.out.ncu-rep")[0]
+    assert k.bound_by == "sm__pipe_fp64_cycles_active"
+    kinds = {f.kind: f for f in k.diagnosis}
+    assert kinds["lane_efficiency"].factor == pytest.approx(17.3 / 32, abs=0.01)
+    assert "ceilings allow 54%" in kinds["latency"].text
+    assert kinds["latency"].speedup == pytest.approx(kinds["lane_efficiency"].factor / k.limiter_share)

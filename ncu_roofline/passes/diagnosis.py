@@ -68,25 +68,45 @@ def _too_little_work(m: KernelModel) -> Finding:
                    m.bound_by, None, "no bound: it depends on how much more work each launch is given")
 
 
-def _intensity_gap(m: KernelModel, level: str) -> Finding | None:
-    """For a kernel at a memory roof: the FLOP per byte it would need to reach the compute roof."""
+def _times(x: float) -> str:
+    """A ratio for a sentence: 2.3, 18, 146 (never 1.5e+02)."""
+    return f"{x:.2g}" if x < 100 else f"{x:,.0f}"
+
+
+def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling]) -> Finding | None:
+    """For a kernel at a memory roof: the FLOP per byte it would need to reach the compute roof.
+
+    The bound is what the compute side allows over what the kernel reaches: the compute roof, times
+    the kernel's own ceilings under it (its FMA share, the share of issue slots its FP instructions
+    get, its lane use), which more FLOP per byte with the same instruction mix does not lift.
+    """
     intensity = m.intensity.get(level)
     ridge = m.ridge_points().get(level)
     roof = m.compute_roof()
     if not intensity or not ridge or not roof or not m.achieved_flop_per_s or ridge <= intensity:
         return None
     gap = ridge / intensity
-    speedup = roof / m.achieved_flop_per_s
+    under = _under(ceilings, m.dominant_precision)
+    allowed = roof * math.prod(c.factor for c in under)
+    speedup: float | None = allowed / m.achieved_flop_per_s
+    named = ", ".join(f"{c.kind.replace('_', ' ')} {c.factor:.0%}" for c in under)
+    if under:
+        note = (f"compute roof × its ceilings ({named}) ÷ achieved FLOP/s, the most more FLOP per byte gives with "
+                "this instruction mix")
+    else:
+        note = "compute roof ÷ achieved FLOP/s, the most any intensity change can give"
+    if speedup is not None and speedup <= 1.0:
+        speedup, note = None, ("no bound: the compute side leaves no headroom above what the kernel reaches"
+                               + (f" ({named})" if named else ""))
     text = (f"the kernel does {intensity:.3g} FLOP per {level.upper()} byte; the ridge point is {ridge:.3g}: it "
-            f"needs {gap:.2g}× more FLOP per byte to reach the compute roof")
+            f"needs {_times(gap)}× more FLOP per byte to reach the compute roof")
     action = ("move fewer bytes per FLOP: fuse with the kernels that produce or consume its data, reuse tiles "
               "in shared memory or registers, or store in a lower precision")
     if _GEMM_LIKE.search(m.raw.demangled_name or m.raw.name):
         action += (f"; if it multiplies by weights shared across rows (a GEMM or GEMV, as its name suggests), "
-                   f"batching about {gap:.2g}× more rows (tokens) that share those weights would get there, "
+                   f"batching about {_times(gap)}× more rows (tokens) that share those weights would get there, "
                    "assuming the weight bytes dominate its traffic")
-    return Finding("intensity_gap", level, None, text, action, m.bound_by, speedup,
-                   "compute roof ÷ achieved FLOP/s, the most any intensity change can give")
+    return Finding("intensity_gap", level, None, text, action, m.bound_by, speedup, note)
 
 
 def _at_roof(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
@@ -98,7 +118,7 @@ def _at_roof(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
                    "at its limit: only less work for this roof makes it faster")
     findings = [head]
     if bound in R.LEVELS:
-        gap = _intensity_gap(m, bound)
+        gap = _intensity_gap(m, bound, ceilings)
         if gap is not None:
             findings.append(gap)
     findings += [_ceiling_finding(m, c, "the bounding roof") for c in _under(ceilings, bound)]
@@ -111,8 +131,9 @@ def _under(ceilings: list[Ceiling], roof: str | None) -> list[Ceiling]:
 
 
 # Compute ceilings describe FLOP; under a pipe limiter they explain it only when the pipe's work is
-# mostly that FLOP (an FMA pipe busy with integer multiply-adds is not an FP32 problem).
-_COMPUTE_KINDS = ("fma_balance", "issue_share", "lane_efficiency", "tensor_share")
+# mostly that FLOP (an FMA pipe busy with integer multiply-adds is not an FP32 problem). Lane
+# efficiency is not among them: its count (threads per warp instruction) is of every instruction.
+_COMPUTE_KINDS = ("fma_balance", "issue_share", "tensor_share")
 _FLOP_SHARE_OF_PIPE = 0.5
 
 
@@ -169,22 +190,59 @@ def _latency(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
     return findings
 
 
+# Kernels whose launch configuration a library chooses (a demangled name's namespace -> the library).
+_LIBRARY = re.compile(r"(?:^|[\s(<,*&])(cub|thrust|at::native|at::cuda|cublas\w*|cudnn\w*)::")
+_LIBRARY_NAMES = {"cub": "CUB", "thrust": "Thrust", "at::native": "PyTorch", "at::cuda": "PyTorch"}
+
+
+def _tail_time_share(launch: dict[str, float | None], waves: float, whole: int) -> float | None:
+    """The last wave's share of the run that the measured achieved occupancy implies, or None.
+
+    Full waves run every SM at the theoretical occupancy; the last wave's blocks spread over
+    min(SMs, blocks) SMs, with their share of the blocks an SM holds. Achieved occupancy is averaged
+    over active cycles, so a last wave lasting T of the run gives (1 − T)·o + T·s·o_t over
+    (1 − T) + T·s; solved for T. Every other cause of a shortfall (stalls, imbalance) is counted as
+    tail, so T is an upper estimate. None where the report lacks a figure or the measurement
+    cannot tell (the last wave's SMs are as full as the others, or achieved is not below theoretical).
+    """
+    grid, sms = launch.get("grid_blocks"), launch.get("sm_count")
+    theoretical, achieved = launch.get("theoretical_occupancy"), launch.get("achieved_occupancy")
+    if not grid or not sms or not theoretical or achieved is None or not 0 < achieved < theoretical:
+        return None
+    per_wave = grid / waves
+    per_sm = per_wave / sms  # blocks an SM holds at the theoretical occupancy
+    tail = grid - (whole - 1) * per_wave
+    active = min(sms, tail)
+    if per_sm <= 0 or tail <= 0 or active <= 0:
+        return None
+    tail_occupancy = theoretical * (tail / active) / per_sm
+    if achieved <= tail_occupancy:
+        return None
+    short = theoretical - achieved
+    return short / (short + active / sms * (achieved - tail_occupancy))
+
+
 def _tail_effect(m: KernelModel) -> list[Finding]:
     """A partial last wave: the launch's blocks fill `waves` waves, the GPU runs ceil(waves) of them.
 
     If every block takes the same time (Nsight Compute's Tail Effect rule assumes the same), the
-    kernel takes ceil(waves) wave-times for `waves` waves of work: a grid in whole waves could run up
-    to ceil(waves) / waves times faster, and never faster than its busiest limit allows.
+    last wave takes 1 / ceil(waves) of the run. Where the achieved occupancy Nsight Compute measured
+    shows it took less (`_tail_time_share`), that share T is used. At the full waves' pace all the
+    work would take (1 − T)·waves / (ceil(waves) − 1) of the run: the bound is its inverse, never
+    past the busiest limit's headroom, and a finding only from `T.TAIL_MIN_SPEEDUP` up.
     """
     waves = m.launch.get("waves_per_sm")
     share = m.limiter_share
     if waves is None or not waves > T.MIN_WAVES or not math.isfinite(waves) or not share or share <= 0:
         return []
     whole = math.ceil(waves)
-    bound = whole / waves
-    if bound < T.TAIL_MIN_SPEEDUP:
-        return []
+    uniform = 1.0 / whole
+    measured = _tail_time_share(m.launch, waves, whole)
+    tail_share = uniform if measured is None else min(uniform, measured)
+    bound = (whole - 1) / ((1.0 - tail_share) * waves)
     speedup = min(bound, 1.0 / share)
+    if speedup < T.TAIL_MIN_SPEEDUP:
+        return []
     cap = (f"; capped at 1 / {share:.2f}, the headroom of the busiest limit ({m.bound_by})"
            if speedup < bound else "")
     last = waves - (whole - 1)
@@ -195,16 +253,30 @@ def _tail_effect(m: KernelModel) -> list[Finding]:
         size = f" (about {per_wave:,.0f})"
     else:
         launch, size = f"the launch makes {waves:.2f} waves of blocks", ""
-    text = (f"{launch}: the last of {whole} waves is {last:.0%} full; if every block takes the same time, it "
-            f"takes {1 / whole:.0%} of the run for {last / waves:.0%} of the work")
+    work = f"{last / waves:.0%} of the work"
+    if tail_share < uniform:
+        achieved, theoretical = m.launch["achieved_occupancy"], m.launch["theoretical_occupancy"]
+        text = (f"{launch}: the last of {whole} waves is {last:.0%} full; if every block took the same time, it "
+                f"would take {uniform:.0%} of the run for {work}, but the achieved occupancy Nsight Compute "
+                f"measured ({achieved:.0%} of the theoretical {theoretical:.0%}) puts it at about {tail_share:.0%}")
+        note = (f"the full waves' pace over all the work: {whole - 1} / ((1 − {tail_share:.2f}) × {waves:.2f}), "
+                "the last wave's share of the run from the measured achieved occupancy")
+    else:
+        text = (f"{launch}: the last of {whole} waves is {last:.0%} full; if every block takes the same time, it "
+                f"takes {uniform:.0%} of the run for {work}")
+        note = (f"waves rounded up ÷ waves = {whole} / {waves:.2f}, if every block takes the same time (as "
+                "Nsight Compute's Tail Effect rule assumes)")
     action = (f"launch whole waves: size the grid to a multiple of the blocks that run at once{size}, with a "
               "grid-stride loop for any problem size, or split the work into more, smaller blocks so that the partial "
               "wave is a smaller part of the run")
-    # No factor: the waves' use (waves / ceil(waves)) is not a cap on a roof, and a table would read
-    # "tail effect 80 %" as the size of the effect.
-    return [Finding("tail_effect", m.bound_by, None, text, action, m.bound_by, speedup,
-                    f"waves rounded up ÷ waves = {whole} / {waves:.2f}, if every block takes the same time (as "
-                    f"Nsight Compute's Tail Effect rule assumes){cap}")]
+    library = _LIBRARY.search(m.raw.demangled_name or m.raw.name)
+    if library is not None:
+        name = _LIBRARY_NAMES.get(library.group(1), library.group(1))
+        action = (f"the grid is {name}'s choice for this call: the levers are the problem size (a batch that fills "
+                  f"whole waves), another algorithm or library call, or fusing the call with its neighbours")
+    # No factor: the waves' use is not a cap on a roof, and a table would read "tail effect 80 %" as
+    # the size of the effect.
+    return [Finding("tail_effect", m.bound_by, None, text, action, m.bound_by, speedup, note + cap)]
 
 
 def _reuse_note(m: KernelModel, reuse: dict[str, float]) -> list[Finding]:
@@ -240,23 +312,56 @@ def diagnose(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float]) -
     return head + rest
 
 
-# Nsight Compute rule -> the kinds of finding of this tool that speak of the same thing.
-RULE_KINDS: dict[str, frozenset[str]] = {
-    "UncoalescedGlobalAccess": frozenset({"sector_use", "coalescing", "unit_throughput"}),
-    "MemoryCacheAccessPattern": frozenset({"sector_use", "coalescing", "unit_throughput"}),
-    "UncoalescedSharedAccess": frozenset({"bank_conflicts", "unit_throughput"}),
-    "IssueSlotUtilization": frozenset({"latency", "unit_throughput", "issue_share"}),
-    "CPIStall": frozenset({"latency", "unit_throughput"}),
-    "CPIStallLongScoreboard": frozenset({"latency", "unit_throughput"}),
-    "AchievedOccupancy": frozenset({"latency", "too_little_work"}),
-    "TheoreticalOccupancy": frozenset({"latency", "too_little_work"}),
-    "Occupancy": frozenset({"latency", "too_little_work"}),
-    "LaunchConfiguration": frozenset({"too_little_work", "latency", "tail_effect"}),
-    "WorkloadImbalance": frozenset({"too_little_work", "latency"}),
-    "FPInstructions": frozenset({"fma_balance"}),
-    "ThreadDivergence": frozenset({"lane_efficiency"}),
-    "HighPipeUtilization": frozenset({"unit_throughput", "at_limit"}),
+# Nsight Compute rule (and title, where one rule id carries several findings) -> the findings of
+# this tool that speak of the same thing: a kind ("latency"), a kind about one unit
+# ("unit_throughput:sm__issue_active"), or about any unit or roof of a group
+# ("unit_throughput@memory", "at_limit@memory"). A busy unit agrees only with the rules about it.
+_ISSUE_UNITS = ("unit_throughput:sm__issue_active", "unit_throughput:sm__inst_executed")
+_MEMORY = ("unit_throughput@memory", "at_limit@memory")
+_LSU = ("unit_throughput:sm__inst_executed_pipe_lsu", "unit_throughput:l1tex__lsuin_requests")
+RULE_KINDS: dict[tuple[str, str | None], frozenset[str]] = {
+    ("UncoalescedGlobalAccess", None): frozenset({"sector_use", "coalescing", *_MEMORY}),
+    ("MemoryCacheAccessPattern", None): frozenset({"sector_use", "coalescing", *_MEMORY}),
+    ("UncoalescedSharedAccess", None): frozenset({"bank_conflicts", "unit_throughput:l1tex__data_pipe_lsu_wavefronts",
+                                                 "unit_throughput:l1tex__data_bank_reads",
+                                                 "unit_throughput:l1tex__data_bank_writes"}),
+    ("IssueSlotUtilization", None): frozenset({"latency", "issue_share", *_ISSUE_UNITS}),
+    ("CPIStall", "Lg Throttle Stalls"): frozenset({"latency", "coalescing", "sector_use", *_LSU}),
+    ("CPIStall", "Long Scoreboard Stalls"): frozenset({"latency", "reuse", "coalescing", "sector_use", *_MEMORY}),
+    ("CPIStall", None): frozenset({"latency"}),
+    ("CPIStallLongScoreboard", None): frozenset({"latency", "reuse", "coalescing", "sector_use", *_MEMORY}),
+    ("AchievedOccupancy", None): frozenset({"latency", "too_little_work"}),
+    ("TheoreticalOccupancy", None): frozenset({"latency"}),
+    ("Occupancy", None): frozenset({"latency"}),
+    ("LaunchConfiguration", "Tail Effect"): frozenset({"tail_effect"}),
+    ("LaunchConfiguration", "Small Grid"): frozenset({"too_little_work"}),
+    ("LaunchConfiguration", None): frozenset({"too_little_work", "tail_effect"}),
+    ("WorkloadImbalance", None): frozenset({"too_little_work", "latency", "tail_effect"}),
+    ("FPInstructions", None): frozenset({"fma_balance"}),
+    ("ThreadDivergence", None): frozenset({"lane_efficiency"}),
+    # "Low Utilization": every pipe under-used, too few warps issue: the opposite of a busy pipe.
+    ("HighPipeUtilization", "Low Utilization"): frozenset({"latency", "too_little_work"}),
+    ("HighPipeUtilization", None): frozenset({"unit_throughput@compute", "at_limit@compute"}),
 }
+
+
+def rule_kinds(rule: str, title: str | None) -> frozenset[str] | None:
+    """The findings an Nsight Compute rule result speaks of (None for a rule this tool does not map)."""
+    return RULE_KINDS.get((rule, title or None)) or RULE_KINDS.get((rule, None))
+
+
+def _tokens(f: Finding) -> set[str]:
+    """A finding as `RULE_KINDS` names it: its kind, the kind with its unit, the kind with its group."""
+    found = {f.kind}
+    if f.roof:
+        found.add(f"{f.kind}:{f.roof}")
+        if f.roof in R.LEVELS:
+            found.add(f"{f.kind}@memory")
+        elif f.roof in R.ROOFS:
+            found.add(f"{f.kind}@compute")
+        elif f.roof in T.BY_ID:
+            found.add(f"{f.kind}@{T.BY_ID[f.roof].group}")
+    return found
 
 
 def compare_with_rules(findings: list[Finding], rules: list[dict[str, Any]]) -> str:
@@ -265,10 +370,10 @@ def compare_with_rules(findings: list[Finding], rules: list[dict[str, Any]]) -> 
     if not estimated or not findings:
         return ""
     top = max(estimated, key=lambda r: r["speedup_pct"])
-    kinds = RULE_KINDS.get(str(top.get("rule")))
+    kinds = rule_kinds(str(top.get("rule")), top.get("title"))
     if kinds is None:
         return ""
-    ours = {f.kind for f in findings}
+    ours = set().union(*(_tokens(f) for f in findings))
     what = top.get("title") or top.get("name") or top.get("rule")
     if ours & kinds:
         return (f"Nsight Compute's largest estimated speed-up ({what}, {top['speedup_pct']:.0f} %) agrees with this "
