@@ -254,3 +254,63 @@ def test_lane_efficiency_explains_an_fp64_pipe_limiter() -> None:
     assert kinds["lane_efficiency"].factor == pytest.approx(17.3 / 32, abs=0.01)
     assert "ceilings allow 54%" in kinds["latency"].text
     assert kinds["latency"].speedup == pytest.approx(kinds["lane_efficiency"].factor / k.limiter_share)
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+@pytest.mark.parametrize("group_by", ["launch", "name"])
+def test_a_groups_findings_are_about_the_groups_limiter(name: str, group_by: str) -> None:
+    """A group's row names its limiter (from its launches' weighted shares) and its top finding: the
+    findings are the diagnosis of those limits, so the first is about that limiter and quotes its
+    share; a tail effect only where every launch has the same waves."""
+    from ncu_roofline.api.groups import group_kernels
+
+    kernels = [k for r in ncu_roofline.analyze(CORPUS / name).reports for k in r.kernels]
+    wrong = []
+    for g in group_kernels(kernels, group_by):
+        s = g.summary
+        if not s.diagnosis:
+            continue
+        head = s.diagnosis[0]
+        if head.limit != s.bound_by or any(f.limit != s.bound_by for f in s.diagnosis):
+            wrong.append(f"{g.longest.raw.name}: limiter {s.bound_by}, findings about {[f.limit for f in s.diagnosis]}")
+        if s.regime != "too_little_work" and s.limiter_share is not None and f"{s.limiter_share:.0%}" not in head.text:
+            wrong.append(f"{g.longest.raw.name}: {head.text} (share {s.limiter_share:.0%})")
+        waves = {k.launch.get("waves_per_sm") for k in g.launches}
+        if len(waves) > 1 and any(f.kind == "tail_effect" for f in s.diagnosis):
+            wrong.append(f"{g.longest.raw.name}: a tail effect over launches of {sorted(map(str, waves))} waves")
+    assert not wrong, "\n".join(wrong)
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_a_ceilings_bound_stops_at_the_other_sides_busiest_limit(name: str) -> None:
+    """Fewer sectors per request or fewer bank conflicts leave the instructions as they are; FMA fusion
+    or less divergence leaves the bytes: a ceiling's speed-up never passes 1 / the busiest share on the
+    side its fix does not change (instruction pipes and FLOP roofs; memory units and byte roofs)."""
+    memory_side, compute_side = {"sector_use", "coalescing", "bank_conflicts"}, {"fma_balance", "issue_share",
+                                                                                  "lane_efficiency", "tensor_share"}
+    wrong = []
+    for k in _kernels(name):
+        for f in k.diagnosis:
+            if f.speedup is None or f.kind not in memory_side | compute_side:
+                continue
+            side = "compute" if f.kind in memory_side else "memory"
+            shares = [u.share for uid, u in k.units.items() if u.group == side and u.parent is not None
+                      and not (f.kind == "bank_conflicts" and uid.startswith("sm__mio"))]
+            shares += [v for r, v in k.utilization.items() if v and (r in ("dram", "l2", "l1")) == (side == "memory")]
+            if shares and f.speedup > max(1.0, 1 / max(shares)) * (1 + 1e-9):
+                wrong.append(f"#{k.raw.index} {f.kind}: ≤{f.speedup:.2f}× past 1 / {max(shares):.2f}")
+    assert not wrong, "\n".join(wrong)
+
+
+@needs_corpus
+def test_reference_gemm_coalescing_bound_stops_at_its_xu_pipe() -> None:
+    """cutlass ReferenceGemm (s8): its accesses use 11 % of what a coalesced pattern would (≤ 9x by the
+    ceiling alone), but its XU pipe (int-to-float conversions) runs at 38 % and coalescing does not change
+    that work: up to 1 / 0.38 = 2.6x."""
+    k = next(k for k in _kernels("cutlass__report-s8.ncu-rep") if k.raw.index == 1)
+    (f,) = [f for f in k.diagnosis if f.kind == "coalescing"]
+    xu = k.units["sm__inst_executed_pipe_xu"].share
+    assert xu == pytest.approx(0.38, abs=0.01) and f.factor == pytest.approx(0.11, abs=0.01)
+    assert f.speedup == pytest.approx(1 / xu) and "XU pipe" in f.speedup_note

@@ -108,3 +108,41 @@ def test_the_examples_that_used_to_be_wrong() -> None:
     pascal = _kernels("pmkid-brute-force__profile.nsight-cuprof-report")[0]  # one block on 20 SMs
     assert pascal.regime == "too_little_work" and pascal.launch["waves_per_sm"] == pytest.approx(0.05)
     assert "sm_throughput" in pascal.units and pascal.units["sm_throughput"].recipe.startswith("sm__sol_pct")
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_dram_reads_and_writes_stay_under_dram_throughput(name: str) -> None:
+    """DRAM reads and writes apart (each a share of the DRAM peak) never pass Nsight Compute's DRAM
+    throughput where the report holds both, and never take the limiter from it on a tie."""
+    wrong = []
+    for k in _kernels(name):
+        whole = k.units.get("dram_throughput")
+        for uid in ("dram__bytes_read", "dram__bytes_write"):
+            part = k.units.get(uid)
+            if part is not None and whole is not None and part.share > whole.share * (1 + 1e-6) + 1e-9:
+                wrong.append(f"#{k.raw.index}: {uid} {part.share:.4f} > DRAM throughput {whole.share:.4f}")
+            if part is not None and whole is not None and k.bound_by == uid:
+                wrong.append(f"#{k.raw.index}: bound by {uid} although DRAM throughput is in the report")
+    assert not wrong, "\n".join(wrong)
+
+
+@needs_corpus
+def test_a_reads_only_capture_is_judged_by_its_dram_reads() -> None:
+    """readSegmentUnroll: a custom-metrics capture with DRAM reads (bytes and % of peak) and no writes.
+    Its 12 kernels get a verdict from Nsight Compute's read share (78.5 % for readOffset: at the limit),
+    the ones below the threshold say that DRAM may be busier than its reads, and the missing DRAM bytes
+    name the write counter the report lacks rather than "none of these metrics"."""
+    kernels = _kernels("cudaprogramming__readSegmentUnroll.ncu-rep")
+    assert len(kernels) == 36 and all(k.bound_by == "dram__bytes_read" for k in kernels)
+    first = kernels[0]
+    assert first.regime == "at_limit"
+    measured = first.raw.number("dram__bytes_read.sum.pct_of_peak_sustained_elapsed")
+    assert first.limiter_share == pytest.approx(measured / 100)
+    assert first.limiter_share == pytest.approx(0.785, abs=0.001)
+    low = [k for k in kernels if k.regime == "latency"]
+    assert low and all("dram_one_direction" in k.flags for k in low)
+    assert all("DRAM may be busier" in k.diagnosis[0].text for k in low)
+    (dram,) = [m for m in first.missing if m.quantity == "traffic_bytes.dram"]
+    assert "holds dram__bytes_read.sum" in dram.reason and "lacks dram__bytes_write.sum" in dram.reason
+    assert "none of these metrics" not in dram.reason

@@ -6,9 +6,10 @@ duration statistics (total, mean, median, min, max, coefficient of variation = p
 standard deviation ÷ mean), its share of GPU time, and its limits: for every roof and unit
 throughput the duration-weighted mean of its launches' shares (for a roof, the summed
 work ÷ peak ÷ summed time), so its intensity is total FLOP ÷ total bytes. Its limiter and regime
-follow the rules of every kernel (`model.roofline.limiter_and_regime`). Its findings are those of
-its longest launch, and say so (`findings_from_launch`). Launches whose limiter differs from the
-group's are listed (`disagreeing_launches`).
+follow the rules of every kernel (`model.roofline.limiter_and_regime`). Its findings are the
+diagnosis of those limits, with the ceilings (and Nsight Compute rule results) of its longest
+launch, which says so (`findings_from_launch`). Launches whose limiter differs from the group's
+are listed (`disagreeing_launches`).
 """
 
 from __future__ import annotations
@@ -25,12 +26,14 @@ from typing import Any
 from ..knowledge import recipes as R
 from ..model.roofline import limiter_and_regime
 from ..model.throughputs import UnitShare
+from ..passes.diagnosis import diagnose
 from ..settings import DEFAULT_THRESHOLD, GROUP_BY_LAUNCH, GROUP_BY_NAME
 from .kernel import AnalysedKernel
 from .names import NameEntry, display_names
 
 # Flags the group's own verdict sets; every other launch flag is carried over from its launches.
-VERDICT_FLAGS = ("above_roof", "partial_roofs", "no_roofs", "unit_throughputs", "grid_under_one_wave")
+VERDICT_FLAGS = ("above_roof", "partial_roofs", "no_roofs", "unit_throughputs", "grid_under_one_wave",
+                 "dram_one_direction")
 NO_LIMITER = "none"
 
 
@@ -233,11 +236,16 @@ def _aggregate(launches: list[AnalysedKernel], longest: AnalysedKernel, threshol
         attainable[lv] = min(compute_roof, i * bw.value) if i is not None and bw and compute_roof else None
     carried = [f for k in launches for f in k.flags if f.split(":", 1)[0] not in VERDICT_FLAGS]
     flags = list(dict.fromkeys([*carried, *verdict_flags]))
-    return dataclasses.replace(
+    summary = dataclasses.replace(
         longest, utilization=util, units=shares, launch=launch, bound_by=bound_by, regime=regime,
         flags=flags, intensity=intensity, total_flop=total_flop, dominant_precision=dominant,
         achieved_flop_per_s=total_flop / total_time if total_flop is not None else None,
         attainable_flop_per_s=attainable)
+    # The diagnosis of the group's own limits (the row's limiter and its findings must agree), with
+    # the ceilings of its longest launch; a tail effect only where every launch has the same waves.
+    one_wave_count = len({k.launch.get("waves_per_sm") for k in launches}) == 1
+    return dataclasses.replace(summary, diagnosis=diagnose(summary, longest.ceilings, longest.reuse,
+                                                           waves=one_wave_count))
 
 
 def group_kernels(kernels: Sequence[AnalysedKernel], group_by: str = GROUP_BY_LAUNCH,

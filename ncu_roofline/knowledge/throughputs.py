@@ -155,6 +155,12 @@ SUB_UNITS = (
          "DRAM is busy: fewer bytes (fusion, reuse, lower precision) is the lever"),
     Unit("fbpa__dram_sectors", ("fbpa__dram_sectors" + ELAPSED,), "DRAM (sectors)", MEMORY, MEM,
          "DRAM is busy: fewer bytes (fusion, reuse, lower precision) is the lever"),
+    # Reads and writes apart, as a share of the DRAM peak: each a lower bound of DRAM's busy share,
+    # and the one DRAM figure of a capture that collected only these (last: the others win ties).
+    Unit("dram__bytes_read", ("dram__bytes_read.sum.pct_of_peak_sustained_elapsed",), "DRAM (reads)", MEMORY,
+         MEM, "DRAM reads are at the DRAM peak: fewer bytes read (fusion, reuse, lower precision) is the lever"),
+    Unit("dram__bytes_write", ("dram__bytes_write.sum.pct_of_peak_sustained_elapsed",), "DRAM (writes)", MEMORY,
+         MEM, "DRAM writes are at the DRAM peak: fewer bytes written (fusion, lower precision) is the lever"),
 )
 UNITS = HEADLINES + SUB_UNITS
 

@@ -133,6 +133,18 @@ class Resolver:
             return rate * self.duration.value, f"{metric}.per_second × {self.duration.recipe}"
         return None
 
+    def held(self, options: tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...]) -> tuple[str, ...]:
+        """The recipes' terms the kernel holds in some form (raw, per cycle, per second), in order."""
+        possible, get = self._possible, self._get
+        found: dict[str, None] = {}
+        for option in options:
+            for term in option.terms:
+                name = term.metric
+                if name not in found and any(f in possible and get(f) is not None
+                                             for f in (name, f"{name}.per_cycle_elapsed", f"{name}.per_second")):
+                    found[name] = None
+        return tuple(found)
+
     def recipe(self, recipe: R.Recipe) -> Value | None:
         """Apply a recipe: every term must resolve."""
         total = 0.0
@@ -247,8 +259,9 @@ def _looked_for(options: tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...]) -> str
     return "; ".join(dict.fromkeys(names))
 
 
-# (quantity, what, options) -> the Missing entry when no NaN is involved: the same for every launch.
-_ABSENT: dict[tuple[str, str, tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...]], Missing] = {}
+# (quantity, what, options, the terms held) -> the Missing entry when no NaN is involved: the same for
+# every launch that holds the same terms.
+_ABSENT: dict[tuple[str, str, tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...], tuple[str, ...]], Missing] = {}
 
 
 def _not_finite(names: list[str], infinite: set[str]) -> str:
@@ -273,10 +286,18 @@ def _missing(quantity: str, what: str, options: tuple[R.Recipe, ...] | tuple[R.P
     if nan_hit:
         reason = f"{what}: the report's values are {_not_finite(nan_hit, res.infinite)} ({', '.join(nan_hit[:3])})"
         return Missing(quantity, reason, R.COLLECT_WITH.get(quantity, "--set full"))
-    key = (quantity, what, options)
+    held = res.held(options)
+    key = (quantity, what, options, held)
     found = _ABSENT.get(key)
     if found is None:
-        reason = f"{what}: none of these metrics is in the report: {_looked_for(options)}"
+        if held:
+            partial = [(option, [t.metric for t in option.terms if t.metric not in held]) for option in options
+                       if any(t.metric in held for t in option.terms)]
+            lacks = "; ".join(f"{' + '.join(t.metric for t in o.terms)} lacks {', '.join(absent)}"
+                              for o, absent in partial)
+            reason = f"{what}: the report holds {', '.join(held[:3])}, but no recipe is complete ({lacks})"
+        else:
+            reason = f"{what}: none of these metrics is in the report: {_looked_for(options)}"
         found = Missing(quantity, intern(reason), R.COLLECT_WITH.get(quantity, "--set full"))
         if len(_ABSENT) < 1024:
             _ABSENT[key] = found

@@ -369,6 +369,8 @@ def _verdict(compute_capability: str | None, util: dict[str, float], units: dict
     if roof is not None and roof in finite and finite[roof] >= ROOF_PREFERENCE * limits[busiest]:
         busiest = roof
     share = limits[busiest]
+    if busiest in _ONE_DIRECTION and not any(n in limits for n in _WHOLE_DRAM):
+        flags.append("dram_one_direction")  # reads (or writes) alone: DRAM may be busier than this
     waves = launch.get("waves_per_sm")
     # A hair of tolerance: 0.6 computed as 0.59999999 is still "at least" 0.6.
     if share >= threshold * (1 - 1e-9):
@@ -379,6 +381,10 @@ def _verdict(compute_capability: str | None, util: dict[str, float], units: dict
     if share < T.TOO_LITTLE_WORK_SHARE or small_grid:
         return (busiest if share > 0 else None), T.TOO_LITTLE_WORK
     return busiest, T.LATENCY
+
+
+_ONE_DIRECTION = ("dram__bytes_read", "dram__bytes_write")
+_WHOLE_DRAM = ("dram", "dram_throughput", "dram__cycles_active", "fbpa__dram_sectors")
 
 
 def _covered_by_user(m: Missing, peaks: dict[str, Value | None], tensor: dict[str, Value]) -> bool:

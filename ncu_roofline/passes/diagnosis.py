@@ -55,10 +55,40 @@ class Finding:
                 "limit": self.limit, "speedup": self.speedup, "speedup_note": self.speedup_note}
 
 
+# A ceiling's fix changes the work of its own side only: fewer sectors per request (sector use,
+# coalescing) or fewer conflicting wavefronts leave the instructions and FLOP as they are; fusing
+# into FMA or removing divergence leaves the bytes as they are. The other side's busiest limit
+# then bounds what the fix can give.
+_MEMORY_CEILINGS = frozenset({"sector_use", "coalescing", "bank_conflicts"})
+_COMPUTE_CEILINGS = frozenset({"fma_balance", "issue_share", "lane_efficiency", "tensor_share"})
+_MIO = "sm__mio"  # shared-memory instruction queues: their work is what a bank-conflict fix removes
+
+
+def _other_side(m: KernelModel, kind: str) -> tuple[float, str] | None:
+    """The busiest limit whose work a ceiling of `kind` does not change: (share, label), or None."""
+    side = "compute" if kind in _MEMORY_CEILINGS else "memory" if kind in _COMPUTE_CEILINGS else None
+    if side is None:
+        return None
+    units = [(uid, u) for uid, u in m.units.items()
+             if u.group == side and not (kind == "bank_conflicts" and uid.startswith(_MIO))]
+    named = [(uid, u) for uid, u in units if u.parent is not None]  # the unit itself, not its side's headline
+    found: list[tuple[float, str]] = [(u.share, u.label) for _, u in (named or units)]
+    roofs = R.LEVELS if side == "memory" else tuple(r for r in R.ROOFS if r not in R.LEVELS)
+    found += [(share, f"the {roof.upper()} roof") for roof, share in m.utilization.items() if roof in roofs]
+    found = [f for f in found if f[0] is not None and math.isfinite(f[0]) and f[0] > 0]
+    return max(found, default=None)
+
+
 def _ceiling_finding(m: KernelModel, c: Ceiling, where: str) -> Finding:
     speedup = 1.0 / c.factor if c.factor > 0 else None
+    note = f"roof ÷ ceiling = 1 / {c.factor:.2f}"
+    other = _other_side(m, c.kind)
+    if speedup is not None and other is not None and 1.0 / other[0] < speedup:
+        share, label = other
+        speedup = max(1.0, 1.0 / share)
+        note += f"; capped at 1 / {share:.2f}: {label} at {share:.0%} has the same work after this fix"
     return Finding(c.kind, c.roof, c.factor, f"{c.detail}: caps {where} at {c.factor:.0%}", c.action, m.bound_by,
-                   speedup, f"roof ÷ ceiling = 1 / {c.factor:.2f}")
+                   speedup, note)
 
 
 def _too_little_work(m: KernelModel) -> Finding:
@@ -157,6 +187,8 @@ def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
         contrast = (f", while {roof.upper()} {'bytes reach' if roof in R.LEVELS else 'work reaches'} only "
                     f"{m.utilization[roof]:.0%} of the {roof.upper()} roof")
     at = m.regime == T.AT_LIMIT
+    if "dram_one_direction" in m.flags:
+        contrast += " (one direction of DRAM traffic: the report lacks the other, so DRAM may be busier)"
     head = Finding("unit_throughput", bound, None, f"{unit.label} at {unit.share:.0%} of its peak{contrast}",
                    unit.explains or f"the busiest unit is {unit.label}", bound, None,
                    "at its limit: only less work for this unit makes it faster" if at
@@ -289,8 +321,9 @@ def _reuse_note(m: KernelModel, reuse: dict[str, float]) -> list[Finding]:
     return []
 
 
-def diagnose(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float]) -> list[Finding]:
-    """The ranked findings of one kernel: the limiter first, then what is worth most."""
+def diagnose(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], waves: bool = True) -> list[Finding]:
+    """The ranked findings of one kernel: the limiter first, then what is worth most. `waves=False`:
+    no tail-effect finding (launches of several grids together have no one last wave)."""
     if not m.usable or m.regime is None:
         return []
     if m.regime == T.TOO_LITTLE_WORK:
@@ -302,7 +335,7 @@ def diagnose(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float]) -
     else:
         found = _latency(m, ceilings)
     found += _reuse_note(m, reuse)
-    tail = _tail_effect(m)
+    tail = _tail_effect(m) if waves else []
     if tail and found[0].speedup is None and found[0].speedup_note.startswith("at its limit"):
         found[0].speedup_note = (f"{found[0].speedup_note}, apart from the partial last wave (the tail-effect "
                                  "finding)")

@@ -39,13 +39,15 @@ FLAG_TEXT = {
     "duration_from_cycles": "the duration is elapsed cycles ÷ the measured clock (the report holds no "
                             "gpu__time_duration)",
     "grid_under_one_wave": "the grid is smaller than one wave: fewer blocks than the GPU runs at once",
+    "dram_one_direction": "DRAM is measured by its reads or its writes alone (the report holds no DRAM "
+                          "throughput): with the other direction, DRAM may be busier than this",
 }
 
 TABLE_FLAGS = {  # flag prefix -> short label in the table (the rest stay in the kernel section)
     "above_roof": "above roof", "unusable": "unusable", "tensor_work_estimated": "tensor estimated",
     "flop_incomplete": "FLOP incomplete", "tensor_pipe_utilization_only": "tensor pipe % only",
     "peak_from_file": "peak from file", "duration_from_cycles": "duration from cycles",
-    "grid_under_one_wave": "< 1 wave",
+    "grid_under_one_wave": "< 1 wave", "dram_one_direction": "DRAM one way only",
 }
 
 CEILING_LABELS = {
