@@ -314,3 +314,14 @@ def test_reference_gemm_coalescing_bound_stops_at_its_xu_pipe() -> None:
     xu = k.units["sm__inst_executed_pipe_xu"].share
     assert xu == pytest.approx(0.38, abs=0.01) and f.factor == pytest.approx(0.11, abs=0.01)
     assert f.speedup == pytest.approx(1 / xu) and "XU pipe" in f.speedup_note
+
+
+@needs_corpus
+def test_a_chart_definition_of_bytes_says_what_it_counts() -> None:
+    """naiveGmem (transpose): the crossbar into L2 is at 91 %, while the L2 roof's bytes are Nsight
+    Compute's 2023 chart definition, L2-to-L1 reads, at 1 %: the stores the kernel sends to L2 are not
+    in them, and the sentence says what those bytes count rather than calling L2 idle."""
+    k = _kernels("cudaprogramming__smemTranspose.ncu-rep")[0]
+    assert k.bound_by == "lts__xbar2lts_cycles_active"
+    assert "while L2 bytes (L2 -> L1 read bytes, as Nsight Compute 2023 roofline charts) reach only 1%" \
+        in k.diagnosis[0].text

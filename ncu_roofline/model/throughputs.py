@@ -137,10 +137,11 @@ def too_little_work_reason(launch: dict[str, float | None], busiest: float | Non
     grid, waves, sms = launch.get("grid_blocks"), launch.get("waves_per_sm"), launch.get("sm_count")
     if waves is not None and waves < T.MIN_WAVES:
         if grid is not None and sms is not None and grid < sms:
-            return (f"the grid has {grid:,.0f} blocks for {sms:,.0f} SMs: {sms - grid:,.0f} SMs have nothing to run "
+            blocks = "1 block" if grid == 1 else f"{grid:,.0f} blocks"
+            return (f"the grid has {blocks} for {sms:,.0f} SMs: {sms - grid:,.0f} SMs have nothing to run "
                     f"({waves:.2g} waves)")
         where = f"{grid:,.0f} blocks, " if grid is not None else ""
-        return (f"the grid is smaller than one wave ({where}{waves:.2g} waves per SM): every SM could hold more "
-                "blocks at once, so few warps are in flight to hide latency")
+        return (f"the grid is smaller than one wave ({where}{waves:.2g} of what all SMs hold at once): every SM "
+                "could hold more blocks at once, so few warps are in flight to hide latency")
     share = f" (the busiest is at {busiest:.1%})" if busiest is not None else ""
     return f"every measured limit is under {T.TOO_LITTLE_WORK_SHARE:.0%} of its peak{share}"

@@ -184,8 +184,8 @@ def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
     roof = T.related_roof(bound)
     contrast = ""
     if roof is not None and roof in m.utilization:
-        contrast = (f", while {roof.upper()} {'bytes reach' if roof in R.LEVELS else 'work reaches'} only "
-                    f"{m.utilization[roof]:.0%} of the {roof.upper()} roof")
+        what = f"{m.bytes_in_words(roof)} reach" if roof in R.LEVELS else "work reaches"
+        contrast = f", while {roof.upper()} {what} only {m.utilization[roof]:.0%} of the {roof.upper()} roof"
     at = m.regime == T.AT_LIMIT
     if "dram_one_direction" in m.flags:
         contrast += " (one direction of DRAM traffic: the report lacks the other, so DRAM may be busier)"

@@ -73,7 +73,7 @@ def _findings(k: AnalysedKernel, share: float | None) -> list[dict[str, Any]]:
 
 
 def launch_text(k: AnalysedKernel) -> str:
-    """Grid, block, waves per SM and achieved occupancy, as far as the report holds them."""
+    """Grid, block, waves and achieved occupancy, as far as the report holds them."""
     facts = k.launch
     parts = []
     if facts.get("grid_blocks") is not None:
@@ -81,7 +81,7 @@ def launch_text(k: AnalysedKernel) -> str:
     if facts.get("block_threads") is not None:
         parts.append(f"{facts['block_threads']:,.0f} threads each")
     if facts.get("waves_per_sm") is not None:
-        parts.append(f"{facts['waves_per_sm']:.3g} waves per SM")
+        parts.append(f"{facts['waves_per_sm']:.3g} waves (a wave: the blocks all SMs hold at once)")
     if facts.get("achieved_occupancy") is not None:
         parts.append(f"achieved occupancy {F.pct(facts['achieved_occupancy'])}")
     return ", ".join(parts)
@@ -92,7 +92,7 @@ def _contrast(k: AnalysedKernel) -> str:
     roof = T.related_roof(k.bound_by or "")
     if roof is None or roof not in k.utilization:
         return ""
-    what = "bytes reach" if roof in R.LEVELS else "work reaches"
+    what = f"{k.bytes_in_words(roof)} reach" if roof in R.LEVELS else "work reaches"
     return f", while {short_label(roof)} {what} only {F.pct(k.utilization[roof])} of the {short_label(roof)} roof"
 
 
