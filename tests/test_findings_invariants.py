@@ -325,3 +325,24 @@ def test_a_chart_definition_of_bytes_says_what_it_counts() -> None:
     assert k.bound_by == "lts__xbar2lts_cycles_active"
     assert "while L2 bytes (L2 -> L1 read bytes, as Nsight Compute 2023 roofline charts) reach only 1%" \
         in k.diagnosis[0].text
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_an_at_limit_verdict_against_nsight_computes_latency_issue_says_why(name: str) -> None:
+    """Where Nsight Compute's Bottleneck rule says "Latency Issue" (its SM and memory headlines under
+    60 %) and this verdict is at a limit, the limiter is a figure its headlines leave out (L2 throughput
+    in a capture whose memory breakdown lacks it) or a roof, and the comparison says so."""
+    wrong = []
+    for k in _kernels(name):
+        latency = any(r.rule == "SOLBottleneck" and r.title == "Latency Issue" for r in k.raw.rules)
+        if not latency or k.regime != "at_limit":
+            continue
+        text = k.to_dict()["rules_comparison"]
+        sm = (k.raw.number("sm__throughput.avg.pct_of_peak_sustained_elapsed") or 0) / 100
+        memory = (k.raw.number("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed") or 0) / 100
+        if "Bottleneck rule reads a latency issue" not in text or max(sm, memory) >= 0.6:
+            wrong.append(f"#{k.raw.index}: {text!r} (SM {sm:.0%}, memory {memory:.0%})")
+        if k.bound_by in k.units and k.units[k.bound_by].parent is None:
+            wrong.append(f"#{k.raw.index}: bound by a headline at {k.limiter_share:.0%} under a latency issue")
+    assert not wrong, "\n".join(wrong)

@@ -397,19 +397,30 @@ def _tokens(f: Finding) -> set[str]:
     return found
 
 
-def compare_with_rules(findings: list[Finding], rules: list[dict[str, Any]]) -> str:
-    """Where Nsight Compute's largest estimated speed-up points elsewhere than this diagnosis, say so."""
+def compare_with_rules(findings: list[Finding], rules: list[dict[str, Any]], regime: str | None = None) -> str:
+    """Where Nsight Compute's largest estimated speed-up points elsewhere than this diagnosis, say so; and
+    where its Bottleneck rule reads a latency issue off its two headline figures while this verdict is at
+    a limit (a unit of the same Speed Of Light section above the threshold), say that too."""
+    sentences = []
     estimated = [r for r in rules if r.get("speedup_pct") is not None and r["speedup_pct"] > 0]
-    if not estimated or not findings:
-        return ""
-    top = max(estimated, key=lambda r: r["speedup_pct"])
-    kinds = rule_kinds(str(top.get("rule")), top.get("title"))
-    if kinds is None:
-        return ""
-    ours = set().union(*(_tokens(f) for f in findings))
-    what = top.get("title") or top.get("name") or top.get("rule")
-    if ours & kinds:
-        return (f"Nsight Compute's largest estimated speed-up ({what}, {top['speedup_pct']:.0f} %) agrees with this "
-                "diagnosis.")
-    return (f"Nsight Compute's largest estimated speed-up ({what}, {top['speedup_pct']:.0f} %) points at something "
-            f"this diagnosis does not rank; this diagnosis leads with {findings[0].kind.replace('_', ' ')}.")
+    kinds = None
+    if estimated and findings:
+        top = max(estimated, key=lambda r: r["speedup_pct"])
+        kinds = rule_kinds(str(top.get("rule")), top.get("title"))
+    if kinds is not None:
+        ours = set().union(*(_tokens(f) for f in findings))
+        what = top.get("title") or top.get("name") or top.get("rule")
+        if ours & kinds:
+            sentences.append(f"Nsight Compute's largest estimated speed-up ({what}, {top['speedup_pct']:.0f} %) "
+                             "agrees with this diagnosis.")
+        else:
+            sentences.append(f"Nsight Compute's largest estimated speed-up ({what}, {top['speedup_pct']:.0f} %) "
+                             "points at something this diagnosis does not rank; this diagnosis leads with "
+                             f"{findings[0].kind.replace('_', ' ')}.")
+    latency = any(r.get("rule") == "SOLBottleneck" and r.get("title") == "Latency Issue" for r in rules)
+    if latency and regime == T.AT_LIMIT and findings:
+        source = ("a figure of the same Speed Of Light section that its headlines do not include"
+                  if findings[0].kind == "unit_throughput" else "from the report's counts and peaks")
+        sentences.append("Nsight Compute's Bottleneck rule reads a latency issue off its SM and memory headline "
+                         f"figures, both under 60 %; this verdict rests on {findings[0].text}, {source}.")
+    return " ".join(sentences)
