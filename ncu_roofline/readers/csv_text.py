@@ -17,6 +17,7 @@ are checked for what is not a CSV text file at all: an empty file, a Git LFS poi
 from __future__ import annotations
 
 import io
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -110,10 +111,15 @@ class TextLines:
                 del data
                 yield from io.StringIO(text, newline="")  # small hand-made files: held whole
                 return
-            with self.path.open("r", encoding="utf-8-sig", errors="surrogateescape", newline="",
+            # Plain UTF-8 (its decoder is in C; utf-8-sig's wraps it in Python): a BOM is taken off
+            # the first line by hand.
+            with self.path.open("r", encoding="utf-8", errors="surrogateescape", newline="",
                                 buffering=1 << 20) as fh:
                 self._open = fh
-                for line in fh:
+                first = next(fh, None)
+                if first is None:
+                    return
+                for line in itertools.chain((first.removeprefix("\ufeff"),), fh):
                     if not line.isascii() and _ESCAPED_RE.search(line):  # isascii: O(1) in CPython
                         line, n = _ESCAPED_RE.subn("\ufffd", line)
                         self.undecodable += n
