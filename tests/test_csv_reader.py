@@ -493,7 +493,9 @@ def test_row_metrics_parse_on_demand_and_agree_as_a_mapping() -> None:
 
 
 _TRICKY_CELLS = ["", " ", "n/a", " N/A ", "1,024", "1,23", " 1.5 ", "1_000", "\u0661\u0662", "nan", "-nan", "inf",
-                 "-inf", "Infinity", "+-", "1e5e", ".5", "-3", "1E+20", "text", "0x10", "5."]
+                 "-inf", "Infinity", "+-", "1e5e", ".5", "-3", "1E+20", "text", "0x10", "5.", "-1,234.5",
+                 "12,345,678", "1234,567", "1,234,", " 1,234", "1,234 ", "1,234e", "1,234.5e3", "+1,234E+2",
+                 ".5,000", "1e3,000", "1,234.", "a\x00b"]
 
 
 def _hot_and_cold(header: list[str], first: list[str]):
@@ -534,6 +536,24 @@ def test_hot_columns_parse_every_cell_as_a_read_on_demand_does() -> None:
                     assert type(got.value) is type(want.value)
         assert list(a) == list(b) and len(a) == len(b)
     assert fast >= 20  # the all-number rows took the one-loop path
+
+
+def test_hot_columns_read_thousands_separators_in_one_pass(monkeypatch) -> None:
+    """ncu writes "2,048": a row of grouped numbers still takes the one-pass reading (no cell is read
+    alone), with each value what `parse_value` gives."""
+    from ncu_roofline.readers import csv_rows
+
+    header = [f"u{i}__m.sum" for i in range(6)]
+    hot, cold, row_metrics = _hot_and_cold(header, [str(float(i)) for i in range(6)])
+    row = ["2,048", "-1,234.5", "12,345,678", "7", "1,234.5e3", "9"]
+    want = {n: row_metrics(row, cold).get(n) for n in header[:-1]}
+
+    def cell_by_cell(cell: str, unit: str) -> None:
+        raise AssertionError(f"{cell!r} read alone")
+
+    monkeypatch.setattr(csv_rows, "_read_cell", cell_by_cell)
+    got = hot.hot.parse(row)
+    assert got == want and [m.value for m in got.values()] == [2048.0, -1234.5, 12345678.0, 7.0, 1234.5e3]
 
 
 def test_hot_columns_are_learnt_from_the_first_kernel_of_an_export() -> None:

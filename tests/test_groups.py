@@ -71,7 +71,11 @@ def test_group_statistics_and_limits_by_hand() -> None:
     assert a.bound_by == b.bound_by == c.bound_by == g.summary.bound_by == "dram"
     assert g.summary.regime == "at_limit" if dram >= 0.6 else g.summary.regime == "latency"
     assert g.longest is c and g.to_dict()["findings_from_launch"] == 2
-    assert g.to_dict()["diagnosis"] == [f.to_dict() for f in c.diagnosis]
+    # Its findings: the diagnosis of the group's own limits (the DRAM share summed over its launches),
+    # with the ceilings of its longest launch.
+    found = g.to_dict()["diagnosis"]
+    assert found == [f.to_dict() for f in g.summary.diagnosis] and found[0]["limit"] == "dram"
+    assert f"{dram:.0%}" in found[0]["text"] and f"{c.utilization['dram']:.0%}" != f"{dram:.0%}"
     d = g.to_dict()
     assert d["work_flop"]["fp32"] == pytest.approx(3 * 2.5e6) and d["traffic_bytes"]["dram"] == pytest.approx(4.8e6)
     assert d["traffic_bytes"]["l2"] is None  # no launch has it: not a total of nothing

@@ -239,3 +239,29 @@ def test_hopper_tensor_breakdowns_are_not_double_counted() -> None:
     assert m.tensor_peaks["src_bf16_dst_fp32"].value == pytest.approx(466_944 * 1.5e9)  # dense hgmma
     expected = (6e8 / (466_944 * 1.5e9) + 2e8 / (933_888 * 1.5e9)) / 1e-6
     assert m.utilization["tensor"] == pytest.approx(expected)
+
+
+def test_a_missing_peak_with_every_term_held_names_no_empty_lack() -> None:
+    """A recipe can hold every term and still fail (no clock for its per-cycle peak): the reason then
+    never reads "lacks" with nothing after it."""
+    from ncu_roofline.model.quantities import compute_quantities
+
+    metrics = base_metrics()
+    del metrics["dram__cycles_elapsed.avg.per_second"]
+    q = compute_quantities(make_kernel(metrics))
+    (dram,) = [m for m in q.missing if m.quantity == "peaks.dram"]
+    assert "lacks ;" not in dram.reason and "lacks )" not in dram.reason, dram.reason
+    assert not dram.reason.rstrip(")").endswith("lacks ")
+    assert "holds dram__bytes.sum.peak_sustained" in dram.reason and "clock, cycle count or duration" in dram.reason
+
+
+def test_a_missing_quantity_names_the_term_the_report_lacks() -> None:
+    """DRAM reads without writes: the reason says which term is absent, not "none of these metrics"."""
+    from ncu_roofline.model.quantities import compute_quantities
+
+    metrics = base_metrics()
+    del metrics["dram__bytes_write.sum"]
+    q = compute_quantities(make_kernel(metrics))
+    (dram,) = [m for m in q.missing if m.quantity == "traffic_bytes.dram"]
+    assert "holds dram__bytes_read.sum" in dram.reason
+    assert "dram__bytes_read.sum + dram__bytes_write.sum lacks dram__bytes_write.sum" in dram.reason

@@ -131,3 +131,46 @@ def test_tensor_work_known_only_as_a_pipe_share_is_drawn_as_an_upper_bound() -> 
     (point,) = _points("k0", k, "k")
     assert point["upper_bound"] and point["intensity"] == pytest.approx(expected / 6e5)
     assert point["flop_per_s"] == pytest.approx(expected / 1e-6) and "upper bound" in point["note"]
+
+
+def _tail(waves: float, grid: float | None = None, sms: float = 100.0, theoretical: float | None = None,
+          achieved: float | None = None, share: float = 0.5, name: str = "k(float*)") -> list:
+    from types import SimpleNamespace
+
+    from ncu_roofline.passes.diagnosis import _tail_effect
+
+    launch = {"waves_per_sm": waves, "grid_blocks": grid, "sm_count": sms, "theoretical_occupancy": theoretical,
+              "achieved_occupancy": achieved}
+    m = SimpleNamespace(launch=launch, limiter_share=share, bound_by="dram", units={},
+                        raw=SimpleNamespace(name=name, demangled_name=name))
+    return _tail_effect(m)
+
+
+def test_tail_effect_edges() -> None:
+    """Whole waves up to rounding leave no block over: no finding. A last wave of 4 of 1,000 blocks is a
+    real tail: 3 wave-times for 2.004 waves, up to 1.5x. Achieved occupancy at the theoretical one says
+    the last wave cost nothing measurable: no finding. One block per SM: the last wave's SMs are as full
+    as the others, occupancy cannot tell, equal block times stand."""
+    assert _tail(2.0000001, grid=2000.0) == [] and _tail(1.0000001) == [] and _tail(3.0, grid=300.0) == []
+    (f,) = _tail(2.004, grid=2004.0)
+    assert f.speedup == pytest.approx(3 / 2.004) and "holds about 4 of its 1,000 blocks (0.4% full)" in f.text
+    assert _tail(1.5, grid=300.0, sms=100.0, theoretical=1.0, achieved=1.0) == []  # 2 blocks per SM
+    (g,) = _tail(1.5, grid=300.0, sms=100.0, theoretical=1.0, achieved=0.8)
+    t = 0.2 / (0.2 + 1.0 * (0.8 - 0.5))  # the last wave: 100 blocks, one on each SM of 2: occupancy 0.5
+    assert g.speedup == pytest.approx(1 / ((1 - t) * 1.5)) and "puts it at about 40%" in g.text
+    (h,) = _tail(1.5, grid=150.0, sms=100.0, theoretical=1.0, achieved=0.99)  # 1 block per SM
+    assert h.speedup == pytest.approx(2 / 1.5) and "if every block takes the same time" in h.text
+    (c,) = _tail(1.5, grid=150.0, share=0.8)
+    assert c.speedup == pytest.approx(1 / 0.8) and "capped at 1 / 0.80" in c.speedup_note
+
+
+def test_tail_effect_library_kernels_by_their_own_name_only() -> None:
+    """The grid is a library's choice only for the library's own kernel, not for a kernel that takes a
+    library type as an argument or template parameter."""
+    lib = "void cub::CUB_200200_800_NS::DeviceRadixSortOnesweepKernel<cub::Policy>(float*)"
+    assert "CUB's choice" in _tail(1.5, grid=150.0, name=lib)[0].action
+    for name in ("void my_fft(thrust::complex<float> *, int)", "void reduce_kernel<cub::Sum>(float*)",
+                 "void k(at::cuda::detail::TensorInfo<float, unsigned int>, int)"):
+        assert "choice" not in _tail(1.5, grid=150.0, name=name)[0].action, name
+    torch = "void at::native::(anonymous namespace)::distribution_elementwise_grid_stride_kernel<float, 4>(int)"
+    assert "PyTorch's choice" in _tail(1.5, grid=150.0, name=torch)[0].action

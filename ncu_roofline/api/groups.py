@@ -73,7 +73,7 @@ class KernelGroup:
     grid: tuple[int, int, int] | None  # None under group_by="name"
     block: tuple[int, int, int] | None
     launches: list[AnalysedKernel]
-    summary: AnalysedKernel  # the group's limits, verdict and flags; numbers and findings of `longest`
+    summary: AnalysedKernel  # the group's limits, verdict, flags and findings; ceilings and numbers of `longest`
     longest: AnalysedKernel
     stats: DurationStats
     share: float | None  # of the report's GPU time
@@ -117,7 +117,7 @@ class KernelGroup:
             "limiters": dict(self.limiters),
             "disagreeing_launches": list(self.disagreeing),
             "findings_from_launch": self.longest.raw.index,
-            "diagnosis": [f.to_dict() for f in self.longest.diagnosis],
+            "diagnosis": [f.to_dict() for f in s.diagnosis],
             "nvtx_ranges": [] if redact else sorted({r for k in self.launches for r in k.raw.nvtx_ranges}),
             "flags": list(s.flags),
         }

@@ -60,6 +60,9 @@ def unit_of(metric: str) -> str:
     return name.split("__", 1)[0]
 
 
+_FORMS: dict[str, tuple[str, str, str]] = {}  # metric -> its raw, per-cycle and per-second names (recipe terms)
+
+
 class Resolver:
     """Finds a count in whatever form a report stores it, and says which form it used."""
 
@@ -140,8 +143,10 @@ class Resolver:
         for option in options:
             for term in option.terms:
                 name = term.metric
-                if name not in found and any(f in possible and get(f) is not None
-                                             for f in (name, f"{name}.per_cycle_elapsed", f"{name}.per_second")):
+                forms = _FORMS.get(name)
+                if forms is None:
+                    forms = _FORMS[name] = (name, f"{name}.per_cycle_elapsed", f"{name}.per_second")
+                if name not in found and any(f in possible and get(f) is not None for f in forms):
                     found[name] = None
         return tuple(found)
 
@@ -290,12 +295,18 @@ def _missing(quantity: str, what: str, options: tuple[R.Recipe, ...] | tuple[R.P
     key = (quantity, what, options, held)
     found = _ABSENT.get(key)
     if found is None:
-        if held:
-            partial = [(option, [t.metric for t in option.terms if t.metric not in held]) for option in options
-                       if any(t.metric in held for t in option.terms)]
+        # Recipes that lack a term the report does not hold (one may hold every term and still fail, for
+        # want of a clock, cycles or a duration: that one is not named here).
+        partial = [(option, absent) for option in options
+                   if (absent := [t.metric for t in option.terms if t.metric not in held])
+                   and len(absent) < len(option.terms)]
+        if partial:
             lacks = "; ".join(f"{' + '.join(t.metric for t in o.terms)} lacks {', '.join(absent)}"
                               for o, absent in partial)
             reason = f"{what}: the report holds {', '.join(held[:3])}, but no recipe is complete ({lacks})"
+        elif held:
+            reason = (f"{what}: the report holds {', '.join(held[:3])}, but not the clock, cycle count or duration "
+                      f"its recipes need ({_looked_for(options)})")
         else:
             reason = f"{what}: none of these metrics is in the report: {_looked_for(options)}"
         found = Missing(quantity, intern(reason), R.COLLECT_WITH.get(quantity, "--set full"))

@@ -393,6 +393,7 @@ def _verdict(compute_capability: str | None, util: dict[str, float], units: dict
 
 _ONE_DIRECTION = ("dram__bytes_read", "dram__bytes_write")
 _WHOLE_DRAM = ("dram", "dram_throughput", "dram__cycles_active", "fbpa__dram_sectors")
+DRAM_LIMITS = _WHOLE_DRAM + _ONE_DIRECTION  # every limiter that is DRAM
 
 
 def _covered_by_user(m: Missing, peaks: dict[str, Value | None], tensor: dict[str, Value]) -> bool:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
+from ..model.roofline import DRAM_LIMITS
 from ..model.throughputs import too_little_work_reason
 from .ceilings import SIGNIFICANT, Ceiling
 
@@ -107,8 +108,9 @@ def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling]) -> Findi
     """For a kernel at a memory roof: the FLOP per byte it would need to reach the compute roof.
 
     The bound is what the compute side allows over what the kernel reaches: the compute roof, times
-    the kernel's own ceilings under it (its FMA share, the share of issue slots its FP instructions
-    get, its lane use), which more FLOP per byte with the same instruction mix does not lift.
+    the kernel's own ceilings under it that more FLOP per byte leaves as they are (its FMA share, its
+    lane use, its tensor share). Not the issue share: more FLOP per byte (fusion, batching) is more FP
+    instructions among the same memory instructions, which is what raises it.
     """
     intensity = m.intensity.get(level)
     ridge = m.ridge_points().get(level)
@@ -116,13 +118,14 @@ def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling]) -> Findi
     if not intensity or not ridge or not roof or not m.achieved_flop_per_s or ridge <= intensity:
         return None
     gap = ridge / intensity
-    under = _under(ceilings, m.dominant_precision)
-    allowed = roof * math.prod(c.factor for c in under)
+    under = [c for c in _under(ceilings, m.dominant_precision) if c.kind != "issue_share"]
+    kept = math.prod(c.factor for c in under)
+    allowed = roof * kept
     speedup: float | None = allowed / m.achieved_flop_per_s
     named = ", ".join(f"{c.kind.replace('_', ' ')} {c.factor:.0%}" for c in under)
     if under:
         note = (f"compute roof × its ceilings ({named}) ÷ achieved FLOP/s, the most more FLOP per byte gives with "
-                "this instruction mix")
+                "this mix of FP instructions")
     else:
         note = "compute roof ÷ achieved FLOP/s, the most any intensity change can give"
     if speedup is not None and speedup <= 1.0:
@@ -130,6 +133,8 @@ def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling]) -> Findi
                                + (f" ({named})" if named else ""))
     text = (f"the kernel does {intensity:.3g} FLOP per {level.upper()} byte; the ridge point is {ridge:.3g}: it "
             f"needs {_times(gap)}× more FLOP per byte to reach the compute roof")
+    if under and kept * gap > 1.0:
+        text += f" ({_times(kept * gap)}× to reach what its ceilings allow: {named})"
     action = ("move fewer bytes per FLOP: fuse with the kernels that produce or consume its data, reuse tiles "
               "in shared memory or registers, or store in a lower precision")
     if _GEMM_LIKE.search(m.raw.demangled_name or m.raw.name):
@@ -223,8 +228,15 @@ def _latency(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
 
 
 # Kernels whose launch configuration a library chooses (a demangled name's namespace -> the library).
-_LIBRARY = re.compile(r"(?:^|[\s(<,*&])(cub|thrust|at::native|at::cuda|cublas\w*|cudnn\w*)::")
+_LIBRARY = re.compile(r"(cub|thrust|at::native|at::cuda)::")  # at the start of the kernel's own name
 _LIBRARY_NAMES = {"cub": "CUB", "thrust": "Thrust", "at::native": "PyTorch", "at::cuda": "PyTorch"}
+
+
+def _own_name(demangled: str) -> str:
+    """A kernel's own qualified name: no return type, template arguments or parameters
+    (`void cub::X::K<cub::Sum>(float*)` -> `cub::X::K`); "(anonymous namespace)" stays in it."""
+    name = demangled.removeprefix("void ").replace("(anonymous namespace)", "_anonymous_")
+    return re.split(r"[<(]", name, maxsplit=1)[0]
 
 
 def _tail_time_share(launch: dict[str, float | None], waves: float, whole: int) -> float | None:
@@ -239,7 +251,7 @@ def _tail_time_share(launch: dict[str, float | None], waves: float, whole: int) 
     """
     grid, sms = launch.get("grid_blocks"), launch.get("sm_count")
     theoretical, achieved = launch.get("theoretical_occupancy"), launch.get("achieved_occupancy")
-    if not grid or not sms or not theoretical or achieved is None or not 0 < achieved < theoretical:
+    if not grid or not sms or not theoretical or achieved is None or not achieved > 0:
         return None
     per_wave = grid / waves
     per_sm = per_wave / sms  # blocks an SM holds at the theoretical occupancy
@@ -248,8 +260,10 @@ def _tail_time_share(launch: dict[str, float | None], waves: float, whole: int) 
     if per_sm <= 0 or tail <= 0 or active <= 0:
         return None
     tail_occupancy = theoretical * (tail / active) / per_sm
-    if achieved <= tail_occupancy:
-        return None
+    if tail_occupancy >= theoretical or achieved <= tail_occupancy:
+        return None  # the last wave's SMs are as full as the others, or the shortfall has other causes
+    if achieved >= theoretical:
+        return 0.0  # no shortfall at all: the last wave cost no measurable time
     short = theoretical - achieved
     return short / (short + active / sms * (achieved - tail_occupancy))
 
@@ -268,6 +282,11 @@ def _tail_effect(m: KernelModel) -> list[Finding]:
     if waves is None or not waves > T.MIN_WAVES or not math.isfinite(waves) or not share or share <= 0:
         return []
     whole = math.ceil(waves)
+    last = waves - (whole - 1)  # the last wave's share of a full one
+    grid = m.launch.get("grid_blocks")
+    per_wave = grid / waves if grid is not None and grid > 0 else None
+    if (per_wave is not None and last * per_wave < 0.5) or last < 1e-3:
+        return []  # whole waves up to rounding: no block is left over
     uniform = 1.0 / whole
     measured = _tail_time_share(m.launch, waves, whole)
     tail_share = uniform if measured is None else min(uniform, measured)
@@ -275,33 +294,34 @@ def _tail_effect(m: KernelModel) -> list[Finding]:
     speedup = min(bound, 1.0 / share)
     if speedup < T.TAIL_MIN_SPEEDUP:
         return []
-    cap = (f"; capped at 1 / {share:.2f}, the headroom of the busiest limit ({m.bound_by})"
-           if speedup < bound else "")
-    last = waves - (whole - 1)
-    grid = m.launch.get("grid_blocks")
-    if grid is not None and grid > 0:
-        per_wave = grid / waves
+    limit = m.units[m.bound_by].label if m.bound_by in m.units else (m.bound_by or "").upper()
+    cap = f"; capped at 1 / {share:.2f}, the headroom of the busiest limit ({limit})" if speedup < bound else ""
+    full = f"{last:.0%}" if last >= 0.01 else f"{last:.1%}"
+    if per_wave is not None:
         launch = f"the grid's {grid:,.0f} blocks make {waves:.2f} waves (about {per_wave:,.0f} blocks run at once)"
         size = f" (about {per_wave:,.0f})"
+        wave = (f"the last of {whole} waves holds about {last * per_wave:,.0f} of its {per_wave:,.0f} blocks "
+                f"({full} full)")
     else:
         launch, size = f"the launch makes {waves:.2f} waves of blocks", ""
+        wave = f"the last of {whole} waves is {full} full"
     work = f"{last / waves:.0%} of the work"
     if tail_share < uniform:
         achieved, theoretical = m.launch["achieved_occupancy"], m.launch["theoretical_occupancy"]
-        text = (f"{launch}: the last of {whole} waves is {last:.0%} full; if every block took the same time, it "
+        text = (f"{launch}: {wave}; if every block took the same time, it "
                 f"would take {uniform:.0%} of the run for {work}, but the achieved occupancy Nsight Compute "
                 f"measured ({achieved:.0%} of the theoretical {theoretical:.0%}) puts it at about {tail_share:.0%}")
         note = (f"the full waves' pace over all the work: {whole - 1} / ((1 − {tail_share:.2f}) × {waves:.2f}), "
                 "the last wave's share of the run from the measured achieved occupancy")
     else:
-        text = (f"{launch}: the last of {whole} waves is {last:.0%} full; if every block takes the same time, it "
+        text = (f"{launch}: {wave}; if every block takes the same time, it "
                 f"takes {uniform:.0%} of the run for {work}")
         note = (f"waves rounded up ÷ waves = {whole} / {waves:.2f}, if every block takes the same time (as "
                 "Nsight Compute's Tail Effect rule assumes)")
     action = (f"launch whole waves: size the grid to a multiple of the blocks that run at once{size}, with a "
               "grid-stride loop for any problem size, or split the work into more, smaller blocks so that the partial "
               "wave is a smaller part of the run")
-    library = _LIBRARY.search(m.raw.demangled_name or m.raw.name)
+    library = _LIBRARY.match(_own_name(m.raw.demangled_name or m.raw.name))
     if library is not None:
         name = _LIBRARY_NAMES.get(library.group(1), library.group(1))
         action = (f"the grid is {name}'s choice for this call: the levers are the problem size (a batch that fills "
@@ -313,8 +333,7 @@ def _tail_effect(m: KernelModel) -> list[Finding]:
 
 def _reuse_note(m: KernelModel, reuse: dict[str, float]) -> list[Finding]:
     hit = reuse.get("l2_hit_rate")
-    if m.bound_by in ("dram", "dram_throughput", "dram__cycles_active", "fbpa__dram_sectors") and hit is not None \
-            and hit < 0.5:
+    if m.bound_by in DRAM_LIMITS and hit is not None and hit < 0.5:
         return [Finding("reuse", "dram", None, f"only {hit:.0%} of L2 sector lookups hit: most requests go on "
                         "to DRAM", "tile or fuse so that data is reused while it is in L2 or shared memory",
                         m.bound_by, None, "no bound: the hit rate a better tiling reaches is not known")]
@@ -378,9 +397,26 @@ RULE_KINDS: dict[tuple[str, str | None], frozenset[str]] = {
 }
 
 
+# Rule results that speak of none of this tool's findings ("Balanced": no pipe stands out).
+_UNMAPPED = frozenset({("HighPipeUtilization", "balanced")})
+
+
+def _title_key(title: str | None) -> str:
+    """A rule title as releases write it, compared alike: "Long Scoreboard Stalls" and (older releases)
+    "long_scoreboard" are one title."""
+    words = (title or "").lower().replace("_", " ").split()
+    return " ".join(w for w in words if w != "stalls")
+
+
+_RULE_TITLES = {(rule, _title_key(title)): kinds for (rule, title), kinds in RULE_KINDS.items() if title}
+
+
 def rule_kinds(rule: str, title: str | None) -> frozenset[str] | None:
     """The findings an Nsight Compute rule result speaks of (None for a rule this tool does not map)."""
-    return RULE_KINDS.get((rule, title or None)) or RULE_KINDS.get((rule, None))
+    key = (rule, _title_key(title))
+    if key in _UNMAPPED:
+        return None
+    return _RULE_TITLES.get(key) or RULE_KINDS.get((rule, None))
 
 
 def _tokens(f: Finding) -> set[str]:

@@ -141,16 +141,28 @@ class HotColumns:
         self.units = tuple(columns[n][1] for n in names)
 
     def parse(self, row: list[str]) -> dict[str, Metric | None]:
-        """The columns' metrics in `row`, each as `RowMetrics.get` reads it (None for a missing cell)."""
+        """The columns' metrics in `row`, each as `RowMetrics.get` reads it (None for a missing cell).
+
+        The usual row is all numbers, some with thousands separators (ncu writes "2,048"): the cells
+        are joined, the separators of well-formed groups removed in one pass (`_GROUPED`: a cell that
+        starts with 1-3 digits, then groups of 3, then its end, a fraction or an exponent: what
+        `parse_value` reads as grouped), and the whole converted in one C-level loop. Any other cell
+        (empty, text, a comma elsewhere) sends the row to the cell-by-cell reading.
+        """
         cells: tuple[str, ...] = self.cells_of(row)
-        if not "".join(cells).translate(_PLAIN_DELETE):  # every cell holds only number characters
-            try:
-                values = list(map(float, cells))  # the usual row: all numbers, one C-level loop
-            except ValueError:  # an empty cell, or characters that do not make a number
-                pass
-            else:
-                return dict(zip(self.names, map(_new_metric, repeat(Metric), zip(values, self.units, strict=True)),
-                                strict=True))
+        joined = "\x00" + "\x00".join(cells) + "\x00"
+        if "," in joined:
+            joined = _GROUPED.sub(_ungroup, joined)
+        if not joined.translate(_PLAIN_DELETE):  # only number characters (and the joins) are left
+            parts = joined[1:-1].split("\x00")
+            if len(parts) == len(cells):  # no cell held a NUL of its own
+                try:
+                    values = list(map(float, parts))
+                except ValueError:  # an empty cell, or characters that do not make a number
+                    pass
+                else:
+                    return dict(zip(self.names, map(_new_metric, repeat(Metric),
+                                                    zip(values, self.units, strict=True)), strict=True))
         return {name: _read_cell(cell, unit) for name, cell, unit in
                 zip(self.names, cells, self.units, strict=True)}
 
@@ -168,7 +180,16 @@ def _read_cell(cell: str, unit: str) -> Metric | None:
     return None if value is None else _new_metric(Metric, (value, unit))
 
 
-_PLAIN_DELETE = str.maketrans("", "", _PLAIN_NUMBER_CHARS)
+_PLAIN_DELETE = str.maketrans("", "", _PLAIN_NUMBER_CHARS + "\x00")
+# A well-formed grouped integer part at the start of a cell (after NUL or NUL and a sign), ending
+# where the cell, its fraction or its exponent does: what `_NUMBER_RE` accepts as thousands groups.
+# (It consumes the NUL before the cell and leaves the one after it, which starts the next cell: a
+# literal first character lets the engine skip to each cell instead of trying every position.)
+_GROUPED = re.compile(r"\x00[+-]?\d{1,3}(?:,\d{3})+(?=[.eE\x00])")
+
+
+def _ungroup(match: re.Match[str]) -> str:
+    return match.group().replace(",", "")
 _SUSPECT = " \t\r\nnN"  # first characters of a cell that may be missing ("", " ", "n/a", "N/A")
 
 
