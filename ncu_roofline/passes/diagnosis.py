@@ -10,9 +10,11 @@ Only findings about the limit the kernel actually hits are ranked, the first one
 - at a limit or below every limit: a partial last wave (tail effect), where the launch has one.
 
 Each finding carries a projected speed-up, as Intel Advisor states it: fixing a ceiling lets the
-kernel run up to roof ÷ ceiling (1 / factor) faster; the intensity gap up to compute roof ÷
-achieved FLOP/s; the latency gap up to (what the ceilings allow) ÷ (what the kernel reaches); a partial last wave up
-to ceil(waves) ÷ waves (equal block times assumed), never past the busiest limit's headroom.
+kernel run up to roof ÷ ceiling (1 / factor) faster, never past the busiest limit its fix leaves
+unchanged; the intensity gap up to compute roof × the kernel's FP-mix ceilings ÷ achieved FLOP/s;
+the latency gap up to (what the ceilings allow) ÷ (what the kernel reaches); a partial last wave
+up to ceil(waves) ÷ waves for equal block times, less where the measured achieved occupancy shows
+the last wave took less of the run, never past the busiest limit's headroom.
 Where no bound can be stated, `speedup` is None and `speedup_note` says why. The program-level
 gain (time share × (1 − 1/speed-up)) needs the whole report and is added in `api.analysis`.
 """
@@ -76,7 +78,7 @@ def _other_side(m: KernelModel, kind: str) -> tuple[float, str] | None:
     found: list[tuple[float, str]] = [(u.share, u.label) for _, u in (named or units)]
     roofs = R.LEVELS if side == "memory" else tuple(r for r in R.ROOFS if r not in R.LEVELS)
     found += [(share, f"the {roof.upper()} roof") for roof, share in m.utilization.items() if roof in roofs]
-    found = [f for f in found if f[0] is not None and math.isfinite(f[0]) and f[0] > 0]
+    found = [f for f in found if math.isfinite(f[0]) and f[0] > 0]
     return max(found, default=None)
 
 
@@ -128,7 +130,7 @@ def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling]) -> Findi
                 "this mix of FP instructions")
     else:
         note = "compute roof ÷ achieved FLOP/s, the most any intensity change can give"
-    if speedup is not None and speedup <= 1.0:
+    if allowed <= m.achieved_flop_per_s:
         speedup, note = None, ("no bound: the compute side leaves no headroom above what the kernel reaches"
                                + (f" ({named})" if named else ""))
     text = (f"the kernel does {intensity:.3g} FLOP per {level.upper()} byte; the ridge point is {ridge:.3g}: it "
