@@ -219,8 +219,9 @@ def test_rule_kinds_by_title_then_rule() -> None:
 @needs_corpus
 @pytest.mark.parametrize("name", FILES)
 def test_intensity_gap_bound_is_what_the_compute_side_allows(name: str) -> None:
-    """An intensity gap's bound is the compute roof times the kernel's own ceilings under it, over the
-    FLOP/s it reaches: more FLOP per byte with the same instruction mix lifts none of those ceilings."""
+    """An intensity gap's bound is the compute roof times the kernel's own FP-mix ceilings under it, over
+    the FLOP/s it reaches, and never past the busiest compute-side limit: fewer bytes leave the kernel's
+    instructions as they are, and more FLOP on the same bytes loads the same pipes."""
     from ncu_roofline.passes.ceilings import SIGNIFICANT
 
     wrong = []
@@ -231,6 +232,10 @@ def test_intensity_gap_bound_is_what_the_compute_side_allows(name: str) -> None:
             factors = [c.factor for c in k.ceilings if c.roof == k.dominant_precision and c.factor < SIGNIFICANT
                        and c.kind != "issue_share"]
             expected = k.compute_roof() * math.prod(factors) / k.achieved_flop_per_s
+            compute = [u.share for u in k.units.values() if u.group == "compute" and u.parent is not None]
+            compute += [v for r, v in k.utilization.items() if v and r not in ("dram", "l2", "l1")]
+            if compute:  # fewer bytes leave its instructions; more FLOP on the same bytes loads the same pipes
+                expected = min(expected, max(1.0, 1 / max(compute)))
             if f.speedup != pytest.approx(expected) or "e+" in f.text:
                 wrong.append(f"#{k.raw.index}: {f.speedup} against {expected}; {f.text}")
     assert not wrong, "\n".join(wrong)
@@ -239,16 +244,19 @@ def test_intensity_gap_bound_is_what_the_compute_side_allows(name: str) -> None:
 @needs_corpus
 def test_matrix_addition_intensity_gap_is_capped_by_its_own_ceilings() -> None:
     """matrix_addition2D (FP32 adds only, at the DRAM roof): the FP32 roof is 146x what it reaches, but with
-    no FMA its FP32 work reaches at most 50 % of it: up to 73x from more FLOP per byte, and 129 / 2 = 64x
-    more FLOP per byte gets there. Its FP32 instructions' 10 % of the issue slots would rise with them,
-    so that ceiling does not bound this finding."""
+    no FMA its FP32 work reaches at most 50 % of it (73x), and 129 / 2 = 64x more FLOP per byte gets
+    there. Its FP32 instructions' 10 % of the issue slots would rise with them, so that ceiling does
+    not bound this finding; its LSU pipe at 28 % does: fewer bytes leave its loads and stores, so
+    up to 1 / 0.28 = 3.6x."""
     k = next(k for k in _kernels("cuda-mlp-inference__report.ncu-rep") if k.raw.index == 0)
     (gap,) = [f for f in k.diagnosis if f.kind == "intensity_gap"]
     ceilings = {c.kind: c.factor for c in k.ceilings if c.roof == "fp32"}
     assert ceilings["fma_balance"] == pytest.approx(0.5) and ceilings["issue_share"] == pytest.approx(0.099, abs=1e-3)
     assert k.compute_roof() / k.achieved_flop_per_s == pytest.approx(146, abs=1)
-    assert gap.speedup == pytest.approx(k.compute_roof() * 0.5 / k.achieved_flop_per_s)
-    assert gap.speedup == pytest.approx(73, abs=1) and "issue share" not in gap.speedup_note
+    assert k.compute_roof() * 0.5 / k.achieved_flop_per_s == pytest.approx(73, abs=1)
+    lsu = k.units["sm__inst_executed_pipe_lsu"].share
+    assert lsu == pytest.approx(0.28, abs=0.01) and gap.speedup == pytest.approx(1 / lsu)
+    assert "issue share" not in gap.speedup_note and "by LSU pipe (load/store issue) at 28%" in gap.speedup_note
     assert "needs 129× more FLOP per byte" in gap.text and "fma balance 50%" in gap.speedup_note
     assert "(64× to reach what its ceilings allow: fma balance 50%)" in gap.text
 

@@ -70,8 +70,12 @@ _MIO = "sm__mio"  # shared-memory instruction queues: their work is what a bank-
 def _other_side(m: KernelModel, kind: str) -> tuple[float, str] | None:
     """The busiest limit whose work a ceiling of `kind` does not change: (share, label), or None."""
     side = "compute" if kind in _MEMORY_CEILINGS else "memory" if kind in _COMPUTE_CEILINGS else None
-    if side is None:
-        return None
+    return None if side is None else _busiest_on(m, side, kind)
+
+
+def _busiest_on(m: KernelModel, side: str, kind: str = "") -> tuple[float, str] | None:
+    """The busiest limit of one side ("compute": pipes, issue and FLOP roofs; "memory": memory units and
+    byte roofs), sub-units before their headline; for bank conflicts, not the MIO queues."""
     units = [(uid, u) for uid, u in m.units.items()
              if u.group == side and not (kind == "bank_conflicts" and uid.startswith(_MIO))]
     named = [(uid, u) for uid, u in units if u.parent is not None]  # the unit itself, not its side's headline
@@ -89,7 +93,7 @@ def _ceiling_finding(m: KernelModel, c: Ceiling, where: str) -> Finding:
     if speedup is not None and other is not None and 1.0 / other[0] < speedup:
         share, label = other
         speedup = max(1.0, 1.0 / share)
-        note += f"; capped at 1 / {share:.2f}: {label} at {share:.0%} has the same work after this fix"
+        note += f"; capped at 1 / {share:.2f} by {label} at {share:.0%}, whose work this fix does not change"
     return Finding(c.kind, c.roof, c.factor, f"{c.detail}: caps {where} at {c.factor:.0%}", c.action, m.bound_by,
                    speedup, note)
 
@@ -130,6 +134,13 @@ def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling]) -> Findi
                 "this mix of FP instructions")
     else:
         note = "compute roof ÷ achieved FLOP/s, the most any intensity change can give"
+    # Fewer bytes (fusion, reuse) leave this kernel's instructions as they are, and more FLOP on the same
+    # bytes (batching) load the same pipes more: the busiest compute-side limit bounds both.
+    busiest = _busiest_on(m, "compute")
+    if busiest is not None and allowed / m.achieved_flop_per_s > 1.0 / busiest[0]:
+        share, label = busiest
+        speedup = max(1.0, 1.0 / share)
+        note += f"; capped at 1 / {share:.2f} by {label} at {share:.0%}, whose work is the same on fewer bytes"
     if allowed <= m.achieved_flop_per_s:
         speedup, note = None, ("no bound: the compute side leaves no headroom above what the kernel reaches"
                                + (f" ({named})" if named else ""))
