@@ -150,9 +150,10 @@ def test_silu_partial_wave_bound_is_hand_computed() -> None:
     assert tail["program_gain"] == pytest.approx(1 - 1 / tail["speedup"])
     assert "1,056 blocks make 1.60 waves (about 660 blocks run at once)" in tail["text"]
     assert "60% full" in tail["text"] and "would take 50% of the run for 38% of the work" in tail["text"]
-    assert "(50% of the theoretical 62%) puts it at about 48%" in tail["text"]
-    assert "PyTorch's choice" in tail["action"]  # at::native: the grid is not the caller's
-    assert "agrees with this diagnosis" in k["rules_comparison"]
+    assert "(50% of the theoretical 62%) puts it at most at about 48%" in tail["text"]
+    assert "PyTorch's choice" in tail["action"] and "problem size" not in tail["action"]  # a fixed grid
+    assert "agrees with this diagnosis (this diagnosis bounds that at ≤1.21× faster: tail effect)" \
+        in k["rules_comparison"]  # its 50 % is the partial wave's share of the run, not this bound
     assert k["diagnosis"][0]["kind"] == "unit_throughput"  # the limiter still leads
 
 
@@ -202,7 +203,7 @@ def test_rules_comparison_agrees_only_where_the_rule_speaks_of_a_finding(name: s
 
 
 def test_rule_kinds_by_title_then_rule() -> None:
-    from ncu_roofline.passes.diagnosis import rule_kinds
+    from ncu_roofline.passes.rules_comparison import rule_kinds
 
     assert rule_kinds("HighPipeUtilization", "Low Utilization") == {"latency", "too_little_work"}
     assert "unit_throughput@compute" in rule_kinds("HighPipeUtilization", "High Pipe Utilization")
@@ -220,8 +221,8 @@ def test_rule_kinds_by_title_then_rule() -> None:
 @pytest.mark.parametrize("name", FILES)
 def test_intensity_gap_bound_is_what_the_compute_side_allows(name: str) -> None:
     """An intensity gap's bound is the compute roof times the kernel's own FP-mix ceilings under it, over
-    the FLOP/s it reaches, and never past the busiest compute-side limit: fewer bytes leave the kernel's
-    instructions as they are, and more FLOP on the same bytes loads the same pipes."""
+    the FLOP/s it reaches, and never past the busiest arithmetic pipe or FLOP roof: fewer bytes leave the
+    kernel's arithmetic as it is, and more FLOP on the same bytes loads the same pipes."""
     from ncu_roofline.passes.ceilings import SIGNIFICANT
 
     wrong = []
@@ -232,9 +233,11 @@ def test_intensity_gap_bound_is_what_the_compute_side_allows(name: str) -> None:
             factors = [c.factor for c in k.ceilings if c.roof == k.dominant_precision and c.factor < SIGNIFICANT
                        and c.kind != "issue_share"]
             expected = k.compute_roof() * math.prod(factors) / k.achieved_flop_per_s
-            compute = [u.share for u in k.units.values() if u.group == "compute" and u.parent is not None]
+            arithmetic = ("sm__pipe_fma", "sm__pipe_alu", "sm__pipe_fp64", "sm__pipe_tensor", "sm__pipe_tc",
+                          "sm__pipe_shared", "sm__inst_executed_pipe_fp16", "sm__inst_executed_pipe_xu")
+            compute = [u.share for uid, u in k.units.items() if uid.startswith(arithmetic) and u.parent is not None]
             compute += [v for r, v in k.utilization.items() if v and r not in ("dram", "l2", "l1")]
-            if compute:  # fewer bytes leave its instructions; more FLOP on the same bytes loads the same pipes
+            if compute:  # fewer bytes leave its arithmetic; more FLOP on the same bytes loads the same pipes
                 expected = min(expected, max(1.0, 1 / max(compute)))
             if f.speedup != pytest.approx(expected) or "e+" in f.text:
                 wrong.append(f"#{k.raw.index}: {f.speedup} against {expected}; {f.text}")
@@ -246,17 +249,18 @@ def test_matrix_addition_intensity_gap_is_capped_by_its_own_ceilings() -> None:
     """matrix_addition2D (FP32 adds only, at the DRAM roof): the FP32 roof is 146x what it reaches, but with
     no FMA its FP32 work reaches at most 50 % of it (73x), and 129 / 2 = 64x more FLOP per byte gets
     there. Its FP32 instructions' 10 % of the issue slots would rise with them, so that ceiling does
-    not bound this finding; its LSU pipe at 28 % does: fewer bytes leave its loads and stores, so
-    up to 1 / 0.28 = 3.6x."""
+    not bound this finding, nor does its LSU pipe (fusion removes loads and stores); its FMA pipe at
+    10 % does, doing the same adds on fewer bytes: up to 1 / 0.10 = 10x."""
     k = next(k for k in _kernels("cuda-mlp-inference__report.ncu-rep") if k.raw.index == 0)
     (gap,) = [f for f in k.diagnosis if f.kind == "intensity_gap"]
     ceilings = {c.kind: c.factor for c in k.ceilings if c.roof == "fp32"}
     assert ceilings["fma_balance"] == pytest.approx(0.5) and ceilings["issue_share"] == pytest.approx(0.099, abs=1e-3)
     assert k.compute_roof() / k.achieved_flop_per_s == pytest.approx(146, abs=1)
     assert k.compute_roof() * 0.5 / k.achieved_flop_per_s == pytest.approx(73, abs=1)
-    lsu = k.units["sm__inst_executed_pipe_lsu"].share
-    assert lsu == pytest.approx(0.28, abs=0.01) and gap.speedup == pytest.approx(1 / lsu)
-    assert "issue share" not in gap.speedup_note and "by LSU pipe (load/store issue) at 28%" in gap.speedup_note
+    fma = k.units["sm__pipe_fma_cycles_active"].share
+    assert fma == pytest.approx(0.10, abs=0.01) and gap.speedup == pytest.approx(1 / fma)
+    assert "issue share" not in gap.speedup_note and "by FMA pipe at 10%" in gap.speedup_note
+    assert "FMA pipe, at 10%, saturates first, after about 10× fewer bytes" in gap.text
     assert "needs 129× more FLOP per byte" in gap.text and "fma balance 50%" in gap.speedup_note
     assert "(64× to reach what its ceilings allow: fma balance 50%)" in gap.text
 
@@ -442,3 +446,14 @@ def test_l1_chart_bytes_and_peak_derived_from_the_writeback_counter() -> None:
     derived = hopper.raw.number("derived__l1tex__lsu_writeback_bytes_mem_lgds.sum.per_second")
     assert hopper.raw.number("l1tex__lsu_writeback_active_mem_lgds.sum") * 128 == pytest.approx(
         derived * hopper.q.duration_s.value, rel=1e-6)
+
+
+@needs_corpus
+def test_a_cap_names_the_fp64_pipe_where_volta_shared_pipe_ties_it() -> None:
+    """On a V100 the shared pipe counts FP64 work too (its share equals the FP64 pipe's exactly): among
+    equal shares the cap names the FP64 pipe, the earlier and more specific unit."""
+    k = _kernels("gpu-workshop__MW_DivToMult.ncu-rep")[2]
+    units = k.units
+    assert units["sm__pipe_shared_cycles_active"].share == units["sm__pipe_fp64_cycles_active"].share
+    (gap,) = [f for f in k.diagnosis if f.kind == "intensity_gap"]
+    assert "by FP64 pipe at 52%" in gap.speedup_note and "shared pipe" not in gap.speedup_note

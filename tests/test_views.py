@@ -51,7 +51,7 @@ def test_verdicts() -> None:
     m = analyse_kernel(make_kernel(base_metrics()), AnalysisSettings(threshold=0.25))
     assert verdict(m).startswith("Bound by DRAM bandwidth at 30 % of the roof; raising intensity through reuse")
     m = analyse_kernel(make_kernel(base_metrics()))
-    assert verdict(m).startswith("Below every limit: the busiest is DRAM bandwidth at 30 % of its peak. The kernel is "
+    assert verdict(m).startswith("Below every limit: the busiest is DRAM bandwidth at 30 % of peak. The kernel is "
                                  "limited by latency")
 
 

@@ -73,17 +73,33 @@ def _other_side(m: KernelModel, kind: str) -> tuple[float, str] | None:
     return None if side is None else _busiest_on(m, side, kind)
 
 
-def _busiest_on(m: KernelModel, side: str, kind: str = "") -> tuple[float, str] | None:
+def _unit_order(item: tuple[str, Any]) -> int:
+    return _ORDER.get(item[0], len(_ORDER))
+
+
+_ORDER = {u.id: n for n, u in enumerate(T.UNITS)}
+# The pipes that do arithmetic (and the FLOP roofs): their work is the kernel's FLOP, whatever its bytes.
+_ARITHMETIC = ("sm__pipe_fma", "sm__pipe_alu", "sm__pipe_fp64", "sm__pipe_tensor", "sm__pipe_tc",
+               "sm__pipe_shared", "sm__inst_executed_pipe_fp16", "sm__inst_executed_pipe_xu")
+
+
+def _busiest_on(m: KernelModel, side: str, kind: str = "", arithmetic: bool = False) -> tuple[float, str] | None:
     """The busiest limit of one side ("compute": pipes, issue and FLOP roofs; "memory": memory units and
-    byte roofs), sub-units before their headline; for bank conflicts, not the MIO queues."""
+    byte roofs), sub-units before their headline; for bank conflicts, not the MIO queues; `arithmetic`:
+    only the arithmetic pipes and the FLOP roofs."""
     units = [(uid, u) for uid, u in m.units.items()
              if u.group == side and not (kind == "bank_conflicts" and uid.startswith(_MIO))]
     named = [(uid, u) for uid, u in units if u.parent is not None]  # the unit itself, not its side's headline
-    found: list[tuple[float, str]] = [(u.share, u.label) for _, u in (named or units)]
+    if arithmetic:
+        named = [(uid, u) for uid, u in named if uid.startswith(_ARITHMETIC)]
+    # Roofs first, then units in the knowledge's order: among equal shares (Volta's shared pipe counts
+    # its FP64 work too) the earlier, more specific one is named.
     roofs = R.LEVELS if side == "memory" else tuple(r for r in R.ROOFS if r not in R.LEVELS)
-    found += [(share, f"the {roof.upper()} roof") for roof, share in m.utilization.items() if roof in roofs]
+    found: list[tuple[float, str]] = [(share, f"the {roof.upper()} roof") for roof, share in m.utilization.items()
+                                      if roof in roofs]
+    found += [(u.share, u.label) for _, u in sorted(named or ([] if arithmetic else units), key=_unit_order)]
     found = [f for f in found if math.isfinite(f[0]) and f[0] > 0]
-    return max(found, default=None)
+    return max(found, key=lambda f: f[0], default=None)  # the first of the largest
 
 
 def _ceiling_finding(m: KernelModel, c: Ceiling, where: str) -> Finding:
@@ -92,8 +108,10 @@ def _ceiling_finding(m: KernelModel, c: Ceiling, where: str) -> Finding:
     other = _other_side(m, c.kind)
     if speedup is not None and other is not None and 1.0 / other[0] < speedup:
         share, label = other
-        speedup = max(1.0, 1.0 / share)
-        note += f"; capped at 1 / {share:.2f} by {label} at {share:.0%}, whose work this fix does not change"
+        capped = max(1.0, 1.0 / share)
+        if capped < speedup * 0.995:  # a cap that does not change the stated figure is not stated
+            note += f"; capped at 1 / {share:.2f} by {label} at {share:.0%}, whose work this fix does not change"
+        speedup = capped
     return Finding(c.kind, c.roof, c.factor, f"{c.detail}: caps {where} at {c.factor:.0%}", c.action, m.bound_by,
                    speedup, note)
 
@@ -105,9 +123,9 @@ def _too_little_work(m: KernelModel) -> Finding:
                    m.bound_by, None, "no bound: it depends on how much more work each launch is given")
 
 
-def _times(x: float) -> str:
-    """A ratio for a sentence: 2.3, 18, 146 (never 1.5e+02)."""
-    return f"{x:.2g}" if x < 100 else f"{x:,.0f}"
+def ratio_text(x: float) -> str:
+    """A ratio for a sentence: 1.21, 18, 146 (never 1.5e+02)."""
+    return f"{x:.3g}" if x < 10 else f"{x:,.0f}"
 
 
 def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling]) -> Finding | None:
@@ -116,7 +134,8 @@ def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling]) -> Findi
     The bound is what the compute side allows over what the kernel reaches: the compute roof, times
     the kernel's own ceilings under it that more FLOP per byte leaves as they are (its FMA share, its
     lane use, its tensor share). Not the issue share: more FLOP per byte (fusion, batching) is more FP
-    instructions among the same memory instructions, which is what raises it.
+    instructions among the same memory instructions, which is what raises it. Never past the busiest
+    arithmetic pipe or FLOP roof, whose work fewer bytes leave as it is.
     """
     intensity = m.intensity.get(level)
     ridge = m.ridge_points().get(level)
@@ -134,25 +153,30 @@ def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling]) -> Findi
                 "this mix of FP instructions")
     else:
         note = "compute roof ÷ achieved FLOP/s, the most any intensity change can give"
-    # Fewer bytes (fusion, reuse) leave this kernel's instructions as they are, and more FLOP on the same
-    # bytes (batching) load the same pipes more: the busiest compute-side limit bounds both.
-    busiest = _busiest_on(m, "compute")
+    # Fewer bytes (fusion, reuse, lower precision) leave this kernel's arithmetic as it is, and more FLOP
+    # on the same bytes (batching) loads the same arithmetic pipes more: the busiest of them bounds both.
+    # (Not the issue slots or the LSU pipe: fusion removes loads and stores too.)
+    busiest = _busiest_on(m, "compute", arithmetic=True)
+    saturates = ""
     if busiest is not None and allowed / m.achieved_flop_per_s > 1.0 / busiest[0]:
         share, label = busiest
         speedup = max(1.0, 1.0 / share)
-        note += f"; capped at 1 / {share:.2f} by {label} at {share:.0%}, whose work is the same on fewer bytes"
+        note += (f"; capped at 1 / {share:.2f} by {label} at {share:.0%}, whose arithmetic does not shrink when "
+                 "fewer bytes move")
+        saturates = f"; {label}, at {share:.0%}, saturates first, after about {ratio_text(1.0 / share)}× fewer bytes"
     if allowed <= m.achieved_flop_per_s:
         speedup, note = None, ("no bound: the compute side leaves no headroom above what the kernel reaches"
                                + (f" ({named})" if named else ""))
     text = (f"the kernel does {intensity:.3g} FLOP per {level.upper()} byte; the ridge point is {ridge:.3g}: it "
-            f"needs {_times(gap)}× more FLOP per byte to reach the compute roof")
+            f"needs {ratio_text(gap)}× more FLOP per byte to reach the compute roof")
     if under and kept * gap > 1.0:
-        text += f" ({_times(kept * gap)}× to reach what its ceilings allow: {named})"
+        text += f" ({ratio_text(kept * gap)}× to reach what its ceilings allow: {named})"
+    text += saturates
     action = ("move fewer bytes per FLOP: fuse with the kernels that produce or consume its data, reuse tiles "
               "in shared memory or registers, or store in a lower precision")
     if _GEMM_LIKE.search(m.raw.demangled_name or m.raw.name):
         action += (f"; if it multiplies by weights shared across rows (a GEMM or GEMV, as its name suggests), "
-                   f"batching about {_times(gap)}× more rows (tokens) that share those weights would get there, "
+                   f"batching about {ratio_text(gap)}× more rows (tokens) that share those weights would get there, "
                    "assuming the weight bytes dominate its traffic")
     return Finding("intensity_gap", level, None, text, action, m.bound_by, speedup, note)
 
@@ -207,12 +231,18 @@ def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
     at = m.regime == T.AT_LIMIT
     if "dram_one_direction" in m.flags:
         contrast += " (one direction of DRAM traffic: the report lacks the other, so DRAM may be busier)"
-    head = Finding("unit_throughput", bound, None, f"{unit.label} at {unit.share:.0%} of its peak{contrast}",
-                   unit.explains or f"the busiest unit is {unit.label}", bound, None,
-                   "at its limit: only less work for this unit makes it faster" if at
-                   else "below the threshold: see the latency finding")
+    # Below the threshold the unit's own lever ("... is at its peak") is not the next step: what holds
+    # the kernel back is in the findings after this one (`diagnose` words the note once they are known).
+    action = (unit.explains or f"the busiest unit is {unit.label}") if at else \
+        f"{unit.label} is the busiest unit but below the threshold: the findings below say what holds the kernel back"
+    head = Finding("unit_throughput", bound, None, f"{unit.label} at {unit.share:.0%} of peak{contrast}", action,
+                   bound, None, "at its limit: only less work for this unit makes it faster" if at
+                   else _BELOW_THRESHOLD)
     where = f"the {roof.upper()} roof" if roof else ""
     return [head] + [_ceiling_finding(m, c, where) for c in _unit_ceilings(m, ceilings, roof)]
+
+
+_BELOW_THRESHOLD = "below the threshold: see the latency finding"
 
 
 def _latency(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
@@ -249,6 +279,7 @@ def _own_name(demangled: str) -> str:
     """A kernel's own qualified name: no return type, template arguments or parameters
     (`void cub::X::K<cub::Sum>(float*)` -> `cub::X::K`); "(anonymous namespace)" stays in it."""
     name = demangled.removeprefix("void ").replace("(anonymous namespace)", "_anonymous_")
+    name = name.replace("<unnamed>", "_anonymous_")
     return re.split(r"[<(]", name, maxsplit=1)[0]
 
 
@@ -323,7 +354,8 @@ def _tail_effect(m: KernelModel) -> list[Finding]:
         achieved, theoretical = m.launch["achieved_occupancy"], m.launch["theoretical_occupancy"]
         text = (f"{launch}: {wave}; if every block took the same time, it "
                 f"would take {uniform:.0%} of the run for {work}, but the achieved occupancy Nsight Compute "
-                f"measured ({achieved:.0%} of the theoretical {theoretical:.0%}) puts it at about {tail_share:.0%}")
+                f"measured ({achieved:.0%} of the theoretical {theoretical:.0%}) puts it at most at about "
+                f"{tail_share:.0%}")
         note = (f"the full waves' pace over all the work: {whole - 1} / ((1 − {tail_share:.2f}) × {waves:.2f}), "
                 "the last wave's share of the run from the measured achieved occupancy")
     else:
@@ -337,8 +369,9 @@ def _tail_effect(m: KernelModel) -> list[Finding]:
     library = _LIBRARY.match(_own_name(m.raw.demangled_name or m.raw.name))
     if library is not None:
         name = _LIBRARY_NAMES.get(library.group(1), library.group(1))
-        action = (f"the grid is {name}'s choice for this call: the levers are the problem size (a batch that fills "
-                  f"whole waves), another algorithm or library call, or fusing the call with its neighbours")
+        action = (f"the grid is {name}'s choice (its launch code sizes it, and the kernel's registers and shared "
+                  "memory set how many blocks fit at once): the levers are outside this kernel, another algorithm "
+                  "or library call, or fusing the call with its neighbours")
     # No factor: the waves' use is not a cap on a roof, and a table would read "tail effect 80 %" as
     # the size of the effect.
     return [Finding("tail_effect", m.bound_by, None, text, action, m.bound_by, speedup, note + cap)]
@@ -372,104 +405,8 @@ def diagnose(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], w
         found[0].speedup_note = (f"{found[0].speedup_note}, apart from the partial last wave (the tail-effect "
                                  "finding)")
     found += tail
+    if found[0].speedup_note == _BELOW_THRESHOLD and not any(f.kind == "latency" for f in found):
+        found[0].speedup_note = "below the threshold: the ceiling findings below explain the gap"
     head, rest = found[:1], found[1:]
     rest.sort(key=lambda f: -(f.speedup or 0.0))
     return head + rest
-
-
-# Nsight Compute rule (and title, where one rule id carries several findings) -> the findings of
-# this tool that speak of the same thing: a kind ("latency"), a kind about one unit
-# ("unit_throughput:sm__issue_active"), or about any unit or roof of a group
-# ("unit_throughput@memory", "at_limit@memory"). A busy unit agrees only with the rules about it.
-_ISSUE_UNITS = ("unit_throughput:sm__issue_active", "unit_throughput:sm__inst_executed")
-_MEMORY = ("unit_throughput@memory", "at_limit@memory")
-_LSU = ("unit_throughput:sm__inst_executed_pipe_lsu", "unit_throughput:l1tex__lsuin_requests")
-RULE_KINDS: dict[tuple[str, str | None], frozenset[str]] = {
-    ("UncoalescedGlobalAccess", None): frozenset({"sector_use", "coalescing", *_MEMORY}),
-    ("MemoryCacheAccessPattern", None): frozenset({"sector_use", "coalescing", *_MEMORY}),
-    ("UncoalescedSharedAccess", None): frozenset({"bank_conflicts", "unit_throughput:l1tex__data_pipe_lsu_wavefronts",
-                                                 "unit_throughput:l1tex__data_bank_reads",
-                                                 "unit_throughput:l1tex__data_bank_writes"}),
-    ("IssueSlotUtilization", None): frozenset({"latency", "issue_share", *_ISSUE_UNITS}),
-    ("CPIStall", "Lg Throttle Stalls"): frozenset({"latency", "coalescing", "sector_use", *_LSU}),
-    ("CPIStall", "Long Scoreboard Stalls"): frozenset({"latency", "reuse", "coalescing", "sector_use", *_MEMORY}),
-    ("CPIStall", None): frozenset({"latency"}),
-    ("CPIStallLongScoreboard", None): frozenset({"latency", "reuse", "coalescing", "sector_use", *_MEMORY}),
-    ("AchievedOccupancy", None): frozenset({"latency", "too_little_work"}),
-    ("TheoreticalOccupancy", None): frozenset({"latency"}),
-    ("Occupancy", None): frozenset({"latency"}),
-    ("LaunchConfiguration", "Tail Effect"): frozenset({"tail_effect"}),
-    ("LaunchConfiguration", "Small Grid"): frozenset({"too_little_work"}),
-    ("LaunchConfiguration", None): frozenset({"too_little_work", "tail_effect"}),
-    ("WorkloadImbalance", None): frozenset({"too_little_work", "latency", "tail_effect"}),
-    ("FPInstructions", None): frozenset({"fma_balance"}),
-    ("ThreadDivergence", None): frozenset({"lane_efficiency"}),
-    # "Low Utilization": every pipe under-used, too few warps issue: the opposite of a busy pipe.
-    ("HighPipeUtilization", "Low Utilization"): frozenset({"latency", "too_little_work"}),
-    ("HighPipeUtilization", None): frozenset({"unit_throughput@compute", "at_limit@compute"}),
-}
-
-
-# Rule results that speak of none of this tool's findings ("Balanced": no pipe stands out).
-_UNMAPPED = frozenset({("HighPipeUtilization", "balanced")})
-
-
-def _title_key(title: str | None) -> str:
-    """A rule title as releases write it, compared alike: "Long Scoreboard Stalls" and (older releases)
-    "long_scoreboard" are one title."""
-    words = (title or "").lower().replace("_", " ").split()
-    return " ".join(w for w in words if w != "stalls")
-
-
-_RULE_TITLES = {(rule, _title_key(title)): kinds for (rule, title), kinds in RULE_KINDS.items() if title}
-
-
-def rule_kinds(rule: str, title: str | None) -> frozenset[str] | None:
-    """The findings an Nsight Compute rule result speaks of (None for a rule this tool does not map)."""
-    key = (rule, _title_key(title))
-    if key in _UNMAPPED:
-        return None
-    return _RULE_TITLES.get(key) or RULE_KINDS.get((rule, None))
-
-
-def _tokens(f: Finding) -> set[str]:
-    """A finding as `RULE_KINDS` names it: its kind, the kind with its unit, the kind with its group."""
-    found = {f.kind}
-    if f.roof:
-        found.add(f"{f.kind}:{f.roof}")
-        if f.roof in R.LEVELS:
-            found.add(f"{f.kind}@memory")
-        elif f.roof in R.ROOFS:
-            found.add(f"{f.kind}@compute")
-        elif f.roof in T.BY_ID:
-            found.add(f"{f.kind}@{T.BY_ID[f.roof].group}")
-    return found
-
-
-def compare_with_rules(findings: list[Finding], rules: list[dict[str, Any]], regime: str | None = None) -> str:
-    """Where Nsight Compute's largest estimated speed-up points elsewhere than this diagnosis, say so; and
-    where its Bottleneck rule reads a latency issue off its two headline figures while this verdict is at
-    a limit (a unit of the same Speed Of Light section above the threshold), say that too."""
-    sentences = []
-    estimated = [r for r in rules if r.get("speedup_pct") is not None and r["speedup_pct"] > 0]
-    kinds = None
-    if estimated and findings:
-        top = max(estimated, key=lambda r: r["speedup_pct"])
-        kinds = rule_kinds(str(top.get("rule")), top.get("title"))
-    if kinds is not None:
-        ours = set().union(*(_tokens(f) for f in findings))
-        what = top.get("title") or top.get("name") or top.get("rule")
-        if ours & kinds:
-            sentences.append(f"Nsight Compute's largest estimated speed-up ({what}, {top['speedup_pct']:.0f} %) "
-                             "agrees with this diagnosis.")
-        else:
-            sentences.append(f"Nsight Compute's largest estimated speed-up ({what}, {top['speedup_pct']:.0f} %) "
-                             "points at something this diagnosis does not rank; this diagnosis leads with "
-                             f"{findings[0].kind.replace('_', ' ')}.")
-    latency = any(r.get("rule") == "SOLBottleneck" and r.get("title") == "Latency Issue" for r in rules)
-    if latency and regime == T.AT_LIMIT and findings:
-        source = ("a figure of the same Speed Of Light section that its headlines do not include"
-                  if findings[0].kind == "unit_throughput" else "from the report's counts and peaks")
-        sentences.append("Nsight Compute's Bottleneck rule reads a latency issue off its SM and memory headline "
-                         f"figures, both under 60 %; this verdict rests on {findings[0].text}, {source}.")
-    return " ".join(sentences)

@@ -106,18 +106,18 @@ def verdict(k: AnalysedKernel) -> str:
     share = k.limiter_share
     label = long_label(k.bound_by)
     if k.regime == T.TOO_LITTLE_WORK:
-        busiest = f" The busiest limit is {label} at {F.pct(share)} of its peak." if k.bound_by else ""
+        busiest = f" The busiest limit is {label} at {F.pct(share)} of peak." if k.bound_by else ""
         return (f"Too little work for this GPU: {too_little_work_reason(k.launch, share)}.{busiest} Give the launch "
                 "more work (a larger grid, batching, fusion) before tuning the code.")
     if k.regime == T.AT_LIMIT:
         if k.limiter_is_roof:
             return f"Bound by {label} at {F.pct(share)} of the roof; {LEVERS[k.bound_by or '']}."
         unit = k.units[k.bound_by or ""]
-        return (f"Bound by {label} at {F.pct(share)} of its peak (a unit throughput Nsight Compute measured, not a "
+        return (f"Bound by {label} at {F.pct(share)} of peak (a unit throughput Nsight Compute measured, not a "
                 f"roof of the FLOP/byte chart){_contrast(k)}: {unit.explains or 'this unit is the limit'}.")
     occupancy = k.launch.get("achieved_occupancy")
     occ = f" (achieved occupancy {F.pct(occupancy)})" if occupancy is not None else ""
-    return (f"Below every limit: the busiest is {label} at {F.pct(share)} of its peak. The kernel is limited by "
+    return (f"Below every limit: the busiest is {label} at {F.pct(share)} of peak. The kernel is limited by "
             f"latency{occ}: stalls, dependencies or too few warps in flight, not by a roof or a unit; check the "
             "warp-stall reasons and occupancy before changing the algorithm.")
 

@@ -1,0 +1,115 @@
+"""Nsight Compute's own rule results beside the diagnosis: does its largest estimated speed-up speak of
+one of this tool's findings, and where its Bottleneck rule reads a latency issue while this verdict
+is at a limit, what the verdict rests on (`compare_with_rules`, the `rules_comparison` sentence)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..knowledge import recipes as R
+from ..knowledge import throughputs as T
+from .diagnosis import Finding, ratio_text
+
+# Nsight Compute rule (and title, where one rule id carries several findings) -> the findings of
+# this tool that speak of the same thing: a kind ("latency"), a kind about one unit
+# ("unit_throughput:sm__issue_active"), or about any unit or roof of a group
+# ("unit_throughput@memory", "at_limit@memory"). A busy unit agrees only with the rules about it.
+_ISSUE_UNITS = ("unit_throughput:sm__issue_active", "unit_throughput:sm__inst_executed")
+_MEMORY = ("unit_throughput@memory", "at_limit@memory")
+_LSU = ("unit_throughput:sm__inst_executed_pipe_lsu", "unit_throughput:l1tex__lsuin_requests")
+RULE_KINDS: dict[tuple[str, str | None], frozenset[str]] = {
+    ("UncoalescedGlobalAccess", None): frozenset({"sector_use", "coalescing", *_MEMORY}),
+    ("MemoryCacheAccessPattern", None): frozenset({"sector_use", "coalescing", *_MEMORY}),
+    ("UncoalescedSharedAccess", None): frozenset({"bank_conflicts", "unit_throughput:l1tex__data_pipe_lsu_wavefronts",
+                                                 "unit_throughput:l1tex__data_bank_reads",
+                                                 "unit_throughput:l1tex__data_bank_writes"}),
+    ("IssueSlotUtilization", None): frozenset({"latency", "issue_share", *_ISSUE_UNITS}),
+    ("CPIStall", "Lg Throttle Stalls"): frozenset({"latency", "coalescing", "sector_use", *_LSU}),
+    ("CPIStall", "Long Scoreboard Stalls"): frozenset({"latency", "reuse", "coalescing", "sector_use", *_MEMORY}),
+    ("CPIStall", None): frozenset({"latency"}),
+    ("CPIStallLongScoreboard", None): frozenset({"latency", "reuse", "coalescing", "sector_use", *_MEMORY}),
+    ("AchievedOccupancy", None): frozenset({"latency", "too_little_work"}),
+    ("TheoreticalOccupancy", None): frozenset({"latency"}),
+    ("Occupancy", None): frozenset({"latency"}),
+    ("LaunchConfiguration", "Tail Effect"): frozenset({"tail_effect"}),
+    ("LaunchConfiguration", "Small Grid"): frozenset({"too_little_work"}),
+    ("LaunchConfiguration", None): frozenset({"too_little_work", "tail_effect"}),
+    ("WorkloadImbalance", None): frozenset({"too_little_work", "latency", "tail_effect"}),
+    ("FPInstructions", None): frozenset({"fma_balance"}),
+    ("ThreadDivergence", None): frozenset({"lane_efficiency"}),
+    # "Low Utilization": every pipe under-used, too few warps issue: the opposite of a busy pipe.
+    ("HighPipeUtilization", "Low Utilization"): frozenset({"latency", "too_little_work"}),
+    ("HighPipeUtilization", None): frozenset({"unit_throughput@compute", "at_limit@compute"}),
+}
+
+
+# Rule results that speak of none of this tool's findings ("Balanced": no pipe stands out).
+_UNMAPPED = frozenset({("HighPipeUtilization", "balanced")})
+
+
+def _title_key(title: str | None) -> str:
+    """A rule title as releases write it, compared alike: "Long Scoreboard Stalls" and (older releases)
+    "long_scoreboard" are one title."""
+    words = (title or "").lower().replace("_", " ").split()
+    return " ".join(w for w in words if w != "stalls")
+
+
+_RULE_TITLES = {(rule, _title_key(title)): kinds for (rule, title), kinds in RULE_KINDS.items() if title}
+
+
+def rule_kinds(rule: str, title: str | None) -> frozenset[str] | None:
+    """The findings an Nsight Compute rule result speaks of (None for a rule this tool does not map)."""
+    key = (rule, _title_key(title))
+    if key in _UNMAPPED:
+        return None
+    return _RULE_TITLES.get(key) or RULE_KINDS.get((rule, None))
+
+
+def _tokens(f: Finding) -> set[str]:
+    """A finding as `RULE_KINDS` names it: its kind, the kind with its unit, the kind with its group."""
+    found = {f.kind}
+    if f.roof:
+        found.add(f"{f.kind}:{f.roof}")
+        if f.roof in R.LEVELS:
+            found.add(f"{f.kind}@memory")
+        elif f.roof in R.ROOFS:
+            found.add(f"{f.kind}@compute")
+        elif f.roof in T.BY_ID:
+            found.add(f"{f.kind}@{T.BY_ID[f.roof].group}")
+    return found
+
+
+def compare_with_rules(findings: list[Finding], rules: list[dict[str, Any]], regime: str | None = None) -> str:
+    """Where Nsight Compute's largest estimated speed-up points elsewhere than this diagnosis, say so; and
+    where its Bottleneck rule reads a latency issue off its two headline figures while this verdict is at
+    a limit (a unit of the same Speed Of Light section above the threshold), say that too."""
+    sentences = []
+    estimated = [r for r in rules if r.get("speedup_pct") is not None and r["speedup_pct"] > 0]
+    kinds = None
+    if estimated and findings:
+        top = max(estimated, key=lambda r: r["speedup_pct"])
+        kinds = rule_kinds(str(top.get("rule")), top.get("title"))
+    if kinds is not None:
+        ours = set().union(*(_tokens(f) for f in findings))
+        what = top.get("title") or top.get("name") or top.get("rule")
+        if ours & kinds:
+            # Its estimate and this bound measure different things (Tail Effect: the partial wave's share
+            # of the run; this: the most the kernel can gain): both are stated.
+            match = next((f for f in findings if _tokens(f) & kinds and f.speedup), None)
+            bound = (f" (this diagnosis bounds that at ≤{ratio_text(match.speedup)}× faster: "
+                     f"{match.kind.replace('_', ' ')})" if match is not None and match.speedup else "")
+            sentences.append(f"Nsight Compute's largest estimated speed-up ({what}, {top['speedup_pct']:.0f} %) "
+                             f"agrees with this diagnosis{bound}.")
+        else:
+            sentences.append(f"Nsight Compute's largest estimated speed-up ({what}, {top['speedup_pct']:.0f} %) "
+                             "points at something this diagnosis does not rank; this diagnosis leads with "
+                             f"{findings[0].kind.replace('_', ' ')}.")
+    latency = any(r.get("rule") == "SOLBottleneck" and r.get("title") == "Latency Issue" for r in rules)
+    if latency and regime == T.AT_LIMIT and findings:
+        head = findings[0]
+        basis = (f"{head.text.split(', while')[0]}, a figure of the same Speed Of Light section that its "
+                 "headlines do not include" if head.kind == "unit_throughput" else
+                 f"the {(head.roof or '').upper()} roof, from the report's counts and peaks")
+        sentences.append("Nsight Compute's Bottleneck rule reads a latency issue off its SM and memory headline "
+                         f"figures, both under 60 %; this verdict rests on {basis}.")
+    return " ".join(sentences)
