@@ -146,3 +146,22 @@ def test_a_reads_only_capture_is_judged_by_its_dram_reads() -> None:
     (dram,) = [m for m in first.missing if m.quantity == "traffic_bytes.dram"]
     assert "holds dram__bytes_read.sum" in dram.reason and "lacks dram__bytes_write.sum" in dram.reason
     assert "none of these metrics" not in dram.reason
+
+
+@needs_corpus
+def test_misaligned_reads_cap_only_the_level_their_waste_reaches() -> None:
+    """readOffset with an offset (launch 3): L1 fetches 25 % more sectors than the loads use, but DRAM
+    reads exactly as many bytes as the aligned launch 0 (33,558,784) and L2 only 4.7 % more: no DRAM cap,
+    and L2 capped at the share of its bytes the loads use (about 95 %), not at L1's 80 %."""
+    kernels = {k.raw.index: k for k in _kernels("cudaprogramming__readSegmentUnroll.ncu-rep")}
+    aligned, shifted = kernels[0], kernels[3]
+    assert shifted.raw.number("dram__bytes_read.sum") == aligned.raw.number("dram__bytes_read.sum") == 33558784
+    assert not [c for c in shifted.ceilings if c.kind == "sector_use" and c.roof == "dram"]
+    assert any(n.kind == "sector_use" and n.roof == "dram" and "cap nothing at DRAM" in n.reason
+               for n in shifted.not_applicable)
+    (l2,) = [c for c in shifted.ceilings if c.kind == "sector_use" and c.roof == "l2"]
+    moved = shifted.raw.number("lts__t_sectors_srcunit_tex_op_read.sum") * 32
+    loads = shifted.raw.number("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
+    per_sector = l2.evidence["ld_bytes_used_per_sector"]
+    assert l2.factor == pytest.approx(loads * per_sector / moved) and l2.factor == pytest.approx(0.955, abs=0.005)
+    assert "95% of it used" in l2.detail

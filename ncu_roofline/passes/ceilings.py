@@ -257,6 +257,32 @@ def _global_ops(res: Resolver, skipped: list[NotApplicable]) -> dict[str, float]
     return used
 
 
+# What each level moved for global loads and stores, as the report counts it (name, bytes per unit).
+_LEVEL_TRAFFIC = {
+    "dram": {"ld": ("dram__bytes_read.sum", 1.0), "st": ("dram__bytes_write.sum", 1.0)},
+    "l2": {"ld": ("lts__t_sectors_srcunit_tex_op_read.sum", 32.0),
+           "st": ("lts__t_sectors_srcunit_tex_op_write.sum", 32.0)},
+}
+_ABSORBED_TOLERANCE = 1.02
+
+
+def _level_use(res: Resolver, level: str, used: dict[str, float],
+               sectors: dict[str, float]) -> tuple[float, float] | None:
+    """(bytes `level` moved, bytes used) for the global accesses that fetch bytes they do not use, where
+    the report counts that level's traffic in each such direction; None where it does not."""
+    moved_all, useful_all = 0.0, 0.0
+    for op, per_sector in used.items():
+        if per_sector >= 32.0 * 0.999 or sectors.get(op, 1.0) <= 1.0:
+            continue  # no waste in this direction, or no sector count to weigh it
+        name, scale = _LEVEL_TRAFFIC[level][op]
+        moved = res.count(name)
+        if moved is None:
+            return None
+        moved_all += moved[0] * scale
+        useful_all += sectors[op] * per_sector
+    return (moved_all, useful_all) if useful_all > 0 else None
+
+
 def _memory_ceilings(m: KernelModel, res: Resolver, out: list[Ceiling], skipped: list[NotApplicable]) -> None:
     used = _global_ops(res, skipped)
     copies = _async_copies(res)
@@ -281,8 +307,23 @@ def _memory_ceilings(m: KernelModel, res: Resolver, out: list[Ceiling], skipped:
         name = {"ld": "loads", "st": "stores"}
         parts = ", ".join(f"{name[op]} {used[op]:.1f}" for op in ("ld", "st") if op in used)
         for roof in ("l2", "dram"):
-            _add(out, m, "sector_use", roof, per_sector / 32.0, evidence,
-                 f"global memory accesses use {per_sector:.1f} of every 32 bytes fetched ({parts})",
+            # A sector's unused bytes cost a level only if they travel there: where the report counts
+            # the level's traffic, its factor is the share of what it moved that the accesses use (never
+            # below what L1 fetched shows), and none where it moved no more than they use.
+            factor, measured = per_sector / 32.0, ""
+            level = _level_use(res, roof, used, weights)
+            if level is not None:
+                moved, useful = level
+                if moved <= useful * _ABSORBED_TOLERANCE:
+                    skipped.append(NotApplicable("sector_use", roof, (
+                        f"{roof.upper()} moved {moved:,.0f} bytes for these accesses, no more than the {useful:,.0f} "
+                        "they use: the unused parts of their sectors were used by neighbouring accesses from the "
+                        f"caches, so they cap nothing at {roof.upper()}")))
+                    continue
+                factor = max(factor, useful / moved)
+                measured = f"; {roof.upper()} moved {moved:,.0f} bytes for them, {factor:.0%} of it used"
+            _add(out, m, "sector_use", roof, factor, evidence,
+                 f"global memory accesses use {per_sector:.1f} of every 32 bytes fetched ({parts}){measured}",
                  f"global {name[worst]} use {used[worst]:.0f} of every 32 bytes fetched: make adjacent "
                  "threads read adjacent addresses (structure of arrays, transposed indexing, or stage "
                  "through shared memory)")
