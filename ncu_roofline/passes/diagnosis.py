@@ -73,11 +73,7 @@ def _other_side(m: KernelModel, kind: str) -> tuple[float, str] | None:
     return None if side is None else _busiest_on(m, side, kind)
 
 
-def _unit_order(item: tuple[str, Any]) -> int:
-    return _ORDER.get(item[0], len(_ORDER))
-
-
-_ORDER = {u.id: n for n, u in enumerate(T.UNITS)}
+_ORDER = {u.id: n for n, u in enumerate(T.UNITS)}  # among equal shares, the earlier unit is named
 # The pipes that do arithmetic (and the FLOP roofs): their work is the kernel's FLOP, whatever its bytes.
 _ARITHMETIC = ("sm__pipe_fma", "sm__pipe_alu", "sm__pipe_fp64", "sm__pipe_tensor", "sm__pipe_tc",
                "sm__pipe_shared", "sm__inst_executed_pipe_fp16", "sm__inst_executed_pipe_xu")
@@ -92,14 +88,13 @@ def _busiest_on(m: KernelModel, side: str, kind: str = "", arithmetic: bool = Fa
     named = [(uid, u) for uid, u in units if u.parent is not None]  # the unit itself, not its side's headline
     if arithmetic:
         named = [(uid, u) for uid, u in named if uid.startswith(_ARITHMETIC)]
-    # Roofs first, then units in the knowledge's order: among equal shares (Volta's shared pipe counts
-    # its FP64 work too) the earlier, more specific one is named.
+    # Among equal shares a roof is named, then the unit that comes first in the knowledge's order
+    # (Volta's shared pipe counts its FP64 work too: the FP64 pipe is named).
     roofs = R.LEVELS if side == "memory" else tuple(r for r in R.ROOFS if r not in R.LEVELS)
-    found: list[tuple[float, str]] = [(share, f"the {roof.upper()} roof") for roof, share in m.utilization.items()
-                                      if roof in roofs]
-    found += [(u.share, u.label) for _, u in sorted(named or ([] if arithmetic else units), key=_unit_order)]
-    found = [f for f in found if math.isfinite(f[0]) and f[0] > 0]
-    return max(found, key=lambda f: f[0], default=None)  # the first of the largest
+    found = [(share, 1, f"the {roof.upper()} roof") for roof, share in m.utilization.items() if roof in roofs]
+    found += [(u.share, -_ORDER.get(uid, len(_ORDER)), u.label) for uid, u in (named or ([] if arithmetic else units))]
+    best = max((f for f in found if math.isfinite(f[0]) and f[0] > 0), key=lambda f: (f[0], f[1]), default=None)
+    return None if best is None else (best[0], best[2])
 
 
 def _ceiling_finding(m: KernelModel, c: Ceiling, where: str) -> Finding:
