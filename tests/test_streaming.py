@@ -113,6 +113,21 @@ def test_iter_dumps_writes_what_dumps_writes() -> None:
     assert json.loads("".join(iter_dumps(doc)))["b"][1]["z"][0] == {"x": None}
 
 
+def test_dumps_reads_back_as_the_standard_library_writes_it() -> None:
+    """orjson writes compact documents; what it refuses (an integer past 64 bits) falls back to the
+    standard library, with the same separators, and non-finite floats are null either way."""
+    doc = {"b": [1, -0.0, 1e-7, 1.5e300, "é ×", None, True], "a": {"2": float("inf"), "1": float("nan")},
+           "n": 2**70, "t": (1, 2)}
+    text = dumps(doc)
+    assert text.endswith("\n") and ", " not in text
+    assert json.loads(text) == {"a": {"1": None, "2": None}, "b": [1, -0.0, 1e-7, 1.5e300, "é ×", None, True],
+                                "n": 2**70, "t": [1, 2]}
+    assert text.index('"a"') < text.index('"b"') < text.index('"n"')  # sorted keys
+    small = {"k": [0.1, 3, "x"], "j": float("nan")}
+    assert dumps(small) == '{"j":null,"k":[0.1,3,"x"]}\n'
+    assert dumps({1: "x", "0": 2}) == '{"0":2,"1":"x"}\n'  # int keys as strings, sorted
+
+
 def test_json_pieces_are_the_document(tmp_path: Path) -> None:
     paths = [_write(tmp_path, SAMPLE, "a.csv"), _write(tmp_path, HEADER + UNITS + ROW1, "b.csv")]
     analysis = analyze(paths)

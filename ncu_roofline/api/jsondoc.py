@@ -1,4 +1,10 @@
-"""Deterministic JSON for every document the tool writes: sorted keys, no NaN, null for absent."""
+"""Deterministic JSON for every document the tool writes: sorted keys, no NaN, null for absent.
+
+Compact documents are encoded with orjson (a launch's dict in about a fifth of the standard
+library's time, which matters at 50,000 launches), with `,` and `:` as separators; indented ones
+(diff and trend documents, a few kilobytes) with the standard library. Both write a non-finite
+float as null and sort keys by code point, so the two read back the same.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +13,14 @@ import math
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-# check_circular off: the documents are trees built here (a tenth of the encoding time saved).
-_ENCODER = json.JSONEncoder(sort_keys=True, allow_nan=False, ensure_ascii=False, check_circular=False)
+import orjson
+
+# Sorted keys; int keys written as strings (as the standard library does); numpy scalars as numbers.
+_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
+# The fallback, for what orjson refuses (an integer past 64 bits, a float subclass, a key type it
+# does not write): check_circular off, since the documents are trees built here.
+_ENCODER = json.JSONEncoder(sort_keys=True, allow_nan=False, ensure_ascii=False, check_circular=False,
+                            separators=(",", ":"))
 _LAZY_DEPTH = 3  # where a LazyList may sit: document -> reports -> report -> its list
 
 
@@ -29,6 +41,8 @@ def dumps(doc: Any, indent: int | None = None) -> str:
     The document is encoded as it is; only when it holds a non-finite float (which JSON cannot
     write) is it copied through `json_safe` first, so the common case costs no copy.
     """
+    if indent is None:
+        return _encode(doc) + "\n"
     try:
         text = json.dumps(doc, indent=indent, sort_keys=True, allow_nan=False, ensure_ascii=False)
     except (ValueError, TypeError):  # NaN or infinity; keys that are not all strings
@@ -47,6 +61,10 @@ class LazyList:
 
 
 def _encode(obj: Any) -> str:
+    try:
+        return orjson.dumps(obj, option=_OPTIONS).decode()  # NaN and infinity become null
+    except (orjson.JSONEncodeError, TypeError):
+        pass
     try:
         return _ENCODER.encode(obj)
     except (ValueError, TypeError):  # NaN or infinity; keys that are not all strings
@@ -76,19 +94,19 @@ def _pieces(obj: Any) -> Iterator[str]:
     if isinstance(obj, LazyList):
         yield "["
         for i, item in enumerate(obj.make()):
-            yield (", " if i else "") + _encode(item)
+            yield ("," if i else "") + _encode(item)
         yield "]"
     elif isinstance(obj, dict) and _holds_lazy(obj):
         yield "{"
         for i, key in enumerate(sorted(obj)):
-            yield (", " if i else "") + _ENCODER.encode(str(key)) + ": "
+            yield ("," if i else "") + _ENCODER.encode(str(key)) + ":"
             yield from _pieces(obj[key])
         yield "}"
     elif isinstance(obj, list) and _holds_lazy(obj):
         yield "["
         for i, item in enumerate(obj):
             if i:
-                yield ", "
+                yield ","
             yield from _pieces(item)
         yield "]"
     else:
