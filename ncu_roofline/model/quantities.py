@@ -60,7 +60,20 @@ def unit_of(metric: str) -> str:
     return name.split("__", 1)[0]
 
 
-_FORMS: dict[str, tuple[str, str, str]] = {}  # metric -> its raw, per-cycle and per-second names (recipe terms)
+Options = tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...]
+# id(options) -> (options, each term's metric once, with its raw, per-cycle and per-second names). The
+# options are the recipe tables' own tuples (kept alive here, so that an id names one tuple only).
+_TERMS: dict[int, tuple[Options, tuple[tuple[str, tuple[str, str, str]], ...]]] = {}
+
+
+def _terms_of(options: Options) -> tuple[tuple[str, tuple[str, str, str]], ...]:
+    entry = _TERMS.get(id(options))
+    if entry is None or entry[0] is not options:
+        names = dict.fromkeys(t.metric for o in options for t in o.terms)
+        entry = (options, tuple((n, (n, f"{n}.per_cycle_elapsed", f"{n}.per_second")) for n in names))
+        if len(_TERMS) < 1024:
+            _TERMS[id(options)] = entry
+    return entry[1]
 
 
 class Resolver:
@@ -139,15 +152,12 @@ class Resolver:
     def held(self, options: tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...]) -> tuple[str, ...]:
         """The recipes' terms the kernel holds in some form (raw, per cycle, per second), in order."""
         possible, get = self._possible, self._get
-        found: dict[str, None] = {}
-        for option in options:
-            for term in option.terms:
-                name = term.metric
-                forms = _FORMS.get(name)
-                if forms is None:
-                    forms = _FORMS[name] = (name, f"{name}.per_cycle_elapsed", f"{name}.per_second")
-                if name not in found and any(f in possible and get(f) is not None for f in forms):
-                    found[name] = None
+        found = []
+        for name, forms in _terms_of(options):  # plain loops: a generator per term costs twice as much
+            for form in forms:
+                if form in possible and get(form) is not None:
+                    found.append(name)
+                    break
         return tuple(found)
 
     def recipe(self, recipe: R.Recipe) -> Value | None:
@@ -264,9 +274,10 @@ def _looked_for(options: tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...]) -> str
     return "; ".join(dict.fromkeys(names))
 
 
-# (quantity, what, options, the terms held) -> the Missing entry when no NaN is involved: the same for
-# every launch that holds the same terms.
-_ABSENT: dict[tuple[str, str, tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...], tuple[str, ...]], Missing] = {}
+# (quantity, what, id(options), the terms held) -> (options, the Missing entry) when no NaN is involved:
+# the same for every launch that holds the same terms. Keyed by identity: hashing the recipe tables'
+# frozen dataclasses costs more than the rest of the look-up; the entry keeps its options alive.
+_ABSENT: dict[tuple[str, str, int, tuple[str, ...]], tuple[Options, Missing]] = {}
 
 
 def _not_finite(names: list[str], infinite: set[str]) -> str:
@@ -281,37 +292,40 @@ def _missing(quantity: str, what: str, options: tuple[R.Recipe, ...] | tuple[R.P
     """Why `quantity` is not available: a peak that came out zero or out of range, NaN or infinite
     values (both as `res` saw them), or metrics absent from the report."""
     nan_seen = res.nan_seen
-    unusable = [f for f in res.unusable_peaks if any(t.metric in f for o in options for t in o.terms)] \
-        if quantity.startswith("peaks.") else []
-    if unusable:
-        reason = f"{what}: the report's values give a zero peak or one past the float range ({unusable[0]})"
-        return Missing(quantity, reason, R.COLLECT_WITH.get(quantity, "--set full"))
-    metrics = {t.metric for o in options for t in o.terms} if nan_seen else set()
-    nan_hit = sorted(n for n in nan_seen if any(n.startswith(m) for m in metrics))
-    if nan_hit:
-        reason = f"{what}: the report's values are {_not_finite(nan_hit, res.infinite)} ({', '.join(nan_hit[:3])})"
-        return Missing(quantity, reason, R.COLLECT_WITH.get(quantity, "--set full"))
+    if res.unusable_peaks and quantity.startswith("peaks."):
+        unusable = [f for f in res.unusable_peaks if any(t.metric in f for o in options for t in o.terms)]
+        if unusable:
+            reason = f"{what}: the report's values give a zero peak or one past the float range ({unusable[0]})"
+            return Missing(quantity, reason, R.COLLECT_WITH.get(quantity, "--set full"))
+    if nan_seen:
+        metrics = {t.metric for o in options for t in o.terms}
+        nan_hit = sorted(n for n in nan_seen if any(n.startswith(m) for m in metrics))
+        if nan_hit:
+            reason = (f"{what}: the report's values are {_not_finite(nan_hit, res.infinite)} "
+                      f"({', '.join(nan_hit[:3])})")
+            return Missing(quantity, reason, R.COLLECT_WITH.get(quantity, "--set full"))
     held = res.held(options)
-    key = (quantity, what, options, held)
-    found = _ABSENT.get(key)
-    if found is None:
-        # Recipes that lack a term the report does not hold (one may hold every term and still fail, for
-        # want of a clock, cycles or a duration: that one is not named here).
-        partial = [(option, absent) for option in options
-                   if (absent := [t.metric for t in option.terms if t.metric not in held])
-                   and len(absent) < len(option.terms)]
-        if partial:
-            lacks = "; ".join(f"{' + '.join(t.metric for t in o.terms)} lacks {', '.join(absent)}"
-                              for o, absent in partial)
-            reason = f"{what}: the report holds {', '.join(held[:3])}, but no recipe is complete ({lacks})"
-        elif held:
-            reason = (f"{what}: the report holds {', '.join(held[:3])}, but not the clock, cycle count or duration "
-                      f"its recipes need ({_looked_for(options)})")
-        else:
-            reason = f"{what}: none of these metrics is in the report: {_looked_for(options)}"
-        found = Missing(quantity, intern(reason), R.COLLECT_WITH.get(quantity, "--set full"))
-        if len(_ABSENT) < 1024:
-            _ABSENT[key] = found
+    key = (quantity, what, id(options), held)
+    entry = _ABSENT.get(key)
+    if entry is not None and entry[0] is options:
+        return entry[1]
+    # Recipes that lack a term the report does not hold (one may hold every term and still fail, for
+    # want of a clock, cycles or a duration: that one is not named here).
+    partial = [(option, absent) for option in options
+               if (absent := [t.metric for t in option.terms if t.metric not in held])
+               and len(absent) < len(option.terms)]
+    if partial:
+        lacks = "; ".join(f"{' + '.join(t.metric for t in o.terms)} lacks {', '.join(absent)}"
+                          for o, absent in partial)
+        reason = f"{what}: the report holds {', '.join(held[:3])}, but no recipe is complete ({lacks})"
+    elif held:
+        reason = (f"{what}: the report holds {', '.join(held[:3])}, but not the clock, cycle count or duration "
+                  f"its recipes need ({_looked_for(options)})")
+    else:
+        reason = f"{what}: none of these metrics is in the report: {_looked_for(options)}"
+    found = Missing(quantity, intern(reason), R.COLLECT_WITH.get(quantity, "--set full"))
+    if len(_ABSENT) < 1024:
+        _ABSENT[key] = (options, found)
     return found  # frozen: one entry serves every launch that lacks the same metrics
 
 
@@ -334,9 +348,19 @@ def _peak_for(res: Resolver, options: tuple[R.PeakRecipe, ...], measured: Value 
     return None
 
 
-def _ordered(options: tuple[R.Recipe, ...], prefer: str) -> tuple[R.Recipe, ...]:
-    """Recipes with the preferred byte definition first (stable otherwise)."""
-    return tuple(sorted(options, key=lambda o: 0 if not o.definition or o.definition == prefer else 1))
+_ORDERED: dict[tuple[str, str], tuple[R.Recipe, ...]] = {}
+
+
+def _ordered(level: str, prefer: str) -> tuple[R.Recipe, ...]:
+    """A level's byte recipes with the preferred definition first (stable otherwise); one tuple per
+    (level, definition), so that the caches keyed by a recipe table's identity find it again."""
+    found = _ORDERED.get((level, prefer))
+    if found is None:
+        options = R.BYTES[level]
+        found = tuple(sorted(options, key=lambda o: 0 if not o.definition or o.definition == prefer else 1))
+        if len(_ORDERED) < 64:
+            _ORDERED[(level, prefer)] = found
+    return found
 
 
 DURATION_FROM_CYCLES = "duration from elapsed cycles ÷ clock (the report holds no gpu__time_duration)"
@@ -428,7 +452,7 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART) -> K
     peaks: dict[str, Value | None] = {}
     no_dram = kernel.compute_capability in R.NO_DRAM_CC
     for level in R.LEVELS:
-        options = _ordered(R.BYTES[level], prefer_definition)
+        options = _ordered(level, prefer_definition)
         measured = res.first(options)
         traffic[level] = measured
         definition = measured.definition if measured is not None else prefer_definition

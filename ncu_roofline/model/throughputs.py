@@ -9,6 +9,7 @@ tool has no label for (they keep their metric name). Nothing is derived from roo
 from __future__ import annotations
 
 import math
+from collections.abc import Container
 from dataclasses import dataclass
 
 from ..knowledge import throughputs as T
@@ -77,8 +78,13 @@ def unit_throughputs(raw: RawKernel) -> dict[str, UnitShare]:
     """Every unit throughput the report holds for this kernel, by unit id."""
     out: dict[str, UnitShare] = {}
     get = raw.metrics.get  # about 50 look-ups a launch: the share test is inlined (see `_percent`)
+    # The names the metrics may hold at all (an export's header, a report's list for the kernel): a
+    # name not there is passed over by a C-level `in`, without a call of the mapping's `get`.
+    possible: Container[str] = getattr(raw.metrics, "possible_names", raw.metrics)
     for unit in T.UNITS:
         for name in unit.metrics:
+            if name not in possible:
+                continue
             m = get(name)
             if m is None:
                 continue

@@ -9,6 +9,7 @@ the calling process; `readers.isolation` runs it in a child process.
 
 from __future__ import annotations
 
+import bisect
 import math
 import mmap
 import re
@@ -70,6 +71,9 @@ def _metric(action: Any, name: str, forms: Forms) -> Metric | None:
     return Metric(m.as_string() if is_string else m.as_double(), unit)
 
 
+_UNREAD = object()
+
+
 class ActionMetrics(Mapping[str, Metric]):
     """The metrics of one profiled kernel, read from the report only when first asked for.
 
@@ -85,6 +89,7 @@ class ActionMetrics(Mapping[str, Metric]):
         self._names = tuple(action.metric_names())
         self._known = frozenset(self._names)
         self._cache: dict[str, Metric | None] = {}
+        self._sorted: list[str] | None = None
 
     def __getitem__(self, name: str) -> Metric:
         if name not in self._known:
@@ -99,10 +104,11 @@ class ActionMetrics(Mapping[str, Metric]):
     def get(self, name: str, default: Any = None) -> Any:
         # Mapping.get would go through a KeyError for each metric the report lacks (most look-ups
         # of a fallback chain are of those).
-        try:
-            found = self._cache[name]
-        except KeyError:
-            found = self._cache[name] = _metric(self._action, name, self._forms) if name in self._known else None
+        found = self._cache.get(name, _UNREAD)
+        if found is _UNREAD:
+            if name not in self._known:
+                return default  # absent: nothing to remember (the name set answers again in C)
+            found = self._cache[name] = _metric(self._action, name, self._forms)
         return default if found is None else found
 
     @property
@@ -111,8 +117,17 @@ class ActionMetrics(Mapping[str, Metric]):
         return self._known
 
     def names_starting(self, prefix: str) -> list[str]:
-        """The metrics present whose name starts with `prefix`."""
-        return [n for n in self._names if n.startswith(prefix)]
+        """The metrics present whose name starts with `prefix`, in name order: a range of the sorted
+        names found by bisection (the native reader lists them sorted, so the sort is one C-level pass;
+        a scan with `startswith` costs a tenth of a millisecond per kernel of 2,000 metrics)."""
+        ordered = self._sorted
+        if ordered is None:
+            ordered = self._sorted = sorted(self._names)
+        start = bisect.bisect_left(ordered, prefix)
+        end = start
+        while end < len(ordered) and ordered[end].startswith(prefix):
+            end += 1
+        return ordered[start:end]
 
     def __contains__(self, name: object) -> bool:
         return name in self._known
