@@ -17,19 +17,21 @@ knows which metrics it wants needs no list).
 
 The JSON path is `ncu_roofline.analyze(all reports, keep_metrics=False).to_json()`, in this process,
 and the same with `isolate=True`, the reader in child processes (`readers.isolation`), as `report`
-reads (it keeps no raw metrics once a kernel is analysed: none cross the process boundary). Each
-step runs five times (the best time counts; the first `ncu_report` access in a process pays a one-
-off start-up that both share, and the machine's speed swings between runs). Prints the ratio
-(target: within 1.3x of the floor), how many metrics per kernel the floor reads against how many the
-reports hold, and the peak memory of each step, and the cost of the isolation: the same analysis in
-this process (`isolate=False`), and the isolated one with a cold start (a fresh reader process, as
-each command pays once; target: the isolated path within 10 % of the in-process one).
+reads (it keeps no raw metrics once a kernel is analysed: none cross the process boundary). The
+steps take turns, five rounds (each step's best time counts; the first `ncu_report` access in a
+process pays a one-off start-up that both share, and the machine's speed swings between runs).
+Prints the ratio (target: within 1.3x of the floor), how many metrics per kernel the floor reads
+against how many the reports hold, and the peak memory of each step, and the cost of the isolation:
+the same analysis in this process (`isolate=False`), and the isolated one with a cold start (a fresh
+reader process, as each command pays once; target: the isolated path within 10 % of the in-process
+one).
 
     python benchmarks/bench_json.py [REPORT_DIR]
 """
 
 from __future__ import annotations
 
+import gc
 import resource
 import sys
 import time
@@ -137,21 +139,26 @@ def cold_json_path(paths: list[Path]) -> float:
     return time.perf_counter() - start
 
 
-def timed(fn: Callable[[], Any]) -> tuple[float, int, Any]:
-    """Best of `REPEATS` runs (this machine's speed swings between runs), and the traced peak memory
-    of the last."""
-    best = float("inf")
-    for _ in range(REPEATS - 1):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
+def traced(fn: Callable[[], Any]) -> tuple[int, Any]:
+    """One run under tracemalloc (untimed: tracing slows it): its peak traced memory, and its result."""
     tracemalloc.start()
-    start = time.perf_counter()
     result = fn()
-    best = min(best, time.perf_counter() - start)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    return best, peak, result
+    return peak, result
+
+
+def interleaved(steps: list[Callable[[], Any]]) -> list[float]:
+    """Each step's best time of `REPEATS` rounds, the steps taking turns within each round: this
+    machine's speed swings over seconds, and taking turns lets every step meet the same swings."""
+    best = [float("inf")] * len(steps)
+    for _ in range(REPEATS):
+        for i, fn in enumerate(steps):
+            gc.collect()  # the last step's garbage is not collected in this one's time
+            start = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - start)
+    return best
 
 
 def main(argv: list[str]) -> int:
@@ -161,10 +168,12 @@ def main(argv: list[str]) -> int:
         print(f"bench_json: no reports in {folder} (the shared corpus is expected there)", file=sys.stderr)
         return 2
     plan, read, held = metrics_read(paths)  # untimed: what the analysis reads of each kernel
-    floor_s, floor_peak, kernels = timed(lambda: floor(plan))
-    local_s, local_peak, size = timed(lambda: json_path(paths))
-    cold_s = cold_json_path(paths)  # starts the reader processes that the next step reuses
-    ours_s, ours_peak, _ = timed(lambda: json_path(paths, isolate=True))
+    floor_peak, kernels = traced(lambda: floor(plan))
+    local_peak, size = traced(lambda: json_path(paths))
+    cold_s = cold_json_path(paths)  # starts the reader processes that the steps below reuse
+    ours_peak, _ = traced(lambda: json_path(paths, isolate=True))
+    floor_s, local_s, ours_s = interleaved([lambda: floor(plan), lambda: json_path(paths),
+                                            lambda: json_path(paths, isolate=True)])
     ratio = ours_s / floor_s
     print(f"{len(paths)} reports, {kernels} kernels, JSON {size:,} bytes")
     per_read, per_held = read / max(kernels, 1), held / max(kernels, 1)
