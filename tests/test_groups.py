@@ -240,3 +240,34 @@ def test_focus_options_on_the_command_line(tmp_path) -> None:
     assert doc["settings"]["group_by"] == "name" and doc["reports"][0]["group_count"] == 3
     bad = runner.invoke(main, ["report", str(src), "-f", "json", "--kernel", "("])
     assert bad.exit_code == 2 and "not a regular expression" in bad.output
+
+
+@pytest.mark.skipif(not (CORPUS / "cudaprogramming__readSegmentUnroll.ncu-rep").is_file(),
+                    reason="shared corpus not present")
+def test_a_group_cap_says_how_many_launches_have_it() -> None:
+    """readOffset with a 8192-block grid: launches 27, 30 and 33. Only launch 30, the longest (45.7 µs
+    against 44.1 and 44.9), touches 5.0 sectors per load request where
+    4.0 hold the bytes (coalescing 80 %); the aligned launches touch 4.0, no cap."""
+    a = ncu_roofline.analyze(CORPUS / "cudaprogramming__readSegmentUnroll.ncu-rep")
+    group = next(g for g in group_kernels(a.reports[0].kernels)
+                 if g.name.startswith("readOffset(") and g.grid == (8192, 1, 1))
+    assert sorted(k.raw.index for k in group.launches) == [27, 30, 33] and group.longest.raw.index == 30
+    caps = [c for c in group.summary.ceilings if c.launches is not None]
+    assert [(c.kind, c.roof, c.launches) for c in caps] == [("coalescing", "l1", (1, 3))]
+    assert caps[0].factor == pytest.approx(4.0 / 5.0, rel=1e-4)
+    assert caps[0].detail.endswith("(in 1 of 3 launches, the longest among them)")
+    assert caps[0].to_dict()["launches_with_cap"] == 1 and caps[0].to_dict()["launches"] == 3
+    for k in group.launches:  # the launches' own ceilings stay their own, without the group's count
+        assert all(c.launches is None and "launches" not in c.detail for c in k.ceilings)
+    # A launch's finding about the cap carries the count in the group, never in the launch.
+    texts = [f.text for f in group.summary.diagnosis]
+    assert not any("sectors per request" in t and "of 3 launches" not in t for t in texts)
+
+
+def test_a_cap_every_launch_has_reads_without_a_count() -> None:
+    a, b = launch(0, 1000, 6e5), launch(1, 2000, 6e5)  # base_metrics: FP32 FMA balance caps FP32 at 83 %
+    assert [(c.kind, round(c.factor, 3)) for c in a.ceilings if c.factor < 0.9] == [("fma_balance", 0.833)]
+    group = group_kernels([a, b])[0]
+    shared = [c for c in group.summary.ceilings if c.launches is not None]
+    assert [(c.kind, c.launches) for c in shared] == [("fma_balance", (2, 2))]
+    assert "launches" not in shared[0].detail

@@ -1,15 +1,16 @@
 """Kernel groups: the launches of one kernel with one launch configuration, judged as one.
 
-A group is every launch with the same (demangled) name, grid and block (`group_by="launch"`,
-the default), or with the same name alone (`group_by="name"`). Per group: launch count and
-duration statistics (total, mean, median, min, max, coefficient of variation = population
-standard deviation ÷ mean), its share of GPU time, and its limits: for every roof and unit
-throughput the duration-weighted mean of its launches' shares (for a roof, the summed
-work ÷ peak ÷ summed time), so its intensity is total FLOP ÷ total bytes. Its limiter and regime
-follow the rules of every kernel (`model.roofline.limiter_and_regime`). Its findings are the
-diagnosis of those limits, with the ceilings (and Nsight Compute rule results) of its longest
-launch, which says so (`findings_from_launch`). Launches whose limiter differs from the group's
-are listed (`disagreeing_launches`).
+A group is every launch with the same (demangled) name, grid and block (`group_by="launch"`, the
+default), or with the same name alone (`group_by="name"`). Per group: launch count and duration
+statistics (total, mean, median, min, max, coefficient of variation = population standard deviation
+÷ mean), its share of GPU time, and its limits: for every roof and unit throughput the
+duration-weighted mean of its launches' shares (for a roof, the summed work ÷ peak ÷ summed time),
+so its intensity is total FLOP ÷ total bytes. Its limiter and regime follow the rules of every
+kernel (`model.roofline.limiter_and_regime`). Its findings are the diagnosis of those limits, with
+the ceilings (and Nsight Compute rule results) of its longest launch, which says so
+(`findings_from_launch`); each cap worth a finding counts the launches that share it
+(`launches_with_cap` of `launches`), and its text names the count where not all do. Launches whose
+limiter differs from the group's are listed (`disagreeing_launches`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 from ..knowledge import recipes as R
 from ..model.roofline import limiter_and_regime
 from ..model.throughputs import UnitShare
+from ..passes.ceilings import SIGNIFICANT, Ceiling
 from ..passes.diagnosis import diagnose
 from ..settings import DEFAULT_THRESHOLD, GROUP_BY_LAUNCH, GROUP_BY_NAME
 from .kernel import AnalysedKernel
@@ -242,10 +244,30 @@ def _aggregate(launches: list[AnalysedKernel], longest: AnalysedKernel, threshol
         achieved_flop_per_s=total_flop / total_time if total_flop is not None else None,
         attainable_flop_per_s=attainable)
     # The diagnosis of the group's own limits (the row's limiter and its findings must agree), with
-    # the ceilings of its longest launch; a tail effect only where every launch has the same waves.
+    # the ceilings of its longest launch, each saying how many launches share its cap; a tail effect
+    # only where every launch has the same waves.
+    ceilings = _shared_ceilings([k for _, k in timed], longest)
     one_wave_count = len({k.launch.get("waves_per_sm") for k in launches}) == 1
-    return dataclasses.replace(summary, diagnosis=diagnose(summary, longest.ceilings, longest.reuse,
-                                                           waves=one_wave_count))
+    return dataclasses.replace(summary, ceilings=ceilings,
+                               diagnosis=diagnose(summary, ceilings, longest.reuse, waves=one_wave_count))
+
+
+def _shared_ceilings(launches: list[AnalysedKernel], longest: AnalysedKernel) -> list[Ceiling]:
+    """The longest launch's ceilings; each cap worth a finding says in how many of the launches it is
+    (a same-named launch may access memory another way: an offset argument that misaligns it), and
+    where not in all of them, its text says so."""
+    out = []
+    for c in longest.ceilings:
+        if c.factor >= SIGNIFICANT:
+            out.append(c)
+            continue
+        key = c.key
+        with_cap = sum(1 for k in launches if any(o.key == key and o.factor < SIGNIFICANT for o in k.ceilings))
+        detail = c.detail
+        if with_cap < len(launches):
+            detail = f"{detail} (in {with_cap} of {len(launches)} launches, the longest among them)"
+        out.append(dataclasses.replace(c, detail=detail, launches=(with_cap, len(launches))))
+    return out
 
 
 def group_kernels(kernels: Sequence[AnalysedKernel], group_by: str = GROUP_BY_LAUNCH,

@@ -44,10 +44,20 @@ class Ceiling:
     evidence: dict[str, float]
     detail: str
     action: str
+    # A group's ceiling (its longest launch's): (launches with this cap, launches compared); None for a launch.
+    launches: tuple[int, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "roof": self.roof, "factor": self.factor, "value": self.value,
-                "evidence": dict(self.evidence), "detail": self.detail, "action": self.action}
+        d = {"kind": self.kind, "roof": self.roof, "factor": self.factor, "value": self.value,
+             "evidence": dict(self.evidence), "detail": self.detail, "action": self.action}
+        if self.launches is not None:
+            d["launches_with_cap"], d["launches"] = self.launches
+        return d
+
+    @property
+    def key(self) -> tuple[str, str, tuple[str, ...]]:
+        """What makes two launches' ceilings the same one: kind, roof and what it counts (loads or stores)."""
+        return self.kind, self.roof, tuple(sorted(self.evidence))
 
 
 @dataclass(slots=True)
