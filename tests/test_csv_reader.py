@@ -713,3 +713,32 @@ def test_a_zero_peak_is_no_roof_and_says_why(tmp_path) -> None:
     assert reason.startswith("no DRAM bandwidth peak: the report's values give a zero peak or one past the "
                              "float range (")
     assert ".peak_sustained" in reason
+
+
+def test_a_line_without_a_cell_opening_dash_holds_no_negative_value() -> None:
+    """The reader skips the scan for negative values on an all-quoted line whose dashes all sit inside
+    cells (an exponent's, a device name's): wherever the scan finds one, the line check must say so
+    (a seeded mix of signed, blank-led, exponent and text cells)."""
+    import random
+
+    from ncu_roofline.readers.csv_export import _dash_starts_a_cell, _quoted_cells
+    from ncu_roofline.readers.csv_rows import negative_cells
+
+    cells = ["-5", " -5", "\t-1,024", "\u00a0-2.5", "-nan", "-inf", "1e-05", "Tesla V100-SXM2-32GB", "2,048",
+             "5", " 7", "a-b", "-", " - 3", "", "n/a", "3.5e+10", "--5", "+-1", "x -1"]
+    rng = random.Random(11)
+    signed = [(i, f"u{i}__m.sum") for i in range(8)]
+    found = skipped = 0
+    for _ in range(3000):
+        row = [rng.choice(cells + ["1e-05", "2,048", "Tesla V100-SXM2-32GB", "a-b"] * 8) for _ in range(8)]
+        line = '"' + '","'.join(row) + '"\n'
+        assert _quoted_cells(line) == row
+        negatives = negative_cells(row, signed)
+        if negatives:
+            found += 1
+            assert _dash_starts_a_cell(line), row
+        elif not _dash_starts_a_cell(line):
+            skipped += 1
+    assert found > 300 and skipped > 300  # both sides were tried
+    assert not _dash_starts_a_cell('"1","Tesla V100-SXM2","2.5e-07"\n')
+    assert _dash_starts_a_cell('"1"," -3"\n') and _dash_starts_a_cell('"-3"\n')

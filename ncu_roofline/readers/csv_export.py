@@ -187,7 +187,7 @@ class CsvExport:
                 "(0 kernels)" + _marker_summary(self._lines.markers, "ERROR"),
                 "the export stops after the header; " + REEXPORT_HINT,
             )
-        units_line, units = first
+        units_line, units, _ = first
         id_column = header.index("ID")
         if units[id_column].strip():
             raise InputError(
@@ -203,7 +203,7 @@ class CsvExport:
         signed = [(i, name) for i, name, _ in metric_columns if cannot_be_negative(name)]
         seen_ids: set[int] = set()
         count = 0
-        for line_no, row in rows:
+        for line_no, row, may_be_negative in rows:
             if repeated.skip(line_no, row):
                 continue
             cells = {name: row[i].strip() for i, name in identity_columns}
@@ -221,7 +221,7 @@ class CsvExport:
                 name = f"kernel {index}"
                 self._unnamed.append((count, not cells.get("Demangled Name")))
             demangled = cells.get("Demangled Name") or kernel_name or name
-            for n, value in negative_cells(row, signed):
+            for n, value in (negative_cells(row, signed) if may_be_negative else ()):
                 metrics.drop(n)
                 self._impossible.append((count, n, value))
             count += 1
@@ -241,17 +241,19 @@ class CsvExport:
             self._notes.append("the ID column is missing, not numeric or repeats; kernels are numbered by row")
         self._done = True
 
-    def _rows(self) -> Iterator[tuple[int, list[str]]]:
-        """Every non-blank row after the header with the line it ends on; a row is checked against
+    def _rows(self) -> Iterator[tuple[int, list[str], bool]]:
+        """Every non-blank row after the header with the line it ends on, and whether a cell of it may
+        hold a negative number (False only where the line shows none can); a row is checked against
         the header once the next one is read (the last row may be cut, any other is damaged)."""
         path, width = self.path, len(self.header)
         source = self._source
-        pending: tuple[int, list[str]] | None = None
+        pending: tuple[int, list[str], bool] | None = None
         while True:
             line = next(source, None)
             if line is None:
                 break
             row = _quoted_cells(line)
+            may_be_negative = row is None or _dash_starts_a_cell(line)
             if row is None:  # anything but the plain all-quoted row: csv decides (it may read on)
                 try:
                     row = next(csv.reader(itertools.chain((line,), source)))
@@ -263,7 +265,7 @@ class CsvExport:
             if pending is not None:
                 _check_width(path, pending, width, last=False)
                 yield pending
-            pending = (self._lines.line_no, row)
+            pending = (self._lines.line_no, row, may_be_negative)
         if pending is None:
             return
         _check_width(path, pending, width, last=True)
@@ -322,8 +324,25 @@ def _quoted_cells(line: str) -> list[str] | None:
     return cells if line.count('"') == 2 * len(cells) else None
 
 
-def _check_width(path: Path, row: tuple[int, list[str]], width: int, last: bool) -> None:
-    line_no, cells = row
+def _dash_starts_a_cell(line: str) -> bool:
+    """Whether a cell of an all-quoted row (`_quoted_cells`: every quote is a cell's own) may hold a
+    negative number: one of its dashes has only blanks between it and the quote that opens its cell.
+    A negative number starts with a dash once its blanks are stripped; a line holds few dashes (an
+    exponent's, a device name's), found by a C-level search, where a scan of every cell costs a
+    join and a regular expression over the whole row."""
+    pos = line.find("-")
+    while pos != -1:
+        j = pos - 1
+        while j >= 0 and line[j].isspace():
+            j -= 1
+        if j < 0 or line[j] == '"':
+            return True
+        pos = line.find("-", pos + 1)
+    return False
+
+
+def _check_width(path: Path, row: tuple[int, list[str], bool], width: int, last: bool) -> None:
+    line_no, cells, _ = row
     if len(cells) == width:
         return
     why = ("the export looks truncated (cut off while it was written or copied)" if last and len(cells) < width

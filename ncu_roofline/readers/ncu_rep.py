@@ -201,16 +201,22 @@ def kernel_from_metrics(
     metrics: Mapping[str, Metric],
     **identity: Any,
 ) -> RawKernel:
-    """Build a RawKernel, taking launch and device identity from the standard metrics."""
-    major = _int(metrics, "device__attribute_compute_capability_major")
-    minor = _int(metrics, "device__attribute_compute_capability_minor")
-    cc = f"{major}.{minor}" if major is not None and minor is not None else None
-    identity.setdefault("device", _string(metrics, "device__attribute_display_name"))
-    identity.setdefault("compute_capability", cc)
-    identity.setdefault("sm_count", _int(metrics, "device__attribute_multiprocessor_count"))
-    identity.setdefault("grid_size", _triple(metrics, "launch__grid_dim"))
-    identity.setdefault("block_size", _triple(metrics, "launch__block_dim"))
-    identity.setdefault("stream_id", _int(metrics, "launch__stream_id"))
+    """Build a RawKernel, taking launch and device identity from the standard metrics (where `identity`,
+    e.g. a CSV export's columns, does not give it)."""
+    if "compute_capability" not in identity:
+        major = _int(metrics, "device__attribute_compute_capability_major")
+        minor = _int(metrics, "device__attribute_compute_capability_minor")
+        identity["compute_capability"] = f"{major}.{minor}" if major is not None and minor is not None else None
+    if "device" not in identity:
+        identity["device"] = _string(metrics, "device__attribute_display_name")
+    if "sm_count" not in identity:
+        identity["sm_count"] = _int(metrics, "device__attribute_multiprocessor_count")
+    if "grid_size" not in identity:
+        identity["grid_size"] = _triple(metrics, "launch__grid_dim")
+    if "block_size" not in identity:
+        identity["block_size"] = _triple(metrics, "launch__block_dim")
+    if "stream_id" not in identity:
+        identity["stream_id"] = _int(metrics, "launch__stream_id")
     return RawKernel(index=index, name=name, demangled_name=demangled, metrics=metrics, **identity)
 
 
