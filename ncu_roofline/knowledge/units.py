@@ -46,6 +46,7 @@ def _word_factor(word: str) -> tuple[float, str]:
 
 _FACTORS: dict[str, tuple[float, str]] = {}  # unit as written -> si_factor(unit); a report has a few dozen
 _FACTORS_KEPT = 4096
+SI_FACTORS = _FACTORS  # unit -> (factor, SI unit) of the units met so far, for hot paths to read (never write)
 
 
 def si_factor(unit: str) -> tuple[float, str]:

@@ -12,10 +12,11 @@ import re
 from collections.abc import Container
 from dataclasses import dataclass, field
 from sys import intern  # a recipe's text is the same for every launch of a kernel: one copy
+from typing import Any
 
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
-from ..knowledge.units import to_si
+from ..knowledge.units import SI_FACTORS, to_si
 from ..readers.record import RawKernel, metric_names_starting
 
 
@@ -76,12 +77,20 @@ def _terms_of(options: Options) -> tuple[tuple[str, tuple[str, str, str]], ...]:
     return entry[1]
 
 
+_UNREAD = object()
+_NOTHING_READ: dict[str, object] = {}
+
+
 class Resolver:
     """Finds a count in whatever form a report stores it, and says which form it used."""
 
     def __init__(self, kernel: RawKernel) -> None:
         self.kernel = kernel
         self._get = kernel.metrics.get  # a few hundred look-ups per kernel: bound once
+        # The metrics read so far (a CSV row's parsed cells, a report's fetched metrics; None for one
+        # known absent): a C-level look-up answers most calls before the mapping's own `get`.
+        read = getattr(kernel.metrics, "read_so_far", None)
+        self._read = read.get if read is not None else _NOTHING_READ.get
         # Names the metrics may hold at all (a CSV export's header, a report action's name list):
         # over half the look-ups of a fallback chain are of names absent there, answered by this
         # container's `in` (in C) without calling the mapping's `get`.
@@ -95,7 +104,9 @@ class Resolver:
         """A metric's value in SI units; None when absent, NaN or infinite (those are remembered)."""
         if name not in self._possible:
             return None
-        m = self._get(name)
+        m: Any = self._read(name, _UNREAD)
+        if m is _UNREAD:
+            m = self._get(name)
         if m is None:
             return None
         value = m.value
@@ -108,7 +119,11 @@ class Resolver:
             if value == value:
                 self.infinite.add(name)
             return None
-        return to_si(value, m.unit or default_unit)
+        unit = m.unit or default_unit
+        if not unit:
+            return value  # a count: no conversion
+        factor = SI_FACTORS.get(unit)
+        return value * factor[0] if factor is not None else to_si(value, unit)
 
     def cycles(self, unit: str) -> tuple[float, str] | None:
         """Elapsed cycles of a unit: stored, or clock x duration."""

@@ -74,6 +74,12 @@ def _breakdown_names(raw: RawKernel, headline: str) -> tuple[str, ...]:
     return found
 
 
+# Per unit, in the knowledge's order: what every launch's UnitShare of it repeats, and its metrics with
+# their recipe texts (made once here, not once per launch).
+_UNIT_FORMS = tuple((unit.id, unit.label, unit.group, unit.parent, unit.explains,
+                     tuple((name, _recipe(name)) for name in unit.metrics)) for unit in T.UNITS)
+
+
 def unit_throughputs(raw: RawKernel) -> dict[str, UnitShare]:
     """Every unit throughput the report holds for this kernel, by unit id."""
     out: dict[str, UnitShare] = {}
@@ -81,8 +87,8 @@ def unit_throughputs(raw: RawKernel) -> dict[str, UnitShare]:
     # The names the metrics may hold at all (an export's header, a report's list for the kernel): a
     # name not there is passed over by a C-level `in`, without a call of the mapping's `get`.
     possible: Container[str] = getattr(raw.metrics, "possible_names", raw.metrics)
-    for unit in T.UNITS:
-        for name in unit.metrics:
+    for uid, label, group, parent, explains, forms in _UNIT_FORMS:
+        for name, recipe in forms:
             if name not in possible:
                 continue
             m = get(name)
@@ -96,8 +102,7 @@ def unit_throughputs(raw: RawKernel) -> dict[str, UnitShare]:
             else:
                 share = value / 100.0 if value > 0.0 else 0.0
             if share is not None:
-                out[unit.id] = UnitShare(unit.id, share, unit.label, unit.group, unit.parent, _recipe(name),
-                                         unit.explains)
+                out[uid] = UnitShare(uid, share, label, group, parent, recipe, explains)
                 break
     for headline in T.BREAKDOWNS:
         group = T.BY_ID[headline].group

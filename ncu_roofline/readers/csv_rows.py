@@ -244,6 +244,12 @@ class RowMetrics(Mapping[str, Metric]):
             [n for n in self._columns if n.startswith(prefix)]
         return [n for n in names if self.get(n) is not None]
 
+    @property
+    def read_so_far(self) -> dict[str, Metric | None]:
+        """The metrics read so far, None for one read as absent (the model looks here before `get`;
+        not to be changed)."""
+        return self._cache
+
     def fetched(self) -> dict[str, Metric]:
         """The metrics read so far, as a plain dict (what a kernel keeps once it is analysed)."""
         return {name: m for name, m in self._cache.items() if m is not None}

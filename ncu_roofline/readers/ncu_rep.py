@@ -138,6 +138,12 @@ class ActionMetrics(Mapping[str, Metric]):
     def __len__(self) -> int:
         return len(self._names)
 
+    @property
+    def read_so_far(self) -> dict[str, Metric | None]:
+        """The metrics read so far, None for one read as absent (the model looks here before `get`;
+        not to be changed)."""
+        return self._cache
+
     def fetched(self) -> dict[str, Metric]:
         """The metrics read so far, as a plain dict (no native objects: it pickles)."""
         return {name: m for name, m in self._cache.items() if m is not None}
