@@ -12,7 +12,7 @@ import re
 from collections.abc import Container
 from dataclasses import dataclass, field
 from sys import intern  # a recipe's text is the same for every launch of a kernel: one copy
-from typing import Any
+from typing import Any, TypeVar
 
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
@@ -77,8 +77,20 @@ def _terms_of(options: Options) -> tuple[tuple[str, tuple[str, str, str]], ...]:
     return entry[1]
 
 
+_T = TypeVar("_T")
 _UNREAD = object()
 _NOTHING_READ: dict[str, object] = {}
+# Names built once, not on every look-up: a count's per-cycle and per-second forms and the unit whose
+# cycles pace it; a unit's elapsed-cycle metric and its rate.
+_RATE_FORMS: dict[str, tuple[str, str, str]] = {}
+_CYCLE_NAMES: dict[str, tuple[str, str]] = {}
+_KEPT = 4096  # names come from the recipe tables and a report's tensor paths: a hand-edited file cannot grow these
+
+
+def _remember(cache: dict[str, _T], key: str, value: _T) -> _T:
+    if len(cache) < _KEPT:
+        cache[key] = value
+    return value
 
 
 class Resolver:
@@ -127,13 +139,17 @@ class Resolver:
 
     def cycles(self, unit: str) -> tuple[float, str] | None:
         """Elapsed cycles of a unit: stored, or clock x duration."""
-        name = f"{unit}__cycles_elapsed.avg"
+        names = _CYCLE_NAMES.get(unit)
+        if names is None:
+            names = _remember(_CYCLE_NAMES, unit, (f"{unit}__cycles_elapsed.avg",
+                                                   f"{unit}__cycles_elapsed.avg.per_second"))
+        name, per_second = names
         v = self.number(name)
         if v is not None:
             return v, name
-        rate = self.number(f"{name}.per_second")
+        rate = self.number(per_second) if per_second in self._possible else None
         if rate is not None and self.duration is not None:
-            return rate * self.duration.value, f"{name}.per_second × {self.duration.recipe}"
+            return rate * self.duration.value, f"{per_second} × {self.duration.recipe}"
         return None
 
     def clock(self, unit: str) -> tuple[float, str] | None:
@@ -154,14 +170,22 @@ class Resolver:
             return v, metric
         if raw_only:
             return None
-        rate = self.number(f"{metric}.per_cycle_elapsed")
-        if rate is not None:
-            cyc = self.cycles(unit_of(metric))
-            if cyc is not None:
-                return rate * cyc[0], f"{metric}.per_cycle_elapsed × {cyc[1]}"
-        rate = self.number(f"{metric}.per_second")
-        if rate is not None and self.duration is not None:
-            return rate * self.duration.value, f"{metric}.per_second × {self.duration.recipe}"
+        forms = _RATE_FORMS.get(metric)
+        if forms is None:
+            forms = _remember(_RATE_FORMS, metric, (f"{metric}.per_cycle_elapsed", f"{metric}.per_second",
+                                                    unit_of(metric)))
+        per_cycle, per_second, unit = forms
+        possible = self._possible  # most counts have no rate form in a report: no call for those
+        if per_cycle in possible:
+            rate = self.number(per_cycle)
+            if rate is not None:
+                cyc = self.cycles(unit)
+                if cyc is not None:
+                    return rate * cyc[0], f"{per_cycle} × {cyc[1]}"
+        if per_second in possible:
+            rate = self.number(per_second)
+            if rate is not None and self.duration is not None:
+                return rate * self.duration.value, f"{per_second} × {self.duration.recipe}"
         return None
 
     def held(self, options: tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...]) -> tuple[str, ...]:
