@@ -1,3 +1,3 @@
 """The package version (one place; the wheel's metadata reads it from here)."""
 
-__version__ = "0.2.1"
+__version__ = "0.2.2"

@@ -1,0 +1,252 @@
+"""Find a count in whatever form a report stores it, and say which form it used.
+
+`Resolver` reads one kernel's metrics: a value in SI units, a count from its raw, per-cycle or
+per-second form, a peak from its per-cycle value and the measured clock, each with the formula
+(metric names) that produced it (`Value`). A quantity no recipe produces becomes a `Missing`
+entry (`model/quantities.py` words it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Container
+from dataclasses import dataclass
+from sys import intern  # a recipe's text is the same for every launch of a kernel: one copy
+from typing import Any, TypeVar
+
+from ..knowledge import recipes as R
+from ..knowledge.units import SI_FACTORS, to_si
+from ..readers.record import RawKernel
+
+
+@dataclass(slots=True)  # not frozen: built a few hundred times a launch, and frozen costs 4x to build
+class Value:
+    """A quantity in SI units and the formula (metric names) that produced it."""
+
+    value: float
+    recipe: str
+    estimate: bool = False
+    definition: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Missing:
+    """A quantity the report does not hold: why, and how to collect it next time."""
+
+    quantity: str
+    reason: str
+    collect_with: str
+
+
+def unit_of(metric: str) -> str:
+    """The hardware unit whose cycles pace a metric: `dram__bytes_read.sum` -> `dram`."""
+    name = metric.removeprefix("derived__")
+    return name.split("__", 1)[0]
+
+
+Options = tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...]
+# id(options) -> (options, each term's metric once, with its raw, per-cycle and per-second names). The
+# options are the recipe tables' own tuples (kept alive here, so that an id names one tuple only).
+_TERMS: dict[int, tuple[Options, tuple[tuple[str, tuple[str, str, str]], ...]]] = {}
+
+
+def _terms_of(options: Options) -> tuple[tuple[str, tuple[str, str, str]], ...]:
+    entry = _TERMS.get(id(options))
+    if entry is None or entry[0] is not options:
+        names = dict.fromkeys(t.metric for o in options for t in o.terms)
+        entry = (options, tuple((n, (n, f"{n}.per_cycle_elapsed", f"{n}.per_second")) for n in names))
+        if len(_TERMS) < 1024:
+            _TERMS[id(options)] = entry
+    return entry[1]
+
+
+_T = TypeVar("_T")
+_UNREAD = object()
+_NOTHING_READ: dict[str, object] = {}
+# Names built once, not on every look-up: a count's per-cycle and per-second forms and the unit whose
+# cycles pace it; a unit's elapsed-cycle metric and its rate.
+_RATE_FORMS: dict[str, tuple[str, str, str]] = {}
+_CYCLE_NAMES: dict[str, tuple[str, str]] = {}
+_KEPT = 4096  # names come from the recipe tables and a report's tensor paths: a hand-edited file cannot grow these
+
+
+def _remember(cache: dict[str, _T], key: str, value: _T) -> _T:
+    if len(cache) < _KEPT:
+        cache[key] = value
+    return value
+
+
+class Resolver:
+    """Finds a count in whatever form a report stores it, and says which form it used."""
+
+    def __init__(self, kernel: RawKernel) -> None:
+        self.kernel = kernel
+        self._get = kernel.metrics.get  # a few hundred look-ups per kernel: bound once
+        # The metrics read so far (a CSV row's parsed cells, a report's fetched metrics; None for one
+        # known absent): a C-level look-up answers most calls before the mapping's own `get`.
+        read = getattr(kernel.metrics, "read_so_far", None)
+        self._read = read.get if read is not None else _NOTHING_READ.get
+        # Names the metrics may hold at all (a CSV export's header, a report action's name list):
+        # over half the look-ups of a fallback chain are of names absent there, answered by this
+        # container's `in` (in C) without calling the mapping's `get`.
+        self._possible: Container[str] = getattr(kernel.metrics, "possible_names", kernel.metrics)
+        self.duration: Value | None = None
+        self.nan_seen: set[str] = set()  # metrics whose value is NaN or infinite: not measurements
+        self.infinite: set[str] = set()  # those of them that are infinite (a hand-edited or damaged value)
+        self.unusable_peaks: list[str] = []  # peak formulas whose value came out zero or past the float range
+
+    def number(self, name: str, default_unit: str = "") -> float | None:
+        """A metric's value in SI units; None when absent, NaN or infinite (those are remembered)."""
+        if name not in self._possible:
+            return None
+        m: Any = self._read(name, _UNREAD)
+        if m is _UNREAD:
+            m = self._get(name)
+        if m is None:
+            return None
+        value = m.value
+        if type(value) is not float:  # the common case is a float: no property calls for it
+            if not m.is_number:
+                return None
+            value = float(value)
+        if value - value != 0.0:  # NaN, or ±inf (inf - inf is NaN)
+            self.nan_seen.add(name)
+            if value == value:
+                self.infinite.add(name)
+            return None
+        unit = m.unit or default_unit
+        if not unit:
+            return value  # a count: no conversion
+        factor = SI_FACTORS.get(unit)
+        return value * factor[0] if factor is not None else to_si(value, unit)
+
+    def cycles(self, unit: str) -> tuple[float, str] | None:
+        """Elapsed cycles of a unit: stored, or clock x duration."""
+        names = _CYCLE_NAMES.get(unit)
+        if names is None:
+            names = _remember(_CYCLE_NAMES, unit, (f"{unit}__cycles_elapsed.avg",
+                                                   f"{unit}__cycles_elapsed.avg.per_second"))
+        name, per_second = names
+        v = self.number(name)
+        if v is not None:
+            return v, name
+        rate = self.number(per_second) if per_second in self._possible else None
+        if rate is not None and self.duration is not None:
+            return rate * self.duration.value, f"{per_second} × {self.duration.recipe}"
+        return None
+
+    def clock(self, unit: str) -> tuple[float, str] | None:
+        """Measured clock of a unit in hz: stored rate, or cycles / duration."""
+        name = f"{unit}__cycles_elapsed.avg.per_second"
+        v = self.number(name)
+        if v is not None:
+            return v, name
+        cyc = self.number(f"{unit}__cycles_elapsed.avg")
+        if cyc is not None and self.duration is not None and self.duration.value > 0:
+            return cyc / self.duration.value, f"{unit}__cycles_elapsed.avg ÷ {self.duration.recipe}"
+        return None
+
+    def count(self, metric: str, raw_only: bool = False, default_unit: str = "") -> tuple[float, str] | None:
+        """A total count: raw, per-cycle rate x cycles, per-second rate x duration."""
+        v = self.number(metric, default_unit)
+        if v is not None:
+            return v, metric
+        if raw_only:
+            return None
+        forms = _RATE_FORMS.get(metric)
+        if forms is None:
+            forms = _remember(_RATE_FORMS, metric, (f"{metric}.per_cycle_elapsed", f"{metric}.per_second",
+                                                    unit_of(metric)))
+        per_cycle, per_second, unit = forms
+        possible = self._possible  # most counts have no rate form in a report: no call for those
+        if per_cycle in possible:
+            rate = self.number(per_cycle)
+            if rate is not None:
+                cyc = self.cycles(unit)
+                if cyc is not None:
+                    return rate * cyc[0], f"{per_cycle} × {cyc[1]}"
+        if per_second in possible:
+            rate = self.number(per_second)
+            if rate is not None and self.duration is not None:
+                return rate * self.duration.value, f"{per_second} × {self.duration.recipe}"
+        return None
+
+    def held(self, options: tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...]) -> tuple[str, ...]:
+        """The recipes' terms the kernel holds in some form (raw, per cycle, per second), in order."""
+        possible, get = self._possible, self._get
+        found = []
+        for name, forms in _terms_of(options):  # plain loops: a generator per term costs twice as much
+            for form in forms:
+                if form in possible and get(form) is not None:
+                    found.append(name)
+                    break
+        return tuple(found)
+
+    def recipe(self, recipe: R.Recipe) -> Value | None:
+        """Apply a recipe: every term must resolve."""
+        total = 0.0
+        parts = []
+        complete = True
+        for term in recipe.terms:  # every term is looked at, so NaNs are noticed and reported
+            got = self.count(term.metric, recipe.raw_only, recipe.default_unit)
+            if got is None:
+                complete = False
+                continue
+            total += term.weight * got[0]
+            parts.append(_weighted(term.weight, got[1]))
+        if not complete or total - total != 0.0:  # a sum past the float range (edited values) is no count
+            return None
+        return Value(total, intern(" + ".join(parts)), recipe.estimate, recipe.definition, recipe.note)
+
+    def first(self, options: tuple[R.Recipe, ...]) -> Value | None:
+        for option in options:
+            got = self.recipe(option)
+            if got is not None:
+                return got
+        return None
+
+    def peak(self, recipe: R.PeakRecipe) -> Value | None:
+        """Per-cycle peak x measured clock, in units per second."""
+        if recipe.ratio_pct:
+            return self._ratio_peak(recipe)
+        per_cycle = 0.0
+        parts = []
+        for term in recipe.terms:
+            v = self.number(term.metric)
+            if v is None:
+                return None
+            per_cycle += term.weight * v
+            parts.append(_weighted(term.weight, term.metric))
+        clk = self.clock(recipe.clock_unit)
+        if clk is None:
+            return None
+        formula = f"({' + '.join(parts)}) × {clk[1]}" if len(parts) > 1 else f"{parts[0]} × {clk[1]}"
+        peak = per_cycle * clk[0]
+        if not 0.0 < peak < math.inf:  # a zero or overflowing peak (edited values) is no roof
+            self.unusable_peaks.append(formula)
+            return None
+        return Value(peak, intern(formula), definition=recipe.definition, note=recipe.note)
+
+
+    def _ratio_peak(self, recipe: R.PeakRecipe) -> Value | None:
+        """Peak = achieved rate ÷ (the report's % of peak / 100); needs a non-zero share."""
+        term = recipe.terms[0]
+        got = self.count(term.metric)
+        pct = self.number(recipe.ratio_pct)
+        if got is None or pct is None or pct <= 0 or self.duration is None:
+            return None
+        rate = term.weight * got[0] / self.duration.value
+        formula = f"{_weighted(term.weight, got[1])} ÷ {self.duration.recipe} ÷ ({recipe.ratio_pct} ÷ 100)"
+        peak = rate / (pct / 100.0)
+        if not 0.0 < peak < math.inf:
+            self.unusable_peaks.append(formula)
+            return None
+        return Value(peak, intern(formula), definition=recipe.definition, note=recipe.note)
+
+
+def _weighted(weight: float, text: str) -> str:
+    if weight == 1.0:
+        return text
+    w = int(weight) if float(weight).is_integer() else weight
+    return f"{w} × {text}"
