@@ -187,3 +187,19 @@ def test_signals_exit_128_plus_and_leave_nothing(tmp_path: Path, sig: signal.Sig
     assert proc.returncode == status, stderr
     assert word in stderr.decode() and b"Traceback" not in stderr
     assert list(out.parent.iterdir()) == []  # nothing written, no temporary file
+
+
+def test_a_worn_out_reader_is_replaced_between_calls() -> None:
+    """NVIDIA's reader keeps memory after every report it loads: a child is replaced after its
+    `retire_after`-th call, or once its resident memory reaches `retire_at_bytes`; the calls' answers
+    and their order are unchanged."""
+    with ReaderPool(1, retire_after=3) as pool:
+        calls = [Call(reader_faults.echo, (n,), f"file{n}") for n in range(7)]
+        assert list(pool.map(calls)) == list(range(7))
+        assert pool.started == 3  # calls 0-2, 3-5, 6
+    with ReaderPool(1, retire_at_bytes=1) as pool:  # every child is over a 1-byte budget
+        assert pool.call(reader_faults.echo, "a", path="a") == "a" and pool.started == 1
+        assert pool.call(reader_faults.echo, "b", path="b") == "b" and pool.started == 2
+    with ReaderPool(2) as pool:  # the defaults keep a child for many calls
+        list(pool.map([Call(reader_faults.echo, (n,), "x") for n in range(10)]))
+        assert pool.started == 2
