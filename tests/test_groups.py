@@ -244,7 +244,7 @@ def test_focus_options_on_the_command_line(tmp_path) -> None:
 
 @pytest.mark.skipif(not (CORPUS / "cudaprogramming__readSegmentUnroll.ncu-rep").is_file(),
                     reason="shared corpus not present")
-def test_a_group_cap_says_how_many_launches_have_it() -> None:
+def test_a_group_cap_says_how_many_launches_have_it(tmp_path) -> None:
     """readOffset with a 8192-block grid: launches 27, 30 and 33. Only launch 30, the longest (45.7 µs
     against 44.1 and 44.9), touches 5.0 sectors per load request where
     4.0 hold the bytes (coalescing 80 %); the aligned launches touch 4.0, no cap."""
@@ -262,6 +262,11 @@ def test_a_group_cap_says_how_many_launches_have_it() -> None:
     # A launch's finding about the cap carries the count in the group, never in the launch.
     texts = [f.text for f in group.summary.diagnosis]
     assert not any("sectors per request" in t and "of 3 launches" not in t for t in texts)
+    page = tmp_path / "r.html"  # the group's ceilings table says it too
+    result = CliRunner().invoke(main, ["report", str(CORPUS / "cudaprogramming__readSegmentUnroll.ncu-rep"),
+                                       "-o", str(page)])
+    assert result.exit_code == 0, result.output
+    assert '80 %<br><span class="muted">in 1 of 3 launches</span>' in page.read_text(encoding="utf-8")
 
 
 def test_a_cap_every_launch_has_reads_without_a_count() -> None:
