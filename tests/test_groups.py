@@ -255,13 +255,12 @@ def test_a_group_cap_says_how_many_launches_have_it(tmp_path) -> None:
     caps = [c for c in group.summary.ceilings if c.launches is not None]
     assert [(c.kind, c.roof, c.launches) for c in caps] == [("coalescing", "l1", (1, 3))]
     assert caps[0].factor == pytest.approx(4.0 / 5.0, rel=1e-4)
-    assert caps[0].detail.endswith("(in 1 of 3 launches, the longest among them)")
-    assert caps[0].to_dict()["launches_with_cap"] == 1 and caps[0].to_dict()["launches"] == 3
+    share = group.longest.q.duration_s.value / group.stats.total  # 45.7 of 134.7 µs
+    assert caps[0].detail.endswith(f"(in 1 of 3 launches, {share:.0%} of the group's time, the longest among them)")
+    assert caps[0].to_dict()["launches_with_cap"] == 1 and caps[0].to_dict()["launches_compared"] == 3
+    assert group.to_dict()["ceilings"][0]["launches_with_cap"] == 1  # the JSON carries the group's ceilings
     for k in group.launches:  # the launches' own ceilings stay their own, without the group's count
         assert all(c.launches is None and "launches" not in c.detail for c in k.ceilings)
-    # A launch's finding about the cap carries the count in the group, never in the launch.
-    texts = [f.text for f in group.summary.diagnosis]
-    assert not any("sectors per request" in t and "of 3 launches" not in t for t in texts)
     page = tmp_path / "r.html"  # the group's ceilings table says it too
     result = CliRunner().invoke(main, ["report", str(CORPUS / "cudaprogramming__readSegmentUnroll.ncu-rep"),
                                        "-o", str(page)])
@@ -276,3 +275,41 @@ def test_a_cap_every_launch_has_reads_without_a_count() -> None:
     shared = [c for c in group.summary.ceilings if c.launches is not None]
     assert [(c.kind, c.launches) for c in shared] == [("fma_balance", (2, 2))]
     assert "launches" not in shared[0].detail
+
+
+def test_launches_share_a_cap_whatever_evidence_each_records() -> None:
+    """Three launches with half their shared-memory wavefronts in conflict: one records ldmatrix
+    instructions (an extra evidence entry), one records none, one has no such counter. Each has the
+    same 50 % cap, so the group's cap is in 3 of 3 launches."""
+    conflicts = {"l1tex__data_pipe_lsu_wavefronts_mem_shared__dot__sum": (1e6, ""),
+                 "l1tex__data_bank_conflicts_pipe_lsu_mem_shared__dot__sum": (5e5, "")}
+    a = launch(0, 3000, 6e5, **conflicts, smsp__inst_executed_op_ldsm__dot__sum=(100.0, ""))
+    b = launch(1, 2000, 6e5, **conflicts, smsp__inst_executed_op_ldsm__dot__sum=(0.0, ""))
+    c = launch(2, 1000, 6e5, **conflicts)
+    evidence = [sorted(x.evidence) for k in (a, b, c) for x in k.ceilings if x.kind == "bank_conflicts"]
+    assert len(evidence) == 3 and evidence[0] != evidence[2]  # the launches record different names
+    group = group_kernels([a, b, c])[0]
+    cap = next(x for x in group.summary.ceilings if x.kind == "bank_conflicts")
+    assert cap.factor == pytest.approx(0.5) and cap.launches == (3, 3) and "launches" not in cap.detail
+
+
+def test_a_cap_in_part_of_a_group_bounds_only_that_part() -> None:
+    """The longest launch (3 µs of 6 timed) reads 8 of every 32 bytes it fetches: sector use caps DRAM
+    at 25 %, a 4x bound for that launch. The other two read whole sectors, and a fourth launch has no
+    duration. For the group only half its time gains: 1 / (1 - 0.5 + 0.5 / 4) = 1.6x."""
+    ratio = "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld__dot__ratio"
+    a = launch(0, 3000, 6e5, **{ratio: (8.0, "")})
+    b, c = launch(1, 2000, 6e5, **{ratio: (32.0, "")}), launch(2, 1000, 6e5, **{ratio: (32.0, "")})
+    untimed = launch(3, 0, 6e5, **{ratio: (8.0, "")})
+    assert not untimed.usable
+    own = next(f for f in a.diagnosis if f.kind == "sector_use" and f.roof == "dram")
+    assert own.speedup == pytest.approx(4.0, rel=1e-6)
+    group = group_kernels([a, b, c, untimed])[0]
+    assert len(group.launches) == 4 and group.longest is a
+    cap = next(x for x in group.summary.ceilings if x.kind == "sector_use" and x.roof == "dram")
+    assert cap.launches == (1, 3)  # of the timed launches
+    found = next(f for f in group.summary.diagnosis if f.kind == "sector_use" and f.roof == "dram")
+    assert "(in 1 of 3 launches, 50% of the group's time, the longest among them): caps the DRAM roof at 25%" \
+        in found.text
+    assert found.speedup == pytest.approx(1.6, rel=1e-6)
+    assert "1 / (1 − 0.50 + 0.50 / 4)" in found.speedup_note

@@ -8,8 +8,9 @@ duration-weighted mean of its launches' shares (for a roof, the summed work ÷ p
 so its intensity is total FLOP ÷ total bytes. Its limiter and regime follow the rules of every
 kernel (`model.roofline.limiter_and_regime`). Its findings are the diagnosis of those limits, with
 the ceilings (and Nsight Compute rule results) of its longest launch, which says so
-(`findings_from_launch`); each cap worth a finding counts the launches that share it
-(`launches_with_cap` of `launches`), and its text names the count where not all do. Launches whose
+(`findings_from_launch`); each cap worth a finding counts the timed launches that share it
+(`launches_with_cap` of `launches_compared`), and where not all do its text names the count and their
+share of the group's time, and its bound holds for that share only (Amdahl's law). Launches whose
 limiter differs from the group's are listed (`disagreeing_launches`).
 """
 
@@ -28,7 +29,7 @@ from ..knowledge import recipes as R
 from ..model.roofline import limiter_and_regime
 from ..model.throughputs import UnitShare
 from ..passes.ceilings import SIGNIFICANT, Ceiling
-from ..passes.diagnosis import diagnose
+from ..passes.diagnosis import Finding, diagnose
 from ..settings import DEFAULT_THRESHOLD, GROUP_BY_LAUNCH, GROUP_BY_NAME
 from .kernel import AnalysedKernel
 from .names import NameEntry, display_names
@@ -120,6 +121,7 @@ class KernelGroup:
             "disagreeing_launches": list(self.disagreeing),
             "findings_from_launch": self.longest.raw.index,
             "diagnosis": [f.to_dict() for f in s.diagnosis],
+            "ceilings": [c.to_dict() for c in s.ceilings],
             "nvtx_ranges": [] if redact else sorted({r for k in self.launches for r in k.raw.nvtx_ranges}),
             "flags": list(s.flags),
         }
@@ -244,30 +246,49 @@ def _aggregate(launches: list[AnalysedKernel], longest: AnalysedKernel, threshol
         achieved_flop_per_s=total_flop / total_time if total_flop is not None else None,
         attainable_flop_per_s=attainable)
     # The diagnosis of the group's own limits (the row's limiter and its findings must agree), with
-    # the ceilings of its longest launch, each saying how many launches share its cap; a tail effect
-    # only where every launch has the same waves.
-    ceilings = _shared_ceilings([k for _, k in timed], longest)
+    # the ceilings of its longest launch, each saying how many launches share its cap (and a cap's
+    # bound scaled to their time); a tail effect only where every launch has the same waves.
+    ceilings, partial = _shared_ceilings(timed, longest)
     one_wave_count = len({k.launch.get("waves_per_sm") for k in launches}) == 1
-    return dataclasses.replace(summary, ceilings=ceilings,
-                               diagnosis=diagnose(summary, ceilings, longest.reuse, waves=one_wave_count))
+    findings = diagnose(summary, ceilings, longest.reuse, waves=one_wave_count)
+    return dataclasses.replace(summary, ceilings=ceilings, diagnosis=[_in_part(f, partial) for f in findings])
 
 
-def _shared_ceilings(launches: list[AnalysedKernel], longest: AnalysedKernel) -> list[Ceiling]:
-    """The longest launch's ceilings; each cap worth a finding says in how many of the launches it is
-    (a same-named launch may access memory another way: an offset argument that misaligns it), and
-    where not in all of them, its text says so."""
-    out = []
+def _shared_ceilings(timed: list[tuple[float, AnalysedKernel]], longest: AnalysedKernel
+                     ) -> tuple[list[Ceiling], dict[tuple[str, str, float], float]]:
+    """The longest launch's ceilings; each cap worth a finding counts the timed launches that have it
+    (a launch of the same name and grid may access memory another way: an offset argument that
+    misaligns it), and where not all do, its text says so with their share of the group's time.
+    Also: (kind, roof, factor) of those partial caps -> that time share."""
+    total = math.fsum(d for d, _ in timed)
+    out, partial = [], {}
     for c in longest.ceilings:
         if c.factor >= SIGNIFICANT:
             out.append(c)
             continue
         key = c.key
-        with_cap = sum(1 for k in launches if any(o.key == key and o.factor < SIGNIFICANT for o in k.ceilings))
+        having = [d for d, k in timed if any(o.key == key and o.factor < SIGNIFICANT for o in k.ceilings)]
         detail = c.detail
-        if with_cap < len(launches):
-            detail = f"{detail} (in {with_cap} of {len(launches)} launches, the longest among them)"
-        out.append(dataclasses.replace(c, detail=detail, launches=(with_cap, len(launches))))
-    return out
+        if len(having) < len(timed):
+            share = math.fsum(having) / total
+            partial[(c.kind, c.roof, c.factor)] = share
+            detail = (f"{detail} (in {len(having)} of {len(timed)} launches, {share:.0%} of the group's time, "
+                      "the longest among them)")
+        out.append(dataclasses.replace(c, detail=detail, launches=(len(having), len(timed))))
+    return out, partial
+
+
+def _in_part(f: Finding, partial: dict[tuple[str, str, float], float]) -> Finding:
+    """A cap's finding whose cap is in only part of the group's time: its bound by Amdahl's law (the
+    other launches keep their time), so that the group's ranking by program gain does not count it
+    for the launches without it."""
+    share = partial.get((f.kind, f.roof or "", f.factor if f.factor is not None else -1.0))
+    if share is None or f.speedup is None or f.speedup <= 0:
+        return f
+    speedup = 1.0 / (1.0 - share + share / f.speedup)
+    note = (f"{f.speedup_note}; for the group, only its launches with the cap ({share:.0%} of its time) gain: "
+            f"1 / (1 − {share:.2f} + {share:.2f} / {f.speedup:.3g})")
+    return dataclasses.replace(f, speedup=speedup, speedup_note=note)
 
 
 def group_kernels(kernels: Sequence[AnalysedKernel], group_by: str = GROUP_BY_LAUNCH,

@@ -44,20 +44,26 @@ class Ceiling:
     evidence: dict[str, float]
     detail: str
     action: str
-    # A group's ceiling (its longest launch's): (launches with this cap, launches compared); None for a launch.
+    # A group's ceiling (its longest launch's): (timed launches with this cap, timed launches); None
+    # for a launch.
     launches: tuple[int, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = {"kind": self.kind, "roof": self.roof, "factor": self.factor, "value": self.value,
              "evidence": dict(self.evidence), "detail": self.detail, "action": self.action}
         if self.launches is not None:
-            d["launches_with_cap"], d["launches"] = self.launches
+            d["launches_with_cap"], d["launches_compared"] = self.launches
         return d
 
     @property
-    def key(self) -> tuple[str, str, tuple[str, ...]]:
-        """What makes two launches' ceilings the same one: kind, roof and what it counts (loads or stores)."""
-        return self.kind, self.roof, tuple(sorted(self.evidence))
+    def key(self) -> tuple[str, str, str]:
+        """What makes two launches' ceilings the same one: kind, roof, and for coalescing whether it is
+        of loads or stores (the one kind a launch has twice under one roof). Not the evidence's names:
+        which of them a launch records varies (an `ldmatrix` count only where there are some)."""
+        subject = ""
+        if self.kind == "coalescing":
+            subject = "st" if any(name.startswith("st_") for name in self.evidence) else "ld"
+        return self.kind, self.roof, subject
 
 
 @dataclass(slots=True)
