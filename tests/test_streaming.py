@@ -126,6 +126,16 @@ def test_dumps_reads_back_as_the_standard_library_writes_it() -> None:
     small = {"k": [0.1, 3, "x"], "j": float("nan")}
     assert dumps(small) == '{"j":null,"k":[0.1,3,"x"]}\n'
     assert dumps({1: "x", "0": 2}) == '{"0":2,"1":"x"}\n'  # int keys as strings, sorted
+    import dataclasses
+    import datetime
+
+    @dataclasses.dataclass
+    class Stray:
+        x: int = 1
+
+    for stray in (Stray(), datetime.datetime(2026, 1, 1)):  # refused, as the standard library refuses them
+        with pytest.raises(TypeError):
+            dumps({"a": stray})
 
 
 def test_json_pieces_are_the_document(tmp_path: Path) -> None:
