@@ -287,3 +287,27 @@ def test_units_read_once_per_report_match_every_kernels_own(stem) -> None:
             assert got.value == value or (value != value and got.value != got.value), name
             checked += 1
     assert checked > 1000
+
+
+def test_rule_severity_follows_nsight_computes_message_types(corpus) -> None:
+    """ncu_report.MsgType: OPTIMIZATION 2, WARNING 3, ERROR 4. A rule that could not run is an error
+    ("Rule Launch Configuration returned an error: Metric launch__block_size not found")."""
+    import ncu_report
+
+    from ncu_roofline.readers.rules import MESSAGE_TYPES
+
+    for kind in ("OPTIMIZATION", "WARNING", "ERROR"):
+        assert MESSAGE_TYPES[int(getattr(ncu_report.MsgType, kind))] == kind.lower()
+    report = read_report(corpus / "esmm-research__profile.5c6231e.ncu-rep")
+    failed = [r for k in report.kernels for r in k.rules if "returned an error" in r.message]
+    assert failed and all(r.severity == "error" for r in failed)
+
+
+def test_a_kernel_without_a_duration_has_no_share_of_gpu_time(corpus) -> None:
+    """one_d_vec's duration is NaN in the report: its share of GPU time is not available, not 0 %."""
+    from click.testing import CliRunner
+
+    from ncu_roofline.cli import main
+
+    md = CliRunner().invoke(main, ["report", str(corpus / "esmm-research__profile.5c6231e.ncu-rep"), "-f", "md"])
+    assert "no verdict: 1 (n/a)" in md.stdout and "no verdict: 1 (0.0 %)" not in md.stdout

@@ -18,7 +18,9 @@ from typing import Any, overload
 # section's name, a web link as "label (address)".
 _SECTION_LINK = re.compile(r"@section:[^:@]*:([^@]*)@")
 _URL_LINK = re.compile(r"@url:([^:@]*):([^@\s]+)@")
-MESSAGE_TYPES = {0: "info", 1: "info", 2: "warning", 3: "error", 4: "optimization"}
+# ncu_report.MsgType: NONE 0, OK 1, OPTIMIZATION 2, WARNING 3, ERROR 4 (a rule that could not run,
+# e.g. "Metric launch__block_size not found", is an ERROR).
+MESSAGE_TYPES = {0: "info", 1: "info", 2: "optimization", 3: "warning", 4: "error"}
 SPEEDUP_TYPES = {1: "global", 2: "local"}
 
 

@@ -149,16 +149,19 @@ def size_points(chart: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> dict
 
 
 def bound_mix(groups: Sequence[dict[str, Any]], page_total: float | None) -> list[dict[str, Any]]:
-    """Groups per limiter with their share of GPU time, the most time first."""
+    """Groups per limiter with their share of GPU time, the most time first ("n/a" for groups of which
+    no duration is known: a NaN duration is no 0 %)."""
     mix: dict[str, list[float]] = {}
     for v in groups:
-        entry = mix.setdefault(v["bound_by"] or NO_LIMITER, [0, 0.0])
+        entry = mix.setdefault(v["bound_by"] or NO_LIMITER, [0, 0.0, 0])
         entry[0] += 1
-        entry[1] += v["duration_s"] or 0.0
+        if v["duration_s"] is not None:
+            entry[1] += v["duration_s"]
+            entry[2] += 1
     return [{"css": roof_css(None if r == NO_LIMITER else r), "count": int(n),
              "label": short_label(r) if r != NO_LIMITER else "no verdict",
-             "share_text": share_text(seconds / page_total if page_total else None)}
-            for r, (n, seconds) in sorted(mix.items(), key=lambda item: (-item[1][1], item[0]))]
+             "share_text": share_text(seconds / page_total if page_total and timed else None)}
+            for r, (n, seconds, timed) in sorted(mix.items(), key=lambda item: (-item[1][1], item[0]))]
 
 
 def launch_data(groups: Sequence[tuple[int, KernelGroup]], views: dict[str, dict[str, Any]],
