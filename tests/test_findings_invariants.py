@@ -268,14 +268,37 @@ def test_matrix_addition_intensity_gap_is_capped_by_its_own_ceilings() -> None:
 @needs_corpus
 def test_lane_efficiency_explains_an_fp64_pipe_limiter() -> None:
     """searchKernelCOSStree: the FP64 pipe is the limiter at 20 %; 17.3 of 32 lanes do work (Nsight
-    Compute's ThreadDivergence rule says the same), which counts every instruction, so it stands under
-    the pipe and the latency that remains is measured against the 54 % it allows, not 100 %."""
+    Compute's ThreadDivergence rule says the same). The lane efficiency caps the FP64 roof (useful
+    FLOP) at 54 % and is a finding; it does not cap the pipe's busy share (a divergent warp instruction
+    holds the pipe whatever its active lanes), so the latency that remains is measured against the
+    pipe's peak: 1 / 0.20, not 0.54 / 0.20."""
     k = _kernels("self-join-mistic__profileBIGCROSS3.out.ncu-rep")[0]
     assert k.bound_by == "sm__pipe_fp64_cycles_active"
     kinds = {f.kind: f for f in k.diagnosis}
     assert kinds["lane_efficiency"].factor == pytest.approx(17.3 / 32, abs=0.01)
-    assert "ceilings allow 54%" in kinds["latency"].text
-    assert kinds["latency"].speedup == pytest.approx(kinds["lane_efficiency"].factor / k.limiter_share)
+    assert "caps the FP64 roof at 54%" in kinds["lane_efficiency"].text
+    assert "is at 20% of its peak: the rest is latency" in kinds["latency"].text
+    assert "ceilings allow" not in kinds["latency"].text
+    assert kinds["latency"].speedup == pytest.approx(1.0 / k.limiter_share)
+
+
+@needs_corpus
+def test_no_ceiling_lowers_a_units_latency_bound_but_a_roofs() -> None:
+    """Over every corpus kernel below its limit: under a unit, the latency bound is the unit's peak ÷
+    its share; under a roof, what the ceilings under it allow ÷ its utilisation."""
+    seen = {"unit": 0, "roof": 0}
+    for name in FILES:
+        for k in _kernels(name):
+            for f in k.diagnosis:
+                if f.kind != "latency" or f.speedup is None or not k.limiter_share:
+                    continue
+                if k.limiter_is_roof:
+                    seen["roof"] += 1
+                    assert f.speedup <= 1.0 / k.limiter_share * (1 + 1e-9)
+                else:
+                    seen["unit"] += 1
+                    assert f.speedup == pytest.approx(1.0 / k.limiter_share), (name, k.raw.name)
+    assert seen["unit"] > 10
 
 
 @needs_corpus
@@ -457,3 +480,18 @@ def test_a_cap_names_the_fp64_pipe_where_volta_shared_pipe_ties_it() -> None:
     assert units["sm__pipe_shared_cycles_active"].share == units["sm__pipe_fp64_cycles_active"].share
     (gap,) = [f for f in k.diagnosis if f.kind == "intensity_gap"]
     assert "by FP64 pipe at 52%" in gap.speedup_note and "shared pipe" not in gap.speedup_note
+
+
+@needs_corpus
+def test_no_latency_bound_where_the_report_measures_few_limits() -> None:
+    """readSegmentUnroll holds DRAM reads and L1 global bytes, no SM or memory throughput and no L2
+    roof: readOffsetUnroll4's DRAM reads at 31 % say nothing of its L2 (it reads 8.4 MB from DRAM
+    but loads 33.6 MB through L1), so its latency finding states no bound."""
+    kernels = [k for k in _kernels("cudaprogramming__readSegmentUnroll.ncu-rep")
+               if k.raw.name.startswith("readOffsetUnroll4")]
+    assert kernels
+    for k in kernels:
+        assert "sm_throughput" not in k.units and "l2" not in k.utilization
+        latency = next(f for f in k.diagnosis if f.kind == "latency")
+        assert latency.speedup is None and latency.text.startswith("the busiest limit the report holds, DRAM")
+        assert latency.speedup_note.startswith("no bound: the report holds neither")

@@ -240,24 +240,44 @@ def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
 _BELOW_THRESHOLD = "below the threshold: see the latency finding"
 
 
+def _limits_measured(m: KernelModel) -> bool:
+    """Whether the busiest limit is the busiest of all: the report holds Nsight Compute's SM and memory
+    throughputs (the maximum of their sub-units), or a roof at every memory level. A capture of a few
+    counters (DRAM reads alone) says nothing of the L2, L1 or pipes it did not measure."""
+    return ({"sm_throughput", "memory_throughput"} <= m.units.keys()
+            or all(level in m.utilization for level in R.LEVELS))
+
+
 def _latency(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
     bound = m.bound_by or ""
     share = m.limiter_share or 0.0
     roof = bound if m.limiter_is_roof else T.related_roof(bound)
     mine = _under(ceilings, roof) if m.limiter_is_roof else _unit_ceilings(m, ceilings, roof)
     findings = [_ceiling_finding(m, c, f"the {roof.upper()} roof" if roof else "its roof") for c in mine]
-    reachable = math.prod(c.factor for c in mine) if mine else 1.0
+    # Ceilings cap a roof's useful work (bytes used, FLOP). A unit's busy share counts the wasted work
+    # too (a divergent warp instruction holds its pipe whatever its active lanes; a conflicting
+    # wavefront keeps L1 busy): they do not cap how busy the unit can be.
+    reachable = math.prod(c.factor for c in mine) if mine and m.limiter_is_roof else 1.0
     if share < _LATENCY_SHARE * reachable:
         label = bound.upper() if m.limiter_is_roof else m.units[bound].label
         occupancy = m.launch.get("achieved_occupancy")
         occ = f" (achieved occupancy {occupancy:.0%})" if occupancy is not None else ""
+        where = f"where the ceilings allow {reachable:.0%}" if m.limiter_is_roof else "of its peak"
+        speedup = reachable / share if share > 0 else None
+        note = ("what the ceilings allow ÷ what the kernel reaches" if m.limiter_is_roof else
+                "the unit's peak ÷ what it reaches (its busy share counts wasted work too, so no ceiling lowers it)")
+        busiest = "the busiest limit"
+        if not _limits_measured(m):
+            busiest, speedup = "the busiest limit the report holds", None
+            note = ("no bound: the report holds neither Nsight Compute's SM and memory throughputs nor every "
+                    "memory roof, so a limit it does not measure (L2, L1, the SM's pipes) may saturate first")
         findings.append(Finding(
             "latency", bound, None,
-            f"the busiest limit, {label}, is at {share:.0%} where the ceilings allow {reachable:.0%}: the rest is "
+            f"{busiest}, {label}, is at {share:.0%} {where}: the rest is "
             f"latency{occ}: stalls, dependencies, too few warps in flight",
             "check achieved occupancy and the warp-stall reasons (Nsight Compute's WarpStateStats and Occupancy "
             "sections); give each SM more independent work (more warps, more instructions in flight)",
-            bound, reachable / share if share > 0 else None, "what the ceilings allow ÷ what the kernel reaches"))
+            bound, speedup, note))
     if not findings:
         findings.append(Finding("latency", bound, None, f"the busiest limit is at {share:.0%}: latency, not a "
                                 "resource, holds the kernel back", "check the warp-stall reasons and occupancy",
