@@ -152,8 +152,10 @@ def test_silu_partial_wave_bound_is_hand_computed() -> None:
     assert "60% full" in tail["text"] and "would take 50% of the run for 38% of the work" in tail["text"]
     assert "(50% of the theoretical 62%) puts it at most at about 48%" in tail["text"]
     assert "PyTorch's choice" in tail["action"] and "problem size" not in tail["action"]  # a fixed grid
-    assert "agrees with this diagnosis (this diagnosis bounds that at ≤1.21× faster: tail effect)" \
-        in k["rules_comparison"]  # its 50 % is the partial wave's share of the run, not this bound
+    # Its 50 % assumes equal block times; the measured occupancy bounds the gain at 1 - 1/1.21 = 17 %.
+    assert ("agrees with this diagnosis on the cause; this diagnosis bounds the gain at ≤1.21× (17% of the "
+            "time: tail effect), less than Nsight Compute's estimate: see that finding for why") \
+        in k["rules_comparison"]
     assert k["diagnosis"][0]["kind"] == "unit_throughput"  # the limiter still leads
 
 

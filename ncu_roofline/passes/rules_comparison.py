@@ -96,10 +96,15 @@ def compare_with_rules(findings: list[Finding], rules: list[dict[str, Any]], reg
             # Its estimate and this bound measure different things (Tail Effect: the partial wave's share
             # of the run; this: the most the kernel can gain): both are stated.
             match = next((f for f in findings if _tokens(f) & kinds and f.speedup), None)
-            bound = (f" (this diagnosis bounds that at ≤{ratio_text(match.speedup)}× faster: "
-                     f"{match.kind.replace('_', ' ')})" if match is not None and match.speedup else "")
+            bound = ""
+            if match is not None and match.speedup:
+                saved = 1.0 - 1.0 / match.speedup
+                bound = (f"; this diagnosis bounds the gain at ≤{ratio_text(match.speedup)}× ({saved:.0%} of the "
+                         f"time: {match.kind.replace('_', ' ')})")
+                if saved < 0.5 * top["speedup_pct"] / 100.0:
+                    bound += ", less than Nsight Compute's estimate: see that finding for why"
             sentences.append(f"Nsight Compute's largest estimated speed-up ({what}, {top['speedup_pct']:.0f} %) "
-                             f"agrees with this diagnosis{bound}.")
+                             f"agrees with this diagnosis on the cause{bound}.")
         else:
             sentences.append(f"Nsight Compute's largest estimated speed-up ({what}, {top['speedup_pct']:.0f} %) "
                              "points at something this diagnosis does not rank; this diagnosis leads with "
