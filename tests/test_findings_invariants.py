@@ -497,3 +497,27 @@ def test_no_latency_bound_where_the_report_measures_few_limits() -> None:
         latency = next(f for f in k.diagnosis if f.kind == "latency")
         assert latency.speedup is None and latency.text.startswith("the busiest limit the report holds, DRAM")
         assert latency.speedup_note.startswith("no bound: the report holds neither")
+
+
+@needs_corpus
+def test_a_library_kernels_next_steps_are_the_librarys() -> None:
+    """CUB's radix sort and PyTorch's elementwise kernels: no next step tells the reader to edit their
+    code; each says whose code it is and what a caller can change. Other kernels never read so."""
+    from ncu_roofline.passes.diagnosis import library_of
+
+    seen: set[str] = set()
+    for name in FILES:
+        for k in _kernels(name):
+            library = library_of(k)
+            for f in k.diagnosis:
+                owned = f.action.startswith(f"this is {library}'s own kernel, not code to edit")
+                if library is None:
+                    assert "own kernel, not code to edit" not in f.action
+                elif f.kind == "tail_effect":
+                    assert f.action.startswith(f"the grid is {library}'s choice")
+                elif f.action.endswith(": the findings below say what holds the kernel back"):
+                    assert not owned  # a pointer to the next findings, not a fix to wrap
+                else:
+                    assert owned, (name, k.raw.name, f.kind, f.action)
+                    seen.add(library)
+    assert seen == {"CUB", "PyTorch"}

@@ -229,7 +229,7 @@ def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
     # Below the threshold the unit's own lever ("... is at its peak") is not the next step: what holds
     # the kernel back is in the findings after this one (`diagnose` words the note once they are known).
     action = (unit.explains or f"the busiest unit is {unit.label}") if at else \
-        f"{unit.label} is the busiest unit but below the threshold: the findings below say what holds the kernel back"
+        f"{unit.label} is the busiest unit but below the threshold{_SEE_BELOW}"
     head = Finding("unit_throughput", bound, None, f"{unit.label} at {unit.share:.0%} of peak{contrast}", action,
                    bound, None, "at its limit: only less work for this unit makes it faster" if at
                    else _BELOW_THRESHOLD)
@@ -238,6 +238,7 @@ def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
 
 
 _BELOW_THRESHOLD = "below the threshold: see the latency finding"
+_SEE_BELOW = ": the findings below say what holds the kernel back"  # an action that points on, not a fix
 
 
 def _limits_measured(m: KernelModel) -> bool:
@@ -288,6 +289,22 @@ def _latency(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
 # Kernels whose launch configuration a library chooses (a demangled name's namespace -> the library).
 _LIBRARY = re.compile(r"(cub|thrust|at::native|at::cuda)::")  # at the start of the kernel's own name
 _LIBRARY_NAMES = {"cub": "CUB", "thrust": "Thrust", "at::native": "PyTorch", "at::cuda": "PyTorch"}
+
+
+def library_of(m: KernelModel) -> str | None:
+    """The library whose own kernel this is (CUB, Thrust, PyTorch), judged by the kernel's own name."""
+    library = _LIBRARY.match(_own_name(m.raw.demangled_name or m.raw.name))
+    return None if library is None else _LIBRARY_NAMES.get(library.group(1), library.group(1))
+
+
+def _in_a_library(found: list[Finding], name: str) -> None:
+    """A library kernel's next steps: its code, launch and tuning are the library's, so what a fix would
+    take is stated as such, with the levers a caller has (the tail effect words its own)."""
+    for f in found:
+        if f.kind != "tail_effect" and not f.action.endswith(_SEE_BELOW):
+            f.action = (f"this is {name}'s own kernel, not code to edit: what would help it ({f.action}) is "
+                        f"{name}'s to do; a caller's levers are another algorithm or library call, the problem's "
+                        "shape and precision, or fusing the call with its neighbours")
 
 
 def _own_name(demangled: str) -> str:
@@ -381,9 +398,8 @@ def _tail_effect(m: KernelModel) -> list[Finding]:
     action = (f"launch whole waves: size the grid to a multiple of the blocks that run at once{size}, with a "
               "grid-stride loop for any problem size, or split the work into more, smaller blocks so that the partial "
               "wave is a smaller part of the run")
-    library = _LIBRARY.match(_own_name(m.raw.demangled_name or m.raw.name))
-    if library is not None:
-        name = _LIBRARY_NAMES.get(library.group(1), library.group(1))
+    name = library_of(m)
+    if name is not None:
         action = (f"the grid is {name}'s choice (its launch code sizes it, and the kernel's registers and shared "
                   "memory set how many blocks fit at once): the levers are outside this kernel, another algorithm "
                   "or library call, or fusing the call with its neighbours")
@@ -406,8 +422,12 @@ def diagnose(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], w
     no tail-effect finding (launches of several grids together have no one last wave)."""
     if not m.usable or m.regime is None:
         return []
+    library = library_of(m)
     if m.regime == T.TOO_LITTLE_WORK:
-        return [_too_little_work(m)]
+        found = [_too_little_work(m)]
+        if library is not None:
+            _in_a_library(found, library)
+        return found
     if m.regime == T.AT_LIMIT:
         found = _at_roof(m, ceilings) if m.limiter_is_roof else _unit_limit(m, ceilings)
     elif not m.limiter_is_roof:
@@ -422,6 +442,8 @@ def diagnose(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], w
     found += tail
     if found[0].speedup_note == _BELOW_THRESHOLD and not any(f.kind == "latency" for f in found):
         found[0].speedup_note = "below the threshold: the ceiling findings below explain the gap"
+    if library is not None:
+        _in_a_library(found, library)
     head, rest = found[:1], found[1:]
     rest.sort(key=lambda f: -(f.speedup or 0.0))
     return head + rest
