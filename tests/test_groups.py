@@ -313,3 +313,22 @@ def test_a_cap_in_part_of_a_group_bounds_only_that_part() -> None:
         in found.text
     assert found.speedup == pytest.approx(1.6, rel=1e-6)
     assert "1 / (1 − 0.50 + 0.50 / 4)" in found.speedup_note
+
+
+@pytest.mark.skipif(not (CORPUS / "self-join-mistic__profile.ncu-rep").is_file(), reason="shared corpus not present")
+def test_a_group_limiter_no_launch_has_says_what_bounds_the_launches() -> None:
+    """distanceCalculationsKernel, grid 2048: its 8 launches are bound by L1 wavefronts (5), issue slots
+    (2) and L2 tag requests (1); the weighted memory-throughput headline (the busiest memory sub-unit
+    of each launch) tops the group's shares, and its first finding says no launch is bound by it."""
+    a = ncu_roofline.analyze(CORPUS / "self-join-mistic__profile.ncu-rep")
+    groups = group_kernels(a.reports[0].kernels)
+    g = next(g for g in groups if g.grid == (2048, 1, 1) and g.name.startswith("distanceCalculationsKernel"))
+    assert g.summary.bound_by == "memory_throughput" and "memory_throughput" not in g.limiters
+    assert g.limiters == {"l1tex__data_pipe_lsu_wavefronts": 5, "sm__issue_active": 2, "lts__t_tag_requests": 1}
+    assert g.summary.diagnosis[0].text.endswith(
+        "(the group's weighted shares; no launch is bound by it: "
+        "L1/TEX (wavefronts) in 5 of 8, issue slots in 2, L2 (tag requests) in 1)")
+    for other in groups:  # and only where that is so
+        said = "no launch is bound by it" in other.summary.diagnosis[0].text if other.summary.diagnosis else False
+        assert said == (other.summary.bound_by is not None and other.summary.bound_by not in other.limiters
+                        and len(other.launches) > 1 and bool(other.summary.diagnosis))

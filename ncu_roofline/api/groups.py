@@ -278,6 +278,26 @@ def _shared_ceilings(timed: list[tuple[float, AnalysedKernel]], longest: Analyse
     return out, partial
 
 
+def _mixed(summary: AnalysedKernel, launches: Sequence[AnalysedKernel], limiters: Counter[str]) -> AnalysedKernel:
+    """Where no launch has the group's limiter (a headline such as memory throughput, the busiest of
+    different sub-units in different launches), the first finding says what bounds the launches."""
+    bound = summary.bound_by
+    if bound is None or bound in limiters or not summary.diagnosis or len(launches) < 2:
+        return summary
+    labels: dict[str, str] = {}
+    for k in launches:
+        for uid, unit in k.units.items():
+            labels.setdefault(uid, unit.label)
+    usable = sum(limiters.values())
+    mix = ", ".join(f"{labels.get(name, name.upper())} in {n} of {usable}" if i == 0 else
+                    f"{labels.get(name, name.upper())} in {n}"
+                    for i, (name, n) in enumerate(sorted(limiters.items(), key=lambda kv: (-kv[1], kv[0])))
+                    if name != NO_LIMITER)
+    head = summary.diagnosis[0]
+    text = (f"{head.text} (the group's weighted shares; no launch is bound by it: {mix})")
+    return dataclasses.replace(summary, diagnosis=[dataclasses.replace(head, text=text), *summary.diagnosis[1:]])
+
+
 def _in_part(f: Finding, partial: dict[tuple[str, str, float], float]) -> Finding:
     """A cap's finding whose cap is in only part of the group's time: its bound by Amdahl's law (the
     other launches keep their time), so that the group's ranking by program gain does not count it
@@ -311,6 +331,7 @@ def group_kernels(kernels: Sequence[AnalysedKernel], group_by: str = GROUP_BY_LA
         summary = _aggregate(launches, longest, threshold)
         limiters = Counter(k.bound_by or NO_LIMITER for k in launches if k.usable)
         disagreeing = [k.raw.index for k in launches if k.usable and k.bound_by != summary.bound_by]
+        summary = _mixed(summary, launches, limiters)
         share = stats.total / total_s if stats.total is not None and total_s else None
         first = launches[0].raw
         by_launch = group_by == GROUP_BY_LAUNCH
