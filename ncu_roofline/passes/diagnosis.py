@@ -266,7 +266,7 @@ def _latency(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
         where = f"where the ceilings allow {reachable:.0%}" if m.limiter_is_roof else "of its peak"
         speedup = reachable / share if share > 0 else None
         note = ("what the ceilings allow ÷ what the kernel reaches" if m.limiter_is_roof else
-                "the unit's peak ÷ what it reaches (its busy share counts wasted work too, so no ceiling lowers it)")
+                "the unit's peak ÷ its busy share, which counts wasted work too")
         busiest = "the busiest limit"
         if not _limits_measured(m):
             busiest, speedup = "the busiest limit the report holds", None
