@@ -289,10 +289,9 @@ def _mixed(summary: AnalysedKernel, launches: Sequence[AnalysedKernel], limiters
         for uid, unit in k.units.items():
             labels.setdefault(uid, unit.label)
     usable = sum(limiters.values())
-    mix = ", ".join(f"{labels.get(name, name.upper())} in {n} of {usable}" if i == 0 else
-                    f"{labels.get(name, name.upper())} in {n}"
-                    for i, (name, n) in enumerate(sorted(limiters.items(), key=lambda kv: (-kv[1], kv[0])))
-                    if name != NO_LIMITER)
+    ranked = sorted(((name, n) for name, n in limiters.items() if name != NO_LIMITER), key=lambda kv: (-kv[1], kv[0]))
+    mix = ", ".join(f"{labels.get(name, name.upper())} in {n}" + (f" of {usable}" if i == 0 else "")
+                    for i, (name, n) in enumerate(ranked))
     head = summary.diagnosis[0]
     text = (f"{head.text} (the group's weighted shares; no launch is bound by it: {mix})")
     return dataclasses.replace(summary, diagnosis=[dataclasses.replace(head, text=text), *summary.diagnosis[1:]])

@@ -245,8 +245,7 @@ def _limits_measured(m: KernelModel) -> bool:
     """Whether the busiest limit is the busiest of all: the report holds Nsight Compute's SM and memory
     throughputs (the maximum of their sub-units), or a roof at every memory level. A capture of a few
     counters (DRAM reads alone) says nothing of the L2, L1 or pipes it did not measure."""
-    return ({"sm_throughput", "memory_throughput"} <= m.units.keys()
-            or all(level in m.utilization for level in R.LEVELS))
+    return ({T.SM, T.MEM} <= m.units.keys() or all(level in m.utilization for level in R.LEVELS))
 
 
 def _latency(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
@@ -419,15 +418,20 @@ def _reuse_note(m: KernelModel, reuse: dict[str, float]) -> list[Finding]:
 
 def diagnose(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], waves: bool = True) -> list[Finding]:
     """The ranked findings of one kernel: the limiter first, then what is worth most. `waves=False`:
-    no tail-effect finding (launches of several grids together have no one last wave)."""
+    no tail-effect finding (launches of several grids together have no one last wave). A library's own
+    kernel has its next steps worded as the library's (`_in_a_library`)."""
+    found = _ranked(m, ceilings, reuse, waves)
+    library = library_of(m) if found else None
+    if library is not None:
+        _in_a_library(found, library)
+    return found
+
+
+def _ranked(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], waves: bool) -> list[Finding]:
     if not m.usable or m.regime is None:
         return []
-    library = library_of(m)
     if m.regime == T.TOO_LITTLE_WORK:
-        found = [_too_little_work(m)]
-        if library is not None:
-            _in_a_library(found, library)
-        return found
+        return [_too_little_work(m)]
     if m.regime == T.AT_LIMIT:
         found = _at_roof(m, ceilings) if m.limiter_is_roof else _unit_limit(m, ceilings)
     elif not m.limiter_is_roof:
@@ -442,8 +446,6 @@ def diagnose(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], w
     found += tail
     if found[0].speedup_note == _BELOW_THRESHOLD and not any(f.kind == "latency" for f in found):
         found[0].speedup_note = "below the threshold: the ceiling findings below explain the gap"
-    if library is not None:
-        _in_a_library(found, library)
     head, rest = found[:1], found[1:]
     rest.sort(key=lambda f: -(f.speedup or 0.0))
     return head + rest
