@@ -721,7 +721,8 @@ def test_a_line_without_a_cell_opening_dash_holds_no_negative_value() -> None:
     (a seeded mix of signed, blank-led, exponent and text cells)."""
     import random
 
-    from ncu_roofline.readers.csv_export import _dash_starts_a_cell, _quoted_cells
+    from ncu_roofline.readers.csv_cells import dash_starts_a_cell as _dash_starts_a_cell
+    from ncu_roofline.readers.csv_cells import quoted_cells as _quoted_cells
     from ncu_roofline.readers.csv_rows import negative_cells
 
     cells = ["-5", " -5", "\t-1,024", "\u00a0-2.5", "-nan", "-inf", "1e-05", "Tesla V100-SXM2-32GB", "2,048",

@@ -190,7 +190,7 @@ def test_the_quoted_row_fast_path_agrees_with_csv_reader() -> None:
     import csv
     import random
 
-    from ncu_roofline.readers.csv_export import _quoted_cells
+    from ncu_roofline.readers.csv_cells import quoted_cells as _quoted_cells
 
     rng = random.Random(12)
     hits = 0
@@ -209,6 +209,45 @@ def test_the_quoted_row_fast_path_agrees_with_csv_reader() -> None:
         elif quoting == csv.QUOTE_ALL and not any(c in cell for cell in cells for c in '"\r\n'):
             raise AssertionError(f"a plain quoted row fell back: {text!r}")
     assert hits > 200  # the fast path was taken often enough to mean something
+
+
+def test_a_quoted_row_reads_as_the_list_of_its_cells() -> None:
+    from ncu_roofline.readers.csv_cells import QuotedRow, quote_numbers, quoted_cells
+
+    cells = ["0", "gemm<float>(int, int)", "", "2,048", " -1", "n/a", "1e-05", ","]
+    for eol in ("\n", "\r\n", "\r"):
+        row = quoted_cells('"' + '","'.join(cells) + '"' + eol)
+        assert isinstance(row, QuotedRow) and len(row) == len(cells)
+        assert [row[i] for i in range(len(cells))] == cells and [row[-i] for i in range(1, 9)] == cells[::-1]
+        assert row.pick(*quote_numbers([7, 1, 3])) == [",", "gemm<float>(int, int)", "2,048"]
+        assert row[2:4] == ["", "2,048"] and list(row) == cells and row == cells
+        with pytest.raises(IndexError):
+            row[len(cells)]
+    assert quoted_cells('"a","b"c"\n') is None and quoted_cells('"a",b\n') is None  # csv.reader reads those
+    assert quoted_cells('"a",x"b"\n') is None and quoted_cells('"a" ,"b"\n') is None
+    assert quoted_cells('"a";"b"\n') is None and quoted_cells('"a"\n') == ["a"] and quoted_cells('"\n') is None
+
+
+def test_lines_split_as_a_text_stream_with_newline_empty_splits_them(tmp_path: Path) -> None:
+    # The reader reads bytes and decodes a line at a time: its lines must be those of
+    # `open(..., newline="")` (LF, CR and CR LF end a line) for any mix of line ends, a byte-order
+    # mark and bytes that are not UTF-8.
+    import random
+
+    from ncu_roofline.readers.csv_text import TextLines
+
+    rng = random.Random(13)
+    pieces = [b"a", b'"x"', b",", b"\n", b"\r", b"\r\n", b"\r\r", b"\n\r", b"\xc3\xa9", b"\xff", b"\xe2\x82", b" "]
+    for trial in range(300):
+        data = (b"\xef\xbb\xbf" if trial % 3 == 0 else b"") + b"ID" + b"".join(
+            rng.choice(pieces) for _ in range(rng.randint(0, 40)))
+        path = tmp_path / "lines.csv"
+        path.write_bytes(data)
+        with path.open(encoding="utf-8", errors="surrogateescape", newline="") as fh:
+            expected = [line.removeprefix("\ufeff") if i == 0 else line for i, line in enumerate(fh)]
+        expected = [line.replace("\udcff", "\ufffd").replace("\udce2", "\ufffd").replace("\udc82", "\ufffd")
+                    for line in expected]
+        assert list(TextLines(path, [])) == expected, data
 
 
 def _unnamed(i: str) -> str:

@@ -34,10 +34,11 @@ from __future__ import annotations
 import csv
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ..errors import InputError
+from .csv_cells import QuotedRow, dash_starts_a_cell, quote_numbers, quoted_cells
 from .csv_rows import (
     Columns,
     RepeatedRows,
@@ -199,6 +200,8 @@ class CsvExport:
         repeated = RepeatedRows(path, header, units, REEXPORT_HINT)
         metric_columns = [(i, name, units[i].strip()) for i, name in enumerate(header) if is_metric_column(name)]
         identity_columns = [(i, name) for i, name in enumerate(header) if not is_metric_column(name)]
+        identity_names = [name for _, name in identity_columns]
+        identity_quotes = quote_numbers([i for i, _ in identity_columns])
         columns = Columns((name, (i, unit)) for i, name, unit in metric_columns)
         signed = [(i, name) for i, name, _ in metric_columns if cannot_be_negative(name)]
         seen_ids: set[int] = set()
@@ -206,7 +209,11 @@ class CsvExport:
         for line_no, row, may_be_negative in rows:
             if repeated.skip(line_no, row):
                 continue
-            cells = {name: row[i].strip() for i, name in identity_columns}
+            if type(row) is QuotedRow:  # the cells at once, not one Python-level look-up each
+                cells = {name: cell.strip() for name, cell in zip(identity_names, row.pick(*identity_quotes),
+                                                                strict=True)}
+            else:
+                cells = {name: row[i].strip() for i, name in identity_columns}
             ident = cells.get("ID", "")
             if _INT_RE.match(ident) and int(ident) not in seen_ids:
                 index = int(ident)
@@ -241,19 +248,19 @@ class CsvExport:
             self._notes.append("the ID column is missing, not numeric or repeats; kernels are numbered by row")
         self._done = True
 
-    def _rows(self) -> Iterator[tuple[int, list[str], bool]]:
+    def _rows(self) -> Iterator[tuple[int, Sequence[str], bool]]:
         """Every non-blank row after the header with the line it ends on, and whether a cell of it may
         hold a negative number (False only where the line shows none can); a row is checked against
         the header once the next one is read (the last row may be cut, any other is damaged)."""
         path, width = self.path, len(self.header)
         source = self._source
-        pending: tuple[int, list[str], bool] | None = None
+        pending: tuple[int, Sequence[str], bool] | None = None
         while True:
             line = next(source, None)
             if line is None:
                 break
-            row = _quoted_cells(line)
-            may_be_negative = row is None or _dash_starts_a_cell(line)
+            row: Sequence[str] | None = quoted_cells(line)
+            may_be_negative = row is None or dash_starts_a_cell(line)
             if row is None:  # anything but the plain all-quoted row: csv decides (it may read on)
                 try:
                     row = next(csv.reader(itertools.chain((line,), source)))
@@ -303,45 +310,7 @@ class CsvExport:
                          warnings=warnings, completeness=CSV_UNCHECKABLE)
 
 
-def _quoted_cells(line: str) -> list[str] | None:
-    """The cells of a row as ncu writes it, `"a","b",...,"z"` and a line end, with no other quote in
-    it (split in C, twice as fast as csv.reader); None for any other line, which csv.reader reads.
-
-    Exact: the line holds 2n quotes and splits into n cells, so every quote is one of the cells'
-    own; a quoted line break, an escaped quote or an unquoted cell makes the counts differ.
-    """
-    if not line.startswith('"') or "\x00" in line:  # csv.reader refuses NUL on Python 3.10: let it say so
-        return None
-    if line.endswith('"\n'):
-        inner = line[1:-2]
-    elif line.endswith('"\r\n'):
-        inner = line[1:-3]
-    elif line.endswith('"\r'):
-        inner = line[1:-2]
-    else:
-        return None
-    cells = inner.split('","')
-    return cells if line.count('"') == 2 * len(cells) else None
-
-
-def _dash_starts_a_cell(line: str) -> bool:
-    """Whether a cell of an all-quoted row (`_quoted_cells`: every quote is a cell's own) may hold a
-    negative number: one of its dashes has only blanks between it and the quote that opens its cell.
-    A negative number starts with a dash once its blanks are stripped; a line holds few dashes (an
-    exponent's, a device name's), found by a C-level search, where a scan of every cell costs a
-    join and a regular expression over the whole row."""
-    pos = line.find("-")
-    while pos != -1:
-        j = pos - 1
-        while j >= 0 and line[j].isspace():
-            j -= 1
-        if j < 0 or line[j] == '"':
-            return True
-        pos = line.find("-", pos + 1)
-    return False
-
-
-def _check_width(path: Path, row: tuple[int, list[str], bool], width: int, last: bool) -> None:
+def _check_width(path: Path, row: tuple[int, Sequence[str], bool], width: int, last: bool) -> None:
     line_no, cells, _ = row
     if len(cells) == width:
         return

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import repeat
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from .csv_cells import QuotedRow, cell_list, quote_numbers
 from .record import Metric
 
 # Plain or thousands-grouped decimal numbers, with optional fraction and exponent.
@@ -63,14 +64,14 @@ class RepeatedRows:
     """Tells the repeats of the header and units rows among the rows after them (`skip`), and
     refuses a second header with other columns; `warning` names the lines skipped."""
 
-    def __init__(self, path: Path, header: list[str], units: list[str], hint: str) -> None:
+    def __init__(self, path: Path, header: Sequence[str], units: Sequence[str], hint: str) -> None:
         self._path, self._hint = path, hint
         self._names = [h.strip() for h in header]
         self._units = [u.strip() for u in units]
         self._id = self._names.index("ID")
         self._skipped: list[int] = []
 
-    def skip(self, line_no: int, row: list[str]) -> bool:
+    def skip(self, line_no: int, row: Sequence[str]) -> bool:
         ident = row[self._id].strip()
         if ident and ident != "ID":
             return False  # a kernel row (the cheap test: a repeat has "ID" or nothing there)
@@ -133,14 +134,16 @@ class Columns(dict[str, tuple[int, str]]):
 class HotColumns:
     """Number columns parsed at once in every row: names, an itemgetter of their cells, units."""
 
-    __slots__ = ("cells_of", "names", "units")
+    __slots__ = ("cells_of", "names", "quotes", "units")
 
     def __init__(self, names: tuple[str, ...], columns: Mapping[str, tuple[int, str]]) -> None:
         self.names = names
-        self.cells_of = itemgetter(*(columns[n][0] for n in names))  # two or more: a tuple
+        indices = [columns[n][0] for n in names]
+        self.cells_of = itemgetter(*indices)  # two or more: a tuple
+        self.quotes = quote_numbers(indices)  # where an all-quoted row holds them
         self.units = tuple(columns[n][1] for n in names)
 
-    def parse(self, row: list[str]) -> dict[str, Metric | None]:
+    def parse(self, row: Sequence[str]) -> dict[str, Metric | None]:
         """The columns' metrics in `row`, each as `RowMetrics.get` reads it (None for a missing cell).
 
         The usual row is all numbers, some with thousands separators (ncu writes "2,048"): the cells
@@ -149,7 +152,7 @@ class HotColumns:
         `parse_value` reads as grouped), and the whole converted in one C-level loop. Any other cell
         (empty, text, a comma elsewhere) sends the row to the cell-by-cell reading.
         """
-        cells: tuple[str, ...] = self.cells_of(row)
+        cells: Sequence[str] = row.pick(*self.quotes) if type(row) is QuotedRow else self.cells_of(row)
         joined = "\x00" + "\x00".join(cells) + "\x00"
         if "," in joined:
             joined = _GROUPED.sub(_ungroup, joined)
@@ -212,7 +215,7 @@ class RowMetrics(Mapping[str, Metric]):
 
     __slots__ = ("_cache", "_columns", "_present", "_row")
 
-    def __init__(self, row: list[str], columns: Mapping[str, tuple[int, str]]) -> None:
+    def __init__(self, row: Sequence[str], columns: Mapping[str, tuple[int, str]]) -> None:
         self._row = row
         self._columns = columns  # name -> (cell index, unit), shared by every row of the export
         hot = getattr(columns, "hot", None)
@@ -270,7 +273,7 @@ class RowMetrics(Mapping[str, Metric]):
 
     def _names(self) -> tuple[str, ...]:
         if self._present is None:
-            row, cache = self._row, self._cache
+            row, cache = cell_list(self._row), self._cache
             self._present = tuple(
                 name for name, (i, _) in self._columns.items()
                 if (cache[name] is not None if name in cache
@@ -287,8 +290,9 @@ class RowMetrics(Mapping[str, Metric]):
 _MAY_BE_NEGATIVE_RE = re.compile(r"\x00[-\s]")  # a cell that starts with "-" or a space
 
 
-def negative_cells(row: list[str], signed: list[tuple[int, str]]) -> list[tuple[str, float]]:
+def negative_cells(row: Sequence[str], signed: list[tuple[int, str]]) -> list[tuple[str, float]]:
     """(name, value) of the cells in `signed` (metrics that cannot be negative) holding a negative number."""
+    row = cell_list(row)
     if not _MAY_BE_NEGATIVE_RE.search("\x00" + "\x00".join(row)):  # one scan of the row in C: the usual answer
         return []
     found = []

@@ -1,0 +1,132 @@
+"""The cells of one CSV row as ncu writes it: `"a","b",...,"z"` and a line end.
+
+A full-set row is about 30 kB in 700 cells, of which the analysis reads about a hundred. Splitting
+it into 700 strings is most of what reading an export costs, so an all-quoted ASCII row is kept as
+its text and the positions of its quotes, found in one vectorised pass (`QuotedRow`); a cell
+becomes a string only when it is read. Any other line (a quote inside a cell, a quoted line break,
+an unquoted cell) is left to `csv.reader`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
+
+import numpy as np
+import numpy.typing as npt
+
+_QUOTE, _COMMA = ord('"'), ord(",")
+IndexArray = npt.NDArray[np.intp]
+
+
+class QuotedRow(Sequence[str]):
+    """An all-quoted row: its line and the positions of its 2n quotes, cell i between quotes 2i and
+    2i + 1. Reads as the list of its n cells; `pick` reads many at once."""
+
+    __slots__ = ("_cells", "_line", "_quotes")
+
+    def __init__(self, line: str, quotes: IndexArray) -> None:
+        self._line = line
+        self._quotes = quotes
+        self._cells: list[str] | None = None
+
+    def __len__(self) -> int:
+        return len(self._quotes) // 2
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if self._cells is not None or isinstance(i, slice):
+            return self.cells()[i]
+        n = len(self._quotes) // 2
+        if not -n <= i < n:
+            raise IndexError("row cell index out of range")
+        if i < 0:
+            i += n
+        q = self._quotes
+        return self._line[q[2 * i] + 1:q[2 * i + 1]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.cells())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, QuotedRow):
+            return self.cells() == other.cells()
+        return isinstance(other, list) and self.cells() == other
+
+    __hash__ = None  # type: ignore[assignment]  # a row is compared by its cells, as a list is
+
+    def cells(self) -> list[str]:
+        """Every cell, split once (a row read whole: a repeated header, the negative-value scan)."""
+        if self._cells is None:
+            end = -3 if self._line.endswith("\r\n") else -2
+            self._cells = self._line[1:end].split('","')
+        return self._cells
+
+    def pick(self, starts: IndexArray, ends: IndexArray) -> list[str]:
+        """The cells whose opening and closing quotes are at these quote numbers (2i and 2i + 1)."""
+        line, q = self._line, self._quotes
+        return [line[a:b] for a, b in zip((q[starts] + 1).tolist(), q[ends].tolist(), strict=True)]
+
+
+def quote_numbers(indices: Sequence[int]) -> tuple[IndexArray, IndexArray]:
+    """The quote numbers that open and close the cells at these indices (for `QuotedRow.pick`)."""
+    opening = np.fromiter((2 * i for i in indices), dtype=np.intp, count=len(indices))
+    return opening, opening + 1
+
+
+def quoted_cells(line: str) -> QuotedRow | list[str] | None:
+    """The cells of a row as ncu writes it, `"a","b",...,"z"` and a line end, with no other quote in
+    it; None for any other line, which csv.reader reads.
+
+    Exact: the row's quotes are its first and last characters and, between them, pairs `","`
+    (a closing quote, a comma, an opening quote), so every quote is one of the cells' own; a quoted
+    line break, an escaped quote or an unquoted cell breaks the pattern. That is the same test as
+    "the line holds 2n quotes and splits on `","` into n cells", which a line that is not ASCII
+    takes instead (its characters are not its bytes).
+    """
+    if not line.startswith('"') or "\x00" in line:  # csv.reader refuses NUL on Python 3.10: let it say so
+        return None
+    if line.endswith('"\n'):
+        end = len(line) - 2
+    elif line.endswith('"\r\n'):
+        end = len(line) - 3
+    elif line.endswith('"\r'):
+        end = len(line) - 2
+    else:
+        return None
+    if not line.isascii():
+        cells = line[1:end].split('","')
+        return cells if line.count('"') == 2 * len(cells) else None
+    data = np.frombuffer(line.encode("ascii"), dtype=np.uint8)
+    quotes = np.flatnonzero(data == _QUOTE)
+    if len(quotes) % 2 or len(quotes) < 2:
+        return None
+    closing, opening = quotes[1:-1:2], quotes[2:-1:2]
+    if len(closing) and not ((opening - closing == 2).all() and (data[closing + 1] == _COMMA).all()):
+        return None
+    return QuotedRow(line, quotes)
+
+
+def dash_starts_a_cell(line: str) -> bool:
+    """Whether a cell of an all-quoted row (`quoted_cells`: every quote is a cell's own) may hold a
+    negative number: one of its dashes has only blanks between it and the quote that opens its cell.
+    A negative number starts with a dash once its blanks are stripped; a line holds few dashes (an
+    exponent's, a device name's), found by a C-level search, where a scan of every cell costs a
+    join and a regular expression over the whole row."""
+    pos = line.find("-")
+    while pos != -1:
+        j = pos - 1
+        while j >= 0 and line[j].isspace():
+            j -= 1
+        if j < 0 or line[j] == '"':
+            return True
+        pos = line.find("-", pos + 1)
+    return False
+
+
+def cell_list(row: Any) -> list[str]:
+    """A row's cells as a list (a `QuotedRow` split, a list as it is)."""
+    return row.cells() if isinstance(row, QuotedRow) else row
