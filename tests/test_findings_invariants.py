@@ -502,13 +502,22 @@ def test_no_latency_bound_where_the_report_measures_few_limits() -> None:
 @needs_corpus
 def test_a_library_kernels_next_steps_are_the_librarys() -> None:
     """CUB's radix sort and PyTorch's elementwise kernels: no next step tells the reader to edit their
-    code; each says whose code it is and what a caller can change. Other kernels never read so."""
+    code; each says whose code it is and what a caller can change, and so does the verdict where it
+    names a lever (a kernel at a limit). Other kernels never read so."""
     from ncu_roofline.passes.diagnosis import library_of
+    from ncu_roofline.views.report import verdict
 
     seen: set[str] = set()
+    worded: set[str | None] = set()
     for name in FILES:
         for k in _kernels(name):
             library = library_of(k)
+            own_code = f"This is {library}'s own kernel: the next step says"
+            if k.regime == "at_limit":  # its verdict names a lever: whose it is too
+                assert (own_code in verdict(k)) == (library is not None), (name, k.raw.name, verdict(k))
+                worded.add(library)
+            else:
+                assert "own kernel: the next step" not in verdict(k)
             for f in k.diagnosis:
                 owned = f.action.startswith(f"this is {library}'s own kernel, not code to edit")
                 if library is None:
@@ -520,4 +529,4 @@ def test_a_library_kernels_next_steps_are_the_librarys() -> None:
                 else:
                     assert owned, (name, k.raw.name, f.kind, f.action)
                     seen.add(library)
-    assert seen == {"CUB", "PyTorch"}
+    assert seen == {"CUB", "PyTorch"} and worded == {None, "CUB", "PyTorch"}

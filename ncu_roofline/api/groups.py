@@ -200,7 +200,7 @@ def _weighted_units(timed: list[tuple[float, AnalysedKernel]]) -> dict[str, Unit
             else:
                 work[uid] = w + d * unit.share
                 time[uid] += d
-    return {uid: dataclasses.replace(first[uid], share=work[uid] / t) for uid, t in time.items()
+    return {uid: first[uid]._replace(share=work[uid] / t) for uid, t in time.items()
             if t > 0 and math.isfinite(work[uid])}
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Container
-from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from ..knowledge import throughputs as T
 from ..readers.record import RawKernel
@@ -18,9 +18,9 @@ from ..readers.record import RawKernel
 _NON_NEGATIVE_TOLERANCE = -1e-9
 
 
-@dataclass(slots=True)  # not frozen: built a few hundred times a launch, and frozen costs 4x to build
-class UnitShare:
-    """One unit's busy share of its sustained peak over the kernel's elapsed time."""
+class UnitShare(NamedTuple):
+    """One unit's busy share of its sustained peak over the kernel's elapsed time (a named tuple: about
+    50 are built a launch, by `tuple.__new__`, a third of a dataclass's cost)."""
 
     id: str
     share: float
@@ -80,10 +80,17 @@ _UNIT_FORMS = tuple((unit.id, unit.label, unit.group, unit.parent, unit.explains
                      tuple((name, _recipe(name)) for name in unit.metrics)) for unit in T.UNITS)
 
 
+_new_share = tuple.__new__  # UnitShare(...) without the named tuple's Python-level __new__
+_UNREAD = object()
+_NOTHING_READ: dict[str, Any] = {}
+
+
 def unit_throughputs(raw: RawKernel) -> dict[str, UnitShare]:
     """Every unit throughput the report holds for this kernel, by unit id."""
     out: dict[str, UnitShare] = {}
     get = raw.metrics.get  # about 50 look-ups a launch: the share test is inlined (see `_percent`)
+    # The metrics read so far (a CSV row's parsed cells): a C-level look-up before the mapping's `get`.
+    read = getattr(raw.metrics, "read_so_far", _NOTHING_READ).get
     # The names the metrics may hold at all (an export's header, a report's list for the kernel): a
     # name not there is passed over by a C-level `in`, without a call of the mapping's `get`.
     possible: Container[str] = getattr(raw.metrics, "possible_names", raw.metrics)
@@ -91,7 +98,9 @@ def unit_throughputs(raw: RawKernel) -> dict[str, UnitShare]:
         for name, recipe in forms:
             if name not in possible:
                 continue
-            m = get(name)
+            m = read(name, _UNREAD)
+            if m is _UNREAD:
+                m = get(name)
             if m is None:
                 continue
             value = m.value
@@ -102,7 +111,7 @@ def unit_throughputs(raw: RawKernel) -> dict[str, UnitShare]:
             else:
                 share = value / 100.0 if value > 0.0 else 0.0
             if share is not None:
-                out[uid] = UnitShare(uid, share, label, group, parent, recipe, explains)
+                out[uid] = _new_share(UnitShare, (uid, share, label, group, parent, recipe, explains))
                 break
     for headline in T.BREAKDOWNS:
         group = T.BY_ID[headline].group

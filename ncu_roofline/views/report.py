@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
 from ..model.throughputs import too_little_work_reason
+from ..passes.diagnosis import library_of
 from ..version import __version__
 from . import format as F
 from .groups import GROUPING_TEXT, MAX_CHART_GROUPS, MAX_GROUP_SECTIONS, bound_mix, page_groups, roof_side, size_points
@@ -110,11 +111,14 @@ def verdict(k: AnalysedKernel) -> str:
         return (f"Too little work for this GPU: {too_little_work_reason(k.launch, share)}.{busiest} Give the launch "
                 "more work (a larger grid, batching, fusion) before tuning the code.")
     if k.regime == T.AT_LIMIT:
+        library = library_of(k)
+        whose = (f" This is {library}'s own kernel: the next step says what a caller can change." if library
+                 else "")
         if k.limiter_is_roof:
-            return f"Bound by {label} at {F.pct(share)} of the roof; {LEVERS[k.bound_by or '']}."
+            return f"Bound by {label} at {F.pct(share)} of the roof; {LEVERS[k.bound_by or '']}.{whose}"
         unit = k.units[k.bound_by or ""]
         return (f"Bound by {label} at {F.pct(share)} of peak (a unit throughput Nsight Compute measured, not a "
-                f"roof of the FLOP/byte chart){_contrast(k)}: {unit.explains or 'this unit is the limit'}.")
+                f"roof of the FLOP/byte chart){_contrast(k)}: {unit.explains or 'this unit is the limit'}.{whose}")
     occupancy = k.launch.get("achieved_occupancy")
     occ = f" (achieved occupancy {F.pct(occupancy)})" if occupancy is not None else ""
     return (f"Below every limit: the busiest is {label} at {F.pct(share)} of peak. The kernel is limited by "
