@@ -261,6 +261,14 @@ def test_a_group_cap_says_how_many_launches_have_it(tmp_path) -> None:
     assert group.to_dict()["ceilings"][0]["launches_with_cap"] == 1  # the JSON carries the group's ceilings
     for k in group.launches:  # the launches' own ceilings stay their own, without the group's count
         assert all(c.launches is None and "launches" not in c.detail for c in k.ceilings)
+    # readOffsetUnroll4, 16384 blocks: launch 2 is the longest and aligned; launch 5 is the misaligned one
+    unroll = next(g for g in group_kernels(a.reports[0].kernels)
+                  if g.name.startswith("readOffsetUnroll4(") and g.grid == (16384, 1, 1))
+    assert unroll.longest.raw.index == 2
+    assert not any(c.kind == "coalescing" and c.factor < 0.9 for c in unroll.longest.ceilings)
+    (shorter,) = [c for c in unroll.summary.ceilings if c.kind == "coalescing" and c.launches is not None]
+    assert shorter.launches == (1, 3) and shorter.factor == pytest.approx(0.8, rel=1e-3)
+    assert shorter.detail.endswith("(in 1 of 3 launches, 33% of the group's time, the longest among them)")
     page = tmp_path / "r.html"  # the group's ceilings table says it too
     result = CliRunner().invoke(main, ["report", str(CORPUS / "cudaprogramming__readSegmentUnroll.ncu-rep"),
                                        "-o", str(page)])
@@ -313,6 +321,30 @@ def test_a_cap_in_part_of_a_group_bounds_only_that_part() -> None:
         in found.text
     assert found.speedup == pytest.approx(1.6, rel=1e-6)
     assert "1 / (1 − 0.50 + 0.50 / 4)" in found.speedup_note
+    # what the ceilings allow the group: the cap holds in half its time, 1 / (1 - 0.5 + 0.5 / 0.25) = 40 %
+    assert cap.time_share == pytest.approx(0.5) and cap.in_effect == pytest.approx(0.4)
+    latency = next(f for f in group.summary.diagnosis if f.kind == "latency")
+    assert "where the ceilings allow 40%" in latency.text
+    assert "where the ceilings allow 25%" in next(f for f in a.diagnosis if f.kind == "latency").text
+
+
+@pytest.mark.parametrize("longest_has_the_counter", [True, False])
+def test_a_cap_only_shorter_launches_have_is_the_groups_too(longest_has_the_counter: bool) -> None:
+    """The longest launch (3 µs of 6) reads whole sectors, or has no sector counter at all; the 2 µs
+    launch reads 8 of every 32 bytes (sector use caps DRAM at 25 %, 4x for it); the 1 µs one reads
+    whole sectors. The group has that launch's cap, in 1 of 3 launches: 1 / (1 - 1/3 + (1/3) / 4) = 1.33x."""
+    ratio = "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld__dot__ratio"
+    a = launch(0, 3000, 6e5, **({ratio: (32.0, "")} if longest_has_the_counter else {}))
+    b, c = launch(1, 2000, 6e5, **{ratio: (8.0, "")}), launch(2, 1000, 6e5, **{ratio: (32.0, "")})
+    assert not any(x.kind == "sector_use" and x.roof == "dram" and x.factor < 0.9 for x in a.ceilings)
+    group = group_kernels([a, b, c])[0]
+    assert group.longest is a
+    (cap,) = [x for x in group.summary.ceilings if x.kind == "sector_use" and x.roof == "dram"]
+    assert cap.factor == pytest.approx(0.25) and cap.launches == (1, 3)
+    assert cap.detail.endswith("(in 1 of 3 launches, 33% of the group's time, the longest among them)")
+    found = next(f for f in group.summary.diagnosis if f.kind == "sector_use" and f.roof == "dram")
+    assert found.speedup == pytest.approx(1.0 / (1.0 - 1.0 / 3.0 + (1.0 / 3.0) / 4.0), rel=1e-6)
+    assert all(x.launches is None for k in (a, b, c) for x in k.ceilings)  # the launches' own stay their own
 
 
 @pytest.mark.skipif(not (CORPUS / "self-join-mistic__profile.ncu-rep").is_file(), reason="shared corpus not present")

@@ -246,8 +246,9 @@ def _aggregate(launches: list[AnalysedKernel], longest: AnalysedKernel, threshol
         achieved_flop_per_s=total_flop / total_time if total_flop is not None else None,
         attainable_flop_per_s=attainable)
     # The diagnosis of the group's own limits (the row's limiter and its findings must agree), with
-    # the ceilings of its longest launch, each saying how many launches share its cap (and a cap's
-    # bound scaled to their time); a tail effect only where every launch has the same waves.
+    # the ceilings of its longest launch and the caps any launch has, each saying how many launches
+    # share it (and a cap's bound scaled to their time); a tail effect only where every launch has the
+    # same waves.
     ceilings, partial = _shared_ceilings(timed, longest)
     one_wave_count = len({k.launch.get("waves_per_sm") for k in launches}) == 1
     findings = diagnose(summary, ceilings, longest.reuse, waves=one_wave_count)
@@ -256,25 +257,38 @@ def _aggregate(launches: list[AnalysedKernel], longest: AnalysedKernel, threshol
 
 def _shared_ceilings(timed: list[tuple[float, AnalysedKernel]], longest: AnalysedKernel
                      ) -> tuple[list[Ceiling], dict[tuple[str, str, float], float]]:
-    """The longest launch's ceilings; each cap worth a finding counts the timed launches that have it
-    (a launch of the same name and grid may access memory another way: an offset argument that
-    misaligns it), and where not all do, its text says so with their share of the group's time.
+    """The group's ceilings: its longest launch's, and each cap worth a finding that any timed launch
+    has (a launch of the same name and grid may access memory another way: an offset argument that
+    misaligns it). A cap is the one of the longest launch that has it, and it counts the timed
+    launches that have it; where not all do, its text says so with their share of the group's time.
     Also: (kind, roof, factor) of those partial caps -> that time share."""
     total = math.fsum(d for d, _ in timed)
+    caps = [(d, {o.key: o for o in k.ceilings if o.factor < SIGNIFICANT})
+            for d, k in sorted(timed, key=lambda t: (-t[0], t[1].raw.index))]  # the longest first
     out, partial = [], {}
+
+    def counted(c: Ceiling) -> Ceiling:
+        having = [d for d, held in caps if c.key in held]
+        if len(having) == len(timed):
+            return dataclasses.replace(c, launches=(len(having), len(timed)))
+        share = math.fsum(having) / total
+        partial[(c.kind, c.roof, c.factor)] = share
+        return dataclasses.replace(c, launches=(len(having), len(timed)), time_share=share, detail=(
+            f"{c.detail} (in {len(having)} of {len(timed)} launches, {share:.0%} of the group's time, "
+            "the longest among them)"))
+
+    def first_cap(key: object) -> Ceiling | None:
+        return next((held[key] for _, held in caps if key in held), None)
+
     for c in longest.ceilings:
-        if c.factor >= SIGNIFICANT:
-            out.append(c)
-            continue
-        key = c.key
-        having = [d for d, k in timed if any(o.key == key and o.factor < SIGNIFICANT for o in k.ceilings)]
-        detail = c.detail
-        if len(having) < len(timed):
-            share = math.fsum(having) / total
-            partial[(c.kind, c.roof, c.factor)] = share
-            detail = (f"{detail} (in {len(having)} of {len(timed)} launches, {share:.0%} of the group's time, "
-                      "the longest among them)")
-        out.append(dataclasses.replace(c, detail=detail, launches=(len(having), len(timed))))
+        cap = c if c.factor < SIGNIFICANT else first_cap(c.key)  # a shorter launch may have the cap
+        out.append(c if cap is None else counted(cap))
+    seen = {c.key for c in longest.ceilings}
+    for _, held in caps:  # caps of kinds the longest launch has no ceiling of at all
+        for key, c in held.items():
+            if key not in seen:
+                seen.add(key)
+                out.append(counted(c))
     return out, partial
 
 

@@ -139,7 +139,7 @@ def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling]) -> Findi
         return None
     gap = ridge / intensity
     under = [c for c in _under(ceilings, m.dominant_precision) if c.kind != "issue_share"]
-    kept = math.prod(c.factor for c in under)
+    kept = math.prod(c.in_effect for c in under)
     allowed = roof * kept
     speedup: float | None = allowed / m.achieved_flop_per_s
     named = ", ".join(f"{c.kind.replace('_', ' ')} {c.factor:.0%}" for c in under)
@@ -257,7 +257,7 @@ def _latency(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
     # Ceilings cap a roof's useful work (bytes used, FLOP). A unit's busy share counts the wasted work
     # too (a divergent warp instruction holds its pipe whatever its active lanes; a conflicting
     # wavefront keeps L1 busy): they do not cap how busy the unit can be.
-    reachable = math.prod(c.factor for c in mine) if mine and m.limiter_is_roof else 1.0
+    reachable = math.prod(c.in_effect for c in mine) if mine and m.limiter_is_roof else 1.0
     if share < _LATENCY_SHARE * reachable:
         label = bound.upper() if m.limiter_is_roof else m.units[bound].label
         occupancy = m.launch.get("achieved_occupancy")
