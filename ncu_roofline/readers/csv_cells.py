@@ -10,13 +10,25 @@ an unquoted cell) is left to `csv.reader`.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    IndexArray = npt.NDArray[np.intp]
 
 _QUOTE, _COMMA = ord('"'), ord(",")
-IndexArray = npt.NDArray[np.intp]
+_numpy: Any = None  # imported on the first row (0.15 s, which a command reading no CSV does not pay)
+
+
+def _np() -> Any:
+    global _numpy
+    if _numpy is None:
+        import numpy
+
+        _numpy = numpy
+    return _numpy
 
 
 class QuotedRow(Sequence[str]):
@@ -73,7 +85,8 @@ class QuotedRow(Sequence[str]):
 
 def quote_numbers(indices: Sequence[int]) -> tuple[IndexArray, IndexArray]:
     """The quote numbers that open and close the cells at these indices (for `QuotedRow.pick`)."""
-    opening = np.fromiter((2 * i for i in indices), dtype=np.intp, count=len(indices))
+    np = _np()
+    opening: IndexArray = np.fromiter((2 * i for i in indices), dtype=np.intp, count=len(indices))
     return opening, opening + 1
 
 
@@ -100,6 +113,7 @@ def quoted_cells(line: str) -> QuotedRow | list[str] | None:
     if not line.isascii():
         cells = line[1:end].split('","')
         return cells if line.count('"') == 2 * len(cells) else None
+    np = _numpy or _np()
     data = np.frombuffer(line.encode("ascii"), dtype=np.uint8)
     quotes = np.flatnonzero(data == _QUOTE)
     if len(quotes) % 2 or len(quotes) < 2:
