@@ -93,6 +93,11 @@ def test_negative_cells_behind_any_white_space_are_found() -> None:
     signed = [(i, f"m{i}") for i in range(len(row))]
     assert negative_cells(row, signed) == [("m1", -5.0), ("m2", -2.0), ("m4", -3.0)]
     assert negative_cells(["1", "2e-5", "n/a", ""], [(i, f"m{i}") for i in range(4)]) == []
+    # a share down to -1 % is Nsight Compute's own noise around zero; past it, or a count, is impossible
+    shares = [(0, "sm__pipe_tensor_cycles_active.min.pct_of_peak_sustained_elapsed"), (1, "x__y.sum.pct"),
+              (2, "dram__bytes_read.sum"), (3, "lts__t_sector_hit_rate.pct")]
+    assert negative_cells(["-0.0654", "-1.5", "-0.0654", "-1"], shares) == [("x__y.sum.pct", -1.5),
+                                                                            ("dram__bytes_read.sum", -0.0654)]
 
 
 def test_names_under_a_prefix_skip_empty_and_dropped_cells() -> None:
