@@ -43,6 +43,7 @@ from .csv_rows import (
     Columns,
     RepeatedRows,
     RowMetrics,
+    SignedColumns,
     cannot_be_negative,
     impossible_values_warning,
     negative_cells,
@@ -203,7 +204,7 @@ class CsvExport:
         identity_names = [name for _, name in identity_columns]
         identity_quotes = quote_numbers([i for i, _ in identity_columns])
         columns = Columns((name, (i, unit)) for i, name, unit in metric_columns)
-        signed = [(i, name) for i, name, _ in metric_columns if cannot_be_negative(name)]
+        signed = SignedColumns([(i, name) for i, name, _ in metric_columns if cannot_be_negative(name)])
         seen_ids: set[int] = set()
         count = 0
         for line_no, row, may_be_negative in rows:

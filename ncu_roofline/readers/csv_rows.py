@@ -4,12 +4,12 @@
   second process) are not kernels: rows identical to the header or to the units row are skipped
   with a warning; a second header with other columns means two different exports were joined,
   which is refused.
-- Impossible values: no count, share or rate Nsight Compute writes (`*.sum`, `*.avg`, `*.min`,
-  `*.max`, `*pct*`, `*.ratio`, `*per_second`, `*peak_sustained*`) can be negative. Such a value
-  (an edited or corrupted export) is left out of the kernel's metrics, and a warning names the
-  metric and the kernel, so that it shows up as missing rather than as a -1e28 utilisation. A
-  share down to -1 % is Nsight Compute's own counter noise around zero (it writes -0.07 % for an
-  idle pipe's `.min`), kept as read.
+- Impossible values: a count, share or rate (`*.sum`, `*.avg`, `*.min`, `*.max`, `*pct*`,
+  `*.ratio`, `*per_second`, `*peak_sustained*`) cannot be negative, except for the noise around
+  zero that Nsight Compute writes itself in a share (-0.07 % for an idle pipe's `.min`; down to
+  -1 % is kept as read). Any other negative value (an edited or corrupted export) is left out of
+  the kernel's metrics, and a warning names the metric and the kernel, so that it shows up as
+  missing rather than as a -1e28 utilisation.
 """
 
 from __future__ import annotations
@@ -297,17 +297,33 @@ NOISE_PCT = -1.0
 
 def is_noise(name: str, value: float) -> bool:
     """A share a little below zero, as Nsight Compute itself writes them (not an impossible value)."""
-    return "pct" in name and value >= NOISE_PCT
+    return "pct" in name.partition(".")[2] and value >= NOISE_PCT  # a share by `cannot_be_negative`'s reading
 
 
-def negative_cells(row: Sequence[str], signed: list[tuple[int, str]]) -> list[tuple[str, float]]:
-    """(name, value) of the cells in `signed` (metrics that cannot be negative) holding a negative number."""
-    row = cell_list(row)
-    if not _MAY_BE_NEGATIVE_RE.search("\x00" + "\x00".join(row)):  # one scan of the row in C: the usual answer
-        return []
+class SignedColumns:
+    """An export's columns that cannot hold a negative value: (cell index, name), and where an all-quoted
+    row holds their cells (so that a row is checked without being split whole)."""
+
+    __slots__ = ("columns", "quotes")
+
+    def __init__(self, columns: list[tuple[int, str]]) -> None:
+        self.columns = columns
+        self.quotes = quote_numbers([i for i, _ in columns])
+
+
+def negative_cells(row: Sequence[str], signed: list[tuple[int, str]] | SignedColumns) -> list[tuple[str, float]]:
+    """(name, value) of the cells in `signed` (metrics that cannot be negative) holding a negative number
+    (past the noise around zero Nsight Compute writes itself, `is_noise`)."""
+    if isinstance(signed, SignedColumns) and type(row) is QuotedRow:  # only these cells, cut from the line
+        cells: Sequence[str] = row.pick(*signed.quotes)
+        named = [name for _, name in signed.columns]
+    else:
+        columns = signed.columns if isinstance(signed, SignedColumns) else signed
+        if not _MAY_BE_NEGATIVE_RE.search("\x00" + "\x00".join(row)):  # one scan of the row in C: the usual answer
+            return []
+        cells, named = [row[i] for i, _ in columns], [name for _, name in columns]
     found = []
-    for i, name in signed:
-        cell = row[i]
+    for cell, name in zip(cells, named, strict=True):
         if "-" in cell[:2] or cell[:1].isspace():  # cheap pre-check; the value decides
             value = parse_value(cell)
             if isinstance(value, float) and value < 0 and not is_noise(name, value):  # -nan is not negative

@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, Any
 
 from ..errors import InputError
 from .container import MAGIC
@@ -99,7 +99,7 @@ class TextLines:
         self.last_text = ""  # the last one that is not blank
         self.markers: list[Marker] = []
         self.undecodable = 0
-        self._open: BinaryIO | None = None
+        self._open: IO[Any] | None = None
         try:
             with path.open("rb") as fh:
                 head = fh.read(_SAMPLE_BYTES)
@@ -107,6 +107,7 @@ class TextLines:
             raise InputError(path, f"cannot read the file ({exc.strerror or exc})") from exc
         _check_head(path, head)
         self._utf16 = head.startswith((b"\xff\xfe", b"\xfe\xff"))
+        self._cr_only = b"\r" in head and b"\n" not in head
 
     def _physical(self) -> Iterator[str]:
         try:
@@ -119,31 +120,45 @@ class TextLines:
                 del data
                 yield from io.StringIO(text, newline="")  # small hand-made files: held whole
                 return
-            # Plain UTF-8, read as bytes and decoded a line at a time: a text stream's own line
-            # splitting costs five times as much on rows of 30 kB (its decoder works in 8 kB
-            # chunks). A UTF-8 character never holds a LF byte, so no line cuts one; a bare CR
-            # ends a line too (`_bare_cr_lines`), as `open(..., newline="")` reads it.
-            with self.path.open("rb", buffering=1 << 20) as fh:
-                self._open = fh
-                first = True
-                for raw in fh:
-                    line = raw.decode("utf-8", "surrogateescape")
-                    if first:
-                        line, first = line.removeprefix("\ufeff"), False
-                    if not line.isascii() and _ESCAPED_RE.search(line):  # isascii: O(1) in CPython
-                        line, n = _ESCAPED_RE.subn("\ufffd", line)
-                        self.undecodable += n
-                    cr = line.find("\r")
-                    if cr == -1 or (cr == len(line) - 2 and line[-1] == "\n"):  # LF or CR LF: the usual
-                        yield line
-                    else:
-                        yield from _bare_cr_lines(line)
+            first = True
+            for line in self._utf8_lines():
+                if first:
+                    line, first = line.removeprefix("\ufeff"), False
+                if not line.isascii() and _ESCAPED_RE.search(line):  # isascii: O(1) in CPython
+                    line, n = _ESCAPED_RE.subn("\ufffd", line)
+                    self.undecodable += n
+                yield line
         except OSError as exc:
             raise InputError(self.path, f"cannot read the file ({exc.strerror or exc})") from exc
         if self.undecodable:
             self.warnings.append(
                 f"the file is not valid UTF-8 (first bad byte at offset {self._first_bad_byte()}); "
                 f"{self.undecodable} undecodable byte(s) were replaced with U+FFFD")
+
+    def _utf8_lines(self) -> Iterator[str]:
+        """The file's lines, decoded (surrogates for bytes that are not UTF-8).
+
+        Read as bytes and decoded a line at a time: a text stream's own line splitting costs five
+        times as much on rows of 30 kB (its decoder works in 8 kB chunks). A UTF-8 character never
+        holds a LF byte, so no line cuts one; a bare CR ends a line too (`_bare_cr_lines`), as
+        `open(..., newline="")` reads it. A file whose lines end at a bare CR only (no LF in its
+        first 64 KiB) is read through a text stream, which splits it without holding it whole.
+        """
+        if self._cr_only:
+            with self.path.open("r", encoding="utf-8", errors="surrogateescape", newline="",
+                                buffering=1 << 20) as text:
+                self._open = text
+                yield from text
+            return
+        with self.path.open("rb", buffering=1 << 20) as fh:
+            self._open = fh
+            for raw in fh:
+                line = raw.decode("utf-8", "surrogateescape")
+                cr = line.find("\r")
+                if cr == -1 or (cr == len(line) - 2 and line[-1] == "\n"):  # LF or CR LF: the usual
+                    yield line
+                else:
+                    yield from _bare_cr_lines(line)
 
     def close(self) -> None:
         """Close the file now (a read stopped early, or by a fault, leaves nothing open)."""
