@@ -321,10 +321,10 @@ def test_a_cap_in_part_of_a_group_bounds_only_that_part() -> None:
         in found.text
     assert found.speedup == pytest.approx(1.6, rel=1e-6)
     assert "1 / (1 − 0.50 + 0.50 / 4)" in found.speedup_note
-    # what the ceilings allow the group: the cap holds in half its time, 1 / (1 - 0.5 + 0.5 / 0.25) = 40 %
-    assert cap.time_share == pytest.approx(0.5) and cap.in_effect == pytest.approx(0.4)
+    # what the ceilings allow the group: each launch at its own caps, the group's bytes over the time
+    # that takes; the capped launch moves a third of the bytes: 1 / (2/3 + (1/3) / 0.25) = 50 %
     latency = next(f for f in group.summary.diagnosis if f.kind == "latency")
-    assert "where the ceilings allow 40%" in latency.text
+    assert "where the ceilings allow 50%" in latency.text
     assert "where the ceilings allow 25%" in next(f for f in a.diagnosis if f.kind == "latency").text
 
 
@@ -345,6 +345,50 @@ def test_a_cap_only_shorter_launches_have_is_the_groups_too(longest_has_the_coun
     found = next(f for f in group.summary.diagnosis if f.kind == "sector_use" and f.roof == "dram")
     assert found.speedup == pytest.approx(1.0 / (1.0 - 1.0 / 3.0 + (1.0 / 3.0) / 4.0), rel=1e-6)
     assert all(x.launches is None for k in (a, b, c) for x in k.ceilings)  # the launches' own stay their own
+
+
+def test_of_shorter_launches_with_a_cap_the_longest_gives_its_figures() -> None:
+    """Two shorter launches read 8 and 16 of every 32 bytes (DRAM caps of 25 % and 50 %): the group's
+    cap is the longer one's, 25 %, in 2 of 3 launches (half the time)."""
+    ratio = "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld__dot__ratio"
+    a = launch(0, 3000, 6e5, **{ratio: (32.0, "")})
+    b, c = launch(1, 2000, 6e5, **{ratio: (8.0, "")}), launch(2, 1000, 6e5, **{ratio: (16.0, "")})
+    for shuffled in ([a, b, c], [c, b, a], [b, a, c]):
+        (cap,) = [x for x in group_kernels(shuffled)[0].summary.ceilings if x.kind == "sector_use" and x.roof == "dram"]
+        assert cap.factor == pytest.approx(0.25) and cap.launches == (2, 3)
+        assert cap.detail.endswith("(in 2 of 3 launches, 50% of the group's time, the longest among them)")
+
+
+def test_a_partial_cap_scales_its_own_finding_not_a_twin_of_the_same_factor() -> None:
+    """Coalescing of loads in 1 of 3 launches and of stores in all, both 80 % under L1: only the loads'
+    finding is scaled to their share of the time."""
+    from ncu_roofline.api.groups import _in_part
+    from ncu_roofline.passes.diagnosis import Finding
+
+    loads = "global loads touch 5.0 sectors per request where 4.0 would hold the bytes used (in 1 of 3 launches)"
+    partial = {("coalescing", "l1", 0.8): [(loads, 0.25)]}
+    ld = Finding("coalescing", "l1", 0.8, f"{loads}: caps the L1 roof at 80%", "coalesce", "l1", 1.25, "1 / 0.80")
+    st = Finding("coalescing", "l1", 0.8, "global stores touch 5.0 sectors per request where 4.0 would hold the "
+                 "bytes used: caps the L1 roof at 80%", "coalesce", "l1", 1.25, "1 / 0.80")
+    assert _in_part(ld, partial).speedup == pytest.approx(1.0 / (0.75 + 0.25 / 1.25))
+    assert _in_part(st, partial) is st
+
+
+def test_the_intensity_gap_of_a_group_weighs_each_launchs_compute_caps_by_its_flop() -> None:
+    """Both launches at 80 % of the DRAM roof. The longest issues FFMA only (2e6 FLOP, no FMA-balance
+    cap); the other mixes FADD and FMUL in (2.5e6 FLOP, FMA balance caps FP32 at 83 %). What the
+    compute caps allow the group: 1 / (2/4.5 + (2.5/4.5) / (5/6)) = 90 % of the FP32 roof."""
+    from test_model import OP
+
+    a = launch(0, 3000, 4.8e6, **{OP.format("fadd"): (0.0, "inst"), OP.format("fmul"): (0.0, "inst")})
+    b = launch(1, 2000, 3.2e6)
+    assert [x.kind for x in a.ceilings if x.factor < 0.9] == [] and a.q.flop["fp32"].value == pytest.approx(2e6)
+    assert b.q.flop["fp32"].value == pytest.approx(2.5e6)
+    s = group_kernels([a, b])[0].summary
+    assert (s.regime, s.bound_by) == ("at_limit", "dram")
+    gap = next(f for f in s.diagnosis if f.kind == "intensity_gap")
+    assert gap.speedup == pytest.approx(s.compute_roof() * 0.9 / s.achieved_flop_per_s, rel=1e-9)
+    assert "(fma balance 83% in part)" in gap.speedup_note
 
 
 @pytest.mark.skipif(not (CORPUS / "self-join-mistic__profile.ncu-rep").is_file(), reason="shared corpus not present")

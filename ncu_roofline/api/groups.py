@@ -7,11 +7,13 @@ statistics (total, mean, median, min, max, coefficient of variation = population
 duration-weighted mean of its launches' shares (for a roof, the summed work ÷ peak ÷ summed time),
 so its intensity is total FLOP ÷ total bytes. Its limiter and regime follow the rules of every
 kernel (`model.roofline.limiter_and_regime`). Its findings are the diagnosis of those limits, with
-the ceilings (and Nsight Compute rule results) of its longest launch, which says so
-(`findings_from_launch`); each cap worth a finding counts the timed launches that share it
-(`launches_with_cap` of `launches_compared`), and where not all do its text names the count and their
-share of the group's time, and its bound holds for that share only (Amdahl's law). Launches whose
-limiter differs from the group's are listed (`disagreeing_launches`).
+the ceilings (and Nsight Compute rule results) of its longest launch (`findings_from_launch`) and
+every cap worth a finding that any launch has (the figures of the longest launch with it); each cap
+counts the timed launches that share it (`launches_with_cap` of `launches_compared`), and where not
+all do its text names the count and their share of the group's time, and its bound holds for that
+share only (Amdahl's law). What the ceilings allow the group weighs each launch's own caps by its
+share of the roof's work. Launches whose limiter differs from the group's are listed
+(`disagreeing_launches`).
 """
 
 from __future__ import annotations
@@ -251,31 +253,38 @@ def _aggregate(launches: list[AnalysedKernel], longest: AnalysedKernel, threshol
     # same waves.
     ceilings, partial = _shared_ceilings(timed, longest)
     one_wave_count = len({k.launch.get("waves_per_sm") for k in launches}) == 1
-    findings = diagnose(summary, ceilings, longest.reuse, waves=one_wave_count)
+    findings = diagnose(summary, ceilings, longest.reuse, waves=one_wave_count,
+                        parts=[(d, k, k.ceilings) for d, k in timed])
     return dataclasses.replace(summary, ceilings=ceilings, diagnosis=[_in_part(f, partial) for f in findings])
 
 
+# (kind, roof, factor) of a group's partial caps -> (the cap's text, its launches' share of the group's time)
+Partial = dict[tuple[str, str, float], list[tuple[str, float]]]
+
+
 def _shared_ceilings(timed: list[tuple[float, AnalysedKernel]], longest: AnalysedKernel
-                     ) -> tuple[list[Ceiling], dict[tuple[str, str, float], float]]:
+                     ) -> tuple[list[Ceiling], Partial]:
     """The group's ceilings: its longest launch's, and each cap worth a finding that any timed launch
     has (a launch of the same name and grid may access memory another way: an offset argument that
     misaligns it). A cap is the one of the longest launch that has it, and it counts the timed
     launches that have it; where not all do, its text says so with their share of the group's time.
-    Also: (kind, roof, factor) of those partial caps -> that time share."""
+    Also: (kind, roof, factor) of those partial caps -> (their text, that time share): a coalescing cap
+    of loads and one of stores may share kind, roof and factor, and only one of them be partial."""
     total = math.fsum(d for d, _ in timed)
     caps = [(d, {o.key: o for o in k.ceilings if o.factor < SIGNIFICANT})
             for d, k in sorted(timed, key=lambda t: (-t[0], t[1].raw.index))]  # the longest first
-    out, partial = [], {}
+    out: list[Ceiling] = []
+    partial: Partial = {}
 
     def counted(c: Ceiling) -> Ceiling:
         having = [d for d, held in caps if c.key in held]
         if len(having) == len(timed):
             return dataclasses.replace(c, launches=(len(having), len(timed)))
         share = math.fsum(having) / total
-        partial[(c.kind, c.roof, c.factor)] = share
-        return dataclasses.replace(c, launches=(len(having), len(timed)), time_share=share, detail=(
-            f"{c.detail} (in {len(having)} of {len(timed)} launches, {share:.0%} of the group's time, "
-            "the longest among them)"))
+        detail = (f"{c.detail} (in {len(having)} of {len(timed)} launches, {share:.0%} of the group's time, "
+                  "the longest among them)")
+        partial.setdefault((c.kind, c.roof, c.factor), []).append((detail, share))
+        return dataclasses.replace(c, launches=(len(having), len(timed)), detail=detail)
 
     def first_cap(key: object) -> Ceiling | None:
         return next((held[key] for _, held in caps if key in held), None)
@@ -311,11 +320,12 @@ def _mixed(summary: AnalysedKernel, launches: Sequence[AnalysedKernel], limiters
     return dataclasses.replace(summary, diagnosis=[dataclasses.replace(head, text=text), *summary.diagnosis[1:]])
 
 
-def _in_part(f: Finding, partial: dict[tuple[str, str, float], float]) -> Finding:
+def _in_part(f: Finding, partial: Partial) -> Finding:
     """A cap's finding whose cap is in only part of the group's time: its bound by Amdahl's law (the
     other launches keep their time), so that the group's ranking by program gain does not count it
-    for the launches without it."""
-    share = partial.get((f.kind, f.roof or "", f.factor if f.factor is not None else -1.0))
+    for the launches without it. (A cap's finding starts with the cap's text.)"""
+    entries = partial.get((f.kind, f.roof or "", f.factor if f.factor is not None else -1.0), ())
+    share = next((t for detail, t in entries if f.text.startswith(f"{detail}:")), None)
     if share is None or f.speedup is None or f.speedup <= 0:
         return f
     speedup = 1.0 / (1.0 - share + share / f.speedup)

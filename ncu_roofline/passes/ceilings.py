@@ -44,20 +44,9 @@ class Ceiling:
     evidence: dict[str, float]
     detail: str
     action: str
-    # A group's ceiling (its longest launch's): (timed launches with this cap, timed launches); None
-    # for a launch.
+    # A group's ceiling (the cap of the longest launch that has it): (timed launches with this cap,
+    # timed launches); None for a launch.
     launches: tuple[int, int] | None = None
-    # A group's cap that only some of its launches have: their share of the group's time (None: every
-    # launch has it, or this is a launch's own ceiling).
-    time_share: float | None = None
-
-    @property
-    def in_effect(self) -> float:
-        """The factor as it caps the whole kernel or group: a cap in a share t of a group's time caps the
-        group at 1 / (1 − t + t / factor) (Amdahl's law: the other launches keep their pace)."""
-        t = self.time_share
-        return self.factor if t is None or self.factor <= 0 else 1.0 / (1.0 - t + t / self.factor)
-
     def to_dict(self) -> dict[str, Any]:
         d = {"kind": self.kind, "roof": self.roof, "factor": self.factor, "value": self.value,
              "evidence": dict(self.evidence), "detail": self.detail, "action": self.action}

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -123,7 +124,7 @@ def ratio_text(x: float) -> str:
     return f"{x:.3g}" if x < 10 else f"{x:,.0f}"
 
 
-def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling]) -> Finding | None:
+def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling], parts: Parts) -> Finding | None:
     """For a kernel at a memory roof: the FLOP per byte it would need to reach the compute roof.
 
     The bound is what the compute side allows over what the kernel reaches: the compute roof, times
@@ -139,10 +140,10 @@ def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling]) -> Findi
         return None
     gap = ridge / intensity
     under = [c for c in _under(ceilings, m.dominant_precision) if c.kind != "issue_share"]
-    kept = math.prod(c.in_effect for c in under)
+    kept = _allowed(ceilings, m.dominant_precision, parts, _not_issue)
     allowed = roof * kept
     speedup: float | None = allowed / m.achieved_flop_per_s
-    named = ", ".join(f"{c.kind.replace('_', ' ')} {c.factor:.0%}" for c in under)
+    named = ", ".join(f"{c.kind.replace('_', ' ')} {c.factor:.0%}{_in_part(c)}" for c in under)
     if under:
         note = (f"compute roof × its ceilings ({named}) ÷ achieved FLOP/s, the most more FLOP per byte gives with "
                 "this mix of FP instructions")
@@ -176,7 +177,7 @@ def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling]) -> Findi
     return Finding("intensity_gap", level, None, text, action, m.bound_by, speedup, note)
 
 
-def _at_roof(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
+def _at_roof(m: KernelModel, ceilings: list[Ceiling], parts: Parts) -> list[Finding]:
     bound = m.bound_by or ""
     share = m.limiter_share or 0.0
     what = "bytes" if bound in R.LEVELS else "work"
@@ -185,11 +186,50 @@ def _at_roof(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
                    "at its limit: only less work for this roof makes it faster")
     findings = [head]
     if bound in R.LEVELS:
-        gap = _intensity_gap(m, bound, ceilings)
+        gap = _intensity_gap(m, bound, ceilings, parts)
         if gap is not None:
             findings.append(gap)
     findings += [_ceiling_finding(m, c, "the bounding roof") for c in _under(ceilings, bound)]
     return findings
+
+
+# A group's timed launches: (duration, launch, the launch's own ceilings).
+Parts = list[tuple[float, "KernelModel", list[Ceiling]]]
+
+
+def _not_issue(c: Ceiling) -> bool:
+    return c.kind != "issue_share"
+
+
+def _every(_c: Ceiling) -> bool:
+    return True
+
+
+def _in_part(c: Ceiling) -> str:
+    return " in part" if c.launches is not None and c.launches[0] < c.launches[1] else ""
+
+
+def _allowed(ceilings: list[Ceiling], roof: str | None, parts: Parts,
+             keep: Callable[[Ceiling], bool] = _every) -> float:
+    """The share of `roof` the ceilings under it allow: their product, for a launch. For a group, each
+    launch reaches at most the product F of its own: the group's work W over the time Σ Wⱼ / (Fⱼ P)
+    then gives 1 / Σ ωⱼ / Fⱼ, with ωⱼ each launch's share of the roof's work (bytes or FLOP; of the time
+    where a launch's work is unknown)."""
+    if not parts:
+        return math.prod(c.factor for c in _under(ceilings, roof) if keep(c))
+    work = [_work_on(k, roof) for _, k, _ in parts]
+    weights = [w or 0.0 for w in work] if all(w is not None and w > 0 for w in work) else [d for d, _, _ in parts]
+    total = math.fsum(weights)
+    if not total > 0:
+        return math.prod(c.factor for c in _under(ceilings, roof) if keep(c))
+    return 1.0 / math.fsum(w / total / math.prod(c.factor for c in _under(own, roof) if keep(c))
+                           for w, (_, _, own) in zip(weights, parts, strict=True))
+
+
+def _work_on(k: KernelModel, roof: str | None) -> float | None:
+    """A launch's work at a roof: its bytes at a memory level, its FLOP at a compute roof."""
+    got = k.q.bytes.get(roof) if roof in R.LEVELS else k.q.flop.get(roof or "")
+    return got.value if got is not None else None
 
 
 def _under(ceilings: list[Ceiling], roof: str | None) -> list[Ceiling]:
@@ -248,7 +288,7 @@ def _limits_measured(m: KernelModel) -> bool:
     return ({T.SM, T.MEM} <= m.units.keys() or all(level in m.utilization for level in R.LEVELS))
 
 
-def _latency(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
+def _latency(m: KernelModel, ceilings: list[Ceiling], parts: Parts) -> list[Finding]:
     bound = m.bound_by or ""
     share = m.limiter_share or 0.0
     roof = bound if m.limiter_is_roof else T.related_roof(bound)
@@ -257,7 +297,7 @@ def _latency(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
     # Ceilings cap a roof's useful work (bytes used, FLOP). A unit's busy share counts the wasted work
     # too (a divergent warp instruction holds its pipe whatever its active lanes; a conflicting
     # wavefront keeps L1 busy): they do not cap how busy the unit can be.
-    reachable = math.prod(c.in_effect for c in mine) if mine and m.limiter_is_roof else 1.0
+    reachable = _allowed(ceilings, roof, parts) if mine and m.limiter_is_roof else 1.0
     if share < _LATENCY_SHARE * reachable:
         label = bound.upper() if m.limiter_is_roof else m.units[bound].label
         occupancy = m.launch.get("achieved_occupancy")
@@ -416,28 +456,32 @@ def _reuse_note(m: KernelModel, reuse: dict[str, float]) -> list[Finding]:
     return []
 
 
-def diagnose(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], waves: bool = True) -> list[Finding]:
+def diagnose(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], waves: bool = True,
+             parts: Parts | None = None) -> list[Finding]:
     """The ranked findings of one kernel: the limiter first, then what is worth most. `waves=False`:
-    no tail-effect finding (launches of several grids together have no one last wave). A library's own
-    kernel has its next steps worded as the library's (`_in_a_library`)."""
-    found = _ranked(m, ceilings, reuse, waves)
+    no tail-effect finding (launches of several grids together have no one last wave). `parts`: a
+    group's timed launches (duration, launch), whose own ceilings say what the ceilings allow the
+    group (`_allowed`). A library's own kernel has its next steps worded as the library's
+    (`_in_a_library`)."""
+    found = _ranked(m, ceilings, reuse, waves, parts or [])
     library = library_of(m) if found else None
     if library is not None:
         _in_a_library(found, library)
     return found
 
 
-def _ranked(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], waves: bool) -> list[Finding]:
+def _ranked(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], waves: bool,
+            parts: Parts) -> list[Finding]:
     if not m.usable or m.regime is None:
         return []
     if m.regime == T.TOO_LITTLE_WORK:
         return [_too_little_work(m)]
     if m.regime == T.AT_LIMIT:
-        found = _at_roof(m, ceilings) if m.limiter_is_roof else _unit_limit(m, ceilings)
+        found = _at_roof(m, ceilings, parts) if m.limiter_is_roof else _unit_limit(m, ceilings)
     elif not m.limiter_is_roof:
-        found = _unit_limit(m, ceilings)[:1] + _latency(m, ceilings)
+        found = _unit_limit(m, ceilings)[:1] + _latency(m, ceilings, parts)
     else:
-        found = _latency(m, ceilings)
+        found = _latency(m, ceilings, parts)
     found += _reuse_note(m, reuse)
     tail = _tail_effect(m) if waves else []
     if tail and found[0].speedup is None and found[0].speedup_note.startswith("at its limit"):
