@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from test_csv_reader import HEADER, ROW0, ROW1, SAMPLE, UNITS, _write
 
 from ncu_roofline import analyze
-from ncu_roofline.api.jsondoc import LazyList, dumps, iter_dumps
+from ncu_roofline.api.jsondoc import LazyList, dumps, iter_dump_bytes, iter_dumps
 from ncu_roofline.cli import main
 from ncu_roofline.cli.report import Progress
 from ncu_roofline.errors import InputError
@@ -116,6 +116,18 @@ def test_iter_dumps_writes_what_dumps_writes() -> None:
     plain = {"b": [1, {"z": [{"x": float("nan")}, {"y": "é"}]}], "a": 1.5, "c": {"d": []}}
     assert "".join(iter_dumps(doc)) == dumps(plain)
     assert json.loads("".join(iter_dumps(doc)))["b"][1]["z"][0] == {"x": None}
+    assert b"".join(iter_dump_bytes(doc)) == dumps(plain).encode("utf-8")  # what files are written from
+    huge = {"n": LazyList(lambda: iter([2 ** 70, {1: "÷"}]))}  # orjson refuses both: the standard library's
+    assert b"".join(iter_dump_bytes(huge)).decode("utf-8") == dumps({"n": [2 ** 70, {1: "÷"}]})
+
+
+def test_json_on_standard_output_is_the_file_text(tmp_path: Path) -> None:
+    src = _write(tmp_path, HEADER + UNITS + ROW0 + ROW1)
+    out = tmp_path / "r.json"
+    runner = CliRunner()
+    assert runner.invoke(main, ["report", str(src), "-f", "json", "-o", str(out)]).exit_code == 0
+    shown = runner.invoke(main, ["report", str(src), "-f", "json", "-o", "-"])
+    assert shown.exit_code == 0 and shown.stdout_bytes == out.read_bytes() and "÷" in shown.stdout
 
 
 def test_dumps_reads_back_as_the_standard_library_writes_it() -> None:

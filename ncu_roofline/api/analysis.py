@@ -20,7 +20,7 @@ from ..settings import DEFAULT_THRESHOLD, AnalysisSettings
 from ..version import __version__
 from .focus import Focus, FocusSummary, focus_kernels
 from .groups import KernelGroup, group_kernels
-from .jsondoc import LazyList, dumps, iter_dumps
+from .jsondoc import LazyList, dumps, iter_dump_bytes, iter_dumps
 from .kernel import AnalysedKernel, analyse_kernel
 from .nvtx import nvtx_rollup
 from .rows import group_row, kernel_row
@@ -204,6 +204,10 @@ class Analysis:
         """`to_json()` in pieces, the same text: each launch's dict is made and encoded in turn (what
         `report -f json` writes, so that 50,000 launches are never one document in memory)."""
         return iter_dumps(self.to_dict(redact, lazy=True))
+
+    def json_bytes(self, redact: bool = False) -> Iterator[bytes]:
+        """`json_pieces` as UTF-8 bytes (what `report -f json` writes to a file or standard output)."""
+        return iter_dump_bytes(self.to_dict(redact, lazy=True))
 
 
 Progress = Callable[[str, int], None]  # (file, launches analysed so far in it)

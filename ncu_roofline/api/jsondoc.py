@@ -64,14 +64,18 @@ class LazyList:
 
 
 def _encode(obj: Any) -> str:
+    return _encode_bytes(obj).decode()
+
+
+def _encode_bytes(obj: Any) -> bytes:
     try:
-        return orjson.dumps(obj, option=_OPTIONS).decode()  # NaN and infinity become null
+        return orjson.dumps(obj, option=_OPTIONS)  # NaN and infinity become null
     except (orjson.JSONEncodeError, TypeError):
         pass
     try:
-        return _ENCODER.encode(obj)
+        return _ENCODER.encode(obj).encode()
     except (ValueError, TypeError):  # NaN or infinity; keys that are not all strings
-        return _ENCODER.encode(json_safe(obj))
+        return _ENCODER.encode(json_safe(obj)).encode()
 
 
 def _holds_lazy(obj: Any, depth: int = _LAZY_DEPTH) -> bool:
@@ -89,28 +93,37 @@ def _holds_lazy(obj: Any, depth: int = _LAZY_DEPTH) -> bool:
 def iter_dumps(doc: Any) -> Iterator[str]:
     """`dumps(doc)` (compact) in pieces, the same text: each `LazyList` item is made, encoded and let go
     in turn, so that a document of 50,000 launches is never one object tree or one string."""
+    for piece in iter_dump_bytes(doc):
+        yield piece.decode()
+
+
+def iter_dump_bytes(doc: Any) -> Iterator[bytes]:
+    """`iter_dumps`, as UTF-8 bytes: what a file is written from (orjson's own output, not decoded into
+    a string to be encoded again: half a gigabyte at 50,000 launches)."""
     yield from _pieces(doc)
-    yield "\n"
+    yield b"\n"
 
 
-def _pieces(obj: Any) -> Iterator[str]:
+def _pieces(obj: Any) -> Iterator[bytes]:
     if isinstance(obj, LazyList):
-        yield "["
+        yield b"["
         for i, item in enumerate(obj.make()):
-            yield ("," if i else "") + _encode(item)
-        yield "]"
+            if i:
+                yield b","
+            yield _encode_bytes(item)
+        yield b"]"
     elif isinstance(obj, dict) and _holds_lazy(obj):
-        yield "{"
+        yield b"{"
         for i, key in enumerate(sorted(obj)):
-            yield ("," if i else "") + _ENCODER.encode(str(key)) + ":"
+            yield ("," if i else "").encode() + _ENCODER.encode(str(key)).encode() + b":"
             yield from _pieces(obj[key])
-        yield "}"
+        yield b"}"
     elif isinstance(obj, list) and _holds_lazy(obj):
-        yield "["
+        yield b"["
         for i, item in enumerate(obj):
             if i:
-                yield ","
+                yield b","
             yield from _pieces(item)
-        yield "]"
+        yield b"]"
     else:
-        yield _encode(obj)
+        yield _encode_bytes(obj)

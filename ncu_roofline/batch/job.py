@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..api.analysis import Analysis, analyze_report
-from ..api.jsondoc import iter_dumps, json_safe
+from ..api.jsondoc import iter_dump_bytes, json_safe
 from ..api.rows import kernel_row
 from ..errors import InputError
 from ..render import REPORT, RenderOptions, render
@@ -93,8 +93,8 @@ def _document_and_rows(analysis: Analysis, redact: bool) -> tuple[bytes, list[di
 
     launches.make = flattened
     buffer = io.BytesIO()
-    for piece in iter_dumps(doc):
-        buffer.write(piece.encode("utf-8"))
+    for piece in iter_dump_bytes(doc):
+        buffer.write(piece)
     return buffer.getvalue(), rows, summary_of(rep, rows)
 
 

@@ -92,7 +92,7 @@ def write_document(document: str, value: Any, fmt: str | None, output: str | Non
     emit(renderer.render(value, options or RenderOptions()), output, force)
 
 
-def emit(text: str | Iterable[str], output: str | None, force: bool) -> None:
+def emit(text: str | Iterable[str | bytes], output: str | None, force: bool) -> None:
     """Standard output when `output` is None or '-', else an atomic write and `Wrote <path>`.
 
     An OutputError propagates to the command group, which reports it once for every command.
@@ -104,9 +104,21 @@ def emit(text: str | Iterable[str], output: str | None, force: bool) -> None:
             click.echo(text, nl=False)
             return
         out = sys.stdout
-        for piece in text:
-            out.write(piece)
+        raw = getattr(out, "buffer", None)  # bytes go to the stream's own buffer (a test runner's may have none)
         out.flush()
+        written_text = False  # since the last flush of the text layer
+        for piece in text:
+            if isinstance(piece, bytes) and raw is not None:
+                if written_text:
+                    out.flush()
+                    written_text = False
+                raw.write(piece)
+            else:
+                out.write(piece.decode() if isinstance(piece, bytes) else piece)
+                written_text = True
+        out.flush()
+        if raw is not None:
+            raw.flush()
         return
     path = write_atomic(output, text, force=force)
     click.echo(f"Wrote {path}")

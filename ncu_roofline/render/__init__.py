@@ -42,14 +42,15 @@ class Renderer:
     extensions: tuple[str, ...]
     render: Callable[[Any, RenderOptions], str]
     # The same text in pieces, for documents that may be too large to hold as one string.
-    stream: Callable[[Any, RenderOptions], Iterable[str]] | None = None
+    stream: Callable[[Any, RenderOptions], Iterable[str | bytes]] | None = None
 
     @property
     def extension(self) -> str:
         return self.extensions[0]
 
-    def pieces(self, document: Any, options: RenderOptions) -> Iterable[str]:
-        """The rendered text in pieces (one piece where this format does not stream)."""
+    def pieces(self, document: Any, options: RenderOptions) -> Iterable[str | bytes]:
+        """The rendered text in pieces (one piece where this format does not stream; UTF-8 bytes where
+        the format streams them)."""
         if self.stream is not None:
             return self.stream(document, options)
         return (self.render(document, options),)

@@ -17,8 +17,8 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: str | Path, text: str | bytes | Iterable[str], *, force: bool = False) -> Path:
-    """Write `text` (a string, its pieces, or UTF-8 bytes written as they are) to `path` via a
+def write_atomic(path: str | Path, text: str | bytes | Iterable[str | bytes], *, force: bool = False) -> Path:
+    """Write `text` (a string, UTF-8 bytes written as they are, or pieces of either) to `path` via a
     temporary file in the same folder and an atomic rename.
 
     Refuses to replace an existing file unless `force`; never leaves a partial file behind.
@@ -36,16 +36,12 @@ def write_atomic(path: str | Path, text: str | bytes | Iterable[str], *, force: 
     except OSError as exc:  # a read-only folder or file system, a full disk, ...
         raise OutputError(f"{target}: cannot write into the folder {folder} ({exc.strerror or exc})") from exc
     try:
-        if isinstance(text, bytes):
-            with os.fdopen(fd, "wb") as raw:
-                raw.write(text)
-        else:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                if isinstance(text, str):
-                    fh.write(text)
-                else:
-                    for piece in text:  # made as written: a large document is never held whole
-                        fh.write(piece)
+        with os.fdopen(fd, "wb") as raw:
+            if isinstance(text, (str, bytes)):
+                raw.write(text.encode() if isinstance(text, str) else text)
+            else:
+                for piece in text:  # made as written: a large document is never held whole
+                    raw.write(piece.encode() if isinstance(piece, str) else piece)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a report is an ordinary file
         os.replace(tmp, target)
     except BaseException as exc:

@@ -183,6 +183,6 @@ def render_report_json(analysis: Analysis, options: RenderOptions) -> str:
     return analysis.to_json(redact=options.redact)
 
 
-def stream_report_json(analysis: Analysis, options: RenderOptions) -> Iterator[str]:
-    """The `ncu-roofline/3` document in pieces, one launch at a time (the same text)."""
-    return analysis.json_pieces(redact=options.redact)
+def stream_report_json(analysis: Analysis, options: RenderOptions) -> Iterator[bytes]:
+    """The `ncu-roofline/3` document in pieces of UTF-8, one launch at a time (the same text)."""
+    return analysis.json_bytes(redact=options.redact)
