@@ -374,6 +374,36 @@ def test_a_partial_cap_scales_its_own_finding_not_a_twin_of_the_same_factor() ->
     assert _in_part(st, partial) is st
 
 
+def test_a_launch_with_no_bytes_weighs_nothing_in_what_the_ceilings_allow() -> None:
+    """A 25 % DRAM cap on the launch with a third of the bytes; a launch that moves none (its data stays
+    on chip) has a known work of 0 and weighs nothing: 1 / ((1/3) / 0.25 + 2/3) = 50 %, not the time
+    shares' figure. Caps that multiply to nothing give 0, not a division by zero."""
+    from ncu_roofline.passes.ceilings import Ceiling
+    from ncu_roofline.passes.diagnosis import _allowed
+
+    ratio = "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld__dot__ratio"
+    a = launch(0, 3000, 6e5, **{ratio: (8.0, "")})
+    b, c = launch(1, 2000, 0.0, **{ratio: (32.0, "")}), launch(2, 1000, 1.2e6, **{ratio: (32.0, "")})
+    group = group_kernels([a, b, c])[0]
+    latency = next(f for f in group.summary.diagnosis if f.kind == "latency")
+    assert "where the ceilings allow 50%" in latency.text
+    tiny = Ceiling("sector_use", "dram", 1e-200, None, {}, "edited", "none")
+    assert _allowed([], "dram", [(3.0, a, [tiny, tiny]), (1.0, c, [])]) == 0.0
+    assert _allowed([tiny], "dram", [(3.0, a, [tiny])]) == pytest.approx(1e-200)  # one launch: its own
+
+
+def test_a_partial_cap_on_the_chart_says_in_how_many_launches() -> None:
+    from ncu_roofline.views.report import _chart_ceilings
+
+    ratio = "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld__dot__ratio"
+    a = launch(0, 3000, 6e5, **{ratio: (8.0, "")})
+    b, c = launch(1, 2000, 6e5, **{ratio: (32.0, "")}), launch(2, 1000, 6e5, **{ratio: (32.0, "")})
+    (drawn,) = [d for d in _chart_ceilings(group_kernels([a, b, c])[0].summary, [{"name": "dram"}])]
+    assert drawn["label"].endswith(", in 1 of 3 launches)") and "25 %" in drawn["label"]
+    (own,) = _chart_ceilings(a, [{"name": "dram"}])
+    assert "launches" not in own["label"]
+
+
 def test_the_intensity_gap_of_a_group_weighs_each_launchs_compute_caps_by_its_flop() -> None:
     """Both launches at 80 % of the DRAM roof. The longest issues FFMA only (2e6 FLOP, no FMA-balance
     cap); the other mixes FADD and FMUL in (2.5e6 FLOP, FMA balance caps FP32 at 83 %). What the

@@ -47,6 +47,7 @@ class Ceiling:
     # A group's ceiling (the cap of the longest launch that has it): (timed launches with this cap,
     # timed launches); None for a launch.
     launches: tuple[int, int] | None = None
+
     def to_dict(self) -> dict[str, Any]:
         d = {"kind": self.kind, "roof": self.roof, "factor": self.factor, "value": self.value,
              "evidence": dict(self.evidence), "detail": self.detail, "action": self.action}

@@ -143,7 +143,7 @@ def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling], parts: P
     kept = _allowed(ceilings, m.dominant_precision, parts, _not_issue)
     allowed = roof * kept
     speedup: float | None = allowed / m.achieved_flop_per_s
-    named = ", ".join(f"{c.kind.replace('_', ' ')} {c.factor:.0%}{_in_part(c)}" for c in under)
+    named = ", ".join(f"{c.kind.replace('_', ' ')} {c.factor:.0%}{_partly(c)}" for c in under)
     if under:
         note = (f"compute roof × its ceilings ({named}) ÷ achieved FLOP/s, the most more FLOP per byte gives with "
                 "this mix of FP instructions")
@@ -205,7 +205,7 @@ def _every(_c: Ceiling) -> bool:
     return True
 
 
-def _in_part(c: Ceiling) -> str:
+def _partly(c: Ceiling) -> str:
     return " in part" if c.launches is not None and c.launches[0] < c.launches[1] else ""
 
 
@@ -215,15 +215,19 @@ def _allowed(ceilings: list[Ceiling], roof: str | None, parts: Parts,
     launch reaches at most the product F of its own: the group's work W over the time Σ Wⱼ / (Fⱼ P)
     then gives 1 / Σ ωⱼ / Fⱼ, with ωⱼ each launch's share of the roof's work (bytes or FLOP; of the time
     where a launch's work is unknown)."""
-    if not parts:
+    if len(parts) < 2:
         return math.prod(c.factor for c in _under(ceilings, roof) if keep(c))
     work = [_work_on(k, roof) for _, k, _ in parts]
-    weights = [w or 0.0 for w in work] if all(w is not None and w > 0 for w in work) else [d for d, _, _ in parts]
+    weights = [w for w in work if w is not None]
+    if len(weights) < len(parts) or not math.fsum(weights) > 0:  # a launch's work unknown: time shares
+        weights = [d for d, _, _ in parts]
     total = math.fsum(weights)
     if not total > 0:
         return math.prod(c.factor for c in _under(ceilings, roof) if keep(c))
-    return 1.0 / math.fsum(w / total / math.prod(c.factor for c in _under(own, roof) if keep(c))
-                           for w, (_, _, own) in zip(weights, parts, strict=True))
+    caps = [math.prod(c.factor for c in _under(own, roof) if keep(c)) for _, _, own in parts]
+    if any(f <= 0.0 for f, w in zip(caps, weights, strict=True) if w > 0):  # caps that multiply to nothing
+        return 0.0
+    return 1.0 / math.fsum(w / total / f for f, w in zip(caps, weights, strict=True) if w > 0)
 
 
 def _work_on(k: KernelModel, roof: str | None) -> float | None:
@@ -460,8 +464,8 @@ def diagnose(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], w
              parts: Parts | None = None) -> list[Finding]:
     """The ranked findings of one kernel: the limiter first, then what is worth most. `waves=False`:
     no tail-effect finding (launches of several grids together have no one last wave). `parts`: a
-    group's timed launches (duration, launch), whose own ceilings say what the ceilings allow the
-    group (`_allowed`). A library's own kernel has its next steps worded as the library's
+    group's timed launches (duration, launch, the launch's own ceilings), which say what the ceilings
+    allow the group (`_allowed`). A library's own kernel has its next steps worded as the library's
     (`_in_a_library`)."""
     found = _ranked(m, ceilings, reuse, waves, parts or [])
     library = library_of(m) if found else None

@@ -2,8 +2,8 @@
 
 An export of 50,000 full-set launches is 1.4 GB of text; holding it as one string, and every row
 as a list of cells, would cost several times that. `TextLines` reads the file as buffered bytes
-instead, decoding one line at a time: lines end at LF, CR or CR LF (as `open(..., newline="")`
-splits them), ncu's
+instead, decoding one line at a time (a file whose lines end at a bare CR only, through a text
+stream): lines end at LF, CR or CR LF (as `open(..., newline="")` splits them), ncu's
 `==WORD==` marker lines are set aside wherever they occur, and the last line read is kept for the
 truncation checks.
 
