@@ -23,6 +23,7 @@ from ncu_roofline.api import analysis
 from ncu_roofline.cli import main
 from ncu_roofline.errors import InputError, OutputError
 from ncu_roofline.readers import read_report, read_report_isolated
+from ncu_roofline.readers.container import MAGIC
 from ncu_roofline.readers.isolation import Call, ReaderCrashed, ReaderPool
 from ncu_roofline.readers.record import RawReport
 from ncu_roofline.render.output import write_atomic
@@ -51,6 +52,37 @@ def test_the_pool_survives_a_crash_and_keeps_order() -> None:
         again = [Call(reader_faults.echo, (w,), "x") for w in ("again", "and again")]
         assert list(pool.map(again)) == ["again", "and again"]
         assert pool.started == 3
+
+
+def test_warmed_children_serve_the_calls_that_follow() -> None:
+    with ReaderPool(2) as pool:
+        pool.warm(5)  # at most the pool's size
+        assert pool.started == 2 and all(c.alive and c.busy is None for c in pool._children)
+        assert list(pool.map([Call(reader_faults.echo, (n,), f"f{n}") for n in range(4)])) == [0, 1, 2, 3]
+        pool.warm(2)  # alive: nothing new
+        assert pool.started == 2
+    with ReaderPool(2) as pool:
+        pool.warm(0)
+        assert pool.started == 0
+
+
+def test_readers_start_only_for_reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ncu_roofline.api import analysis
+
+    warmed: list[int] = []
+
+    class Pool:
+        def warm(self, count: int) -> None:
+            warmed.append(count)
+
+    monkeypatch.setattr(analysis, "shared_pool", lambda preload: Pool())
+    csv_path = _csv(tmp_path, "e.csv")
+    analysis.start_readers([csv_path, tmp_path / "missing.ncu-rep"])
+    assert warmed == []
+    report = tmp_path / "r.ncu-rep"
+    report.write_bytes(MAGIC + bytes(64))  # a report's container magic is what decides
+    analysis.start_readers([csv_path, report, report])
+    assert warmed == ([2] if analysis.ISOLATION_AVAILABLE else [])
 
 
 def test_errors_cross_from_the_child_whole() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from ..api.analysis import analyze
+from ..api.analysis import analyze, start_readers
 from ..api.focus import Focus
 from ..render import REPORT, RenderOptions, renderer_for
 from ..settings import GROUP_BY, GROUP_BY_LAUNCH
@@ -107,6 +107,8 @@ def report(inputs: tuple[str, ...], fmt: str | None, output: str | None, force: 
     settings = settings_from(threshold, peaks_file, bytes_definition)
     settings = dataclasses.replace(settings, group_by=group_by)
     progress = Progress(sys.stderr.isatty(), redact)
+    start_readers(inputs)  # they start while this process loads its renderer
+    renderer.prepare()
     try:
         analysis = analyze(list(inputs), settings, strict=False, isolate=True, keep_metrics=False,
                            progress=progress).focused(focus)

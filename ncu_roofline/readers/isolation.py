@@ -269,6 +269,12 @@ class ReaderPool:
         self.started += 1
         return _Child(self._preload, os.path.join(self._logs.name, f"reader-{slot}.log"))
 
+    def warm(self, count: int) -> None:
+        """Start up to `count` children now (at most `size`), without a call: each imports its preload
+        while the caller does its own start-up work, and the first calls find them ready."""
+        for slot in range(min(self.size, max(0, count))):
+            self._child(slot)
+
     def close(self) -> None:
         """Stop every child and remove their logs."""
         for child in self._children:

@@ -43,6 +43,12 @@ class Renderer:
     render: Callable[[Any, RenderOptions], str]
     # The same text in pieces, for documents that may be too large to hold as one string.
     stream: Callable[[Any, RenderOptions], Iterable[str | bytes]] | None = None
+    modules: tuple[str, ...] = ()  # what rendering imports (matplotlib, for charts): `prepare` loads it
+
+    def prepare(self) -> None:
+        """Import what rendering needs now (a command does it while its reader processes start)."""
+        for module in self.modules:
+            importlib.import_module(module)
 
     @property
     def extension(self) -> str:
@@ -78,9 +84,11 @@ _TABLE: dict[str, dict[str, tuple[tuple[str, ...], str, str]]] = {
     BATCH_INDEX: {"html": (HTML, "batch_index", "render_batch_index_html")},
 }
 _STREAMS: dict[tuple[str, str], tuple[str, str]] = {(REPORT, "json"): ("report", "stream_report_json")}
+_CHARTS = (f"{__name__}.charts.roofline", f"{__name__}.charts.sol")  # matplotlib: most of an HTML page's start-up
 RENDERERS: dict[str, dict[str, Renderer]] = {
     doc: {name: Renderer(doc, name, ext, _lazy(module, fn),
-                         _lazy(*_STREAMS[doc, name]) if (doc, name) in _STREAMS else None)
+                         _lazy(*_STREAMS[doc, name]) if (doc, name) in _STREAMS else None,
+                         (f"{__name__}.{module}", *(_CHARTS if (doc, name) == (REPORT, "html") else ())))
           for name, (ext, module, fn) in formats.items()}
     for doc, formats in _TABLE.items()
 }
