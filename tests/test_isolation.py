@@ -23,7 +23,6 @@ from ncu_roofline.api import analysis
 from ncu_roofline.cli import main
 from ncu_roofline.errors import InputError, OutputError
 from ncu_roofline.readers import read_report, read_report_isolated
-from ncu_roofline.readers.container import MAGIC
 from ncu_roofline.readers.isolation import Call, ReaderCrashed, ReaderPool
 from ncu_roofline.readers.record import RawReport
 from ncu_roofline.render.output import write_atomic
@@ -77,12 +76,10 @@ def test_readers_start_only_for_reports(tmp_path: Path, monkeypatch: pytest.Monk
 
     monkeypatch.setattr(analysis, "shared_pool", lambda preload: Pool())
     csv_path = _csv(tmp_path, "e.csv")
-    analysis.start_readers([csv_path, tmp_path / "missing.ncu-rep"])
+    analysis.start_readers([csv_path, tmp_path / "export.txt"])
     assert warmed == []
-    report = tmp_path / "r.ncu-rep"
-    report.write_bytes(MAGIC + bytes(64))  # a report's container magic is what decides
-    analysis.start_readers([csv_path, report, report])
-    assert warmed == ([2] if analysis.ISOLATION_AVAILABLE else [])
+    analysis.start_readers([csv_path, tmp_path / "a.ncu-rep", tmp_path / "B.NSIGHT-CUPROF-REPORT"])
+    assert warmed == ([2] if analysis.ISOLATION_AVAILABLE else [])  # by the names: files are sniffed later
 
 
 def test_errors_cross_from_the_child_whole() -> None:

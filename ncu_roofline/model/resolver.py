@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from ..knowledge import recipes as R
 from ..knowledge.units import SI_FACTORS, to_si
-from ..readers.record import RawKernel
+from ..readers.record import UNREAD, RawKernel, read_so_far
 
 
 @dataclass(slots=True)  # not frozen: built a few hundred times a launch, and frozen costs 4x to build
@@ -62,8 +62,6 @@ def _terms_of(options: Options) -> tuple[tuple[str, tuple[str, str, str]], ...]:
 
 
 _T = TypeVar("_T")
-_UNREAD = object()
-_NOTHING_READ: dict[str, object] = {}
 # Names built once, not on every look-up: a count's per-cycle and per-second forms and the unit whose
 # cycles pace it; a unit's elapsed-cycle metric and its rate.
 _RATE_FORMS: dict[str, tuple[str, str, str]] = {}
@@ -85,8 +83,7 @@ class Resolver:
         self._get = kernel.metrics.get  # a few hundred look-ups per kernel: bound once
         # The metrics read so far (a CSV row's parsed cells, a report's fetched metrics; None for one
         # known absent): a C-level look-up answers most calls before the mapping's own `get`.
-        read = getattr(kernel.metrics, "read_so_far", None)
-        self._read = read.get if read is not None else _NOTHING_READ.get
+        self._read = read_so_far(kernel.metrics)
         # Names the metrics may hold at all (a CSV export's header, a report action's name list):
         # over half the look-ups of a fallback chain are of names absent there, answered by this
         # container's `in` (in C) without calling the mapping's `get`.
@@ -100,8 +97,8 @@ class Resolver:
         """A metric's value in SI units; None when absent, NaN or infinite (those are remembered)."""
         if name not in self._possible:
             return None
-        m: Any = self._read(name, _UNREAD)
-        if m is _UNREAD:
+        m: Any = self._read(name, UNREAD)
+        if m is UNREAD:
             m = self._get(name)
         if m is None:
             return None

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Container
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from ..knowledge import throughputs as T
-from ..readers.record import RawKernel
+from ..readers.record import UNREAD, RawKernel, read_so_far
 
 _NON_NEGATIVE_TOLERANCE = -1e-9
 
@@ -81,8 +81,6 @@ _UNIT_FORMS = tuple((unit.id, unit.label, unit.group, unit.parent, unit.explains
 
 
 _new_share = tuple.__new__  # UnitShare(...) without the named tuple's Python-level __new__
-_UNREAD = object()
-_NOTHING_READ: dict[str, Any] = {}
 
 
 def unit_throughputs(raw: RawKernel) -> dict[str, UnitShare]:
@@ -90,7 +88,7 @@ def unit_throughputs(raw: RawKernel) -> dict[str, UnitShare]:
     out: dict[str, UnitShare] = {}
     get = raw.metrics.get  # about 50 look-ups a launch: the share test is inlined (see `_percent`)
     # The metrics read so far (a CSV row's parsed cells): a C-level look-up before the mapping's `get`.
-    read = getattr(raw.metrics, "read_so_far", _NOTHING_READ).get
+    read = read_so_far(raw.metrics)
     # The names the metrics may hold at all (an export's header, a report's list for the kernel): a
     # name not there is passed over by a C-level `in`, without a call of the mapping's `get`.
     possible: Container[str] = getattr(raw.metrics, "possible_names", raw.metrics)
@@ -98,8 +96,8 @@ def unit_throughputs(raw: RawKernel) -> dict[str, UnitShare]:
         for name, recipe in forms:
             if name not in possible:
                 continue
-            m = read(name, _UNREAD)
-            if m is _UNREAD:
+            m = read(name, UNREAD)
+            if m is UNREAD:
                 m = get(name)
             if m is None:
                 continue

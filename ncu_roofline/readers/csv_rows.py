@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import InputError
 from .csv_cells import QuotedRow, cell_list, quote_numbers
-from .record import Metric
+from .record import UNREAD, Metric
 
 # Plain or thousands-grouped decimal numbers, with optional fraction and exponent.
 _NUMBER_RE = re.compile(
@@ -198,7 +198,6 @@ def _ungroup(match: re.Match[str]) -> str:
 _SUSPECT = " \t\r\nnN"  # first characters of a cell that may be missing ("", " ", "n/a", "N/A")
 
 
-_UNREAD = object()
 _new_metric = tuple.__new__  # Metric(value, unit) without the named tuple's Python-level __new__
 
 
@@ -229,8 +228,8 @@ class RowMetrics(Mapping[str, Metric]):
         # header (the model checks `possible_names` first, so most calls here are of names the
         # header has): a cell read before costs one dict look-up; a first read, one float() (the
         # fast path of `parse_value`) and one tuple.
-        found = self._cache.get(name, _UNREAD)
-        if found is _UNREAD:
+        found = self._cache.get(name, UNREAD)
+        if found is UNREAD:
             column = self._columns.get(name)
             if column is None:  # not in the export's header: absent from every row
                 return default

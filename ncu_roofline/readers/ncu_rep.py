@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import InputError
 from .container import MAGIC, UNCHECKABLE, scan_container
-from .record import Metric, RawKernel, RawReport
+from .record import UNREAD, Metric, RawKernel, RawReport
 from .rules import ActionRules
 
 _VERSION_RE = re.compile(rb"(20[12]\d\.\d+\.\d+(?:\.\d+)?) \(build (\d+)\)")
@@ -71,7 +71,6 @@ def _metric(action: Any, name: str, forms: Forms) -> Metric | None:
     return Metric(m.as_string() if is_string else m.as_double(), unit)
 
 
-_UNREAD = object()
 
 
 class ActionMetrics(Mapping[str, Metric]):
@@ -104,8 +103,8 @@ class ActionMetrics(Mapping[str, Metric]):
     def get(self, name: str, default: Any = None) -> Any:
         # Mapping.get would go through a KeyError for each metric the report lacks (most look-ups
         # of a fallback chain are of those).
-        found = self._cache.get(name, _UNREAD)
-        if found is _UNREAD:
+        found = self._cache.get(name, UNREAD)
+        if found is UNREAD:
             if name not in self._known:
                 return default  # absent: nothing to remember (the name set answers again in C)
             found = self._cache[name] = _metric(self._action, name, self._forms)

@@ -7,9 +7,9 @@ makes `.ncu-rep`/CSV parity and hand-built tests straightforward.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from .rules import RuleResult
@@ -84,6 +84,19 @@ class RawKernel:
             return None
         value = float(value)
         return value if value - value == 0.0 else None
+
+
+# A look-up's default that means "not read yet" (a mapping's cache holds None for a metric read as absent).
+UNREAD: Any = object()
+_NOTHING_READ: dict[str, Any] = {}
+
+
+def read_so_far(metrics: Mapping[str, Metric]) -> Callable[[str, Any], Any]:
+    """The C-level `get` of the metrics a lazy mapping has read so far (`read_so_far`: a CSV row's parsed
+    cells, a report's fetched metrics; None for one known absent), or of none: the model looks there
+    before calling the mapping's own `get`. Use `UNREAD` as the default."""
+    found = getattr(metrics, "read_so_far", None)
+    return found.get if found is not None else _NOTHING_READ.get
 
 
 @dataclass
