@@ -90,6 +90,22 @@ def quote_numbers(indices: Sequence[int]) -> tuple[IndexArray, IndexArray]:
     return opening, opening + 1
 
 
+class CellPicker:
+    """The cells at fixed indices of every row of an export, in that order: cut from an all-quoted row's
+    line at once (`QuotedRow.pick`), taken from any other row one by one."""
+
+    __slots__ = ("_quotes", "indices")
+
+    def __init__(self, indices: Sequence[int]) -> None:
+        self.indices = tuple(indices)
+        self._quotes = quote_numbers(self.indices)
+
+    def __call__(self, row: Sequence[str]) -> Sequence[str]:
+        if type(row) is QuotedRow:
+            return row.pick(*self._quotes)
+        return [row[i] for i in self.indices]
+
+
 def quoted_cells(line: str) -> QuotedRow | list[str] | None:
     """The cells of a row as ncu writes it, `"a","b",...,"z"` and a line end, with no other quote in
     it; None for any other line, which csv.reader reads.

@@ -38,7 +38,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ..errors import InputError
-from .csv_cells import QuotedRow, dash_starts_a_cell, quote_numbers, quoted_cells
+from .csv_cells import CellPicker, dash_starts_a_cell, quoted_cells
 from .csv_rows import (
     Columns,
     RepeatedRows,
@@ -202,7 +202,7 @@ class CsvExport:
         metric_columns = [(i, name, units[i].strip()) for i, name in enumerate(header) if is_metric_column(name)]
         identity_columns = [(i, name) for i, name in enumerate(header) if not is_metric_column(name)]
         identity_names = [name for _, name in identity_columns]
-        identity_quotes = quote_numbers([i for i, _ in identity_columns])
+        identity_cells = CellPicker([i for i, _ in identity_columns])
         columns = Columns((name, (i, unit)) for i, name, unit in metric_columns)
         signed = SignedColumns([(i, name) for i, name, _ in metric_columns if cannot_be_negative(name)])
         seen_ids: set[int] = set()
@@ -210,11 +210,7 @@ class CsvExport:
         for line_no, row, may_be_negative in rows:
             if repeated.skip(line_no, row):
                 continue
-            if type(row) is QuotedRow:  # the cells at once, not one Python-level look-up each
-                cells = {name: cell.strip() for name, cell in zip(identity_names, row.pick(*identity_quotes),
-                                                                strict=True)}
-            else:
-                cells = {name: row[i].strip() for i, name in identity_columns}
+            cells = {name: cell.strip() for name, cell in zip(identity_names, identity_cells(row), strict=True)}
             ident = cells.get("ID", "")
             if _INT_RE.match(ident) and int(ident) not in seen_ids:
                 index = int(ident)

@@ -18,12 +18,11 @@ import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import repeat
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .csv_cells import QuotedRow, cell_list, quote_numbers
+from .csv_cells import CellPicker, QuotedRow, cell_list
 from .record import UNREAD, Metric
 
 # Plain or thousands-grouped decimal numbers, with optional fraction and exponent.
@@ -134,15 +133,13 @@ class Columns(dict[str, tuple[int, str]]):
 
 
 class HotColumns:
-    """Number columns parsed at once in every row: names, an itemgetter of their cells, units."""
+    """Number columns parsed at once in every row: names, a picker of their cells, units."""
 
-    __slots__ = ("cells_of", "names", "quotes", "units")
+    __slots__ = ("cells_of", "names", "units")
 
     def __init__(self, names: tuple[str, ...], columns: Mapping[str, tuple[int, str]]) -> None:
         self.names = names
-        indices = [columns[n][0] for n in names]
-        self.cells_of = itemgetter(*indices)  # two or more: a tuple
-        self.quotes = quote_numbers(indices)  # where an all-quoted row holds them
+        self.cells_of = CellPicker([columns[n][0] for n in names])
         self.units = tuple(columns[n][1] for n in names)
 
     def parse(self, row: Sequence[str]) -> dict[str, Metric | None]:
@@ -154,7 +151,7 @@ class HotColumns:
         `parse_value` reads as grouped), and the whole converted in one C-level loop. Any other cell
         (empty, text, a comma elsewhere) sends the row to the cell-by-cell reading.
         """
-        cells: Sequence[str] = row.pick(*self.quotes) if type(row) is QuotedRow else self.cells_of(row)
+        cells = self.cells_of(row)
         joined = "\x00" + "\x00".join(cells) + "\x00"
         if "," in joined:
             joined = _GROUPED.sub(_ungroup, joined)
@@ -300,29 +297,26 @@ def is_noise(name: str, value: float) -> bool:
 
 
 class SignedColumns:
-    """An export's columns that cannot hold a negative value: (cell index, name), and where an all-quoted
-    row holds their cells (so that a row is checked without being split whole)."""
+    """An export's columns that cannot hold a negative value: their names and a picker of their cells
+    (an all-quoted row is checked without being split whole)."""
 
-    __slots__ = ("columns", "quotes")
+    __slots__ = ("cells", "names")
 
     def __init__(self, columns: list[tuple[int, str]]) -> None:
-        self.columns = columns
-        self.quotes = quote_numbers([i for i, _ in columns])
+        self.cells = CellPicker([i for i, _ in columns])
+        self.names = [name for _, name in columns]
 
 
 def negative_cells(row: Sequence[str], signed: list[tuple[int, str]] | SignedColumns) -> list[tuple[str, float]]:
     """(name, value) of the cells in `signed` (metrics that cannot be negative) holding a negative number
-    (past the noise around zero Nsight Compute writes itself, `is_noise`)."""
-    if isinstance(signed, SignedColumns) and type(row) is QuotedRow:  # only these cells, cut from the line
-        cells: Sequence[str] = row.pick(*signed.quotes)
-        named = [name for _, name in signed.columns]
-    else:
-        columns = signed.columns if isinstance(signed, SignedColumns) else signed
-        if not _MAY_BE_NEGATIVE_RE.search("\x00" + "\x00".join(row)):  # one scan of the row in C: the usual answer
-            return []
-        cells, named = [row[i] for i, _ in columns], [name for _, name in columns]
+    (past the noise around zero Nsight Compute writes itself, `is_noise`). An all-quoted row is not
+    scanned whole first: its reader has looked for a dash that opens a cell (`dash_starts_a_cell`)."""
+    if not isinstance(signed, SignedColumns):
+        signed = SignedColumns(signed)
+    if type(row) is not QuotedRow and not _MAY_BE_NEGATIVE_RE.search("\x00" + "\x00".join(row)):
+        return []  # one scan of the row in C: the usual answer
     found = []
-    for cell, name in zip(cells, named, strict=True):
+    for cell, name in zip(signed.cells(row), signed.names, strict=True):
         if "-" in cell[:2] or cell[:1].isspace():  # cheap pre-check; the value decides
             value = parse_value(cell)
             if isinstance(value, float) and value < 0 and not is_noise(name, value):  # -nan is not negative
