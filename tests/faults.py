@@ -12,7 +12,7 @@ import os
 import sys
 import time
 
-from ncu_roofline.batch.job import JobResult, analyse_one
+from ncu_roofline.batch.job import JobResult, Staging, analyse_one, error_result
 from ncu_roofline.settings import AnalysisSettings
 
 # The per-report timeout of the fault tests: the hung input runs past it, and a good one (about 1 s
@@ -21,6 +21,7 @@ TIMEOUT_S = 8
 
 
 def faulty_job(path: str, settings: AnalysisSettings, *, redact: bool = False, html: bool = True,
+               staging: Staging | None = None,
                hang: str | None = None, crash: str | None = None) -> JobResult:
     """`analyse_one`, except that the input whose base name is `hang` sleeps forever and the one
     named `crash` dies with SIGABRT (after a line on standard error), as a native crash would."""
@@ -31,4 +32,14 @@ def faulty_job(path: str, settings: AnalysisSettings, *, redact: bool = False, h
     if name == crash:
         print("simulated crash of the native reader", file=sys.stderr, flush=True)
         os.abort()
-    return analyse_one(path, settings, redact=redact, html=html)
+    return analyse_one(path, settings, redact=redact, html=html, staging=staging)
+
+
+def half_written_job(path: str, settings: AnalysisSettings, *, redact: bool = False,
+                     staging: Staging | None = None) -> JobResult:
+    """A job that writes part of its document to its staging file and then fails, as a job that
+    runs out of disk space or hits an error halfway through writing would."""
+    if staging is not None:
+        with open(staging.json, "wb") as fh:
+            fh.write(b'{"schema": ')
+    return error_result(path, None, "failed halfway through writing")

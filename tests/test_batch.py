@@ -21,7 +21,9 @@ from conftest import BAD, CORPUS, corpus_files
 import ncu_roofline.batch.job
 from ncu_roofline.batch import analyse_one, run_batch
 from ncu_roofline.batch.inputs import collect_inputs, safe_name
-from ncu_roofline.batch.layout import SCHEMA
+from ncu_roofline.batch.job import Staging
+from ncu_roofline.batch.layout import SCHEMA, STAGING_DIR
+from ncu_roofline.batch.workers import run_isolated
 from ncu_roofline.cli import main
 from ncu_roofline.settings import AnalysisSettings
 
@@ -133,6 +135,53 @@ def test_analyse_one_result_is_small_and_picklable() -> None:
     assert pickle.loads(pickle.dumps(res)) == res
 
 
+@needs_corpus
+@pytest.mark.parametrize("html", [True, False])
+def test_a_staged_job_writes_to_its_files_what_it_would_return(tmp_path, html) -> None:
+    """With `staging`, the job streams its JSON to a file and writes its page to another, and sends
+    back only their names: the same bytes as the returned documents, the same rows and summary."""
+    path = str(CORPUS / "nsight-training__manual_nvtx.ncu-rep")
+    returned = analyse_one(path, AnalysisSettings(), html=html)
+    staging = Staging(str(tmp_path / "1.json"), str(tmp_path / "1.html"))
+    staged = analyse_one(path, AnalysisSettings(), html=html, staging=staging)
+    assert staged["status"] == "ok" and staged["json"] is None and staged["html"] is None
+    assert staged["staged"] == {"json": staging.json, "html": staging.html if html else None}
+    assert Path(staging.json).read_bytes() == returned["json"]
+    if html:
+        assert Path(staging.html).read_bytes() == returned["html"].encode("utf-8")
+    else:
+        assert not Path(staging.html).exists()
+    assert (staged["rows"], staged["summary"]) == (returned["rows"], returned["summary"])
+    assert "staged" not in returned
+    unwritable = Staging(str(tmp_path / "gone" / "1.json"), str(tmp_path / "gone" / "1.html"))
+    failed = analyse_one(path, AnalysisSettings(), staging=unwritable)
+    assert failed["status"] == "error" and failed["error"].startswith("cannot write this report's outputs")
+
+
+@needs_corpus
+def test_isolated_workers_send_back_names_not_documents_and_remove_what_failed(tmp_path) -> None:
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    got = {}
+
+    def keep(path: str, result, seconds: float) -> None:
+        got[Path(path).name] = result
+
+    good = CORPUS / "cudaprogramming__simpleDivergence.ncu-rep"
+    run_isolated([str(good)], AnalysisSettings(), jobs=1, timeout=60, on_result=keep, staging_dir=str(staging))
+    result = got[good.name]
+    assert result["status"] == "ok" and result["json"] is None and result["html"] is None
+    assert json.loads(Path(result["staged"]["json"]).read_bytes())["reports"][0]["kernel_count"] == 4
+    assert Path(result["staged"]["html"]).read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert sorted(p.name for p in staging.iterdir()) == ["1.html", "1.json"]
+    for p in staging.iterdir():
+        p.unlink()
+    run_isolated([str(good)], AnalysisSettings(), jobs=1, timeout=60, on_result=keep, staging_dir=str(staging),
+                 job=faults.half_written_job)
+    assert got[good.name]["error"] == "failed halfway through writing"
+    assert list(staging.iterdir()) == []  # the half-written document is gone
+
+
 # -- the command -------------------------------------------------------------------------------
 
 @needs_corpus
@@ -216,6 +265,8 @@ def test_hung_and_crashing_readers_cost_only_their_report(inputs, tmp_path, monk
     command = importlib.import_module("ncu_roofline.cli.batch")  # the module, not the click command
     monkeypatch.setattr(command, "run_batch", functools.partial(run_batch, job=job))
     out = tmp_path / "out"
+    (out / STAGING_DIR).mkdir(parents=True)
+    (out / STAGING_DIR / "7.json").write_bytes(b"{")  # left by a run that was killed: cleared
     names = GOOD[:4]
     started = time.perf_counter()
     result = run(*(str(inputs / "good" / n) for n in names), "-o", str(out), "--jobs", "2",
@@ -231,6 +282,10 @@ def test_hung_and_crashing_readers_cost_only_their_report(inputs, tmp_path, monk
     assert all(len(e["sha256"]) == 64 for e in entries.values())
     index = (out / "index.html").read_text(encoding="utf-8")
     assert f"timed out after {faults.TIMEOUT_S} s" in index and "the reader crashed" in index
+    # the workers' documents were moved into place; nothing of the killed ones is left behind
+    assert not (out / STAGING_DIR).exists()
+    assert {p.name for p in (out / "reports").iterdir()} == {
+        f"{safe_name(str(inputs / 'good' / n))}.{ext}" for n in (names[0], names[3]) for ext in ("json", "html")}
 
 
 @needs_corpus

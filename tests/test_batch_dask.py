@@ -26,7 +26,7 @@ from conftest import BAD, CORPUS, corpus_files
 
 from ncu_roofline.batch import DaskRunner, dask_run, run_batch
 from ncu_roofline.batch.dask_task import worker_facts
-from ncu_roofline.batch.job import JobResult, analyse_one
+from ncu_roofline.batch.job import JobResult, Staging, analyse_one
 from ncu_roofline.cli import main
 from ncu_roofline.settings import AnalysisSettings
 
@@ -214,11 +214,12 @@ def test_dask_without_address_starts_a_local_cluster_of_jobs_workers(inputs, clu
 
 
 def faulty_bytes_job(path: str, settings: AnalysisSettings, *, redact: bool = False,
-                     display_path: str | None = None, crash: str | None = None) -> JobResult:
+                     display_path: str | None = None, staging: Staging | None = None,
+                     crash: str | None = None) -> JobResult:
     """`analyse_one` that takes `display_path` (bytes inputs), and aborts on the file named `crash`."""
     if os.path.basename(path) == crash:
         os.abort()
-    return analyse_one(path, settings, redact=redact, display_path=display_path)
+    return analyse_one(path, settings, redact=redact, display_path=display_path, staging=staging)
 
 
 @needs_corpus

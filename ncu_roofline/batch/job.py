@@ -1,8 +1,9 @@
 """The unit of work: one report in; its JSON document and HTML page, kernel rows and a summary out.
 
-`analyse_one(path, settings)` never raises and returns a small picklable dict, so it maps
-directly onto any distributed engine (`map` over paths, then concatenate the rows). The batch
-runs it in isolated worker processes (see `workers.py`).
+`analyse_one(path, settings)` never raises and returns a picklable dict, so it maps directly onto
+any distributed engine (`map` over paths, then concatenate the rows). The batch runs it in
+isolated worker processes (see `workers.py`), each writing its documents to files of its own
+(`Staging`), so that only the rows and the summary travel back.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ import io
 import os
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 from ..api.analysis import Analysis, analyze_report
 from ..api.jsondoc import iter_dump_bytes, json_safe
@@ -26,14 +28,27 @@ WORST_COUNT = 3
 
 JobResult = dict[str, Any]
 """What a job returns: `path`, `sha256`, `status` ("ok" or "error"), `error`, `json` (the document,
-UTF-8 bytes), `html` (text),
-`rows` (the report's kernel rows) and `summary` (see `rows_and_summary`)."""
+UTF-8 bytes), `html` (text), `rows` (the report's kernel rows) and `summary` (see
+`rows_and_summary`). A job given a `Staging` writes the documents to its files instead: `json` and
+`html` are None, and `staged` names the files written (`{"json": path, "html": path or None}`)."""
+
+
+@dataclass(frozen=True)
+class Staging:
+    """The files a job writes its JSON document and HTML page to itself, for the batch to move into
+    place: a document streamed to a file is never held whole, nor sent between processes (0.6 GB of
+    JSON at 50,000 launches)."""
+
+    json: str
+    html: str
 
 
 class Job(Protocol):
-    """A function the workers run for each report: `analyse_one`, or a test's stand-in for it."""
+    """A function the workers run for each report: `analyse_one`, or a test's stand-in for it. A
+    runner passes `staging=` only when it has files for the documents (`run_isolated(staging_dir=...)`)."""
 
-    def __call__(self, path: str, settings: AnalysisSettings, *, redact: bool = ...) -> JobResult: ...
+    def __call__(self, path: str, settings: AnalysisSettings, *, redact: bool = ...,
+                 staging: Staging | None = ...) -> JobResult: ...
 
 
 def rows_and_summary(doc: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -76,10 +91,13 @@ def summary_of(rep: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any
     }
 
 
-def _document_and_rows(analysis: Analysis, redact: bool) -> tuple[bytes, list[dict[str, Any]], dict[str, Any]]:
-    """The JSON document (UTF-8), kernel rows and summary of a one-report analysis, in one pass over
-    the launches: each launch's dict is made once, flattened into its row and encoded (never parsed
-    back). Bytes, not text: a 50,000-launch document is 0.6 GB as UTF-8 and twice that as a str."""
+def _document_and_rows(analysis: Analysis, redact: bool, sink: IO[bytes]
+                       ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Write the JSON document (UTF-8) of a one-report analysis to `sink`; its kernel rows and summary.
+
+    One pass over the launches: each launch's dict is made once, flattened into its row and encoded
+    (never parsed back), and written as it is made. Bytes, not text: a 50,000-launch document is
+    0.6 GB as UTF-8 and twice that as a str."""
     doc = analysis.to_dict(redact, lazy=True)
     rep = doc["reports"][0]
     launches = rep["kernels"]  # a LazyList: its dicts are made as the text is written
@@ -92,10 +110,9 @@ def _document_and_rows(analysis: Analysis, redact: bool) -> tuple[bytes, list[di
             yield k
 
     launches.make = flattened
-    buffer = io.BytesIO()
     for piece in iter_dump_bytes(doc):
-        buffer.write(piece)
-    return buffer.getvalue(), rows, summary_of(rep, rows)
+        sink.write(piece)
+    return rows, summary_of(rep, rows)
 
 
 def error_result(path: str, sha256: str | None, message: str) -> JobResult:
@@ -105,14 +122,16 @@ def error_result(path: str, sha256: str | None, message: str) -> JobResult:
 
 
 def analyse_one(path: str, settings: AnalysisSettings, *, redact: bool = False,
-                html: bool = True, display_path: str | None = None) -> JobResult:
+                html: bool = True, display_path: str | None = None, staging: Staging | None = None) -> JobResult:
     """Analyse one report: a picklable dict with its JSON, HTML, kernel rows and summary.
 
     `settings`: how every kernel is modelled (`AnalysisSettings()` for the defaults). `redact`:
     base names only, no NVTX range names. `html`: also render the report page (else `html` is
     None). `display_path`: the path the outputs name the report by when `path` is another
     spelling of it or a copy (a Dask worker reads an absolute path, or the bytes it was sent
-    from a temporary file); None: `path` itself. Never raises: an unusable input gives
+    from a temporary file); None: `path` itself. `staging`: the files to write the JSON (streamed)
+    and HTML to, instead of returning them (`staged` in the result names them; a file is left as far
+    as it got when the job fails); None: both are returned. Never raises: an unusable input gives
     `status: "error"` with the reason, any other exception "internal error: ...".
     """
     shown = shown_path(display_path or path, redact)
@@ -126,8 +145,22 @@ def analyse_one(path: str, settings: AnalysisSettings, *, redact: bool = False,
         if display_path:
             report.path = display_path
         analysis = Analysis([report], [], settings)
-        json_text, rows, summary = _document_and_rows(analysis, redact)
+        json_bytes: bytes | None = None
+        if staging is None:
+            with io.BytesIO() as buffer:
+                rows, summary = _document_and_rows(analysis, redact, buffer)
+                json_bytes = buffer.getvalue()
+        else:
+            with open(staging.json, "wb") as sink:
+                rows, summary = _document_and_rows(analysis, redact, sink)
         html_text = render(REPORT, analysis, "html", RenderOptions(redact=redact)) if html else None
+        staged = None
+        if staging is not None:
+            if html_text is not None:
+                with open(staging.html, "wb") as fh:
+                    fh.write(html_text.encode())
+            staged = {"json": staging.json, "html": staging.html if html_text is not None else None}
+            html_text = None
     except InputError as exc:
         message, named = exc.message, exc.path
         if display_path and named in (path, str(Path(path))):  # it names the file read: name the original
@@ -135,7 +168,15 @@ def analyse_one(path: str, settings: AnalysisSettings, *, redact: bool = False,
         if redact:
             message = message.replace(named, os.path.basename(named))
         return error_result(shown, sha256, message)
+    except OSError as exc:
+        if staging is None or exc.filename not in (staging.json, staging.html):
+            return error_result(shown, sha256, f"internal error: {type(exc).__name__}: {exc}")
+        return error_result(shown, sha256, f"cannot write this report's outputs ({exc.strerror or exc}); "
+                                           "free space in the output folder's file system and run the batch again")
     except Exception as exc:
         return error_result(shown, sha256, f"internal error: {type(exc).__name__}: {exc}")
-    return {"path": shown, "sha256": sha256, "status": "ok", "error": None, "json": json_text,
-            "html": html_text, "rows": rows, "summary": summary}
+    result = {"path": shown, "sha256": sha256, "status": "ok", "error": None, "json": json_bytes,
+              "html": html_text, "rows": rows, "summary": summary}
+    if staged is not None:
+        result["staged"] = staged
+    return result

@@ -8,3 +8,4 @@ INDEX = "index.html"
 KERNELS_CSV = "kernels.csv"
 KERNELS_PARQUET = "kernels.parquet"
 REPORTS_DIR = "reports"
+STAGING_DIR = ".staging"  # where the workers write their documents, moved into REPORTS_DIR as each finishes

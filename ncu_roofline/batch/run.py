@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from ..render.output import write_atomic
 from ..settings import AnalysisSettings
 from .inputs import collect_inputs, file_sha256, safe_name, shown_path
 from .job import Job, JobResult, analyse_one, rows_and_summary
-from .layout import REPORTS_DIR
+from .layout import REPORTS_DIR, STAGING_DIR
 from .manifest import load_manifest, manifest_entry, reusable, settings_for
 from .outputs import write_outputs
 from .workers import Runner, run_isolated
@@ -180,8 +181,15 @@ def run_batch(specs: Iterable[str], outdir: str | Path, settings: AnalysisSettin
             json_rel = html_rel = None
             if res["status"] == "ok":
                 json_rel = f"{REPORTS_DIR}/{key}.json"
-                write_atomic(out / json_rel, res["json"], force=True)
-                if res["html"] is not None:
+                staged = res.get("staged")
+                if staged:  # written by the worker: renamed into place (the same file system), never copied
+                    os.replace(staged["json"], out / json_rel)
+                else:
+                    write_atomic(out / json_rel, res["json"], force=True)
+                if staged and staged["html"]:
+                    html_rel = f"{REPORTS_DIR}/{key}.html"
+                    os.replace(staged["html"], out / html_rel)
+                elif res["html"] is not None:
                     html_rel = f"{REPORTS_DIR}/{key}.html"
                     write_atomic(out / html_rel, res["html"], force=True)
                 result.analysed += 1
@@ -197,8 +205,17 @@ def run_batch(specs: Iterable[str], outdir: str | Path, settings: AnalysisSettin
 
         if todo:
             run = runner if runner is not None else run_isolated
-            run(todo, settings, redact=redact, jobs=min(jobs, len(todo)), timeout=timeout,
-                on_result=on_result, start_method=start_method, job=job)
+            staging = out / STAGING_DIR  # in OUTDIR, so that a document moves into place by a rename
+            shutil.rmtree(staging, ignore_errors=True)  # a killed run's leftovers (the lock is ours)
+            try:
+                staging.mkdir()
+            except OSError as exc:
+                raise BatchUsageError(f"{out}: cannot create {STAGING_DIR} in it ({exc.strerror or exc})") from exc
+            try:
+                run(todo, settings, redact=redact, jobs=min(jobs, len(todo)), timeout=timeout,
+                    on_result=on_result, start_method=start_method, job=job, staging_dir=str(staging))
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
 
         result.entries = [entries[p] for p in paths]
         all_rows = [r for p in paths for r in rows[p]]

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 from ..settings import AnalysisSettings
 from .inputs import shown_path
-from .job import Job, JobResult, analyse_one, error_result
+from .job import Job, JobResult, Staging, analyse_one, error_result
 
 # Imported once by the forkserver, so every worker forked from it starts with them loaded.
 PRELOAD = [
@@ -45,11 +45,12 @@ PRELOAD = [
 
 
 def _child(conn: multiprocessing.connection.Connection, job: Job, path: str, settings: AnalysisSettings,
-           redact: bool, log_path: str) -> None:
+           redact: bool, log_path: str, staging: Staging | None = None) -> None:
     """Worker process body: run `job` for one report and send the result back through `conn`.
 
     The worker's standard output and error (the native reader's messages included) go to
-    `log_path`; the parent shows their end only when the worker crashes.
+    `log_path`; the parent shows their end only when the worker crashes. With `staging`, the job
+    writes its documents to those files and sends back only their names.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and kills workers
     for stream in (sys.stdout, sys.stderr):
@@ -60,7 +61,8 @@ def _child(conn: multiprocessing.connection.Connection, job: Job, path: str, set
     os.dup2(log_fd, 2)
     os.close(log_fd)
     try:
-        conn.send(job(path, settings, redact=redact))
+        conn.send(job(path, settings, redact=redact) if staging is None else
+                  job(path, settings, redact=redact, staging=staging))
     finally:
         conn.close()
 
@@ -135,7 +137,7 @@ class Runner(Protocol):
 
     def __call__(self, paths: list[str], settings: AnalysisSettings, *, redact: bool = ..., jobs: int,
                  timeout: float, on_result: Callable[[str, JobResult, float], None],
-                 start_method: str | None = ..., job: Job = ...) -> None: ...
+                 start_method: str | None = ..., job: Job = ..., staging_dir: str | None = ...) -> None: ...
 
 
 @dataclass
@@ -145,16 +147,19 @@ class _Running:
     conn: multiprocessing.connection.Connection
     log_path: str
     started: float
+    staging: Staging | None = None
 
 
 def run_isolated(paths: list[str], settings: AnalysisSettings, *, redact: bool = False, jobs: int,
                  timeout: float, on_result: Callable[[str, JobResult, float], None],
-                 start_method: str | None = None, job: Job = analyse_one) -> None:
+                 start_method: str | None = None, job: Job = analyse_one, staging_dir: str | None = None) -> None:
     """Run `job` (`analyse_one`) for every path, each in its own worker process, `jobs` at a time.
 
     `on_result(path, result, seconds)` is called in the calling process as each report finishes
     (in completion order). A worker that dies without answering, or runs past `timeout` seconds
-    (it is then killed), gives an error result instead; the other reports go on.
+    (it is then killed), gives an error result instead; the other reports go on. `staging_dir`: a
+    folder where each worker writes its report's documents itself (`<n>.json`, `<n>.html`; the
+    result's `staged` names them, for `on_result` to move or remove), instead of sending them back.
     """
     ctx = _context(start_method)
     pending = list(reversed(paths))
@@ -171,6 +176,10 @@ def run_isolated(paths: list[str], settings: AnalysisSettings, *, redact: bool =
         task.process.close()
         with contextlib.suppress(OSError):
             os.unlink(task.log_path)
+        if task.staging is not None and not result.get("staged"):  # a failed report: what it wrote goes
+            for name in (task.staging.json, task.staging.html):
+                with contextlib.suppress(OSError):
+                    os.unlink(name)
         on_result(task.path, result, time.monotonic() - task.started)
 
     with tempfile.TemporaryDirectory(prefix="ncu-roofline-batch-") as logs:
@@ -181,11 +190,13 @@ def run_isolated(paths: list[str], settings: AnalysisSettings, *, redact: bool =
                     counter += 1
                     log_path = os.path.join(logs, f"{counter}.log")
                     reader, writer = ctx.Pipe(duplex=False)
-                    process = ctx.Process(target=_child, args=(writer, job, path, settings, redact, log_path),
+                    staging = None if staging_dir is None else Staging(
+                        os.path.join(staging_dir, f"{counter}.json"), os.path.join(staging_dir, f"{counter}.html"))
+                    process = ctx.Process(target=_child, args=(writer, job, path, settings, redact, log_path, staging),
                                           daemon=True, name=f"ncu-roofline-batch-{counter}")
                     process.start()
                     writer.close()
-                    running.append(_Running(path, process, reader, log_path, time.monotonic()))
+                    running.append(_Running(path, process, reader, log_path, time.monotonic(), staging))
                 deadline = min(t.started for t in running) + timeout
                 waitables: list[Any] = [t.conn for t in running] + [t.process.sentinel for t in running]
                 ready = multiprocessing.connection.wait(waitables, max(0.0, deadline - time.monotonic()))
