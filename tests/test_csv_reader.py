@@ -250,6 +250,23 @@ def test_line_endings_split_as_open_with_newline_empty_does(tmp_path: Path, eol:
     assert k.metrics["gpu__time_duration.sum"] == Metric(1234.5678, "usecond")
 
 
+@pytest.mark.parametrize("eol", [b"\n", b"\r"])
+def test_lines_are_read_as_they_are_needed_whatever_their_ends(tmp_path: Path, eol: bytes) -> None:
+    """A 6 MB file of short lines: its first line comes after reading a small part of it, LF or bare CR
+    (a CR-only file, as old Mac tools write, is not one 6 MB line held whole)."""
+    from ncu_roofline.readers.csv_text import TextLines
+
+    path = tmp_path / "long.csv"
+    path.write_bytes(eol.join(b'"%d","x"' % i for i in range(600_000)) + eol)
+    lines = TextLines(path, [])
+    it = iter(lines)
+    assert next(it) == '"0","x"' + eol.decode()
+    assert next(it) == '"1","x"' + eol.decode()
+    read = lines._open.buffer.tell() if hasattr(lines._open, "buffer") else lines._open.tell()
+    assert read <= 2 << 20 < path.stat().st_size  # a read buffer's worth, not the whole file
+    lines.close()
+
+
 def test_utf16_export(tmp_path: Path) -> None:
     path = _write(tmp_path, (HEADER + UNITS + ROW0).encode("utf-16"))
     (k,) = read_report(path).kernels

@@ -421,6 +421,24 @@ def test_the_intensity_gap_of_a_group_weighs_each_launchs_compute_caps_by_its_fl
     assert "(fma balance 83% in part)" in gap.speedup_note
 
 
+def test_the_intensity_gap_of_a_group_leaves_its_launches_issue_share_out() -> None:
+    """The same two launches, the other one also with an issue-share cap on FP32 (its warp instructions
+    mostly not FP32): a group's intensity gap, like a launch's, does not apply it (more FLOP per byte
+    raises it), so what the compute caps allow stays 90 %."""
+    from test_model import OP
+
+    a = launch(0, 3000, 4.8e6, **{OP.format("fadd"): (0.0, "inst"), OP.format("fmul"): (0.0, "inst")})
+    b = launch(1, 2000, 3.2e6, **{"smsp__inst_executed.sum": (250_000.0, "inst"),
+                                  "sm__inst_executed.sum.peak_sustained": (400.0, "inst/cycle")})
+    issue = next(c for c in b.ceilings if c.kind == "issue_share")
+    assert issue.roof == "fp32" and issue.factor < 0.5
+    s = group_kernels([a, b])[0].summary
+    assert (s.regime, s.bound_by) == ("at_limit", "dram")
+    gap = next(f for f in s.diagnosis if f.kind == "intensity_gap")
+    assert gap.speedup == pytest.approx(s.compute_roof() * 0.9 / s.achieved_flop_per_s, rel=1e-9)
+    assert "issue share" not in gap.speedup_note and "issue share" not in gap.text
+
+
 @pytest.mark.skipif(not (CORPUS / "self-join-mistic__profile.ncu-rep").is_file(), reason="shared corpus not present")
 def test_a_group_limiter_no_launch_has_says_what_bounds_the_launches() -> None:
     """distanceCalculationsKernel, grid 2048: its 8 launches are bound by L1 wavefronts (5), issue slots

@@ -410,8 +410,36 @@ def _bank_conflicts(m: KernelModel, res: Resolver, out: list[Ceiling], skipped: 
          "swizzle the index so a warp's 32 accesses fall in 32 different banks")
 
 
+# The sectors the SM's loads ask L1/TEX for, of every kind that reads global memory through it: LDG, local
+# loads, texture and surface fetches, and cp.async (LDGSTS, through L1 or bypassing it). The first is
+# required; an absent other one counts as none, except LDGSTS where the report counts the copies and not
+# their sectors. Not TMA (Hopper's bulk copies): they do not pass the LSU or TEX pipes, and a kernel that
+# uses them reads far more from DRAM than these sectors hold (READS_ONCE's upper end).
+LOAD_SECTORS = ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",
+                "l1tex__t_sectors_pipe_tex_mem_texture.sum", "l1tex__t_sectors_pipe_tex_mem_surface_op_ld.sum",
+                "sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_access.sum",
+                "sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum")
+SECTOR_BYTES = 32.0
+
+
+def dram_reads_per_load_byte(res: Resolver) -> tuple[float, float] | None:
+    """(DRAM read bytes ÷ the bytes of the sectors the kernel's loads asked for, those bytes); None where a
+    count is missing, the loads asked for nothing, or cp.async copies ran whose sectors are not counted."""
+    dram = res.count("dram__bytes_read.sum")
+    sectors = [res.count(name) for name in LOAD_SECTORS]
+    if dram is None or sectors[0] is None:
+        return None
+    if _async_copies(res) > 0 and sectors[4] is None and sectors[5] is None:
+        return None
+    asked = SECTOR_BYTES * math.fsum(c[0] for c in sectors if c is not None)
+    return (dram[0] / asked, asked) if asked > 0 else None
+
+
 def _reuse(m: KernelModel, res: Resolver) -> dict[str, float]:
     out: dict[str, float] = {}
+    reads = dram_reads_per_load_byte(res)
+    if reads is not None:
+        out["dram_reads_per_load_byte"] = reads[0]
     b = {lv: v.value for lv, v in m.q.bytes.items() if v is not None}
     if "l1" in b and "l2" in b and b["l2"] > 0:
         out["l1_to_l2_bytes"] = b["l1"] / b["l2"]

@@ -32,6 +32,7 @@ from ..knowledge import throughputs as T
 from ..model.roofline import DRAM_LIMITS
 from ..model.throughputs import too_little_work_reason
 from .ceilings import SIGNIFICANT, Ceiling
+from .reuse import fewer_bytes_action, reads_once
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
@@ -124,7 +125,8 @@ def ratio_text(x: float) -> str:
     return f"{x:.3g}" if x < 10 else f"{x:,.0f}"
 
 
-def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling], parts: Parts) -> Finding | None:
+def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling], parts: Parts,
+                   reuse: dict[str, float]) -> Finding | None:
     """For a kernel at a memory roof: the FLOP per byte it would need to reach the compute roof.
 
     The bound is what the compute side allows over what the kernel reaches: the compute roof, times
@@ -168,8 +170,7 @@ def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling], parts: P
     if under and kept * gap > 1.0:
         text += f" ({ratio_text(kept * gap)}× to reach what its ceilings allow: {named})"
     text += saturates
-    action = ("move fewer bytes per FLOP: fuse with the kernels that produce or consume its data, reuse tiles "
-              "in shared memory or registers, or store in a lower precision")
+    action = fewer_bytes_action(reads_once(reuse) if level == "dram" else None)
     if _GEMM_LIKE.search(m.raw.demangled_name or m.raw.name):
         action += (f"; if it multiplies by weights shared across rows (a GEMM or GEMV, as its name suggests), "
                    f"batching about {ratio_text(gap)}× more rows (tokens) that share those weights would get there, "
@@ -177,7 +178,7 @@ def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling], parts: P
     return Finding("intensity_gap", level, None, text, action, m.bound_by, speedup, note)
 
 
-def _at_roof(m: KernelModel, ceilings: list[Ceiling], parts: Parts) -> list[Finding]:
+def _at_roof(m: KernelModel, ceilings: list[Ceiling], parts: Parts, reuse: dict[str, float]) -> list[Finding]:
     bound = m.bound_by or ""
     share = m.limiter_share or 0.0
     what = "bytes" if bound in R.LEVELS else "work"
@@ -186,7 +187,7 @@ def _at_roof(m: KernelModel, ceilings: list[Ceiling], parts: Parts) -> list[Find
                    "at its limit: only less work for this roof makes it faster")
     findings = [head]
     if bound in R.LEVELS:
-        gap = _intensity_gap(m, bound, ceilings, parts)
+        gap = _intensity_gap(m, bound, ceilings, parts, reuse)
         if gap is not None:
             findings.append(gap)
     findings += [_ceiling_finding(m, c, "the bounding roof") for c in _under(ceilings, bound)]
@@ -452,8 +453,8 @@ def _tail_effect(m: KernelModel) -> list[Finding]:
 
 
 def _reuse_note(m: KernelModel, reuse: dict[str, float]) -> list[Finding]:
-    hit = reuse.get("l2_hit_rate")
-    if m.bound_by in DRAM_LIMITS and hit is not None and hit < 0.5:
+    hit = reuse.get("l2_hit_rate")  # low, and no missed reuse, where the kernel reads its data once
+    if m.bound_by in DRAM_LIMITS and hit is not None and hit < 0.5 and reads_once(reuse) is None:
         return [Finding("reuse", "dram", None, f"only {hit:.0%} of L2 sector lookups hit: most requests go on "
                         "to DRAM", "tile or fuse so that data is reused while it is in L2 or shared memory",
                         m.bound_by, None, "no bound: the hit rate a better tiling reaches is not known")]
@@ -481,7 +482,7 @@ def _ranked(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], wa
     if m.regime == T.TOO_LITTLE_WORK:
         return [_too_little_work(m)]
     if m.regime == T.AT_LIMIT:
-        found = _at_roof(m, ceilings, parts) if m.limiter_is_roof else _unit_limit(m, ceilings)
+        found = _at_roof(m, ceilings, parts, reuse) if m.limiter_is_roof else _unit_limit(m, ceilings)
     elif not m.limiter_is_roof:
         found = _unit_limit(m, ceilings)[:1] + _latency(m, ceilings, parts)
     else:

@@ -15,11 +15,12 @@ from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
 from ..model.throughputs import too_little_work_reason
 from ..passes.diagnosis import library_of
+from ..passes.reuse import reads_once, reads_once_text
 from ..version import __version__
 from . import format as F
 from .groups import GROUPING_TEXT, MAX_CHART_GROUPS, MAX_GROUP_SECTIONS, bound_mix, page_groups, roof_side, size_points
 from .labels import LONG_LABELS, family, is_unit, long_label, regime_label, roof_css, short_label
-from .texts import CEILING_LABELS, LEVERS, created_at, flag_text, quantity_label, table_flags
+from .texts import CEILING_LABELS, DRAM_LEVER_READS_ONCE, LEVERS, created_at, flag_text, quantity_label, table_flags
 
 if TYPE_CHECKING:
     from ..api.analysis import Analysis
@@ -117,7 +118,10 @@ def verdict(k: AnalysedKernel) -> str:
         whose = (f" This is {library}'s own kernel: the next step says what a caller can change." if library
                  else "")
         if k.limiter_is_roof:
-            return f"Bound by {label} at {F.pct(share)} of the roof; {LEVERS[k.bound_by or '']}.{whose}"
+            once = reads_once(k.reuse) if k.bound_by == "dram" else None
+            lever = LEVERS[k.bound_by or ""] if once is None else DRAM_LEVER_READS_ONCE.format(
+                evidence=reads_once_text(once))
+            return f"Bound by {label} at {F.pct(share)} of the roof; {lever}.{whose}"
         unit = k.units[k.bound_by or ""]
         return (f"Bound by {label} at {F.pct(share)} of peak (a unit throughput Nsight Compute measured, not a "
                 f"roof of the FLOP/byte chart){_contrast(k)}: {unit.explains or 'this unit is the limit'}.{whose}")

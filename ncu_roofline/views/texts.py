@@ -24,6 +24,9 @@ LEVERS = {
     "tensor": "the tensor cores are the limit: a faster datapath (lower precision, sparsity) or less "
               "work is the lever",
 }
+# The DRAM lever of a kernel that reads its data once (`passes.reuse.reads_once`): no tiling can help it.
+DRAM_LEVER_READS_ONCE = ("{evidence}, so tiling has nothing to reuse: fewer bytes in all (fusing it with the "
+                         "kernels that produce or consume its data, or a narrower data type) is the lever")
 
 FLAG_TEXT = {
     "unusable": "the report's metrics for this kernel are NaN or absent; it is not analysed",
