@@ -75,6 +75,21 @@ def _remember(cache: dict[str, _T], key: str, value: _T) -> _T:
     return value
 
 
+def _rate_forms(metric: str) -> tuple[str, str, str]:
+    """A count's per-cycle and per-second forms, and the unit whose cycles pace it."""
+    forms = _RATE_FORMS.get(metric)
+    if forms is None:
+        forms = _remember(_RATE_FORMS, metric, (f"{metric}.per_cycle_elapsed", f"{metric}.per_second",
+                                                unit_of(metric)))
+    return forms
+
+
+def _count_forms(metric: str) -> tuple[str, str, str]:
+    """The names a count may be stored under: raw, per cycle, per second."""
+    per_cycle, per_second, _ = _rate_forms(metric)
+    return metric, per_cycle, per_second
+
+
 class Resolver:
     """Finds a count in whatever form a report stores it, and says which form it used."""
 
@@ -88,6 +103,9 @@ class Resolver:
         # over half the look-ups of a fallback chain are of names absent there, answered by this
         # container's `in` (in C) without calling the mapping's `get`.
         self._possible: Container[str] = getattr(kernel.metrics, "possible_names", kernel.metrics)
+        # A CSV export's header, shared by its rows, keeps per recipe table the options that can succeed
+        # at all (`_feasible`); a report's per-kernel name list has none.
+        self._plans: dict[int, tuple[Options, Options]] | None = getattr(self._possible, "plans", None)
         self.duration: Value | None = None
         self.nan_seen: set[str] = set()  # metrics whose value is NaN or infinite: not measurements
         self.infinite: set[str] = set()  # those of them that are infinite (a hand-edited or damaged value)
@@ -151,11 +169,7 @@ class Resolver:
             return v, metric
         if raw_only:
             return None
-        forms = _RATE_FORMS.get(metric)
-        if forms is None:
-            forms = _remember(_RATE_FORMS, metric, (f"{metric}.per_cycle_elapsed", f"{metric}.per_second",
-                                                    unit_of(metric)))
-        per_cycle, per_second, unit = forms
+        per_cycle, per_second, unit = _rate_forms(metric)
         possible = self._possible  # most counts have no rate form in a report: no call for those
         if per_cycle in possible:
             rate = self.number(per_cycle)
@@ -196,8 +210,25 @@ class Resolver:
             return None
         return Value(total, intern(" + ".join(parts)), recipe.estimate, recipe.definition, recipe.note)
 
+    def _feasible(self, options: tuple[R.Recipe, ...]) -> tuple[R.Recipe, ...]:
+        """`options` less those none of whose terms the export holds in any form (raw, per cycle, per
+        second): such a recipe reads nothing and can never succeed. One that holds some terms stays,
+        so that a NaN among them is still noticed."""
+        plans = self._plans
+        if plans is None:
+            return options
+        entry = plans.get(id(options))
+        if entry is None or entry[0] is not options:
+            possible = self._possible
+            kept = tuple(o for o in options if any(form in possible for term in o.terms
+                                                   for form in _count_forms(term.metric)))
+            entry = (options, kept)
+            if len(plans) < 1024:
+                plans[id(options)] = entry
+        return entry[1]  # type: ignore[return-value]
+
     def first(self, options: tuple[R.Recipe, ...]) -> Value | None:
-        for option in options:
+        for option in self._feasible(options):
             got = self.recipe(option)
             if got is not None:
                 return got

@@ -112,6 +112,7 @@ class Columns(dict[str, tuple[int, str]]):
         super().__init__(*args)
         self._by_prefix: dict[str, tuple[str, ...]] = {}
         self.hot: HotColumns | None = None
+        self.plans: dict[int, Any] = {}  # the model's recipe plans for this header (`model.resolver`)
 
     def learn_hot(self, metrics: RowMetrics) -> None:
         """Parse, in every later row, the number columns the analysis read of this one (once, at the
