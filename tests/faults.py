@@ -43,3 +43,18 @@ def half_written_job(path: str, settings: AnalysisSettings, *, redact: bool = Fa
         with open(staging.json, "wb") as fh:
             fh.write(b'{"schema": ')
     return error_result(path, None, "failed halfway through writing")
+
+
+def inode_job(path: str, settings: AnalysisSettings, *, redact: bool = False, staging: Staging | None = None,
+              record: str = "") -> JobResult:
+    """`analyse_one` that notes, in the file `record`, the inode of the JSON file it was given to write (or
+    "none" when it was given no files), so that a test can tell the batch renamed that very file into place."""
+    result = analyse_one(path, settings, redact=redact, staging=staging)
+    with open(record, "a", encoding="utf-8") as fh:
+        fh.write(f"{os.path.basename(path)} {os.stat(staging.json).st_ino if staging else 'none'}\n")
+    return result
+
+
+def plain_job(path: str, settings: AnalysisSettings, *, redact: bool = False) -> JobResult:
+    """A job written before jobs could write their documents to files: it takes no `staging`."""
+    return analyse_one(path, settings, redact=redact)

@@ -182,6 +182,75 @@ def test_isolated_workers_send_back_names_not_documents_and_remove_what_failed(t
     assert list(staging.iterdir()) == []  # the half-written document is gone
 
 
+@needs_corpus
+def test_the_batch_renames_the_workers_own_files_into_place(tmp_path) -> None:
+    """The worker is given files in OUTDIR and the parent renames those very files (same inode) into
+    reports/, with the caller's umask; a job that takes no `staging` still works (it returns them)."""
+    good = [str(CORPUS / n) for n in GOOD[:2]]
+    record = tmp_path / "inodes.txt"
+    result = run_batch(good, tmp_path / "out", jobs=2, job=functools.partial(faults.inode_job, record=str(record)))
+    assert result.ok and result.analysed == 2
+    noted = dict(line.split() for line in record.read_text().splitlines())
+    for path in good:
+        final = tmp_path / "out" / "reports" / f"{safe_name(path)}.json"
+        assert str(final.stat().st_ino) == noted[Path(path).name]
+        assert json.loads(final.read_bytes())["reports"][0]["kernel_count"] >= 1
+    plain = run_batch(good, tmp_path / "plain", jobs=2, job=faults.plain_job)
+    assert plain.ok and {p.name for p in (tmp_path / "plain" / "reports").iterdir()} == {
+        p.name for p in (tmp_path / "out" / "reports").iterdir()}
+    for name in ("out", "plain"):
+        assert not list((tmp_path / name).glob(f"{STAGING_DIR}*"))
+
+
+def test_a_file_moves_into_place_or_is_copied_with_the_callers_mode(tmp_path, monkeypatch) -> None:
+    import errno
+    import os
+
+    from ncu_roofline.errors import OutputError
+    from ncu_roofline.render.output import move_into_place
+
+    old = os.umask(0o027)
+    try:
+        src = tmp_path / "a.tmp"
+        src.write_bytes(b"one")
+        src.chmod(0o600)
+        assert move_into_place(src, tmp_path / "a.json").read_bytes() == b"one" and not src.exists()
+        assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o640
+        src.write_bytes(b"two")
+
+        rename = os.replace
+
+        def cross_device(a, b):  # the staged file is on another file system; the copy's own rename is not
+            if Path(a) == src:
+                raise OSError(errno.EXDEV, "Invalid cross-device link")
+            rename(a, b)
+
+        monkeypatch.setattr(os, "replace", cross_device)
+        assert move_into_place(src, tmp_path / "a.json").read_bytes() == b"two" and not src.exists()
+        assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o640
+    finally:
+        os.umask(old)
+    monkeypatch.undo()
+    (tmp_path / "dir.json").mkdir()
+    src.write_bytes(b"three")
+    with pytest.raises(OutputError, match="is a directory"):
+        move_into_place(src, tmp_path / "dir.json")
+    assert not src.exists()
+
+
+def test_a_full_disk_says_to_free_space(tmp_path) -> None:
+    import os
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    path = str(CORPUS / "cudaprogramming__simpleDivergence.ncu-rep")
+    if not os.path.isfile(path):
+        pytest.skip("shared corpus not present")
+    res = analyse_one(path, AnalysisSettings(), staging=Staging("/dev/full", str(tmp_path / "1.html")))
+    assert res["status"] == "error" and "No space left on device" in res["error"]
+    assert res["error"].endswith("free space in the output folder's file system and run the batch again")
+
+
 # -- the command -------------------------------------------------------------------------------
 
 @needs_corpus
@@ -265,8 +334,8 @@ def test_hung_and_crashing_readers_cost_only_their_report(inputs, tmp_path, monk
     command = importlib.import_module("ncu_roofline.cli.batch")  # the module, not the click command
     monkeypatch.setattr(command, "run_batch", functools.partial(run_batch, job=job))
     out = tmp_path / "out"
-    (out / STAGING_DIR).mkdir(parents=True)
-    (out / STAGING_DIR / "7.json").write_bytes(b"{")  # left by a run that was killed: cleared
+    (out / f"{STAGING_DIR}-old").mkdir(parents=True)
+    (out / f"{STAGING_DIR}-old" / "7.json").write_bytes(b"{")  # left by a run that was killed: cleared
     names = GOOD[:4]
     started = time.perf_counter()
     result = run(*(str(inputs / "good" / n) for n in names), "-o", str(out), "--jobs", "2",
@@ -283,7 +352,7 @@ def test_hung_and_crashing_readers_cost_only_their_report(inputs, tmp_path, monk
     index = (out / "index.html").read_text(encoding="utf-8")
     assert f"timed out after {faults.TIMEOUT_S} s" in index and "the reader crashed" in index
     # the workers' documents were moved into place; nothing of the killed ones is left behind
-    assert not (out / STAGING_DIR).exists()
+    assert not list(out.glob(f"{STAGING_DIR}*"))
     assert {p.name for p in (out / "reports").iterdir()} == {
         f"{safe_name(str(inputs / 'good' / n))}.{ext}" for n in (names[0], names[3]) for ext in ("json", "html")}
 

@@ -363,7 +363,7 @@ def test_a_partial_cap_scales_its_own_finding_not_a_twin_of_the_same_factor() ->
     """Coalescing of loads in 1 of 3 launches and of stores in all, both 80 % under L1: only the loads'
     finding is scaled to their share of the time."""
     from ncu_roofline.api.groups import _in_part
-    from ncu_roofline.passes.diagnosis import Finding
+    from ncu_roofline.passes.finding import Finding
 
     loads = "global loads touch 5.0 sectors per request where 4.0 would hold the bytes used (in 1 of 3 launches)"
     partial = {("coalescing", "l1", 0.8): [(loads, 0.25)]}
@@ -419,6 +419,30 @@ def test_the_intensity_gap_of_a_group_weighs_each_launchs_compute_caps_by_its_fl
     gap = next(f for f in s.diagnosis if f.kind == "intensity_gap")
     assert gap.speedup == pytest.approx(s.compute_roof() * 0.9 / s.achieved_flop_per_s, rel=1e-9)
     assert "(fma balance 83% in part)" in gap.speedup_note
+
+
+def test_launches_in_another_regime_are_counted_and_shown() -> None:
+    """Both launches bound by DRAM: the first at 80 % of its roof (at limit), the second at 20 % (latency);
+    the group's weighted share is 2.8 MB / 2 TB/s / 4 µs = 35 %: latency, with one launch at its limit."""
+    from ncu_roofline.api.rows import group_row
+    from ncu_roofline.views.groups import group_view
+    from ncu_roofline.views.report import kernel_view
+
+    a, b = launch(0, 1000, 1.6e6), launch(1, 3000, 1.2e6)
+    assert (a.bound_by, a.regime, b.bound_by, b.regime) == ("dram", "at_limit", "dram", "latency")
+    (g,) = group_kernels([a, b])
+    assert g.summary.utilization["dram"] == pytest.approx(0.35) and g.summary.regime == "latency"
+    assert g.disagreeing == [] and g.regime_disagreeing == [0]
+    assert g.regimes == {"at_limit": 1, "latency": 1}
+    d = g.to_dict()
+    assert d["regimes"] == {"at_limit": 1, "latency": 1} and d["regime_disagreeing_launches"] == [0]
+    row = group_row("capture.ncu-rep", d)
+    assert row["regimes"] == "at_limit:1;latency:1" and row["regime_disagreeing_launches"] == 1
+    view = group_view(kernel_view, 0, g, g.stats.total, set())
+    assert view["regime_text"] == "latency (1 of 2 at limit)"
+    (same,) = group_kernels([a, launch(1, 1000, 1.6e6)])
+    assert same.regime_disagreeing == [] and group_view(kernel_view, 0, same, same.stats.total, set())[
+        "regime_text"] == "at limit"
 
 
 def test_the_intensity_gap_of_a_group_leaves_its_launches_issue_share_out() -> None:

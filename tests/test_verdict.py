@@ -174,3 +174,24 @@ def test_tail_effect_library_kernels_by_their_own_name_only() -> None:
         assert "choice" not in _tail(1.5, grid=150.0, name=name)[0].action, name
     torch = "void at::native::(anonymous namespace)::distribution_elementwise_grid_stride_kernel<float, 4>(int)"
     assert "PyTorch's choice" in _tail(1.5, grid=150.0, name=torch)[0].action
+
+
+def test_a_memory_fix_stops_at_the_lsu_requests_it_leaves() -> None:
+    """Coalescing, sector use and bank conflicts change sectors and wavefronts per request, not the
+    requests themselves (one per warp instruction): L1's LSU requests bound them like the compute side."""
+    from types import SimpleNamespace
+
+    from ncu_roofline.model.throughputs import UnitShare
+    from ncu_roofline.passes.diagnosis import _other_side
+
+    def unit(uid: str, share: float, group: str, label: str) -> UnitShare:
+        return UnitShare(uid, share, label, group, "sm_throughput" if group == "compute" else "memory_throughput", "")
+
+    units = {"sm__pipe_fma_cycles_active": unit("sm__pipe_fma_cycles_active", 0.3, "compute", "FMA pipe"),
+             "l1tex__lsuin_requests": unit("l1tex__lsuin_requests", 0.7, "memory", "L1/TEX (LSU requests)")}
+    m = SimpleNamespace(units=units, utilization={})
+    for kind in ("coalescing", "sector_use", "bank_conflicts"):
+        assert _other_side(m, kind) == (0.7, "L1/TEX (LSU requests)")
+    assert _other_side(m, "fma_balance") == (0.7, "L1/TEX (LSU requests)")  # the memory side's busiest, as before
+    units["l1tex__lsuin_requests"] = unit("l1tex__lsuin_requests", 0.2, "memory", "L1/TEX (LSU requests)")
+    assert _other_side(m, "coalescing") == (0.3, "FMA pipe")  # the busier compute side bounds it

@@ -9,9 +9,9 @@ import pandas as pd
 STRING_COLUMNS = ("report", "name", "demangled_name", "device", "compute_capability",
                   "dominant_precision", "bound_by", "bound_kind", "regime", "flags", "nvtx_ranges",
                   "unusable_reason", "byte_definition_l2", "byte_definition_l1", "group_key", "display_name",
-                  "grid_size", "block_size", "limiters", "top_finding")
+                  "grid_size", "block_size", "limiters", "regimes", "top_finding")
 INT_COLUMNS = ("index", "range_index", "sm_count", "launches", "usable_launches", "disagreeing_launches",
-               "findings_from_launch")
+               "regime_disagreeing_launches", "findings_from_launch")
 
 
 def frame_from_rows(rows: list[dict[str, Any]]) -> pd.DataFrame:

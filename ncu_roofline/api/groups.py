@@ -31,7 +31,9 @@ from ..knowledge import recipes as R
 from ..model.roofline import limiter_and_regime
 from ..model.throughputs import UnitShare
 from ..passes.ceilings import SIGNIFICANT, Ceiling
-from ..passes.diagnosis import Finding, diagnose
+from ..passes.diagnosis import diagnose
+from ..passes.finding import Finding
+from ..passes.reuse import summed_reuse
 from ..settings import DEFAULT_THRESHOLD, GROUP_BY_LAUNCH, GROUP_BY_NAME
 from .kernel import AnalysedKernel
 from .names import NameEntry, display_names
@@ -84,6 +86,8 @@ class KernelGroup:
     share: float | None  # of the report's GPU time
     limiters: dict[str, int] = field(default_factory=dict)  # limiter -> launches
     disagreeing: list[int] = field(default_factory=list)  # indices of launches with another limiter
+    regimes: dict[str, int] = field(default_factory=dict)  # regime -> usable launches
+    regime_disagreeing: list[int] = field(default_factory=list)  # indices of launches in another regime
 
     @property
     def function(self) -> str:
@@ -121,6 +125,8 @@ class KernelGroup:
             "regime": s.regime,
             "limiters": dict(self.limiters),
             "disagreeing_launches": list(self.disagreeing),
+            "regimes": dict(self.regimes),
+            "regime_disagreeing_launches": list(self.regime_disagreeing),
             "findings_from_launch": self.longest.raw.index,
             "diagnosis": [f.to_dict() for f in s.diagnosis],
             "ceilings": [c.to_dict() for c in s.ceilings],
@@ -246,14 +252,14 @@ def _aggregate(launches: list[AnalysedKernel], longest: AnalysedKernel, threshol
         longest, utilization=util, units=shares, launch=launch, bound_by=bound_by, regime=regime,
         flags=flags, intensity=intensity, total_flop=total_flop, dominant_precision=dominant,
         achieved_flop_per_s=total_flop / total_time if total_flop is not None else None,
-        attainable_flop_per_s=attainable)
+        attainable_flop_per_s=attainable, reuse=summed_reuse([k.reuse for _, k in timed], longest.reuse))
     # The diagnosis of the group's own limits (the row's limiter and its findings must agree), with
     # the ceilings of its longest launch and the caps any launch has, each saying how many launches
     # share it (and a cap's bound scaled to their time); a tail effect only where every launch has the
     # same waves.
     ceilings, partial = _shared_ceilings(timed, longest)
     one_wave_count = len({k.launch.get("waves_per_sm") for k in launches}) == 1
-    findings = diagnose(summary, ceilings, longest.reuse, waves=one_wave_count,
+    findings = diagnose(summary, ceilings, summary.reuse, waves=one_wave_count,
                         parts=[(d, k, k.ceilings) for d, k in timed])
     return dataclasses.replace(summary, ceilings=ceilings, diagnosis=[_in_part(f, partial) for f in findings])
 
@@ -355,6 +361,8 @@ def group_kernels(kernels: Sequence[AnalysedKernel], group_by: str = GROUP_BY_LA
         limiters = Counter(k.bound_by or NO_LIMITER for k in launches if k.usable)
         disagreeing = [k.raw.index for k in launches if k.usable and k.bound_by != summary.bound_by]
         summary = _mixed(summary, launches, limiters)
+        regimes = Counter(k.regime or NO_LIMITER for k in launches if k.usable)
+        other_regime = [k.raw.index for k in launches if k.usable and k.regime != summary.regime]
         share = stats.total / total_s if stats.total is not None and total_s else None
         first = launches[0].raw
         by_launch = group_by == GROUP_BY_LAUNCH
@@ -362,7 +370,8 @@ def group_kernels(kernels: Sequence[AnalysedKernel], group_by: str = GROUP_BY_LA
             key=key, name=first.demangled_name or first.name, display_name="",
             grid=first.grid_size if by_launch else None, block=first.block_size if by_launch else None,
             launches=launches, summary=summary, longest=longest, stats=stats, share=share,
-            limiters=dict(sorted(limiters.items(), key=lambda kv: (-kv[1], kv[0]))), disagreeing=disagreeing))
+            limiters=dict(sorted(limiters.items(), key=lambda kv: (-kv[1], kv[0]))), disagreeing=disagreeing,
+            regimes=dict(sorted(regimes.items(), key=lambda kv: (-kv[1], kv[0]))), regime_disagreeing=other_regime))
     groups.sort(key=lambda g: (-(g.stats.total or 0.0), g.launches[0].raw.index))
     names = display_names([NameEntry(g.name, g.grid, g.block) for g in groups])
     for g, name in zip(groups, names, strict=True):

@@ -13,7 +13,8 @@ from typing import Any
 
 from ..model.roofline import DEFAULT_SETTINGS, KernelModel, build_kernel_model
 from ..passes.ceilings import Ceiling, NotApplicable, analyse_ceilings
-from ..passes.diagnosis import Finding, diagnose
+from ..passes.diagnosis import diagnose
+from ..passes.finding import Finding
 from ..passes.instruction_roofline import instruction_roofline
 from ..passes.rules_comparison import compare_with_rules
 from ..readers.record import RawKernel

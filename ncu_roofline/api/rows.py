@@ -87,7 +87,7 @@ def group_columns() -> list[str]:
             *(f"intensity_{lv}_flop_per_byte" for lv in R.LEVELS), "achieved_flop_per_s",
             *(f"utilization_{r}" for r in R.ROOFS), "sm_throughput", "memory_throughput", "dominant_precision",
             "bound_by", "bound_kind", "bound_utilization", "regime", "limiters", "disagreeing_launches",
-            "findings_from_launch", "top_finding", "flags", "nvtx_ranges"]
+            "regimes", "regime_disagreeing_launches", "findings_from_launch", "top_finding", "flags", "nvtx_ranges"]
 
 
 def group_row(report_path: str, g: dict[str, Any]) -> dict[str, Any]:
@@ -118,6 +118,8 @@ def group_row(report_path: str, g: dict[str, Any]) -> dict[str, Any]:
     row["regime"] = g["regime"]
     row["limiters"] = ";".join(f"{name}:{n}" for name, n in g["limiters"].items())
     row["disagreeing_launches"] = len(g["disagreeing_launches"])
+    row["regimes"] = ";".join(f"{name}:{n}" for name, n in g.get("regimes", {}).items())
+    row["regime_disagreeing_launches"] = len(g.get("regime_disagreeing_launches", []))
     row["findings_from_launch"] = g["findings_from_launch"]
     row["top_finding"] = g["diagnosis"][0]["kind"] if g["diagnosis"] else None
     row["flags"] = ";".join(g["flags"])

@@ -156,11 +156,9 @@ class DaskRunner:
 
     def __call__(self, paths: list[str], settings: AnalysisSettings, *, redact: bool = False, jobs: int,
                  timeout: float, on_result: Callable[[str, JobResult, float], None],
-                 start_method: str | None = None, job: Job = analyse_one, staging_dir: str | None = None) -> None:  # noqa: ARG002
+                 start_method: str | None = None, job: Job = analyse_one) -> None:
         """Run `job` for every path on the cluster; `on_result` as each finishes (see `run_isolated`).
-
-        `staging_dir` is not used: a remote worker cannot write into this machine's folder, so each
-        result carries its documents."""
+        A remote worker cannot write into this machine's folder: each result carries its documents."""
         self.mode = None
         with self._connected(jobs) as client:
             self.mode = self._choose_mode(client, paths)

@@ -8,6 +8,7 @@ isolated worker processes (see `workers.py`), each writing its documents to file
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 from collections import Counter
@@ -44,11 +45,11 @@ class Staging:
 
 
 class Job(Protocol):
-    """A function the workers run for each report: `analyse_one`, or a test's stand-in for it. A
-    runner passes `staging=` only when it has files for the documents (`run_isolated(staging_dir=...)`)."""
+    """A function the workers run for each report: `analyse_one`, or a test's stand-in for it. One that
+    also takes `staging=` (as `analyse_one` does) is given the files to write its documents to, where the
+    runner has them (`run_isolated(staging_dir=...)`); another returns them."""
 
-    def __call__(self, path: str, settings: AnalysisSettings, *, redact: bool = ...,
-                 staging: Staging | None = ...) -> JobResult: ...
+    def __call__(self, path: str, settings: AnalysisSettings, *, redact: bool = ...) -> JobResult: ...
 
 
 def rows_and_summary(doc: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -115,6 +116,14 @@ def _document_and_rows(analysis: Analysis, redact: bool, sink: IO[bytes]
     return rows, summary_of(rep, rows)
 
 
+def _unwritable(exc: OSError) -> str:
+    """Why a job could not write its documents, and what to do."""
+    what = f"cannot write this report's outputs ({exc.strerror or exc})"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"{what}: free space in the output folder's file system and run the batch again"
+    return f"{what}: check that the output folder can be written to and run the batch again"
+
+
 def error_result(path: str, sha256: str | None, message: str) -> JobResult:
     """The result of a report that could not be analysed (`path` as the outputs show it)."""
     return {"path": path, "sha256": sha256, "status": "error", "error": message, "json": None,
@@ -146,20 +155,23 @@ def analyse_one(path: str, settings: AnalysisSettings, *, redact: bool = False,
             report.path = display_path
         analysis = Analysis([report], [], settings)
         json_bytes: bytes | None = None
+        staged = None
         if staging is None:
             with io.BytesIO() as buffer:
                 rows, summary = _document_and_rows(analysis, redact, buffer)
                 json_bytes = buffer.getvalue()
+            html_text = render(REPORT, analysis, "html", RenderOptions(redact=redact)) if html else None
         else:
-            with open(staging.json, "wb") as sink:
-                rows, summary = _document_and_rows(analysis, redact, sink)
-        html_text = render(REPORT, analysis, "html", RenderOptions(redact=redact)) if html else None
-        staged = None
-        if staging is not None:
-            if html_text is not None:
-                with open(staging.html, "wb") as fh:
-                    fh.write(html_text.encode())
-            staged = {"json": staging.json, "html": staging.html if html_text is not None else None}
+            try:
+                with open(staging.json, "wb") as sink:
+                    rows, summary = _document_and_rows(analysis, redact, sink)
+                page = render(REPORT, analysis, "html", RenderOptions(redact=redact)) if html else None
+                if page is not None:
+                    with open(staging.html, "wb") as fh:
+                        fh.write(page.encode())
+            except OSError as exc:  # the output folder's file system: full, read-only, gone
+                return error_result(shown, sha256, _unwritable(exc))
+            staged = {"json": staging.json, "html": staging.html if page is not None else None}
             html_text = None
     except InputError as exc:
         message, named = exc.message, exc.path
@@ -168,11 +180,6 @@ def analyse_one(path: str, settings: AnalysisSettings, *, redact: bool = False,
         if redact:
             message = message.replace(named, os.path.basename(named))
         return error_result(shown, sha256, message)
-    except OSError as exc:
-        if staging is None or exc.filename not in (staging.json, staging.html):
-            return error_result(shown, sha256, f"internal error: {type(exc).__name__}: {exc}")
-        return error_result(shown, sha256, f"cannot write this report's outputs ({exc.strerror or exc}); "
-                                           "free space in the output folder's file system and run the batch again")
     except Exception as exc:
         return error_result(shown, sha256, f"internal error: {type(exc).__name__}: {exc}")
     result = {"path": shown, "sha256": sha256, "status": "ok", "error": None, "json": json_bytes,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -19,14 +20,14 @@ from typing import Any
 
 from ..errors import InputError, RooflineError
 from ..knowledge.jsonio import DOCUMENT_MAX_BYTES, read_json
-from ..render.output import write_atomic
+from ..render.output import move_into_place, write_atomic
 from ..settings import AnalysisSettings
 from .inputs import collect_inputs, file_sha256, safe_name, shown_path
 from .job import Job, JobResult, analyse_one, rows_and_summary
 from .layout import REPORTS_DIR, STAGING_DIR
 from .manifest import load_manifest, manifest_entry, reusable, settings_for
 from .outputs import write_outputs
-from .workers import Runner, run_isolated
+from .workers import Runner, run_isolated, takes
 
 DEFAULT_TIMEOUT_S = 300.0
 
@@ -182,13 +183,13 @@ def run_batch(specs: Iterable[str], outdir: str | Path, settings: AnalysisSettin
             if res["status"] == "ok":
                 json_rel = f"{REPORTS_DIR}/{key}.json"
                 staged = res.get("staged")
-                if staged:  # written by the worker: renamed into place (the same file system), never copied
-                    os.replace(staged["json"], out / json_rel)
+                if staged:  # written by the worker: renamed into place (the same file system), not copied
+                    move_into_place(staged["json"], out / json_rel)
                 else:
                     write_atomic(out / json_rel, res["json"], force=True)
                 if staged and staged["html"]:
                     html_rel = f"{REPORTS_DIR}/{key}.html"
-                    os.replace(staged["html"], out / html_rel)
+                    move_into_place(staged["html"], out / html_rel)
                 elif res["html"] is not None:
                     html_rel = f"{REPORTS_DIR}/{key}.html"
                     write_atomic(out / html_rel, res["html"], force=True)
@@ -203,19 +204,23 @@ def run_batch(specs: Iterable[str], outdir: str | Path, settings: AnalysisSettin
             summary = res.get("summary") or {}
             report_progress(path, res["status"], summary.get("kernel_count"), res["error"], seconds)
 
+        for left in out.glob(f"{STAGING_DIR}*"):  # a killed run's (the lock is ours: no other run's)
+            shutil.rmtree(left, ignore_errors=True)
         if todo:
             run = runner if runner is not None else run_isolated
-            staging = out / STAGING_DIR  # in OUTDIR, so that a document moves into place by a rename
-            shutil.rmtree(staging, ignore_errors=True)  # a killed run's leftovers (the lock is ours)
+            staging = None
+            if takes(run, "staging_dir"):  # in OUTDIR, so that a document moves into place by a rename
+                try:
+                    staging = tempfile.mkdtemp(prefix=STAGING_DIR + "-", dir=out)
+                except OSError as exc:
+                    raise BatchUsageError(f"{out}: cannot create a folder in it ({exc.strerror or exc})") from exc
             try:
-                staging.mkdir()
-            except OSError as exc:
-                raise BatchUsageError(f"{out}: cannot create {STAGING_DIR} in it ({exc.strerror or exc})") from exc
-            try:
+                options = {} if staging is None else {"staging_dir": staging}
                 run(todo, settings, redact=redact, jobs=min(jobs, len(todo)), timeout=timeout,
-                    on_result=on_result, start_method=start_method, job=job, staging_dir=str(staging))
+                    on_result=on_result, start_method=start_method, job=job, **options)
             finally:
-                shutil.rmtree(staging, ignore_errors=True)
+                if staging is not None:
+                    shutil.rmtree(staging, ignore_errors=True)
 
         result.entries = [entries[p] for p in paths]
         all_rows = [r for p in paths for r in rows[p]]

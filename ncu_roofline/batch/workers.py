@@ -15,6 +15,7 @@ module-level function, or a `functools.partial` of one) and importable in the wo
 from __future__ import annotations
 
 import contextlib
+import inspect
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -61,8 +62,9 @@ def _child(conn: multiprocessing.connection.Connection, job: Job, path: str, set
     os.dup2(log_fd, 2)
     os.close(log_fd)
     try:
-        conn.send(job(path, settings, redact=redact) if staging is None else
-                  job(path, settings, redact=redact, staging=staging))
+        call: Callable[..., JobResult] = job  # `staging=` only to a job that takes it (`takes`)
+        conn.send(call(path, settings, redact=redact) if staging is None else
+                  call(path, settings, redact=redact, staging=staging))
     finally:
         conn.close()
 
@@ -133,11 +135,23 @@ def _start_forkserver() -> None:
 
 
 class Runner(Protocol):
-    """What runs the reports of a batch: `run_isolated` (this machine), or a Dask runner (`dask_run.py`)."""
+    """What runs the reports of a batch: `run_isolated` (this machine), or a Dask runner (`dask_run.py`).
+    One that also takes `staging_dir=` (as `run_isolated` does) is given a folder in OUTDIR for the
+    workers to write their documents to (`takes`)."""
 
     def __call__(self, paths: list[str], settings: AnalysisSettings, *, redact: bool = ..., jobs: int,
                  timeout: float, on_result: Callable[[str, JobResult, float], None],
-                 start_method: str | None = ..., job: Job = ..., staging_dir: str | None = ...) -> None: ...
+                 start_method: str | None = ..., job: Job = ...) -> None: ...
+
+
+def takes(fn: Callable[..., Any], name: str) -> bool:
+    """Whether `fn` (a function, a `functools.partial`, a callable object) accepts the keyword `name`."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # no signature to read (a builtin): pass nothing it may not take
+        return False
+    return any((p.name == name and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)) or p.kind == p.VAR_KEYWORD
+               for p in params)
 
 
 @dataclass
@@ -162,6 +176,7 @@ def run_isolated(paths: list[str], settings: AnalysisSettings, *, redact: bool =
     result's `staged` names them, for `on_result` to move or remove), instead of sending them back.
     """
     ctx = _context(start_method)
+    staged_job = takes(job, "staging")  # a job that cannot write its documents to files returns them
     pending = list(reversed(paths))
     running: list[_Running] = []
     counter = 0
@@ -190,7 +205,7 @@ def run_isolated(paths: list[str], settings: AnalysisSettings, *, redact: bool =
                     counter += 1
                     log_path = os.path.join(logs, f"{counter}.log")
                     reader, writer = ctx.Pipe(duplex=False)
-                    staging = None if staging_dir is None else Staging(
+                    staging = None if staging_dir is None or not staged_job else Staging(
                         os.path.join(staging_dir, f"{counter}.json"), os.path.join(staging_dir, f"{counter}.html"))
                     process = ctx.Process(target=_child, args=(writer, job, path, settings, redact, log_path, staging),
                                           daemon=True, name=f"ncu-roofline-batch-{counter}")

@@ -228,6 +228,13 @@ NCU_SECTIONS = (
     "LaunchStats",
     "Occupancy",
 )
+# The sectors the SM's loads ask L1/TEX for, of every kind that reads global memory through it: LDG, local
+# loads, texture and surface fetches, cp.async (LDGSTS, through L1 or bypassing it). Not TMA (Hopper's bulk
+# copies): they pass neither the LSU nor the TEX pipe. `passes.reuse` weighs DRAM's reads against them.
+LOAD_SECTORS = ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",
+                "l1tex__t_sectors_pipe_tex_mem_texture.sum", "l1tex__t_sectors_pipe_tex_mem_surface_op_ld.sum",
+                "sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_access.sum",
+                "sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum")
 # Metrics behind each ceiling (ceilings.py) and the Instruction Roofline: what to collect when absent.
 CEILING_METRICS: dict[str, tuple[str, ...]] = {
     "issue_share": ("smsp__inst_executed.sum", "sm__inst_executed.sum.peak_sustained"),
@@ -244,6 +251,7 @@ CEILING_METRICS: dict[str, tuple[str, ...]] = {
                      "sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum",
                      "sm__sass_l1tex_t_requests_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum"),
     "instruction_roofline": ("smsp__sass_inst_executed_op_global_ld.sum", "smsp__sass_inst_executed_op_global_st.sum"),
+    "reads_once": ("dram__bytes_read.sum", *LOAD_SECTORS, "l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct"),
 }
 
 NCU_METRICS = (

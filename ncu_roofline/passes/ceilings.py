@@ -106,7 +106,7 @@ def _stored(m: KernelModel, name: str) -> bool:
 
 def _missing_ceilings(m: KernelModel, ceilings: list[Ceiling], skipped: list[NotApplicable]) -> list[Missing]:
     """Ceilings the report cannot give, with the metrics it lacks and the ncu options to collect them."""
-    made = {c.kind for c in ceilings} | {s.kind for s in skipped} | {"async_copies"}
+    made = {c.kind for c in ceilings} | {s.kind for s in skipped} | {"async_copies", "reads_once"}  # not ceilings
     fp_work = any(m.q.flop.get(p) is not None and m.q.flop[p].value > 0 for p in MIX)  # type: ignore[union-attr]
     out = []
     for kind, names in R.CEILING_METRICS.items():
@@ -287,15 +287,21 @@ _ABSORBED_TOLERANCE = 1.02
 
 def _level_use(res: Resolver, level: str, used: dict[str, float],
                sectors: dict[str, float]) -> tuple[float, float] | None:
-    """(bytes `level` moved, bytes used) for the global accesses that fetch bytes they do not use, where
-    the report counts that level's traffic in each such direction; None where it does not."""
+    """(bytes `level` moved, bytes used) for the global loads and stores, where the report counts that
+    level's traffic in each direction that fetches bytes it does not use (a direction without waste counts
+    too where its traffic is known: a store's waste is a share of loads and stores together); None where
+    it does not, or where no direction wastes bytes."""
     moved_all, useful_all = 0.0, 0.0
+    if all(per_sector >= 32.0 * 0.999 or sectors.get(op, 1.0) <= 1.0 for op, per_sector in used.items()):
+        return None
     for op, per_sector in used.items():
-        if per_sector >= 32.0 * 0.999 or sectors.get(op, 1.0) <= 1.0:
-            continue  # no waste in this direction, or no sector count to weigh it
+        if sectors.get(op, 1.0) <= 1.0:
+            continue  # no sector count to weigh it
         name, scale = _LEVEL_TRAFFIC[level][op]
         moved = res.count(name)
         if moved is None:
+            if per_sector >= 32.0 * 0.999:
+                continue  # no waste in this direction: what it moved is not needed
             return None
         moved_all += moved[0] * scale
         useful_all += sectors[op] * per_sector
@@ -410,28 +416,17 @@ def _bank_conflicts(m: KernelModel, res: Resolver, out: list[Ceiling], skipped: 
          "swizzle the index so a warp's 32 accesses fall in 32 different banks")
 
 
-# The sectors the SM's loads ask L1/TEX for, of every kind that reads global memory through it: LDG, local
-# loads, texture and surface fetches, and cp.async (LDGSTS, through L1 or bypassing it). The first is
-# required; an absent other one counts as none, except LDGSTS where the report counts the copies and not
-# their sectors. Not TMA (Hopper's bulk copies): they do not pass the LSU or TEX pipes, and a kernel that
-# uses them reads far more from DRAM than these sectors hold (READS_ONCE's upper end).
-LOAD_SECTORS = ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",
-                "l1tex__t_sectors_pipe_tex_mem_texture.sum", "l1tex__t_sectors_pipe_tex_mem_surface_op_ld.sum",
-                "sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_access.sum",
-                "sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum")
-SECTOR_BYTES = 32.0
-
-
 def dram_reads_per_load_byte(res: Resolver) -> tuple[float, float] | None:
-    """(DRAM read bytes ÷ the bytes of the sectors the kernel's loads asked for, those bytes); None where a
-    count is missing, the loads asked for nothing, or cp.async copies ran whose sectors are not counted."""
+    """(DRAM read bytes ÷ the bytes of the sectors the kernel's loads asked for, those bytes), from
+    `R.LOAD_SECTORS`; None where a count is missing or NaN, the loads asked for nothing, or cp.async copies
+    ran without both of their sector counts."""
     dram = res.count("dram__bytes_read.sum")
-    sectors = [res.count(name) for name in LOAD_SECTORS]
-    if dram is None or sectors[0] is None:
+    sectors = [res.count(name) for name in R.LOAD_SECTORS]
+    if dram is None or sectors[0] is None or any(n.startswith(R.LOAD_SECTORS) for n in res.nan_seen):
         return None
-    if _async_copies(res) > 0 and sectors[4] is None and sectors[5] is None:
+    if _async_copies(res) > 0 and (sectors[4] is None or sectors[5] is None):
         return None
-    asked = SECTOR_BYTES * math.fsum(c[0] for c in sectors if c is not None)
+    asked = 32.0 * math.fsum(c[0] for c in sectors if c is not None)  # 32-byte sectors
     return (dram[0] / asked, asked) if asked > 0 else None
 
 
@@ -439,13 +434,14 @@ def _reuse(m: KernelModel, res: Resolver) -> dict[str, float]:
     out: dict[str, float] = {}
     reads = dram_reads_per_load_byte(res)
     if reads is not None:
-        out["dram_reads_per_load_byte"] = reads[0]
+        out["dram_reads_per_load_byte"], out["load_sector_bytes"] = reads
     b = {lv: v.value for lv, v in m.q.bytes.items() if v is not None}
     if "l1" in b and "l2" in b and b["l2"] > 0:
         out["l1_to_l2_bytes"] = b["l1"] / b["l2"]
     if "l2" in b and "dram" in b and b["dram"] > 0:
         out["l2_to_dram_bytes"] = b["l2"] / b["dram"]
-    for name, key in (("l1tex__t_sector_hit_rate.pct", "l1_hit_rate"), ("lts__t_sector_hit_rate.pct", "l2_hit_rate")):
+    for name, key in (("l1tex__t_sector_hit_rate.pct", "l1_hit_rate"), ("lts__t_sector_hit_rate.pct", "l2_hit_rate"),
+                      ("l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct", "l1_load_hit_rate")):
         v = res.number(name)
         if v is not None:
             out[key] = v / 100.0

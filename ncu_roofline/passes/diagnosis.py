@@ -24,15 +24,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
-from ..model.roofline import DRAM_LIMITS
 from ..model.throughputs import too_little_work_reason
 from .ceilings import SIGNIFICANT, Ceiling
-from .reuse import fewer_bytes_action, reads_once
+from .finding import Finding
+from .reuse import fewer_bytes_action, issue_without_memory, reads_once, reuse_note
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
@@ -42,37 +41,25 @@ _GEMM_LIKE = re.compile(r"gemm|gemv|matmul|linear|mma|dense|fc_|sgemm|hgemm|cutl
 _LATENCY_SHARE = 0.6  # below this share of what the ceilings allow, the rest is called latency
 
 
-@dataclass(slots=True)
-class Finding:
-    """One line of the diagnosis, most important first."""
-
-    kind: str
-    roof: str | None  # the roof (or unit) the finding is about
-    factor: float | None
-    text: str
-    action: str
-    limit: str | None = None  # the limiter this finding explains (`bound_by`)
-    speedup: float | None = None  # the kernel could run up to this many times faster
-    speedup_note: str = ""  # how the bound is computed, or why there is none
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "roof": self.roof, "factor": self.factor, "text": self.text, "action": self.action,
-                "limit": self.limit, "speedup": self.speedup, "speedup_note": self.speedup_note}
-
-
 # A ceiling's fix changes the work of its own side only: fewer sectors per request (sector use,
 # coalescing) or fewer conflicting wavefronts leave the instructions and FLOP as they are; fusing
 # into FMA or removing divergence leaves the bytes as they are. The other side's busiest limit
 # then bounds what the fix can give.
 _MEMORY_CEILINGS = frozenset({"sector_use", "coalescing", "bank_conflicts"})
 _COMPUTE_CEILINGS = frozenset({"fma_balance", "issue_share", "lane_efficiency", "tensor_share"})
+_LSU_REQUESTS = "l1tex__lsuin_requests"
 _MIO = "sm__mio"  # shared-memory instruction queues: their work is what a bank-conflict fix removes
 
 
 def _other_side(m: KernelModel, kind: str) -> tuple[float, str] | None:
-    """The busiest limit whose work a ceiling of `kind` does not change: (share, label), or None."""
+    """The busiest limit whose work a ceiling of `kind` does not change: (share, label), or None. A memory fix
+    (fewer sectors or wavefronts per request) leaves the compute side and L1's LSU requests as they are."""
     side = "compute" if kind in _MEMORY_CEILINGS else "memory" if kind in _COMPUTE_CEILINGS else None
-    return None if side is None else _busiest_on(m, side, kind)
+    found = None if side is None else _busiest_on(m, side, kind)
+    requests = m.units.get(_LSU_REQUESTS) if kind in _MEMORY_CEILINGS else None
+    if requests is not None and requests.share > 0 and (found is None or requests.share > found[0]):
+        return requests.share, requests.label
+    return found
 
 
 _ORDER = {u.id: n for n, u in enumerate(T.UNITS)}  # among equal shares, the earlier unit is named
@@ -113,11 +100,23 @@ def _ceiling_finding(m: KernelModel, c: Ceiling, where: str) -> Finding:
                    speedup, note)
 
 
+_TINY_S = 20e-6  # a kernel this short pays a launch overhead (a few µs) of the order of its run
+
+
 def _too_little_work(m: KernelModel) -> Finding:
-    return Finding("too_little_work", m.bound_by, None, too_little_work_reason(m.launch, m.limiter_share),
-                   "give the launch more independent work (a larger grid, batching several calls into one "
-                   "launch, or fusing it with its neighbours); for a tiny kernel, its launch overhead is the cost",
-                   m.bound_by, None, "no bound: it depends on how much more work each launch is given")
+    """More work per launch; where blocks leave SMs idle, the bound of spreading the same work over all."""
+    tiny = m.q.duration_s is not None and m.q.duration_s.value < _TINY_S
+    action = ("give the launch more independent work (a larger grid, batching several calls into one launch, or "
+              "fusing it with its neighbours)" + ("; for a kernel this short, its launch overhead is much of the "
+                                                  "cost" if tiny else ""))
+    why, grid, sms = too_little_work_reason(m.launch, m.limiter_share), m.launch.get("grid_blocks"), m.launch.get(
+        "sm_count")
+    if grid and sms and grid < sms and not tiny:  # SMs with no block: the same work on every SM, at today's pace
+        return Finding("too_little_work", m.bound_by, None, why, action + f"; split the same work into at least "
+                       f"{sms:,.0f} blocks", m.bound_by, sms / grid, f"SMs ÷ blocks = {sms:,.0f} / {grid:,.0f}, if "
+                       "the same work were spread over every SM at the pace the busy ones have now")
+    return Finding("too_little_work", m.bound_by, None, why, action, m.bound_by, None,
+                   "no bound: it depends on how much more work each launch is given")
 
 
 def ratio_text(x: float) -> str:
@@ -152,14 +151,14 @@ def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling], parts: P
     else:
         note = "compute roof ÷ achieved FLOP/s, the most any intensity change can give"
     # Fewer bytes (fusion, reuse, lower precision) leave this kernel's arithmetic as it is, and more FLOP
-    # on the same bytes (batching) loads the same arithmetic pipes more: the busiest of them bounds both.
-    # (Not the issue slots or the LSU pipe: fusion removes loads and stores too.)
-    busiest = _busiest_on(m, "compute", arithmetic=True)
+    # on the same bytes (batching) loads the same arithmetic pipes more: the busiest of them bounds both,
+    # and so do the issue slots its other instructions take (not the LSU pipe: fusion removes loads).
+    busiest = max(filter(None, (_busiest_on(m, "compute", arithmetic=True), issue_without_memory(m))), default=None)
     saturates = ""
     if busiest is not None and allowed / m.achieved_flop_per_s > 1.0 / busiest[0]:
         share, label = busiest
         speedup = max(1.0, 1.0 / share)
-        note += (f"; capped at 1 / {share:.2f} by {label} at {share:.0%}, whose arithmetic does not shrink when "
+        note += (f"; capped at 1 / {share:.2f} by {label} at {share:.0%}, whose work does not shrink when "
                  "fewer bytes move")
         saturates = f"; {label}, at {share:.0%}, saturates first, after about {ratio_text(1.0 / share)}× fewer bytes"
     if allowed <= m.achieved_flop_per_s:
@@ -452,15 +451,6 @@ def _tail_effect(m: KernelModel) -> list[Finding]:
     return [Finding("tail_effect", m.bound_by, None, text, action, m.bound_by, speedup, note + cap)]
 
 
-def _reuse_note(m: KernelModel, reuse: dict[str, float]) -> list[Finding]:
-    hit = reuse.get("l2_hit_rate")  # low, and no missed reuse, where the kernel reads its data once
-    if m.bound_by in DRAM_LIMITS and hit is not None and hit < 0.5 and reads_once(reuse) is None:
-        return [Finding("reuse", "dram", None, f"only {hit:.0%} of L2 sector lookups hit: most requests go on "
-                        "to DRAM", "tile or fuse so that data is reused while it is in L2 or shared memory",
-                        m.bound_by, None, "no bound: the hit rate a better tiling reaches is not known")]
-    return []
-
-
 def diagnose(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], waves: bool = True,
              parts: Parts | None = None) -> list[Finding]:
     """The ranked findings of one kernel: the limiter first, then what is worth most. `waves=False`:
@@ -487,7 +477,7 @@ def _ranked(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], wa
         found = _unit_limit(m, ceilings)[:1] + _latency(m, ceilings, parts)
     else:
         found = _latency(m, ceilings, parts)
-    found += _reuse_note(m, reuse)
+    found += reuse_note(m, reuse)
     tail = _tail_effect(m) if waves else []
     if tail and found[0].speedup is None and found[0].speedup_note.startswith("at its limit"):
         found[0].speedup_note = (f"{found[0].speedup_note}, apart from the partial last wave (the tail-effect "

@@ -9,25 +9,40 @@ byte is read twice: tiling has nothing to keep, and a low L2 hit rate is no miss
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-# DRAM read bytes ÷ the bytes of the sectors the loads asked for, of a kernel that reads each byte once:
-# about 1 (every sector from DRAM), up to 2 where DRAM's 64-byte access fetches two 32-byte sectors for
-# one. Below, caches served re-reads (a stencil's neighbours, a GEMM's tiles: 0.03-0.5 in the corpus);
-# above, DRAM was read by copies the L1/TEX sector counts do not see (TMA).
-READS_ONCE = (0.9, 2.2)
+from ..model.roofline import DRAM_LIMITS
+from .finding import Finding
+
+if TYPE_CHECKING:
+    from ..model.roofline import KernelModel
+
+# DRAM read bytes ÷ the bytes of the sectors the loads asked for, of a kernel that reads each byte about
+# once: about 1 (every sector from DRAM), a little more where DRAM's 64-byte accesses fetch a neighbouring
+# sector too (1.21 for a matrix addition). Below, caches served re-reads (a stencil's neighbours, a GEMM's
+# tiles: 0.02-0.5 in the corpus). Above, no claim: more over-fetch could hide re-reads, and DRAM may have
+# been read by copies the L1/TEX sector counts do not see (TMA).
+READS_ONCE = (0.9, 1.35)
+# Nsight Compute's L1 hit rate of global loads, where the report holds it: above this, loads re-read data.
+LOAD_HITS_AT_MOST = 0.1
 
 
 def reads_once(reuse: Mapping[str, float]) -> float | None:
-    """DRAM reads per byte its loads asked for, where that says the kernel reads each byte once; else None."""
+    """DRAM reads per byte its loads asked for, where that (and the L1 hit rate of its loads, where known)
+    says the kernel reads each byte about once; else None."""
     ratio = reuse.get("dram_reads_per_load_byte")
-    return ratio if ratio is not None and READS_ONCE[0] <= ratio <= READS_ONCE[1] else None
+    hits = reuse.get("l1_load_hit_rate")
+    if ratio is None or not READS_ONCE[0] <= ratio <= READS_ONCE[1] or (hits is not None and hits > LOAD_HITS_AT_MOST):
+        return None
+    return ratio
 
 
 def reads_once_text(ratio: float) -> str:
     """The evidence, in words, for a sentence about the kernel."""
-    return (f"it reads its data once: each sector its loads asked for came from DRAM (DRAM read {ratio:.2f}× "
-            "their bytes), none from a cache")
+    return (f"it reads its data about once: DRAM read {ratio:.2f}× the bytes of the sectors its loads asked for "
+            "(loads that a cache served again would put this well under 1)")
 
 
 def fewer_bytes_action(once: float | None) -> str:
@@ -38,3 +53,65 @@ def fewer_bytes_action(once: float | None) -> str:
                 "shared memory or registers, or store in a lower precision")
     return ("move fewer bytes per FLOP: fuse with the kernels that produce or consume its data, or store in a lower "
             f"precision (tiles in shared memory or registers have nothing to reuse: {reads_once_text(once)})")
+
+
+# Warp instructions that move global memory (the ones fewer bytes, by fusion, can remove): SASS counts,
+# else L1's global load and store requests (one per warp instruction).
+MEMORY_INSTRUCTIONS = (("smsp__sass_inst_executed_op_global_ld.sum", "smsp__sass_inst_executed_op_global_st.sum"),
+                       ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+                        "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"))
+ISSUE_LESS_MEMORY = "issue slots (less its global loads and stores)"
+
+
+def issue_without_memory(m: KernelModel) -> tuple[float, str] | None:
+    """The issue slots' busy share that moving fewer bytes leaves: Nsight Compute's issue share less that
+    of the global load and store instructions (of all warp instructions issued), with its label; None
+    where the report lacks those counts."""
+    issue = m.units.get("sm__issue_active")
+    issued = m.raw.number("smsp__inst_executed.sum")
+    if issue is None or not issued:
+        return None
+    for names in MEMORY_INSTRUCTIONS:
+        moving = [m.raw.number(name) for name in names]
+        if all(n is not None for n in moving):
+            memory = sum(n for n in moving if n is not None)
+            return issue.share * max(0.0, 1.0 - memory / issued), ISSUE_LESS_MEMORY
+    return None
+
+
+def reuse_note(m: KernelModel, reuse: Mapping[str, float]) -> list[Finding]:
+    """A DRAM-bound kernel whose L2 lookups mostly miss: tile or fuse, unless it reads its data once. Then
+    its low hit rate is no missed reuse: at the DRAM roof its verdict and intensity gap say so; bound by
+    another DRAM limit (reads or writes alone), this note does."""
+    hit = reuse.get("l2_hit_rate")
+    if m.bound_by not in DRAM_LIMITS or hit is None or hit >= 0.5:
+        return []
+    once = reads_once(reuse)
+    if once is None:
+        return [Finding("reuse", "dram", None, f"only {hit:.0%} of L2 sector lookups hit: most requests go on to "
+                        "DRAM", "tile or fuse so that data is reused while it is in L2 or shared memory",
+                        m.bound_by, None, "no bound: the hit rate a better tiling reaches is not known")]
+    if m.bound_by == "dram":
+        return []
+    return [Finding("reuse", "dram", None, f"only {hit:.0%} of L2 sector lookups hit, and {reads_once_text(once)}",
+                    "fewer bytes in all: fuse it with the kernels that produce or consume its data, or store in a "
+                    "narrower data type; tiling has nothing to reuse", m.bound_by, None,
+                    "no bound: how many bytes fusion or a narrower type removes is not in the report")]
+
+
+def summed_reuse(launches: list[Mapping[str, float]], reuse: Mapping[str, float]) -> dict[str, float]:
+    """A group's reuse: `reuse` (its longest launch's), with DRAM reads per load byte and the L1 hit rate
+    of the loads from the launches' (`launches`: their reuse) summed bytes; none of them where a launch
+    lacks them."""
+    out = dict(reuse)
+    per = [(r.get("dram_reads_per_load_byte"), r.get("load_sector_bytes"), r.get("l1_load_hit_rate"))
+           for r in launches]
+    for key in ("dram_reads_per_load_byte", "load_sector_bytes", "l1_load_hit_rate"):
+        out.pop(key, None)
+    if per and all(r is not None and b for r, b, _ in per):
+        asked = math.fsum(b for _, b, _ in per if b)
+        out["load_sector_bytes"] = asked
+        out["dram_reads_per_load_byte"] = math.fsum(r * b for r, b, _ in per if r is not None and b) / asked
+        if all(h is not None for _, _, h in per):
+            out["l1_load_hit_rate"] = math.fsum(h * b for _, b, h in per if h is not None and b) / asked
+    return out

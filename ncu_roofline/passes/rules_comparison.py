@@ -8,7 +8,8 @@ from typing import Any
 
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
-from .diagnosis import Finding, ratio_text
+from .diagnosis import ratio_text
+from .finding import Finding
 
 # Nsight Compute rule (and title, where one rule id carries several findings) -> the findings of
 # this tool that speak of the same thing: a kind ("latency"), a kind about one unit

@@ -53,3 +53,24 @@ def write_atomic(path: str | Path, text: str | bytes | Iterable[str | bytes], *,
             raise OutputError(f"{target}: cannot write ({exc.strerror or exc})") from exc
         raise
     return target
+
+
+def move_into_place(source: str | Path, target: str | Path) -> Path:
+    """Move a finished file (`source`, written by another process) to `target` by an atomic rename, with
+    the mode `write_atomic` gives (0666 less this process's umask). Where a rename cannot do it (another
+    file system, a folder in the way) the file is copied with `write_atomic`, which says what is wrong.
+    `source` is gone afterwards either way."""
+    src, dst = Path(source), Path(target)
+    try:
+        os.chmod(src, 0o666 & ~_umask())
+        if not dst.is_dir():
+            os.replace(src, dst)
+            return dst
+    except OSError:
+        pass  # copied below
+    try:
+        with src.open("rb") as fh:
+            return write_atomic(dst, iter(lambda: fh.read(1 << 20), b""), force=True)
+    finally:
+        with contextlib.suppress(OSError):
+            src.unlink()

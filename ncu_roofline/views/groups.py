@@ -115,6 +115,10 @@ def group_view(kernel_view: KernelView, report_no: int, g: KernelGroup, page_tot
         "nvtx": nvtx[:8], "nvtx_more": max(0, len(nvtx) - 8),
         "has_section": False, "has_chart": False,
     })
+    if g.regime_disagreeing:  # "latency (2 of 4 at limit)": launches in another regime are not hidden
+        other = {r: n for r, n in g.regimes.items() if r != (g.summary.regime or NO_LIMITER)}
+        v["regime_text"] += " (" + ", ".join(f"{n} of {launches} {regime_label(None if r == NO_LIMITER else r)}"
+                                             for r, n in other.items()) + ")"
     v["marker_note"] = (f"{launches:,} launch{'es' if launches != 1 else ''}, {v['total']} "
                         f"({v['share_text']} of GPU time)")
     size_points(v["chart"], {v["chart"]["points"][0]["kernel_id"]: v} if v["chart"]["points"] else {})

@@ -1,0 +1,24 @@
+"""One line of a kernel's diagnosis: what it is about, what explains it, what to do, what fixing it is worth."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(slots=True)
+class Finding:
+    """One line of the diagnosis, most important first."""
+
+    kind: str
+    roof: str | None  # the roof (or unit) the finding is about
+    factor: float | None
+    text: str
+    action: str
+    limit: str | None = None  # the limiter this finding explains (`bound_by`)
+    speedup: float | None = None  # the kernel could run up to this many times faster
+    speedup_note: str = ""  # how the bound is computed, or why there is none
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "roof": self.roof, "factor": self.factor, "text": self.text, "action": self.action,
+                "limit": self.limit, "speedup": self.speedup, "speedup_note": self.speedup_note}
