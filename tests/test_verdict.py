@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import make_kernel
+from conftest import CORPUS, make_kernel
 from test_model import base_metrics
 
 from ncu_roofline.api.analysis import ReportResult
@@ -195,3 +195,23 @@ def test_a_memory_fix_stops_at_the_lsu_requests_it_leaves() -> None:
     assert _other_side(m, "fma_balance") == (0.7, "L1/TEX (LSU requests)")  # the memory side's busiest, as before
     units["l1tex__lsuin_requests"] = unit("l1tex__lsuin_requests", 0.2, "memory", "L1/TEX (LSU requests)")
     assert _other_side(m, "coalescing") == (0.3, "FMA pipe")  # the busier compute side bounds it
+
+
+@pytest.mark.skipif(not (CORPUS / "esmm-research__profile_output.ncu-rep").is_file(), reason="corpus absent")
+def test_too_little_work_bounds_the_idle_sms_of_a_long_kernel_only() -> None:
+    """esmm's warptiling: 64 blocks on 80 SMs for 222 µs: the same work on every SM is up to 80 / 64 =
+    1.25x faster. simpleDivergence's 3 µs kernels (1 block each on 128 SMs) get no bound: their launch
+    overhead is much of their time, which the action says instead."""
+    import ncu_roofline
+
+    a = ncu_roofline.analyze(CORPUS / "esmm-research__profile_output.ncu-rep")
+    (k,) = [k for k in a.reports[0].kernels if k.raw.name == "warptiling"]
+    (f,) = [f for f in k.diagnosis if f.kind == "too_little_work"]
+    assert (k.launch["grid_blocks"], k.launch["sm_count"]) == (64.0, 80.0) and k.q.duration_s.value > 20e-6
+    assert f.speedup == pytest.approx(80 / 64) and f.speedup_note.startswith("SMs ÷ blocks = 80 / 64")
+    assert f.action.endswith("split the same work into at least 80 blocks") and "launch overhead" not in f.action
+    b = ncu_roofline.analyze(CORPUS / "cudaprogramming__simpleDivergence.ncu-rep")
+    for k in b.reports[0].kernels:
+        (f,) = [f for f in k.diagnosis if f.kind == "too_little_work"]
+        assert k.q.duration_s.value < 20e-6 and k.launch["grid_blocks"] < k.launch["sm_count"]
+        assert f.speedup is None and "launch overhead is much of the cost" in f.action
