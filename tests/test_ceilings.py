@@ -266,3 +266,17 @@ def test_missing_ceiling_metrics_are_named_with_how_to_collect_them() -> None:
         "--metrics smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio")
     full = analyse_kernel(make_kernel(instruction_metrics() | memory_metrics()))
     assert not [m for m in full.missing if m.quantity.startswith("ceilings.")]
+
+
+@needs_corpus
+def test_a_coalescing_ceiling_the_report_cannot_give_is_said_missing() -> None:
+    """nodeByPoint5 (profileHiggs): sectors and requests of its global loads are there, the bytes used per
+    sector are not; without them no ideal sector count, so no coalescing ceiling, and it says which metrics
+    would give one (Nsight Compute's own UncoalescedGlobalAccess rule stands beside it)."""
+    a = ncu_roofline.analyze(CORPUS / "self-join-mistic__profileHiggs.out.ncu-rep")
+    k = max(a.reports[0].kernels, key=lambda k: k.q.duration_s.value)
+    assert k.raw.name == "nodeByPoint5" and not any(c.kind in ("coalescing", "sector_use") for c in k.ceilings)
+    missing = {m.quantity: m for m in k.missing}
+    assert "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio" in missing["ceilings.coalescing"].reason
+    assert "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum" in missing["ceilings.coalescing"].collect_with
+    assert any(r.rule == "UncoalescedGlobalAccess" for r in k.raw.rules)

@@ -215,3 +215,39 @@ def test_too_little_work_bounds_the_idle_sms_of_a_long_kernel_only() -> None:
         (f,) = [f for f in k.diagnosis if f.kind == "too_little_work"]
         assert k.q.duration_s.value < 20e-6 and k.launch["grid_blocks"] < k.launch["sm_count"]
         assert f.speedup is None and "launch overhead is much of the cost" in f.action
+
+
+@pytest.mark.parametrize(("achieved", "theoretical", "says"), [
+    (0.86, 1.0, "not more warps"),  # distanceCalculationsKernel: the SMs nearly full of warps
+    (0.11, 0.125, "caps the warps in flight: raise it"),  # searchKernelCOSStree: what the launch allows, low
+    (0.62, 1.0, "why fewer warps run than the launch allows"),  # nodeByPoint5: warps missing
+    (0.5, None, "the occupancy; give each SM more independent work"),  # no theoretical figure
+])
+def test_the_latency_lever_follows_the_measured_occupancy(achieved, theoretical, says) -> None:
+    from ncu_roofline.passes.latency import latency_words
+
+    why, action = latency_words({"achieved_occupancy": achieved, "theoretical_occupancy": theoretical})
+    assert says in action and f"achieved occupancy {achieved:.0%}" in why
+    assert ("more warps, more instructions in flight" in action) is (says.startswith(("why", "the occ")))
+    assert latency_words({})[0] == ": stalls, dependencies, too few warps in flight"
+
+
+@pytest.mark.parametrize(("name", "library"), [
+    ("volta_sgemm_32x128_nn", "cuBLAS"),
+    ("sm80_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x32_stage4_warpsize2x2x1_tensor16x8x16_kernel", "cuBLAS"),
+    ("ampere_h16816gemm_256x128_ldg8_stages_32x3_nn", "cuBLAS"),
+    ("void gemv2T_kernel_val<int, int, float, float, float, float, 128, 16, 4, 4, false, false>(float)", "cuBLAS"),
+    ("void cutlass::Kernel2<cutlass_80_wmma_tensorop_i161616gemm_s8_forwardCompat_128x128_32x2_tn_align4>(T1::Params)",
+     "cuBLAS"),
+    # CUTLASS templates of the user's own build, and kernels that only look alike, stay the user's
+    ("void cutlass::Kernel<cutlass::gemm::kernel::Gemm<cutlass::gemm::threadblock::MmaPipelined<>>>(Params)", None),
+    ("volta_fft_kernel(float *)", None),
+    ("my_sgemm_kernel(float *, int)", None),
+    ("void cub::CUB_200200_800_NS::DeviceRadixSortOnesweepKernel<cub::Policy>(float*)", "CUB"),
+])
+def test_library_kernels_by_name(name: str, library: str | None) -> None:
+    from types import SimpleNamespace
+
+    from ncu_roofline.passes.diagnosis import library_of
+
+    assert library_of(SimpleNamespace(raw=SimpleNamespace(name=name, demangled_name=name))) == library

@@ -114,6 +114,10 @@ def _missing_ceilings(m: KernelModel, ceilings: list[Ceiling], skipped: list[Not
                 kind in ("issue_share", "lane_efficiency") and not fp_work):
             continue
         lacking = [n for n in names if not _stored(m, n)]
+        if kind == "coalescing" and not lacking:  # sectors and requests alone do not say how many sectors would do
+            ratios = R.CEILING_METRICS["sector_use"][:2]
+            lacking = [n for n in ratios if not _stored(m, n)] if not any(_stored(m, n) for n in ratios) else []
+            names = (*names, *ratios)
         if kind == "issue_share":
             lacking = [n for n in lacking if n == "smsp__inst_executed.sum"]  # the peak has a stated fallback
         if lacking:

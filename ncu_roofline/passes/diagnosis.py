@@ -31,6 +31,7 @@ from ..knowledge import throughputs as T
 from ..model.throughputs import too_little_work_reason
 from .ceilings import SIGNIFICANT, Ceiling
 from .finding import Finding
+from .latency import latency_words
 from .reuse import fewer_bytes_action, issue_without_memory, reads_once, reuse_note
 
 if TYPE_CHECKING:
@@ -304,8 +305,7 @@ def _latency(m: KernelModel, ceilings: list[Ceiling], parts: Parts) -> list[Find
     reachable = _allowed(ceilings, roof, parts) if mine and m.limiter_is_roof else 1.0
     if share < _LATENCY_SHARE * reachable:
         label = bound.upper() if m.limiter_is_roof else m.units[bound].label
-        occupancy = m.launch.get("achieved_occupancy")
-        occ = f" (achieved occupancy {occupancy:.0%})" if occupancy is not None else ""
+        why, action = latency_words(m.launch)
         where = f"where the ceilings allow {reachable:.0%}" if m.limiter_is_roof else "of its peak"
         speedup = reachable / share if share > 0 else None
         note = ("what the ceilings allow ÷ what the kernel reaches" if m.limiter_is_roof else
@@ -317,11 +317,7 @@ def _latency(m: KernelModel, ceilings: list[Ceiling], parts: Parts) -> list[Find
                     "memory roof, so a limit it does not measure (L2, L1, the SM's pipes) may saturate first")
         findings.append(Finding(
             "latency", bound, None,
-            f"{busiest}, {label}, is at {share:.0%} {where}: the rest is "
-            f"latency{occ}: stalls, dependencies, too few warps in flight",
-            "check achieved occupancy and the warp-stall reasons (Nsight Compute's WarpStateStats and Occupancy "
-            "sections); give each SM more independent work (more warps, more instructions in flight)",
-            bound, speedup, note))
+            f"{busiest}, {label}, is at {share:.0%} {where}: the rest is latency{why}", action, bound, speedup, note))
     if not findings:
         findings.append(Finding("latency", bound, None, f"the busiest limit is at {share:.0%}: latency, not a "
                                 "resource, holds the kernel back", "check the warp-stall reasons and occupancy",
@@ -334,10 +330,20 @@ _LIBRARY = re.compile(r"(cub|thrust|at::native|at::cuda)::")  # at the start of 
 _LIBRARY_NAMES = {"cub": "CUB", "thrust": "Thrust", "at::native": "PyTorch", "at::cuda": "PyTorch"}
 
 
+# cuBLAS's own kernels, by the names its builds give them: an architecture-prefixed GEMM or GEMV
+# (`volta_sgemm_32x128_nn`, `sm80_xmma_gemm_…`), its GEMV kernels, and the CUTLASS kernels it ships
+# (`cutlass::Kernel2<cutlass_80_wmma_tensorop_…>`; one of CUTLASS's own templates, namespaced, is the user's).
+_CUBLAS = re.compile(r"(?:void )?(?:(?:maxwell|pascal|volta|turing|ampere|ada|hopper|blackwell|sm\d{2,3})_\w*"
+                     r"(?:gemm|gemv|xmma)|gemv2[NT]_kernel|gemmSN_\w+_kernel|gemmk1_kernel|cutlass::Kernel2?<cutlass_\d+_)")
+
+
 def library_of(m: KernelModel) -> str | None:
-    """The library whose own kernel this is (CUB, Thrust, PyTorch), judged by the kernel's own name."""
-    library = _LIBRARY.match(_own_name(m.raw.demangled_name or m.raw.name))
-    return None if library is None else _LIBRARY_NAMES.get(library.group(1), library.group(1))
+    """The library whose own kernel this is (CUB, Thrust, PyTorch, cuBLAS), judged by the kernel's name."""
+    name = m.raw.demangled_name or m.raw.name
+    library = _LIBRARY.match(_own_name(name))
+    if library is None:
+        return "cuBLAS" if _CUBLAS.match(name) else None
+    return _LIBRARY_NAMES.get(library.group(1), library.group(1))
 
 
 def _in_a_library(found: list[Finding], name: str) -> None:

@@ -1,0 +1,37 @@
+"""The words of a latency finding: what holds the kernel back below every limit, and what to do about it.
+
+Nsight Compute's achieved and theoretical occupancy tell three cases apart: the SMs nearly full of warps
+(more warps are not to be had: more work in flight per warp is the lever), occupancy at what the launch
+allows but that is low (its limiter, registers, shared memory or block size, is the lever), and fewer
+warps than the launch allows (more independent work per SM).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+REACHED = 0.75  # achieved ÷ theoretical occupancy from which the warps the launch allows are there
+FULL = 0.75  # theoretical occupancy from which an SM is nearly full of warps
+_STALLS = "check the warp-stall reasons (Nsight Compute's WarpStateStats section)"
+
+
+def latency_words(launch: Mapping[str, float | None]) -> tuple[str, str]:
+    """(what the latency is, after "the rest is latency"; the action) from a launch's occupancy."""
+    achieved, theoretical = launch.get("achieved_occupancy"), launch.get("theoretical_occupancy")
+    if achieved is None or not theoretical:  # without the theoretical figure, what the launch allows is not known
+        occ = f" (achieved occupancy {achieved:.0%})" if achieved is not None else ""
+        return (f"{occ}: stalls, dependencies, too few warps in flight", f"{_STALLS} and the occupancy; give each SM "
+                "more independent work (more warps, more instructions in flight)")
+    occ = f" (achieved occupancy {achieved:.0%} of a theoretical {theoretical:.0%})"
+    if achieved >= REACHED * theoretical and theoretical >= FULL:
+        return (f"{occ}: stalls and dependencies within each warp, not too few warps", f"{_STALLS}; with the SMs "
+                "nearly full of warps, more work in flight per warp (independent loads issued early, unrolling, "
+                "fewer dependent chains) is the lever, not more warps")
+    if achieved >= REACHED * theoretical:
+        return (f"{occ}: stalls and dependencies, with as many warps as the launch allows", f"{_STALLS}; the "
+                f"theoretical occupancy of {theoretical:.0%} caps the warps in flight: raise it (Nsight Compute's "
+                "Occupancy section names the limiter: registers, shared memory or block size), or put more work "
+                "in flight per warp")
+    return (f"{occ}: stalls, dependencies, too few warps in flight", f"{_STALLS} and why fewer warps run than the "
+            "launch allows (an uneven or short grid, a tail); give each SM more independent work (more warps, "
+            "more instructions in flight)")
