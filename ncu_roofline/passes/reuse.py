@@ -41,8 +41,8 @@ def reads_once(reuse: Mapping[str, float]) -> float | None:
 
 def reads_once_text(ratio: float) -> str:
     """The evidence, in words, for a sentence about the kernel."""
-    return (f"it reads its data about once: DRAM read {ratio:.2f}× the bytes of the sectors its loads asked for "
-            "(loads that a cache served again would put this well under 1)")
+    return (f"it reads its data about once (DRAM read {ratio:.2f}× the bytes of the sectors its loads asked for; "
+            "loads that a cache served again would put this well under 1)")
 
 
 def fewer_bytes_action(once: float | None) -> str:
@@ -52,7 +52,7 @@ def fewer_bytes_action(once: float | None) -> str:
         return ("move fewer bytes per FLOP: fuse with the kernels that produce or consume its data, reuse tiles in "
                 "shared memory or registers, or store in a lower precision")
     return ("move fewer bytes per FLOP: fuse with the kernels that produce or consume its data, or store in a lower "
-            f"precision (tiles in shared memory or registers have nothing to reuse: {reads_once_text(once)})")
+            f"precision; tiles in shared memory or registers have nothing to reuse: {reads_once_text(once)}")
 
 
 # Warp instructions that move global memory (the ones fewer bytes, by fusion, can remove): SASS counts,
