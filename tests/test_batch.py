@@ -251,6 +251,18 @@ def test_a_full_disk_says_to_free_space(tmp_path) -> None:
     assert res["error"].endswith("free space in the output folder's file system and run the batch again")
 
 
+def test_only_the_staging_files_own_errors_are_called_unwritable(tmp_path, monkeypatch) -> None:
+    def broken(path, settings, **options):  # an OS error of the analysis, not of the outputs
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(ncu_roofline.batch.job, "analyze_report", broken)
+    text = tmp_path / "x.ncu-rep"
+    text.write_bytes(b"x")
+    staging = Staging(str(tmp_path / "1.json"), str(tmp_path / "1.html"))
+    res = analyse_one(str(text), AnalysisSettings(), staging=staging)
+    assert res["error"] == "internal error: OSError: [Errno 5] Input/output error"
+
+
 # -- the command -------------------------------------------------------------------------------
 
 @needs_corpus

@@ -518,7 +518,7 @@ def test_a_library_kernels_next_steps_are_the_librarys() -> None:
     """CUB's radix sort, PyTorch's elementwise and cuBLAS's GEMM kernels: no next step tells the reader to edit their
     code; each says whose code it is and what a caller can change, and so does the verdict where it
     names a lever (a kernel at a limit). Other kernels never read so."""
-    from ncu_roofline.passes.diagnosis import library_of
+    from ncu_roofline.passes.libraries import library_of
     from ncu_roofline.views.report import verdict
 
     seen: set[str] = set()

@@ -225,3 +225,50 @@ def test_the_low_hit_rate_note_of_another_dram_limit_says_it_reads_once() -> Non
     (tile,) = reuse_note(SimpleNamespace(bound_by="dram__bytes_read"), {"l2_hit_rate": 0.3})
     assert tile.action.startswith("tile or fuse")
     assert reuse_note(SimpleNamespace(bound_by="l2"), reuse) == []
+
+
+def test_a_group_reads_once_only_where_every_launch_does() -> None:
+    """Summed bytes, the highest L1 hit rate; no figure where the launches disagree (0.8 with 12 % L1 hits and
+    1.6 sum to 1.07 with 8 %, which would read once while neither launch does) or one lacks its bytes."""
+    from ncu_roofline.passes.reuse import summed_reuse
+
+    a = {"dram_reads_per_load_byte": 1.0, "load_sector_bytes": 3e6, "l1_load_hit_rate": 0.02, "l2_hit_rate": 0.4}
+    b = {"dram_reads_per_load_byte": 1.2, "load_sector_bytes": 1e6, "l1_load_hit_rate": 0.08}
+    g = summed_reuse([a, b], a)
+    assert g["dram_reads_per_load_byte"] == pytest.approx((1.0 * 3e6 + 1.2 * 1e6) / 4e6)  # 1.05
+    assert g["load_sector_bytes"] == 4e6 and g["l1_load_hit_rate"] == 0.08 and g["l2_hit_rate"] == 0.4
+    assert reads_once(g) == pytest.approx(1.05)
+    c = {"dram_reads_per_load_byte": 0.8, "load_sector_bytes": 1e6, "l1_load_hit_rate": 0.12}
+    d = {"dram_reads_per_load_byte": 1.6, "load_sector_bytes": 1e6, "l1_load_hit_rate": 0.04}
+    assert reads_once(c) is None and reads_once(d) is None
+    disagree = summed_reuse([a, c], a)
+    assert "dram_reads_per_load_byte" not in disagree and "l1_load_hit_rate" not in disagree
+    both_out = summed_reuse([c, d], c)  # neither reads once: the summed figure stands, and says no
+    assert both_out["dram_reads_per_load_byte"] == pytest.approx(1.2) and reads_once(both_out) is None
+    assert both_out["l1_load_hit_rate"] == 0.12
+    assert "dram_reads_per_load_byte" not in summed_reuse([a, {"l1_load_hit_rate": 0.0}], a)
+
+
+def test_csv_exports_keep_their_recipe_plans_on_the_header(tmp_path) -> None:
+    """`Resolver.first` keeps, per recipe table, the options an export's header can satisfy at all: on its
+    `Columns`, so that every row of the export uses the same plan."""
+    import dataclasses
+
+    from ncu_csv_writer import write_ncu_csv
+
+    from ncu_roofline.model.quantities import compute_quantities
+    from ncu_roofline.readers import read_report
+    from ncu_roofline.readers.record import Metric, RawReport
+
+    m = base_metrics()
+    raw = make_kernel(m)
+    kernel = dataclasses.replace(raw, metrics={n: v for n, v in raw.metrics.items() if isinstance(v, Metric)})
+    write_ncu_csv(RawReport("x.csv", "csv", [kernel, dataclasses.replace(kernel, index=1)]), tmp_path / "x.csv")
+    rows = read_report(tmp_path / "x.csv").kernels
+    columns = rows[0].metrics.possible_names
+    assert columns is rows[1].metrics.possible_names and columns.plans == {}
+    first, second = compute_quantities(rows[0]), compute_quantities(rows[1])
+    assert columns.plans and first.flop["fp32"].value == second.flop["fp32"].value == pytest.approx(2.5e6)
+    kept = [entry[1] for entry in columns.plans.values()]
+    assert all(len(k) <= len(entry[0]) for k, entry in zip(kept, columns.plans.values(), strict=True))
+    assert any(len(k) < len(entry[0]) for k, entry in zip(kept, columns.plans.values(), strict=True))

@@ -219,6 +219,9 @@ def test_too_little_work_bounds_the_idle_sms_of_a_long_kernel_only() -> None:
 
 @pytest.mark.parametrize(("achieved", "theoretical", "says"), [
     (0.86, 1.0, "not more warps"),  # distanceCalculationsKernel: the SMs nearly full of warps
+    (0.79, 1.0, "why fewer warps run than the launch allows"),  # rms_norm: a fifth of the warps missing (tail)
+    (0.57, 0.75, "why fewer warps run than the launch allows"),  # 76 % of what the launch allows
+    (0.7, 0.75, "caps the warps in flight: raise it"),  # 93 % of a theoretical 75 %: the launch's limit
     (0.11, 0.125, "caps the warps in flight: raise it"),  # searchKernelCOSStree: what the launch allows, low
     (0.62, 1.0, "why fewer warps run than the launch allows"),  # nodeByPoint5: warps missing
     (0.5, None, "the occupancy; give each SM more independent work"),  # no theoretical figure
@@ -239,15 +242,45 @@ def test_the_latency_lever_follows_the_measured_occupancy(achieved, theoretical,
     ("void gemv2T_kernel_val<int, int, float, float, float, float, 128, 16, 4, 4, false, false>(float)", "cuBLAS"),
     ("void cutlass::Kernel2<cutlass_80_wmma_tensorop_i161616gemm_s8_forwardCompat_128x128_32x2_tn_align4>(T1::Params)",
      "cuBLAS"),
+    ("nvjet_hsh_64x32_64x16_2x1_v_bz_coopA_NTN", "cuBLAS"),
+    ("void splitKreduce_kernel<32, 16, int, float, float, float, float, true, false>(cublasSplitKParams<float>)",
+     "cuBLAS"),
+    ("cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4", "cuBLAS"),
+    ("sm86_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x64x32_cudnn", "cuDNN"),
     # CUTLASS templates of the user's own build, and kernels that only look alike, stay the user's
     ("void cutlass::Kernel<cutlass::gemm::kernel::Gemm<cutlass::gemm::threadblock::MmaPipelined<>>>(Params)", None),
     ("volta_fft_kernel(float *)", None),
     ("my_sgemm_kernel(float *, int)", None),
+    ("sm90_gemm_user_kernel(float *)", None),
+    ("sm75_mygemm_kernel(float *)", None),
+    ("hopper_like_gemm_mine(float *)", None),
+    ("ada_gemm_fused_bias(float *)", None),
+    ("void ampere_gemm_tile<128>(float *)", None),
+    ("void my_kernel<cudnnTensorStruct>(float *)", None),  # takes a cuDNN type: still the user's
     ("void cub::CUB_200200_800_NS::DeviceRadixSortOnesweepKernel<cub::Policy>(float*)", "CUB"),
 ])
 def test_library_kernels_by_name(name: str, library: str | None) -> None:
     from types import SimpleNamespace
 
-    from ncu_roofline.passes.diagnosis import library_of
+    from ncu_roofline.passes.libraries import library_of
 
     assert library_of(SimpleNamespace(raw=SimpleNamespace(name=name, demangled_name=name))) == library
+
+
+def test_the_idle_sms_bound_stops_at_the_busiest_limits_headroom() -> None:
+    """10 blocks on 100 SMs for 100 µs: spreading them would be 10x at the busy SMs' pace, but DRAM at 50 %
+    can give at most 2x."""
+    from types import SimpleNamespace
+
+    from ncu_roofline.passes.diagnosis import _too_little_work
+
+    def kernel(share: float, seconds: float | None) -> SimpleNamespace:
+        duration = None if seconds is None else SimpleNamespace(value=seconds)
+        return SimpleNamespace(q=SimpleNamespace(duration_s=duration),
+                               launch={"grid_blocks": 10.0, "sm_count": 100.0, "waves_per_sm": 0.1},
+                               limiter_share=share, bound_by="dram")
+
+    f = _too_little_work(kernel(0.5, 100e-6))
+    assert f.speedup == pytest.approx(2.0) and "headroom (1 / 0.50)" in f.speedup_note
+    assert _too_little_work(kernel(0.05, 100e-6)).speedup == pytest.approx(10.0)
+    assert _too_little_work(kernel(0.05, None)).speedup is None  # no duration: not known to be long

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import Any, Protocol
 
 from ..api.analysis import Analysis, analyze_report
 from ..api.jsondoc import iter_dump_bytes, json_safe
@@ -92,7 +92,11 @@ def summary_of(rep: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any
     }
 
 
-def _document_and_rows(analysis: Analysis, redact: bool, sink: IO[bytes]
+class _Writes(Protocol):
+    def write(self, data: bytes, /) -> int: ...
+
+
+def _document_and_rows(analysis: Analysis, redact: bool, sink: _Writes
                        ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Write the JSON document (UTF-8) of a one-report analysis to `sink`; its kernel rows and summary.
 
@@ -114,6 +118,43 @@ def _document_and_rows(analysis: Analysis, redact: bool, sink: IO[bytes]
     for piece in iter_dump_bytes(doc):
         sink.write(piece)
     return rows, summary_of(rep, rows)
+
+
+class _Unwritable(Exception):
+    """An OSError of writing a staging file (not of reading the report or anything else)."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _StagingFile(io.RawIOBase):
+    """A staging file opened for writing, whose OS errors (open, write, close) are `_Unwritable`."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        try:
+            self._fh = open(path, "wb")  # noqa: SIM115 (closed by close())
+        except OSError as exc:
+            raise _Unwritable(exc) from exc
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        try:
+            return self._fh.write(data)
+        except OSError as exc:
+            raise _Unwritable(exc) from exc
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                self._fh.close()
+            except OSError as exc:
+                raise _Unwritable(exc) from exc
+            finally:
+                super().close()
 
 
 def _unwritable(exc: OSError) -> str:
@@ -163,14 +204,14 @@ def analyse_one(path: str, settings: AnalysisSettings, *, redact: bool = False,
             html_text = render(REPORT, analysis, "html", RenderOptions(redact=redact)) if html else None
         else:
             try:
-                with open(staging.json, "wb") as sink:
+                with _StagingFile(staging.json) as sink:
                     rows, summary = _document_and_rows(analysis, redact, sink)
                 page = render(REPORT, analysis, "html", RenderOptions(redact=redact)) if html else None
                 if page is not None:
-                    with open(staging.html, "wb") as fh:
+                    with _StagingFile(staging.html) as fh:
                         fh.write(page.encode())
-            except OSError as exc:  # the output folder's file system: full, read-only, gone
-                return error_result(shown, sha256, _unwritable(exc))
+            except _Unwritable as exc:  # the output folder's file system: full, read-only, gone
+                return error_result(shown, sha256, _unwritable(exc.error))
             staged = {"json": staging.json, "html": staging.html if page is not None else None}
             html_text = None
     except InputError as exc:

@@ -204,8 +204,9 @@ def run_batch(specs: Iterable[str], outdir: str | Path, settings: AnalysisSettin
             summary = res.get("summary") or {}
             report_progress(path, res["status"], summary.get("kernel_count"), res["error"], seconds)
 
-        for left in out.glob(f"{STAGING_DIR}*"):  # a killed run's (the lock is ours: no other run's)
-            shutil.rmtree(left, ignore_errors=True)
+        for left in out.iterdir():  # a killed run's staging folders (the lock is ours: no other run's)
+            if left.is_dir() and (left.name == STAGING_DIR or left.name.startswith(f"{STAGING_DIR}-")):
+                shutil.rmtree(left, ignore_errors=True)
         if todo:
             run = runner if runner is not None else run_isolated
             staging = None

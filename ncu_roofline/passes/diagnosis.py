@@ -32,6 +32,7 @@ from ..model.throughputs import too_little_work_reason
 from .ceilings import SIGNIFICANT, Ceiling
 from .finding import Finding
 from .latency import latency_words
+from .libraries import library_of
 from .reuse import fewer_bytes_action, issue_without_memory, reads_once, reuse_note
 
 if TYPE_CHECKING:
@@ -106,16 +107,19 @@ _TINY_S = 20e-6  # a kernel this short pays a launch overhead (a few µs) of the
 
 def _too_little_work(m: KernelModel) -> Finding:
     """More work per launch; where blocks leave SMs idle, the bound of spreading the same work over all."""
-    tiny = m.q.duration_s is not None and m.q.duration_s.value < _TINY_S
+    tiny = m.q.duration_s is None or m.q.duration_s.value < _TINY_S
     action = ("give the launch more independent work (a larger grid, batching several calls into one launch, or "
               "fusing it with its neighbours)" + ("; for a kernel this short, its launch overhead is much of the "
                                                   "cost" if tiny else ""))
     why, grid, sms = too_little_work_reason(m.launch, m.limiter_share), m.launch.get("grid_blocks"), m.launch.get(
         "sm_count")
-    if grid and sms and grid < sms and not tiny:  # SMs with no block: the same work on every SM, at today's pace
+    share = m.limiter_share or 0.0
+    if grid and sms and grid < sms and not tiny and share > 0:  # idle SMs: the same work on all, at today's pace
+        note = (f"SMs ÷ blocks = {sms:,.0f} / {grid:,.0f}, if the same work were spread over every SM at the pace "
+                "the busy ones have now (work that cannot be split, or more blocks per SM, change it), never past "
+                f"the busiest limit's headroom (1 / {share:.2f})")
         return Finding("too_little_work", m.bound_by, None, why, action + f"; split the same work into at least "
-                       f"{sms:,.0f} blocks", m.bound_by, sms / grid, f"SMs ÷ blocks = {sms:,.0f} / {grid:,.0f}, if "
-                       "the same work were spread over every SM at the pace the busy ones have now")
+                       f"{sms:,.0f} blocks", m.bound_by, max(1.0, min(sms / grid, 1 / share)), note)
     return Finding("too_little_work", m.bound_by, None, why, action, m.bound_by, None,
                    "no bound: it depends on how much more work each launch is given")
 
@@ -325,27 +329,6 @@ def _latency(m: KernelModel, ceilings: list[Ceiling], parts: Parts) -> list[Find
     return findings
 
 
-# Kernels whose launch configuration a library chooses (a demangled name's namespace -> the library).
-_LIBRARY = re.compile(r"(cub|thrust|at::native|at::cuda)::")  # at the start of the kernel's own name
-_LIBRARY_NAMES = {"cub": "CUB", "thrust": "Thrust", "at::native": "PyTorch", "at::cuda": "PyTorch"}
-
-
-# cuBLAS's own kernels, by the names its builds give them: an architecture-prefixed GEMM or GEMV
-# (`volta_sgemm_32x128_nn`, `sm80_xmma_gemm_…`), its GEMV kernels, and the CUTLASS kernels it ships
-# (`cutlass::Kernel2<cutlass_80_wmma_tensorop_…>`; one of CUTLASS's own templates, namespaced, is the user's).
-_CUBLAS = re.compile(r"(?:void )?(?:(?:maxwell|pascal|volta|turing|ampere|ada|hopper|blackwell|sm\d{2,3})_\w*"
-                     r"(?:gemm|gemv|xmma)|gemv2[NT]_kernel|gemmSN_\w+_kernel|gemmk1_kernel|cutlass::Kernel2?<cutlass_\d+_)")
-
-
-def library_of(m: KernelModel) -> str | None:
-    """The library whose own kernel this is (CUB, Thrust, PyTorch, cuBLAS), judged by the kernel's name."""
-    name = m.raw.demangled_name or m.raw.name
-    library = _LIBRARY.match(_own_name(name))
-    if library is None:
-        return "cuBLAS" if _CUBLAS.match(name) else None
-    return _LIBRARY_NAMES.get(library.group(1), library.group(1))
-
-
 def _in_a_library(found: list[Finding], name: str) -> None:
     """A library kernel's next steps: its code, launch and tuning are the library's, so what a fix would
     take is stated as such, with the levers a caller has (the tail effect words its own)."""
@@ -354,14 +337,6 @@ def _in_a_library(found: list[Finding], name: str) -> None:
             f.action = (f"this is {name}'s own kernel, not code to edit: what would help it ({f.action}) is "
                         f"{name}'s to do; a caller's levers are another algorithm or library call, the problem's "
                         "shape and precision, or fusing the call with its neighbours")
-
-
-def _own_name(demangled: str) -> str:
-    """A kernel's own qualified name: no return type, template arguments or parameters
-    (`void cub::X::K<cub::Sum>(float*)` -> `cub::X::K`); "(anonymous namespace)" stays in it."""
-    name = demangled.removeprefix("void ").replace("(anonymous namespace)", "_anonymous_")
-    name = name.replace("<unnamed>", "_anonymous_")
-    return re.split(r"[<(]", name, maxsplit=1)[0]
 
 
 def _tail_time_share(launch: dict[str, float | None], waves: float, whole: int) -> float | None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-REACHED = 0.75  # achieved ÷ theoretical occupancy from which the warps the launch allows are there
-FULL = 0.75  # theoretical occupancy from which an SM is nearly full of warps
+REACHED = 0.85  # achieved ÷ theoretical occupancy from which the warps the launch allows are there
+FULL = 0.75  # achieved occupancy from which an SM is nearly full of warps
 _STALLS = "check the warp-stall reasons (Nsight Compute's WarpStateStats section)"
 
 
@@ -23,7 +23,7 @@ def latency_words(launch: Mapping[str, float | None]) -> tuple[str, str]:
         return (f"{occ}: stalls, dependencies, too few warps in flight", f"{_STALLS} and the occupancy; give each SM "
                 "more independent work (more warps, more instructions in flight)")
     occ = f" (achieved occupancy {achieved:.0%} of a theoretical {theoretical:.0%})"
-    if achieved >= REACHED * theoretical and theoretical >= FULL:
+    if achieved >= REACHED * theoretical and achieved >= FULL:
         return (f"{occ}: stalls and dependencies within each warp, not too few warps", f"{_STALLS}; with the SMs "
                 "nearly full of warps, more work in flight per warp (independent loads issued early, unrolling, "
                 "fewer dependent chains) is the lever, not more warps")

@@ -55,28 +55,33 @@ def fewer_bytes_action(once: float | None) -> str:
             f"precision; tiles in shared memory or registers have nothing to reuse: {reads_once_text(once)}")
 
 
-# Warp instructions that move global memory (the ones fewer bytes, by fusion, can remove): SASS counts,
-# else L1's global load and store requests (one per warp instruction).
+# Warp instructions that move global memory (the ones fewer bytes, by fusion, can remove): SASS counts and
+# L1's global load and store requests (one per warp instruction), the larger where both are held (SASS counts
+# miss generic loads), and cp.async copies.
 MEMORY_INSTRUCTIONS = (("smsp__sass_inst_executed_op_global_ld.sum", "smsp__sass_inst_executed_op_global_st.sum"),
                        ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
                         "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"))
+ASYNC_COPIES = ("smsp__inst_executed_op_ldgsts.sum", "smsp__sass_inst_executed_op_ldgsts.sum")
 ISSUE_LESS_MEMORY = "issue slots (less its global loads and stores)"
 
 
 def issue_without_memory(m: KernelModel) -> tuple[float, str] | None:
     """The issue slots' busy share that moving fewer bytes leaves: Nsight Compute's issue share less that
-    of the global load and store instructions (of all warp instructions issued), with its label; None
-    where the report lacks those counts."""
+    of the global load, store and cp.async instructions (of all warp instructions issued), with its label;
+    None where the report lacks those counts."""
     issue = m.units.get("sm__issue_active")
     issued = m.raw.number("smsp__inst_executed.sum")
     if issue is None or not issued:
         return None
+    counted = []
     for names in MEMORY_INSTRUCTIONS:
         moving = [m.raw.number(name) for name in names]
         if all(n is not None for n in moving):
-            memory = sum(n for n in moving if n is not None)
-            return issue.share * max(0.0, 1.0 - memory / issued), ISSUE_LESS_MEMORY
-    return None
+            counted.append(sum(n for n in moving if n is not None))
+    if not counted:
+        return None
+    copies = next((n for name in ASYNC_COPIES if (n := m.raw.number(name)) is not None), 0.0)
+    return issue.share * max(0.0, 1.0 - (max(counted) + copies) / issued), ISSUE_LESS_MEMORY
 
 
 def reuse_note(m: KernelModel, reuse: Mapping[str, float]) -> list[Finding]:
@@ -100,18 +105,21 @@ def reuse_note(m: KernelModel, reuse: Mapping[str, float]) -> list[Finding]:
 
 
 def summed_reuse(launches: list[Mapping[str, float]], reuse: Mapping[str, float]) -> dict[str, float]:
-    """A group's reuse: `reuse` (its longest launch's), with DRAM reads per load byte and the L1 hit rate
-    of the loads from the launches' (`launches`: their reuse) summed bytes; none of them where a launch
-    lacks them."""
-    out = dict(reuse)
-    per = [(r.get("dram_reads_per_load_byte"), r.get("load_sector_bytes"), r.get("l1_load_hit_rate"))
-           for r in launches]
-    for key in ("dram_reads_per_load_byte", "load_sector_bytes", "l1_load_hit_rate"):
-        out.pop(key, None)
-    if per and all(r is not None and b for r, b, _ in per):
-        asked = math.fsum(b for _, b, _ in per if b)
-        out["load_sector_bytes"] = asked
-        out["dram_reads_per_load_byte"] = math.fsum(r * b for r, b, _ in per if r is not None and b) / asked
-        if all(h is not None for _, _, h in per):
-            out["l1_load_hit_rate"] = math.fsum(h * b for _, b, h in per if h is not None and b) / asked
+    """A group's reuse: `reuse` (its longest launch's), with DRAM reads per load byte from the launches'
+    (`launches`: their reuse) summed bytes and the highest L1 hit rate of their loads. None of them where a
+    launch lacks the bytes, or where the launches disagree on reading their data once (0.8 and 1.6 would sum
+    to a ratio that reads once while neither launch does)."""
+    out = {k: v for k, v in reuse.items() if k not in ("dram_reads_per_load_byte", "load_sector_bytes",
+                                                       "l1_load_hit_rate")}
+    per = [(r.get("dram_reads_per_load_byte"), r.get("load_sector_bytes")) for r in launches]
+    if not per or not all(ratio is not None and asked for ratio, asked in per):
+        return out
+    if len({reads_once(r) is not None for r in launches}) > 1:
+        return out
+    asked = math.fsum(b for _, b in per if b)
+    out["load_sector_bytes"] = asked
+    out["dram_reads_per_load_byte"] = math.fsum(r * b for r, b in per if r is not None and b) / asked
+    hits = [h for r in launches if (h := r.get("l1_load_hit_rate")) is not None]
+    if hits:
+        out["l1_load_hit_rate"] = max(hits)
     return out

@@ -117,7 +117,8 @@ def group_view(kernel_view: KernelView, report_no: int, g: KernelGroup, page_tot
     })
     if g.regime_disagreeing:  # "latency (2 of 4 at limit)": launches in another regime are not hidden
         other = {r: n for r, n in g.regimes.items() if r != (g.summary.regime or NO_LIMITER)}
-        v["regime_text"] += " (" + ", ".join(f"{n} of {launches} {regime_label(None if r == NO_LIMITER else r)}"
+        usable = g.usable_launches
+        v["regime_text"] += " (" + ", ".join(f"{n} of {usable} {regime_label(None if r == NO_LIMITER else r)}"
                                              for r, n in other.items()) + ")"
     v["marker_note"] = (f"{launches:,} launch{'es' if launches != 1 else ''}, {v['total']} "
                         f"({v['share_text']} of GPU time)")

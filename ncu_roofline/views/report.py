@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
 from ..model.throughputs import too_little_work_reason
-from ..passes.diagnosis import library_of
+from ..passes.libraries import library_of
 from ..passes.reuse import reads_once, reads_once_text
 from ..version import __version__
 from . import format as F
