@@ -1,10 +1,11 @@
-"""Whether a kernel reads its data once: the evidence that in-kernel reuse has nothing to work on.
+"""What fewer bytes can give a kernel at a memory roof: whether it reads its data once, and what stays.
 
 A kernel at the DRAM roof moves fewer bytes by fusion with its neighbours, a narrower data type, or
 reuse within itself (tiles in shared memory or registers). The last needs data that the kernel reads
-more than once. Where DRAM read as many bytes as the kernel's loads asked for (`ceilings.
-dram_reads_per_load_byte`), every sector came from DRAM and none was served again by a cache. Then no
-byte is read twice: tiling has nothing to keep, and a low L2 hit rate is no missed reuse.
+more than once. Where DRAM read about as many bytes as the kernel's loads asked for (`ceilings.
+dram_reads_per_load_byte`) and its loads seldom hit L1, no cache served a second read: tiling has
+nothing to keep, and a low L2 hit rate is no missed reuse. Fewer bytes leave the arithmetic, and the
+issue slots its instructions other than global loads and stores take (`issue_without_memory`).
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ if TYPE_CHECKING:
     from ..model.roofline import KernelModel
 
 # DRAM read bytes ÷ the bytes of the sectors the loads asked for, of a kernel that reads each byte about
-# once: about 1 (every sector from DRAM), a little more where DRAM's 64-byte accesses fetch a neighbouring
-# sector too (1.21 for a matrix addition). Below, caches served re-reads (a stencil's neighbours, a GEMM's
-# tiles: 0.02-0.5 in the corpus). Above, no claim: more over-fetch could hide re-reads, and DRAM may have
-# been read by copies the L1/TEX sector counts do not see (TMA).
+# once: about 1 (every sector from DRAM), a little more where L2 fetches a neighbouring sector from DRAM too
+# (1.21 for a matrix addition). Below, caches served re-reads (a stencil's neighbours, a GEMM's tiles:
+# 0.0007-0.5 in the corpus), or a warm L2 served loads. Above, no claim: more over-fetch could hide
+# re-reads, and DRAM may have been read by copies the L1/TEX sector counts do not see (TMA).
 READS_ONCE = (0.9, 1.35)
 # Nsight Compute's L1 hit rate of global loads, where the report holds it: above this, loads re-read data.
 LOAD_HITS_AT_MOST = 0.1
