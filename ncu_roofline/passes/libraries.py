@@ -3,6 +3,7 @@ chosen by the library, so what a fix would take is the library's to do (`passes.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING
 
@@ -25,7 +26,11 @@ _CUBLAS = re.compile(r"(?:void )?(?:(?:maxwell|pascal|volta|turing|ampere|ada|ho
 
 def library_of(m: KernelModel) -> str | None:
     """The library whose own kernel this is (CUB, Thrust, PyTorch, cuBLAS, cuDNN), judged by its name."""
-    name = m.raw.demangled_name or m.raw.name
+    return _library_named(m.raw.demangled_name or m.raw.name)
+
+
+@functools.lru_cache(maxsize=4096)  # every launch of a kernel asks again: one look at each name
+def _library_named(name: str) -> str | None:
     library = _LIBRARY.match(_own_name(name))
     if library is None:
         return "cuDNN" if "cudnn" in _own_name(name).lower() else "cuBLAS" if _CUBLAS.match(name) else None
