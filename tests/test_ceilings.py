@@ -280,3 +280,19 @@ def test_a_coalescing_ceiling_the_report_cannot_give_is_said_missing() -> None:
     assert "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio" in missing["ceilings.coalescing"].reason
     assert "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum" in missing["ceilings.coalescing"].collect_with
     assert any(r.rule == "UncoalescedGlobalAccess" for r in k.raw.rules)
+
+
+@needs_corpus
+def test_bank_conflicts_state_nsight_computes_source_level_count_beside_its_counter() -> None:
+    """transposeSmem: the factor stays the conflict counter's ((10,075,656 − 7,916,045) / 10,075,656), and the
+    text adds the source-level figures (7,864,320 excess over an ideal 1,048,576: 8.5x); none where they
+    disagree with the counter (the CUTLASS kernel: excess 13,824, conflicts 0) or see no excess."""
+    a = ncu_roofline.analyze(CORPUS / "cudaprogramming__smemTranspose.ncu-rep")
+    ceiling = {k.raw.name: next(c for c in k.ceilings if c.kind == "bank_conflicts") for k in a.reports[0].kernels}
+    c = ceiling["transposeSmem"]
+    assert c.factor == pytest.approx((10_075_656 - 7_916_045) / 10_075_656)
+    assert c.detail.endswith("its source-level count: 7,864,320 wavefronts over an ideal 1,048,576 (8.5× the ideal))")
+    assert "source-level" not in ceiling["transposeSmemPad"].detail
+    b = ncu_roofline.analyze(CORPUS / "cutlass__report-s8.ncu-rep")
+    for k in b.reports[0].kernels:
+        assert all("source-level" not in c.detail for c in k.ceilings if c.kind == "bank_conflicts")

@@ -413,9 +413,15 @@ def _bank_conflicts(m: KernelModel, res: Resolver, out: list[Ceiling], skipped: 
     if ldsm:
         evidence["ldmatrix_inst"] = ldsm
     ways = 1.0 / free if free > 0 else float("inf")
+    # Nsight Compute's source-level figures beside its counter, where both see conflicts (they count other
+    # scopes: on a CUTLASS kernel they show excess where the counter shows none, so they set no factor)
+    ideal, excess = res.number("memory_l1_wavefronts_shared_ideal"), res.number(
+        "derived__memory_l1_wavefronts_shared_excessive")
+    source = (f"; its source-level count: {excess:,.0f} wavefronts over an ideal {ideal:,.0f} "
+              f"({(ideal + excess) / ideal:.1f}× the ideal)") if conflicts > 0 and ideal and excess else ""
     _add(out, m, "bank_conflicts", "l1", free, evidence,
          f"{conflicts:,.0f} of {wavefronts:,.0f} shared-memory wavefronts are bank conflicts "
-         f"(Nsight Compute's count; {ways:.1f} wavefronts per conflict-free one)",
+         f"(Nsight Compute's count; {ways:.1f} wavefronts per conflict-free one{source})",
          "remove shared-memory bank conflicts: pad the tile by one element per row (e.g. [32][33]) or "
          "swizzle the index so a warp's 32 accesses fall in 32 different banks")
 
