@@ -228,8 +228,8 @@ def test_the_low_hit_rate_note_of_another_dram_limit_says_it_reads_once() -> Non
 
 
 def test_a_group_reads_once_only_where_every_launch_does() -> None:
-    """Summed bytes, the highest L1 hit rate; no figure where the launches disagree (0.8 with 12 % L1 hits and
-    1.6 sum to 1.07 with 8 %, which would read once while neither launch does) or one lacks its bytes."""
+    """Summed bytes, the highest L1 hit rate; no figure where the sum would read once while a launch does not
+    (0.8 and 1.6 without hit rates sum to 1.2), or where a launch lacks its bytes."""
     from ncu_roofline.passes.reuse import summed_reuse
 
     a = {"dram_reads_per_load_byte": 1.0, "load_sector_bytes": 3e6, "l1_load_hit_rate": 0.02, "l2_hit_rate": 0.4}
@@ -241,11 +241,13 @@ def test_a_group_reads_once_only_where_every_launch_does() -> None:
     c = {"dram_reads_per_load_byte": 0.8, "load_sector_bytes": 1e6, "l1_load_hit_rate": 0.12}
     d = {"dram_reads_per_load_byte": 1.6, "load_sector_bytes": 1e6, "l1_load_hit_rate": 0.04}
     assert reads_once(c) is None and reads_once(d) is None
-    disagree = summed_reuse([a, c], a)
-    assert "dram_reads_per_load_byte" not in disagree and "l1_load_hit_rate" not in disagree
+    mixed = summed_reuse([a, c], a)  # one reads once, one does not: the sum (0.95, 12 % hits) says no
+    assert mixed["dram_reads_per_load_byte"] == pytest.approx(0.95) and reads_once(mixed) is None
     both_out = summed_reuse([c, d], c)  # neither reads once: the summed figure stands, and says no
     assert both_out["dram_reads_per_load_byte"] == pytest.approx(1.2) and reads_once(both_out) is None
     assert both_out["l1_load_hit_rate"] == 0.12
+    bare = [{k: v for k, v in r.items() if k != "l1_load_hit_rate"} for r in (c, d)]
+    assert "dram_reads_per_load_byte" not in summed_reuse(bare, bare[0])  # 1.2 would read once: no figure
     assert "dram_reads_per_load_byte" not in summed_reuse([a, {"l1_load_hit_rate": 0.0}], a)
 
 

@@ -247,6 +247,7 @@ def test_the_latency_lever_follows_the_measured_occupancy(achieved, theoretical,
      "cuBLAS"),
     ("cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4", "cuBLAS"),
     ("sm86_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x64x32_cudnn", "cuDNN"),
+    ("sm80_xmma_fprop_implicit_gemm_indexed_f16f16_f16f32_f32_nhwckrsc_nchw_tilesize128x128x32_stage4", "cuDNN"),
     # CUTLASS templates of the user's own build, and kernels that only look alike, stay the user's
     ("void cutlass::Kernel<cutlass::gemm::kernel::Gemm<cutlass::gemm::threadblock::MmaPipelined<>>>(Params)", None),
     ("volta_fft_kernel(float *)", None),
@@ -281,6 +282,8 @@ def test_the_idle_sms_bound_stops_at_the_busiest_limits_headroom() -> None:
                                limiter_share=share, bound_by="dram")
 
     f = _too_little_work(kernel(0.5, 100e-6))
-    assert f.speedup == pytest.approx(2.0) and "headroom (1 / 0.50)" in f.speedup_note
+    assert f.speedup == pytest.approx(2.0) and "headroom (1 / 0.5)" in f.speedup_note
     assert _too_little_work(kernel(0.05, 100e-6)).speedup == pytest.approx(10.0)
-    assert _too_little_work(kernel(0.05, None)).speedup is None  # no duration: not known to be long
+    unknown = _too_little_work(kernel(0.05, None))  # no duration: not known to be long, nor short
+    assert unknown.speedup is None and "launch overhead" not in unknown.action
+    assert "(1 / 0.004)" in _too_little_work(kernel(0.004, 100e-6)).speedup_note

@@ -132,11 +132,11 @@ class _StagingFile(io.RawIOBase):
     """A staging file opened for writing, whose OS errors (open, write, close) are `_Unwritable`."""
 
     def __init__(self, path: str) -> None:
-        super().__init__()
         try:
             self._fh = open(path, "wb")  # noqa: SIM115 (closed by close())
         except OSError as exc:
             raise _Unwritable(exc) from exc
+        super().__init__()
 
     def writable(self) -> bool:
         return True

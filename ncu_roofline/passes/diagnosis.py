@@ -107,17 +107,18 @@ _TINY_S = 20e-6  # a kernel this short pays a launch overhead (a few µs) of the
 
 def _too_little_work(m: KernelModel) -> Finding:
     """More work per launch; where blocks leave SMs idle, the bound of spreading the same work over all."""
-    tiny = m.q.duration_s is None or m.q.duration_s.value < _TINY_S
+    tiny = m.q.duration_s is not None and m.q.duration_s.value < _TINY_S
+    long = m.q.duration_s is not None and not tiny
     action = ("give the launch more independent work (a larger grid, batching several calls into one launch, or "
               "fusing it with its neighbours)" + ("; for a kernel this short, its launch overhead is much of the "
                                                   "cost" if tiny else ""))
     why, grid, sms = too_little_work_reason(m.launch, m.limiter_share), m.launch.get("grid_blocks"), m.launch.get(
         "sm_count")
     share = m.limiter_share or 0.0
-    if grid and sms and grid < sms and not tiny and share > 0:  # idle SMs: the same work on all, at today's pace
+    if grid and sms and grid < sms and long and share > 0:  # idle SMs: the same work on all, at today's pace
         note = (f"SMs ÷ blocks = {sms:,.0f} / {grid:,.0f}, if the same work were spread over every SM at the pace "
                 "the busy ones have now (work that cannot be split, or more blocks per SM, change it), never past "
-                f"the busiest limit's headroom (1 / {share:.2f})")
+                f"the busiest limit's headroom (1 / {share:.2g})")
         return Finding("too_little_work", m.bound_by, None, why, action + f"; split the same work into at least "
                        f"{sms:,.0f} blocks", m.bound_by, max(1.0, min(sms / grid, 1 / share)), note)
     return Finding("too_little_work", m.bound_by, None, why, action, m.bound_by, None,

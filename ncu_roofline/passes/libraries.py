@@ -24,6 +24,10 @@ _CUBLAS = re.compile(r"(?:void )?(?:(?:maxwell|pascal|volta|turing|ampere|ada|ho
                      r"xmma_cublas::|cublas::|cutlass_\d+_\w*gemm|cutlass::Kernel2?<cutlass_\d+_)")
 
 
+# cuDNN's own kernels: `cudnn` in the name, or its convolution passes (`sm80_xmma_fprop_implicit_gemm_…`).
+_CUDNN = re.compile(r"cudnn|xmma_(?:fprop|dgrad|wgrad)", re.IGNORECASE)
+
+
 def library_of(m: KernelModel) -> str | None:
     """The library whose own kernel this is (CUB, Thrust, PyTorch, cuBLAS, cuDNN), judged by its name."""
     return _library_named(m.raw.demangled_name or m.raw.name)
@@ -33,7 +37,7 @@ def library_of(m: KernelModel) -> str | None:
 def _library_named(name: str) -> str | None:
     library = _LIBRARY.match(_own_name(name))
     if library is None:
-        return "cuDNN" if "cudnn" in _own_name(name).lower() else "cuBLAS" if _CUBLAS.match(name) else None
+        return "cuDNN" if _CUDNN.search(_own_name(name)) else "cuBLAS" if _CUBLAS.match(name) else None
     return _LIBRARY_NAMES.get(library.group(1), library.group(1))
 
 

@@ -108,19 +108,20 @@ def reuse_note(m: KernelModel, reuse: Mapping[str, float]) -> list[Finding]:
 def summed_reuse(launches: list[Mapping[str, float]], reuse: Mapping[str, float]) -> dict[str, float]:
     """A group's reuse: `reuse` (its longest launch's), with DRAM reads per load byte from the launches'
     (`launches`: their reuse) summed bytes and the highest L1 hit rate of their loads. None of them where a
-    launch lacks the bytes, or where the launches disagree on reading their data once (0.8 and 1.6 would sum
-    to a ratio that reads once while neither launch does)."""
+    launch lacks the bytes, or where the sum would read once while a launch does not (0.8 and 1.6 sum to
+    1.2, which reads once while neither launch does)."""
     out = {k: v for k, v in reuse.items() if k not in ("dram_reads_per_load_byte", "load_sector_bytes",
                                                        "l1_load_hit_rate")}
     per = [(r.get("dram_reads_per_load_byte"), r.get("load_sector_bytes")) for r in launches]
     if not per or not all(ratio is not None and asked for ratio, asked in per):
         return out
-    if len({reads_once(r) is not None for r in launches}) > 1:
-        return out
+    summed = dict(out)
     asked = math.fsum(b for _, b in per if b)
-    out["load_sector_bytes"] = asked
-    out["dram_reads_per_load_byte"] = math.fsum(r * b for r, b in per if r is not None and b) / asked
+    summed["load_sector_bytes"] = asked
+    summed["dram_reads_per_load_byte"] = math.fsum(r * b for r, b in per if r is not None and b) / asked
     hits = [h for r in launches if (h := r.get("l1_load_hit_rate")) is not None]
     if hits:
-        out["l1_load_hit_rate"] = max(hits)
-    return out
+        summed["l1_load_hit_rate"] = max(hits)
+    if reads_once(summed) is not None and not all(reads_once(r) is not None for r in launches):
+        return out
+    return summed
