@@ -228,6 +228,10 @@ NCU_SECTIONS = (
     "LaunchStats",
     "Occupancy",
 )
+# LDGSTS (cp.async) instruction counts, in the forms reports hold them: copies that load global memory
+# without an LDG (`passes.ceilings`, `passes.reuse`).
+ASYNC_COPY_COUNTS = ("smsp__inst_executed_op_ldgsts.sum", "sm__sass_inst_executed_op_ldgsts_cache_bypass.sum",
+                     "smsp__sass_inst_executed_op_ldgsts.sum")
 # The sectors the SM's loads ask L1/TEX for, of every kind that reads global memory through it: LDG, local
 # loads, texture and surface fetches, cp.async (LDGSTS, through L1 or bypassing it). Not TMA (Hopper's bulk
 # copies): they pass neither the LSU nor the TEX pipe. `passes.reuse` weighs DRAM's reads against them.

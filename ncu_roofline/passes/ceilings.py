@@ -255,8 +255,7 @@ def _executed(res: Resolver, name: str) -> float | None:
 
 def _async_copies(res: Resolver) -> float:
     """LDGSTS (cp.async) instructions: they load global memory without an LDG."""
-    for name in ("smsp__inst_executed_op_ldgsts.sum", "sm__sass_inst_executed_op_ldgsts_cache_bypass.sum",
-                 "smsp__sass_inst_executed_op_ldgsts.sum"):
+    for name in R.ASYNC_COPY_COUNTS:
         v = _executed(res, name)
         if v is not None and v > 0:
             return v
@@ -434,7 +433,7 @@ def dram_reads_per_load_byte(res: Resolver) -> tuple[float, float] | None:
     sectors = [res.count(name) for name in R.LOAD_SECTORS]
     if dram is None or sectors[0] is None or any(n.startswith(R.LOAD_SECTORS) for n in res.nan_seen):
         return None
-    if _async_copies(res) > 0 and (sectors[4] is None or sectors[5] is None):
+    if (sectors[4] is None or sectors[5] is None) and _async_copies(res) > 0:  # full sets hold both: no look-up
         return None
     asked = 32.0 * math.fsum(c[0] for c in sectors if c is not None)  # 32-byte sectors
     return (dram[0] / asked, asked) if asked > 0 else None

@@ -14,6 +14,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from ..knowledge import recipes as R
 from ..model.roofline import DRAM_LIMITS
 from .finding import Finding
 
@@ -62,7 +63,6 @@ def fewer_bytes_action(once: float | None) -> str:
 MEMORY_INSTRUCTIONS = (("smsp__sass_inst_executed_op_global_ld.sum", "smsp__sass_inst_executed_op_global_st.sum"),
                        ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
                         "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"))
-ASYNC_COPIES = ("smsp__inst_executed_op_ldgsts.sum", "smsp__sass_inst_executed_op_ldgsts.sum")
 ISSUE_LESS_MEMORY = "issue slots (less its global loads and stores)"
 
 
@@ -81,7 +81,7 @@ def issue_without_memory(m: KernelModel) -> tuple[float, str] | None:
             counted.append(sum(n for n in moving if n is not None))
     if not counted:
         return None
-    copies = next((n for name in ASYNC_COPIES if (n := m.raw.number(name)) is not None), 0.0)
+    copies = next((n for name in R.ASYNC_COPY_COUNTS if (n := m.raw.number(name)) is not None and n > 0), 0.0)
     return issue.share * max(0.0, 1.0 - (max(counted) + copies) / issued), ISSUE_LESS_MEMORY
 
 
