@@ -93,6 +93,18 @@ def test_markdown_summary_is_plain_and_escaped() -> None:
     assert md_escape("a|b<c>") == "a\\|b&lt;c&gt;"
 
 
+def test_markdown_counts_agree_in_number() -> None:
+    """One launch of one kernel reads "1 launch" and "The kernel"; two read "2 launches" and "Top 2"."""
+    one = render_markdown(analysis_of(make_kernel(base_metrics(), name="k")))
+    assert "**kernels:** 1 (1 launch) ·" in one and "\nThe kernel (bound by the busiest limit" in one
+    assert "Top 1 " not in one and "1 launches" not in one
+    slow = base_metrics()
+    slow["gpu__time_duration.sum"] = (3000.0, "ns")
+    two = render_markdown(analysis_of(make_kernel(base_metrics(), index=0, name="a"),
+                                      make_kernel(slow, index=1, name="b")))
+    assert "**kernels:** 2 (2 launches) ·" in two and "\nTop 2 kernels by time, launches of one kernel" in two
+
+
 @pytest.mark.skipif(not corpus_files(), reason=f"shared report corpus not found at {CORPUS}")
 def test_view_on_real_reports() -> None:
     a = ncu_roofline.analyze([CORPUS / "gpu-workshop__MW_Baseline.ncu-rep",

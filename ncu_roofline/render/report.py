@@ -107,14 +107,16 @@ def render_report_markdown(analysis: Analysis, options: RenderOptions) -> str:
         "### Roofline summary",
         "",
         f"**GPU:** {md_escape(devices) or 'n/a'} · **Nsight Compute:** {md_escape(', '.join(h['ncu_versions']))} · "
-        f"**kernels:** {h['group_count']} ({h['kernel_count']} launches) · **GPU time:** {h['total_gpu_time']}",
+        f"**kernels:** {h['group_count']} ({_count(h['kernel_count'], 'launch', 'launches')}) · "
+        f"**GPU time:** {h['total_gpu_time']}",
         "",
     ]
     lines += [f"_Focus: {md_escape(text)}_" for text in h["focus"]] + ([""] if h["focus"] else [])
     ranked = view["groups"][:TOP_KERNELS]
     if ranked:
-        lines += [f"Top {len(ranked)} kernels by time, launches of one kernel and launch configuration counted "
-                  f"together (bound by the busiest limit, a roof or one of Nsight Compute's unit throughputs; regime "
+        lead = (f"Top {len(ranked)} kernels by time, launches of one kernel and launch configuration counted together"
+                if len(ranked) > 1 else "The kernel")
+        lines += [f"{lead} (bound by the busiest limit, a roof or one of Nsight Compute's unit throughputs; regime "
                   f"*at limit* = at least {h['threshold_text']} of its peak, *latency* = below every limit, *too "
                   "little work* = every limit under 5 % or less than one wave):", "",
                   "| Kernel | Launches | Total | Share | Mean | Bound by | Utilisation | Regime | Top finding |",
@@ -159,11 +161,16 @@ def _worth_fixing(kernels: list[dict[str, Any]]) -> list[str]:
     ranked.sort(key=lambda item: -item[0])
     if not ranked:
         return []
-    lines = [f"Worth most to the program (top {min(len(ranked), TOP_FINDINGS)} of {len(ranked)} findings with a "
-             "projected speed-up):", ""]
+    shown = min(len(ranked), TOP_FINDINGS)
+    which = f"top {shown} of {len(ranked)} findings" if len(ranked) > 1 else "the one finding"
+    lines = [f"Worth most to the program ({which} with a projected speed-up):", ""]
     for _, k, f in ranked[:TOP_FINDINGS]:
         lines.append(f"- {md_escape(k['short_name'])}: {md_escape(f['label'])}: {md_escape(f['worth'])}")
     return [*lines, ""]
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"
 
 
 def _flag(k: dict[str, Any], flag: str) -> str:
