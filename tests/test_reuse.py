@@ -189,11 +189,20 @@ def test_the_intensity_gap_stops_where_the_other_instructions_fill_the_issue_slo
 def test_no_intensity_gap_past_the_issue_slots_that_fewer_bytes_leave(name: str) -> None:
     from ncu_roofline.passes.reuse import issue_without_memory
 
+    def weighted(launches: list[AnalysedKernel]) -> tuple[float, str] | None:
+        """A group's: its timed launches' own figures, weighted by their time (by hand, not `issue_left`)."""
+        timed = [(k.q.duration_s.value, issue_without_memory(k)) for k in launches
+                 if k.q.duration_s and k.q.duration_s.value > 0]
+        if len(timed) < 2 or any(v is None for _, v in timed):
+            return None
+        return sum(d * v[0] for d, v in timed) / sum(d for d, _ in timed), ""
+
     analysis = _analysis(name)
     wrong = []
     for rep in analysis.reports:
-        for k in [*rep.kernels, *(g.summary for g in analysis.groups_of(rep))]:
-            left = issue_without_memory(k) if k.usable else None
+        groups = [(g.summary, weighted(g.launches)) for g in analysis.groups_of(rep)]
+        for k, own in [*((k, None) for k in rep.kernels), *groups]:
+            left = (own or issue_without_memory(k)) if k.usable else None
             for f in k.diagnosis:
                 if f.kind == "intensity_gap" and left and left[0] > 0 and f.speedup is not None \
                         and f.speedup > max(1.0, 1 / left[0]) * (1 + 1e-9):
@@ -274,3 +283,50 @@ def test_csv_exports_keep_their_recipe_plans_on_the_header(tmp_path) -> None:
     kept = [entry[1] for entry in columns.plans.values()]
     assert all(len(k) <= len(entry[0]) for k, entry in zip(kept, columns.plans.values(), strict=True))
     assert any(len(k) < len(entry[0]) for k, entry in zip(kept, columns.plans.values(), strict=True))
+
+
+def test_a_groups_issue_cap_weighs_each_launchs_own_counts() -> None:
+    """Launch a: 1 µs, issue slots 60 % busy, 100 of its 1,000 warp instructions global loads and stores;
+    launch b: 3 µs, 40 % busy, 500 of 1,000. Fewer bytes leave a 0.6 × 0.9 = 54 % and b 0.4 × 0.5 = 20 %: the
+    group, by time, (1 × 0.54 + 3 × 0.20) / 4 = 28.5 % (not b's counts on the group's 45 %: 22.5 %)."""
+    from ncu_roofline.passes.reuse import ISSUE_LESS_MEMORY, issue_left, issue_without_memory
+
+    def launch(ns: float, issue_pct: float, memory: float) -> AnalysedKernel:
+        m = base_metrics()
+        m["gpu__time_duration.sum"] = (ns, "ns")
+        m["sm__issue_active.avg.pct_of_peak_sustained_elapsed"] = (issue_pct, "%")
+        m["smsp__inst_executed.sum"] = (1000.0, "inst")
+        m["smsp__sass_inst_executed_op_global_ld.sum"] = (memory / 2, "inst")
+        m["smsp__sass_inst_executed_op_global_st.sum"] = (memory / 2, "inst")
+        return analyse_kernel(make_kernel(m))
+
+    a, b = launch(1000.0, 60.0, 100.0), launch(3000.0, 40.0, 500.0)
+    assert issue_without_memory(a)[0] == pytest.approx(0.54) and issue_without_memory(b)[0] == pytest.approx(0.20)
+    share, label = issue_left(b, [(1e-6, a, []), (3e-6, b, [])])
+    assert share == pytest.approx((1 * 0.54 + 3 * 0.20) / 4) and label == ISSUE_LESS_MEMORY
+    assert issue_left(a, [(1e-6, a, [])]) == issue_without_memory(a)  # one launch: its own figure
+
+
+def test_a_groups_intensity_gap_stops_at_its_weighted_issue_cap() -> None:
+    """Two launches of one kernel at the DRAM roof (`streaming`, 4.8× under the ridge): issue slots 60 % busy
+    with 10 % of the instructions global loads and stores (1 µs), and 80 % with 50 % (2 µs: DRAM stays at 80 %,
+    its bytes are a rate). Fewer bytes leave 54 % and 40 %: the group's gap stops at 1 / ((54 + 2 × 40) / 3 %) =
+    2.24×, where the longest launch's counts on the group's 73 % would give 1 / 36.7 % = 2.73×."""
+    from ncu_roofline.api.groups import group_kernels
+    from ncu_roofline.passes.reuse import issue_without_memory
+
+    def launch(index: int, ns: float, issue_pct: float, memory: float) -> AnalysedKernel:
+        return streaming(SECTORS * ns / 1000.0, **{
+            "gpu__time_duration.sum": (ns, "ns"),
+            "sm__issue_active.avg.pct_of_peak_sustained_elapsed": (issue_pct, "%"),
+            "smsp__inst_executed.sum": (1000.0, "inst"),
+            "smsp__sass_inst_executed_op_global_ld.sum": (memory / 2, "inst"),
+            "smsp__sass_inst_executed_op_global_st.sum": (memory / 2, "inst")})
+
+    a, b = launch(0, 1000.0, 60.0, 100.0), launch(1, 2000.0, 80.0, 500.0)
+    b.raw.index = 1
+    assert [issue_without_memory(k)[0] for k in (a, b)] == [pytest.approx(0.54), pytest.approx(0.40)]
+    (group,) = group_kernels([a, b])
+    assert group.summary.bound_by == "dram" and len(group.launches) == 2
+    gap = next(f for f in group.summary.diagnosis if f.kind == "intensity_gap")
+    assert gap.speedup == pytest.approx(3 / (0.54 + 2 * 0.40))

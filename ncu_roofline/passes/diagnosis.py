@@ -33,7 +33,7 @@ from .ceilings import SIGNIFICANT, Ceiling
 from .finding import Finding
 from .latency import latency_words
 from .libraries import library_of
-from .reuse import fewer_bytes_action, issue_without_memory, reads_once, reuse_note
+from .reuse import fewer_bytes_action, issue_left, reads_once, reuse_note
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
@@ -159,7 +159,7 @@ def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling], parts: P
     # Fewer bytes (fusion, reuse, lower precision) leave this kernel's arithmetic as it is, and more FLOP
     # on the same bytes (batching) loads the same arithmetic pipes more: the busiest of them bounds both,
     # and so do the issue slots its other instructions take (not the LSU pipe: fusion removes loads).
-    busiest = max(filter(None, (_busiest_on(m, "compute", arithmetic=True), issue_without_memory(m))), default=None)
+    busiest = max(filter(None, (_busiest_on(m, "compute", arithmetic=True), issue_left(m, parts))), default=None)
     saturates = ""
     if busiest is not None and allowed / m.achieved_flop_per_s > 1.0 / busiest[0]:
         share, label = busiest

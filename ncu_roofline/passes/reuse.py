@@ -11,7 +11,7 @@ issue slots its instructions other than global loads and stores take (`issue_wit
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..knowledge import recipes as R
@@ -83,6 +83,19 @@ def issue_without_memory(m: KernelModel) -> tuple[float, str] | None:
         return None
     copies = next((n for name in R.ASYNC_COPY_COUNTS if (n := m.raw.number(name)) is not None and n > 0), 0.0)
     return issue.share * max(0.0, 1.0 - (max(counted) + copies) / issued), ISSUE_LESS_MEMORY
+
+
+def issue_left(m: KernelModel, parts: Sequence[tuple[float, KernelModel, object]]) -> tuple[float, str] | None:
+    """`issue_without_memory` of a kernel, or of a group (`parts`: its timed launches, (duration, model,
+    ...)): the duration-weighted mean of its launches' own figures, each from its own instruction counts
+    (where a launch lacks them, the group's shares with its longest launch's counts, as one kernel)."""
+    if len(parts) < 2:
+        return issue_without_memory(m)
+    each = [(d, issue_without_memory(k)) for d, k, _ in parts]
+    total = math.fsum(d for d, _ in each)
+    if not total > 0 or any(v is None for _, v in each):
+        return issue_without_memory(m)
+    return math.fsum(d * v[0] for d, v in each if v is not None) / total, ISSUE_LESS_MEMORY
 
 
 def reuse_note(m: KernelModel, reuse: Mapping[str, float]) -> list[Finding]:
