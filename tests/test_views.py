@@ -103,6 +103,9 @@ def test_markdown_counts_agree_in_number() -> None:
     two = render_markdown(analysis_of(make_kernel(base_metrics(), index=0, name="a"),
                                       make_kernel(slow, index=1, name="b")))
     assert "**kernels:** 2 (2 launches) ·" in two and "\nTop 2 kernels by time, launches of one kernel" in two
+    again = render_markdown(analysis_of(make_kernel(base_metrics(), index=0, name="k"),
+                                        make_kernel(base_metrics(), index=1, name="k")))
+    assert "**kernels:** 1 (2 launches) ·" in again and "\nThe kernel, its 2 launches counted together (bound" in again
 
 
 @pytest.mark.skipif(not corpus_files(), reason=f"shared report corpus not found at {CORPUS}")

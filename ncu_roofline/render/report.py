@@ -115,7 +115,8 @@ def render_report_markdown(analysis: Analysis, options: RenderOptions) -> str:
     ranked = view["groups"][:TOP_KERNELS]
     if ranked:
         lead = (f"Top {len(ranked)} kernels by time, launches of one kernel and launch configuration counted together"
-                if len(ranked) > 1 else "The kernel")
+                if len(ranked) > 1 else f"The kernel, its {h['kernel_count']:,} launches counted together"
+                if h["kernel_count"] > 1 else "The kernel")
         lines += [f"{lead} (bound by the busiest limit, a roof or one of Nsight Compute's unit throughputs; regime "
                   f"*at limit* = at least {h['threshold_text']} of its peak, *latency* = below every limit, *too "
                   "little work* = every limit under 5 % or less than one wave):", "",
