@@ -166,7 +166,8 @@ def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling], parts: P
         speedup = max(1.0, 1.0 / share)
         note += (f"; capped at 1 / {share:.2f} by {label} at {share:.0%}, whose work does not shrink when "
                  "fewer bytes move")
-        saturates = f"; {label}, at {share:.0%}, saturates first, after about {ratio_text(1.0 / share)}× fewer bytes"
+        after = _saturates_after(m.utilization.get(level), share, level)
+        saturates = f"; {label}, at {share:.0%}, saturates first{after}"
     if allowed <= m.achieved_flop_per_s:
         speedup, note = None, ("no bound: the compute side leaves no headroom above what the kernel reaches"
                                + (f" ({named})" if named else ""))
@@ -181,6 +182,18 @@ def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling], parts: P
                    f"batching about {ratio_text(gap)}× more rows (tokens) that share those weights would get there, "
                    "assuming the weight bytes dominate its traffic")
     return Finding("intensity_gap", level, None, text, action, m.bound_by, speedup, note)
+
+
+def _saturates_after(at: float | None, share: float, level: str) -> str:
+    """How many times fewer bytes fill a share `share` of a unit that fewer bytes leave as it is: 1 / share
+    if the roof stays as busy as now (`at`), at / share if it then runs at its peak (the kernel takes less
+    time per byte)."""
+    most = ratio_text(1.0 / share)
+    least = ratio_text(max(1.0, at / share)) if at else most
+    if least == most:
+        return f", once the bytes fall about {most}×"
+    return (f", once the bytes fall about {least}× (with {level.upper()} then at its peak) to {most}× (with "
+            f"{level.upper()} as busy as now, {at:.0%})")
 
 
 def _at_roof(m: KernelModel, ceilings: list[Ceiling], parts: Parts, reuse: dict[str, float]) -> list[Finding]:
