@@ -333,3 +333,8 @@ def test_a_groups_intensity_gap_stops_at_its_weighted_issue_cap() -> None:
     assert group.summary.bound_by == "dram" and len(group.launches) == 2
     gap = next(f for f in group.summary.diagnosis if f.kind == "intensity_gap")
     assert gap.speedup == pytest.approx(3 / (0.54 + 2 * 0.40))
+    # `report` lets every launch's metrics go once it is analysed: the group, diagnosed later, says the same
+    for k in (a, b):
+        k.raw.metrics = {}
+    (again,) = group_kernels([a, b])
+    assert [f.to_dict() for f in again.summary.diagnosis] == [f.to_dict() for f in group.summary.diagnosis]

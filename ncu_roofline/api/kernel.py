@@ -14,6 +14,7 @@ from typing import Any
 from ..model.roofline import DEFAULT_SETTINGS, KernelModel, build_kernel_model
 from ..passes.ceilings import Ceiling, NotApplicable, analyse_ceilings
 from ..passes.diagnosis import diagnose
+from ..passes.facts import counter_facts
 from ..passes.finding import Finding
 from ..passes.instruction_roofline import instruction_roofline
 from ..passes.rules_comparison import compare_with_rules
@@ -31,6 +32,7 @@ class AnalysedKernel(KernelModel):
     instruction_roofline: dict[str, Any] | None = None
     not_applicable: list[NotApplicable] = field(default_factory=list)
     precision_options: list[dict[str, Any]] = field(default_factory=list)
+    facts: tuple[float | None, ...] | None = None  # `passes.facts.FACTS` of the launch, for later passes
 
     def to_dict(self, redact: bool = False, unit_recipes: Mapping[str, str] | None = None) -> dict[str, Any]:
         """The kernel as the `ncu-roofline/3` JSON contract writes it (`unit_recipes`: see `KernelModel`)."""
@@ -60,4 +62,5 @@ def analyse_kernel(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETTINGS
     values["missing"] = [*model.missing, *found.missing]
     return AnalysedKernel(**values, ceilings=found.ceilings, diagnosis=diagnose(model, found.ceilings, found.reuse),
                           reuse=found.reuse, instruction_roofline=instruction_roofline(model),
-                          not_applicable=found.not_applicable, precision_options=found.precision_options)
+                          not_applicable=found.not_applicable, precision_options=found.precision_options,
+                          facts=counter_facts(raw))

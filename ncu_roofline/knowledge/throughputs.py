@@ -52,7 +52,7 @@ _WAVES = ("many wavefronts per request: uncoalesced or bank-conflicted accesses,
 # Sub-units of the two headline figures (their `breakdown:` lists), by metric base name.
 SUB_UNITS = (
     Unit("sm__issue_active", ("sm__issue_active" + ELAPSED,), "issue slots", COMPUTE, SM,
-         "the schedulers issue an instruction almost every cycle: fewer instructions (vector loads, "
+         "the schedulers issue an instruction in most cycles: fewer instructions (vector loads, "
          "fewer address and integer instructions, more work per instruction) is the lever"),
     Unit("sm__inst_executed", ("sm__inst_executed" + ELAPSED,), "instruction issue", COMPUTE, SM,
          "the SM executes instructions near its peak rate: fewer instructions is the lever"),
@@ -158,9 +158,9 @@ SUB_UNITS = (
     # Reads and writes apart, as a share of the DRAM peak: each a lower bound of DRAM's busy share,
     # and the one DRAM figure of a capture that collected only these (last: the others win ties).
     Unit("dram__bytes_read", ("dram__bytes_read.sum.pct_of_peak_sustained_elapsed",), "DRAM (reads)", MEMORY,
-         MEM, "DRAM reads are at the DRAM peak: fewer bytes read (fusion, reuse, lower precision) is the lever"),
+         MEM, "DRAM reads keep DRAM busy: fewer bytes read (fusion, reuse, lower precision) is the lever"),
     Unit("dram__bytes_write", ("dram__bytes_write.sum.pct_of_peak_sustained_elapsed",), "DRAM (writes)", MEMORY,
-         MEM, "DRAM writes are at the DRAM peak: fewer bytes written (fusion, lower precision) is the lever"),
+         MEM, "DRAM writes keep DRAM busy: fewer bytes written (fusion, lower precision) is the lever"),
 )
 UNITS = HEADLINES + SUB_UNITS
 

@@ -133,11 +133,16 @@ def _roof_value(m: KernelModel, roof: str) -> float | None:
     return peak.value if peak is not None else None
 
 
+NO_CAP = "none: this leaves the whole roof"
+
+
 def _add(out: list[Ceiling], m: KernelModel, kind: str, roof: str, factor: float,
          evidence: dict[str, float], detail: str, action: str) -> None:
     if not math.isfinite(factor) or factor <= 0:
         return
     factor = min(factor, 1.0)
+    if factor >= 1.0:
+        action = NO_CAP  # what the counters show leaves the whole roof: nothing to fix here
     value = _roof_value(m, roof)
     out.append(Ceiling(kind, roof, factor, None if value is None else value * factor, evidence, detail, action))
 
@@ -187,11 +192,14 @@ def _compute_ceilings(m: KernelModel, res: Resolver, out: list[Ceiling]) -> None
                         "issue_peak_warp_inst_per_cycle": issue_peak,
                         "pipe_peak_warp_inst_per_cycle": pipe_peak / 32.0}
             note = " (issue rate assumed: 4 warp instructions per SM per cycle)" if issue_assumed else ""
-            _add(out, m, "issue_share", precision, factor, evidence,
-                 f"only {share:.0%} of issued warp instructions are {precision.upper()} arithmetic; integer, "
-                 f"address, memory and control instructions take the rest of the issue slots{note}",
-                 "cut non-FP instructions: unroll loops, hoist index arithmetic, use vector loads, "
-                 "precompute addresses")
+            detail = (f"only {share:.0%} of issued warp instructions are {precision.upper()} arithmetic; integer, "
+                      f"address, memory and control instructions take the rest of the issue slots{note}" if factor < 1
+                      else f"{share:.0%} of issued warp instructions are {precision.upper()} arithmetic: enough for "
+                      f"the issue slots to keep the {precision.upper()} pipe at its peak{note}")
+            loads = res.number("smsp__sass_inst_executed_op_global_ld.sum")
+            vector = "use vector loads, " if loads is None or loads > 0 else ""
+            _add(out, m, "issue_share", precision, factor, evidence, detail,
+                 f"cut non-FP instructions: unroll loops, hoist index arithmetic, {vector}precompute addresses")
         if lanes_on is not None:
             evidence = {"pred_on_threads_per_inst": lanes_on}
             if lanes_active is not None:

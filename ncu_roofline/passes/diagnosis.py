@@ -32,6 +32,7 @@ from ..model.throughputs import too_little_work_reason
 from .ceilings import SIGNIFICANT, Ceiling
 from .finding import Finding
 from .latency import latency_words
+from .levers import bytes_cover_level, unit_lever
 from .libraries import library_of
 from .reuse import fewer_bytes_action, issue_left, reads_once, reuse_note
 
@@ -283,7 +284,7 @@ def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
     unit = m.units[bound]
     roof = T.related_roof(bound)
     contrast = ""
-    if roof is not None and roof in m.utilization:
+    if roof is not None and roof in m.utilization and bytes_cover_level(m, roof):
         what = f"{m.bytes_in_words(roof)} reach" if roof in R.LEVELS else "work reaches"
         contrast = f", while {roof.upper()} {what} only {m.utilization[roof]:.0%} of the {roof.upper()} roof"
     at = m.regime == T.AT_LIMIT
@@ -291,7 +292,7 @@ def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
         contrast += " (one direction of DRAM traffic: the report lacks the other, so DRAM may be busier)"
     # Below the threshold the unit's own lever ("... is at its peak") is not the next step: what holds
     # the kernel back is in the findings after this one (`diagnose` words the note once they are known).
-    action = (unit.explains or f"the busiest unit is {unit.label}") if at else \
+    action = (unit_lever(m, unit) or f"the busiest unit is {unit.label}") if at else \
         f"{unit.label} is the busiest unit but below the threshold{_SEE_BELOW}"
     head = Finding("unit_throughput", bound, None, f"{unit.label} at {unit.share:.0%} of peak{contrast}", action,
                    bound, None, "at its limit: only less work for this unit makes it faster" if at

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from ..knowledge import recipes as R
 from ..model.roofline import DRAM_LIMITS
+from .facts import ISSUED, MEMORY_INSTRUCTIONS, fact
 from .finding import Finding
 
 if TYPE_CHECKING:
@@ -57,12 +58,6 @@ def fewer_bytes_action(once: float | None) -> str:
             f"precision; tiles in shared memory or registers have nothing to reuse: {reads_once_text(once)}")
 
 
-# Warp instructions that move global memory (the ones fewer bytes, by fusion, can remove): SASS counts and
-# L1's global load and store requests (one per warp instruction), the larger where both are held (SASS counts
-# miss generic loads), and cp.async copies.
-MEMORY_INSTRUCTIONS = (("smsp__sass_inst_executed_op_global_ld.sum", "smsp__sass_inst_executed_op_global_st.sum"),
-                       ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
-                        "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"))
 ISSUE_LESS_MEMORY = "issue slots (less its global loads and stores)"
 
 
@@ -71,17 +66,17 @@ def issue_without_memory(m: KernelModel) -> tuple[float, str] | None:
     of the global load, store and cp.async instructions (of all warp instructions issued), with its label;
     None where the report lacks those counts."""
     issue = m.units.get("sm__issue_active")
-    issued = m.raw.number("smsp__inst_executed.sum")
+    issued = fact(m, ISSUED)
     if issue is None or not issued:
         return None
     counted = []
     for names in MEMORY_INSTRUCTIONS:
-        moving = [m.raw.number(name) for name in names]
+        moving = [fact(m, name) for name in names]
         if all(n is not None for n in moving):
             counted.append(sum(n for n in moving if n is not None))
     if not counted:
         return None
-    copies = next((n for name in R.ASYNC_COPY_COUNTS if (n := m.raw.number(name)) is not None and n > 0), 0.0)
+    copies = next((n for name in R.ASYNC_COPY_COUNTS if (n := fact(m, name)) is not None and n > 0), 0.0)
     return issue.share * max(0.0, 1.0 - (max(counted) + copies) / issued), ISSUE_LESS_MEMORY
 
 

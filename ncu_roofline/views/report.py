@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
 from ..model.throughputs import too_little_work_reason
+from ..passes.levers import bytes_cover_level, unit_lever
 from ..passes.libraries import library_of
 from ..passes.reuse import reads_once, reads_once_text
 from ..version import __version__
@@ -94,7 +95,7 @@ def launch_text(k: AnalysedKernel) -> str:
 def _contrast(k: AnalysedKernel) -> str:
     """For a unit limiter: how the FLOP/byte chart's roof under which its work shows compares."""
     roof = T.related_roof(k.bound_by or "")
-    if roof is None or roof not in k.utilization:
+    if roof is None or roof not in k.utilization or not bytes_cover_level(k, roof):
         return ""
     what = f"{k.bytes_in_words(roof)} reach" if roof in R.LEVELS else "work reaches"
     return f", while {short_label(roof)} {what} only {F.pct(k.utilization[roof])} of the {short_label(roof)} roof"
@@ -123,8 +124,9 @@ def verdict(k: AnalysedKernel) -> str:
                 evidence=reads_once_text(once))
             return f"Bound by {label} at {F.pct(share)} of the roof; {lever}.{whose}"
         unit = k.units[k.bound_by or ""]
+        lever = unit_lever(k, unit) or "this unit is the limit"
         return (f"Bound by {label} at {F.pct(share)} of peak (a unit throughput Nsight Compute measured, not a "
-                f"roof of the FLOP/byte chart){_contrast(k)}: {unit.explains or 'this unit is the limit'}.{whose}")
+                f"roof of the FLOP/byte chart){_contrast(k)}: {lever}.{whose}")
     occupancy = k.launch.get("achieved_occupancy")
     occ = f" (achieved occupancy {F.pct(occupancy)})" if occupancy is not None else ""
     return (f"Below every limit: the busiest is {label} at {F.pct(share)} of peak. The kernel is limited by "

@@ -1,0 +1,44 @@
+"""The raw counters the diagnosis reads beyond the model, kept with each analysed launch.
+
+A launch's diagnosis runs while its metrics are at hand; a group's runs later, when `report` has let
+every launch's metrics go (50,000 launches hold half a gigabyte of them). The few counters the
+diagnosis reads of a kernel's raw metrics (`passes.reuse`, `passes.levers`) are therefore taken once per
+launch (`counter_facts`, in `FACTS` order) and read back through `fact`, which also serves a model built
+just now from its metrics.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..knowledge import recipes as R
+
+if TYPE_CHECKING:
+    from ..model.roofline import KernelModel
+    from ..readers.record import RawKernel
+
+ISSUED = "smsp__inst_executed.sum"
+# Warp instructions that move global memory: SASS counts, and L1's global load and store requests.
+MEMORY_INSTRUCTIONS = (("smsp__sass_inst_executed_op_global_ld.sum", "smsp__sass_inst_executed_op_global_st.sum"),
+                       ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+                        "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"))
+SHARED_WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"
+BANK_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"
+LOCAL_REQUESTS = ("l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum")
+STORE_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"
+
+FACTS = tuple(dict.fromkeys((ISSUED, *(n for pair in MEMORY_INSTRUCTIONS for n in pair), *R.ASYNC_COPY_COUNTS,
+                             SHARED_WAVEFRONTS, BANK_CONFLICTS, *LOCAL_REQUESTS, STORE_SECTORS)))
+_INDEX = {name: i for i, name in enumerate(FACTS)}
+
+
+def counter_facts(raw: RawKernel) -> tuple[float | None, ...]:
+    """The launch's values of `FACTS` (None where the report lacks one, or holds NaN)."""
+    return tuple(raw.number(name) for name in FACTS)
+
+
+def fact(m: KernelModel, name: str) -> float | None:
+    """One of `FACTS` of a kernel: kept with an analysed launch (or a group, its longest launch's), else read
+    from the metrics of a model built from them just now."""
+    kept: tuple[float | None, ...] | None = getattr(m, "facts", None)
+    return m.raw.number(name) if kept is None else kept[_INDEX[name]]

@@ -1,0 +1,90 @@
+"""A unit limiter's lever in this kernel's own terms, and whether the roof its work shows under can be set
+against it.
+
+A unit's fixed wording (`knowledge.throughputs`) names every usual cause. Where the kernel's counters rule a
+cause out, the lever leaves it out: no vector loads for a kernel that executes no global loads, no bank
+conflicts where Nsight Compute counted none. A busy unit is set against its roof's bytes ("while L2 bytes
+reach only 1 %") only where those bytes count (nearly) all of that level's traffic: a chart definition of
+L2 -> L1 reads leaves out a kernel's stores, one of L1's global and local write-back its shared memory, and a
+busy unit with little counted traffic then says nothing about wasted bytes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .facts import (
+    BANK_CONFLICTS,
+    LOCAL_REQUESTS,
+        MEMORY_INSTRUCTIONS,
+    SHARED_WAVEFRONTS,
+    STORE_SECTORS,
+    fact,
+)
+
+if TYPE_CHECKING:
+    from ..model.roofline import KernelModel
+    from ..model.throughputs import UnitShare
+
+# A byte count that leaves out a kind of traffic still describes the level where that traffic is at most this
+# share of the whole.
+OMITTED_AT_MOST = 0.2
+GLOBAL_LOADS = (MEMORY_INSTRUCTIONS[0][0], MEMORY_INSTRUCTIONS[1][0])
+GLOBAL_REQUESTS = MEMORY_INSTRUCTIONS[1]
+# Chart definitions of L2 bytes that count reads alone (L2 -> L1, L2 -> crossbar returns).
+_L2_READS_ONLY = ("l1tex__m_xbar2l1tex_read", "lts2xbar")
+_PIPES = ("sm__pipe_", "sm__inst_executed_pipe_")
+
+
+def _first(m: KernelModel, *names: str) -> float | None:
+    return next((v for name in names if (v := fact(m, name)) is not None), None)
+
+
+def _total(m: KernelModel, names: tuple[str, ...]) -> float | None:
+    values = [fact(m, name) for name in names]
+    return sum(v for v in values if v is not None) if all(v is not None for v in values) else None
+
+
+def _small(part: float | None, whole: float | None) -> bool:
+    """`part` is known, and nothing or at most `OMITTED_AT_MOST` of `whole`."""
+    if part is None:
+        return False
+    return part <= 0 or (whole is not None and whole > 0 and part <= OMITTED_AT_MOST * whole)
+
+
+def bytes_cover_level(m: KernelModel, level: str) -> bool:
+    """Whether the kernel's byte count at a memory level holds (nearly) all of its traffic there, so that a
+    busy unit there can be set against it; FLOP roofs and DRAM (reads plus writes) always can."""
+    counted = m.q.bytes.get(level)
+    if level not in ("l1", "l2"):
+        return True
+    if counted is None:
+        return False
+    recipe = counted.recipe
+    if level == "l2":
+        if not any(part in recipe for part in _L2_READS_ONLY):
+            return True
+        stores = fact(m, STORE_SECTORS)
+        return _small(None if stores is None else 32.0 * stores, counted.value + 32.0 * (stores or 0.0))
+    if "mem_lgds" in recipe:  # global, local and shared write-back
+        return True
+    shared = fact(m, SHARED_WAVEFRONTS)  # a wavefront moves at most 128 bytes
+    if not _small(None if shared is None else 128.0 * shared, counted.value + 128.0 * (shared or 0.0)):
+        return False
+    return counted.definition != "global" or _small(_total(m, LOCAL_REQUESTS), _total(m, GLOBAL_REQUESTS))
+
+
+def unit_lever(m: KernelModel, unit: UnitShare) -> str:
+    """What a unit at its peak means for this kernel: its wording, less the causes its counters rule out."""
+    if unit.id == "sm__issue_active":
+        loads = _first(m, *GLOBAL_LOADS)
+        vector = "vector loads, " if loads is None or loads > 0 else ""
+        pipes = [u for u in m.units.values() if u.id.startswith(_PIPES)]
+        busiest = max(pipes, key=lambda u: u.share, default=None)
+        where = f"; the busiest pipe is the {busiest.label}, at {busiest.share:.0%}" if busiest else ""
+        return (f"the schedulers issue an instruction in {unit.share:.0%} of cycles: fewer instructions ({vector}"
+                f"fewer address and integer instructions, more work per instruction) is the lever{where}")
+    if unit.id == "l1tex__data_pipe_lsu_wavefronts" and fact(m, BANK_CONFLICTS) == 0:
+        return ("many wavefronts per request: uncoalesced or wide scattered accesses (Nsight Compute counts no "
+                "shared-memory bank conflicts); coalesce global accesses")
+    return unit.explains
