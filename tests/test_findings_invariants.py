@@ -647,3 +647,29 @@ def test_an_rng_kernel_busy_issuing_is_told_of_its_alu_not_of_vector_loads() -> 
     text = verdict(k)
     assert "issue an instruction in 67% of cycles" in text and "the busiest pipe is the ALU pipe, at 60%" in text
     assert "vector loads" not in text and "almost every cycle" not in text
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_mma_instructions_are_tensor_work_at_any_pipe_share(name: str) -> None:
+    """A kernel whose tensor pipe counted IMMA, DMMA or GMMA instructions did tensor work that no counter here
+    turns into FLOP: its FLOP are incomplete, never a negligible pipe with a CUDA-core total."""
+    from ncu_roofline.knowledge.recipes import MMA_INSTRUCTION_SHARES
+
+    wrong = [f"#{k.raw.index} {k.raw.name}: {k.flags}" for k in _kernels(name)
+             if any((k.raw.number(n) or 0) > 0 for n in MMA_INSTRUCTION_SHARES)
+             and k.q.tensor_pipe_utilization is not None and not k.q.tensor_paths
+             and ("tensor_pipe_negligible" in k.flags or "flop_incomplete" not in k.flags)]
+    assert not wrong, "\n".join(wrong)
+
+
+@needs_corpus
+def test_an_int8_cutlass_gemm_of_a_twelfth_of_a_wave_is_tensor_work() -> None:
+    """cutlass report-s8 #0: mma.sync on int8 (IMMA at 5.7 % of its peak over the active cycles, 7,488 ldmatrix)
+    in 36 blocks for 108 SMs: its tensor pipe's elapsed share is 2.85 %, under the 5 % that counts as noise
+    without MMA instructions. Its 147,456 FP32 epilogue FLOP are not its work: no FLOP/s, no point."""
+    k = _kernels("cutlass__report-s8.ncu-rep")[0]
+    assert round(k.raw.number("sm__inst_executed_pipe_tensor_op_imma.avg.pct_of_peak_sustained_active"), 2) == 5.70
+    assert round(k.q.tensor_pipe_utilization.value, 4) == 0.0285 and k.q.flop["fp32"].value == 147_456
+    assert "flop_incomplete" in k.flags and "tensor_pipe_negligible" not in k.flags
+    assert k.achieved_flop_per_s is None and k.intensity == {"dram": None, "l2": None, "l1": None}

@@ -108,6 +108,11 @@ TENSOR_PIPE_UTILISATION = (
     "sm__pipe_tensor_cycles_active.sum.pct_of_peak_sustained_elapsed",
 )
 
+# MMA instructions the tensor pipe executed, as shares of its peak: integer, FP64 and (Hopper) warpgroup MMA.
+# Any of them above zero is tensor work. (Not HMMA's share: `HFMA2.MMA` register moves count there.)
+MMA_INSTRUCTION_SHARES = tuple(f"sm__inst_executed_pipe_tensor_op_{op}.{rollup}.pct_of_peak_sustained_active"
+                               for op in ("imma", "dmma", "gmma") for rollup in ("avg", "sum"))
+
 BYTES: dict[str, tuple[Recipe, ...]] = {
     "dram": (
         Recipe(_terms("dram__bytes.sum"), raw_only=True),

@@ -216,7 +216,7 @@ def build_kernel_model(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETT
     duration = q.duration_s.value
     provenance = _provenance(q, peaks, tensor_peaks)
     util = _utilization(q, peaks, tensor_peaks, duration, flags)
-    work = _flop_totals(q, duration, flags)
+    work = _flop_totals(q, duration, flags, _ran_mma(raw))
     compute_roof = _compute_roof_of(work.dominant_precision, peaks, tensor_peaks, q)
     attainable = dict(empty_levels)
     for lv in R.LEVELS:
@@ -291,15 +291,24 @@ class _Work:
     intensity: dict[str, float | None]
 
 
-def _flop_totals(q: KernelQuantities, duration: float, flags: list[str]) -> _Work:
+def _ran_mma(raw: RawKernel) -> bool:
+    """Whether Nsight Compute counted integer, FP64 or warpgroup MMA instructions (IMMA, DMMA, GMMA) on the
+    tensor pipe. Not HMMA's: the compiler loads constants with `HFMA2.MMA Rx, -RZ, RZ, imm`, which that pipe
+    executes and counts, in kernels without any MMA."""
+    return any((v := raw.number(name)) is not None and v > 0 for name in R.MMA_INSTRUCTION_SHARES)
+
+
+def _flop_totals(q: KernelQuantities, duration: float, flags: list[str], mma: bool = False) -> _Work:
     """Dominant precision: the one with the most FLOP; intensity uses all FLOP together."""
     known = {p: v.value for p, v in q.flop.items() if v is not None}
     # Without any CUDA-core count the total is unknown, even when the tensor pipe was idle:
     # a memory-only kernel and a report that lacks the counts must not look the same.
     total = sum(known.values()) if any(p in known for p in R.PRECISIONS) else None
     pipe = q.tensor_pipe_utilization
-    if "tensor_pipe_utilization_only" in flags and pipe is not None and pipe.value >= NEGLIGIBLE_TENSOR_PIPE:
-        # The tensor pipe did work that no counter turns into FLOP: a total would undercount.
+    if "tensor_pipe_utilization_only" in flags and pipe is not None and (pipe.value >= NEGLIGIBLE_TENSOR_PIPE or mma):
+        # The tensor pipe did work that no counter turns into FLOP (its busy share, or MMA instructions counted
+        # on it, at any share: a grid of a twelfth of a wave keeps the pipe's elapsed share small): a total
+        # would undercount.
         total = None
         flags.append("flop_incomplete")
     elif "tensor_pipe_utilization_only" in flags:

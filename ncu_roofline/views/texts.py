@@ -35,8 +35,9 @@ FLAG_TEXT = {
     "tensor_work_estimated": "tensor FLOP estimated as tensor-pipe instructions x 512 (true count varies by MMA shape)",
     "no_flop_counts": "the report holds no FLOP counts: the kernel cannot be placed on the chart",
     "no_roofs": "no roof could be computed from this report",
-    "tensor_pipe_negligible": "the tensor pipe's busy share is under 5 % with no tensor instruction count: not "
-                              "counted as missing FLOP (the counter also ticks without MMA work)",
+    "tensor_pipe_negligible": "the tensor pipe's busy share is under 5 % and it counted no integer, FP64 or "
+                              "warpgroup MMA instruction: not counted as missing FLOP (the pipe also runs the "
+                              "compiler's HFMA2.MMA register moves, without any MMA work)",
     "unit_throughputs": "Nsight Compute's unit throughputs (Speed Of Light) are in the report and take part "
                         "in the verdict",
     "duration_from_cycles": "the duration is elapsed cycles ÷ the measured clock (the report holds no "
