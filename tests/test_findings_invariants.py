@@ -673,3 +673,34 @@ def test_an_int8_cutlass_gemm_of_a_twelfth_of_a_wave_is_tensor_work() -> None:
     assert round(k.q.tensor_pipe_utilization.value, 4) == 0.0285 and k.q.flop["fp32"].value == 147_456
     assert "flop_incomplete" in k.flags and "tensor_pipe_negligible" not in k.flags
     assert k.achieved_flop_per_s is None and k.intensity == {"dram": None, "l2": None, "l1": None}
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_no_gain_from_a_fix_that_leaves_the_bounding_limit_as_it_is(name: str) -> None:
+    """A kernel at its limit gains nothing from a fix that leaves that limit's work as it is: no projected
+    speed-up capped by the limiter itself (its headroom is there whatever is fixed)."""
+    from ncu_roofline.views.labels import long_label
+
+    wrong = []
+    for k in _with_groups(name):
+        if k.regime != "at_limit" or k.bound_by is None:
+            continue
+        labels = {long_label(k.bound_by), f"the {k.bound_by.upper()} roof"}
+        if k.bound_by in k.units:
+            labels.add(k.units[k.bound_by].label)
+        wrong += [f"#{k.raw.index} {f.kind} ≤{f.speedup:.2f}×: {f.speedup_note}" for f in k.diagnosis
+                  if f.speedup is not None and any(f" by {label} at " in f.speedup_note for label in labels)]
+    assert not wrong, "\n".join(wrong)
+
+
+@needs_corpus
+def test_coalescing_gives_nothing_to_a_gemm_bound_by_load_store_issue() -> None:
+    """naive_gemm: the LSU pipe (load/store instruction issue) is at 83 %, its limit; its loads touch 2.5 sectors
+    per request where 2.1 would do. Fewer sectors per request leave its load/store instructions as they are:
+    the coalescing finding states its cap and no speed-up (not the pipe's own 1/0.83 = 1.2×)."""
+    k = _kernels("cudacode__naive.ncu-rep")[0]
+    assert k.bound_by == "sm__inst_executed_pipe_lsu" and round(k.limiter_share, 2) == 0.83
+    (coalescing,) = [f for f in k.diagnosis if f.kind == "coalescing"]
+    assert coalescing.speedup is None and round(coalescing.factor, 2) == 0.83
+    assert coalescing.speedup_note.startswith("no bound: LSU pipe (load/store issue), at 83%, bounds the kernel")

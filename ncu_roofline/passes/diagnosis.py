@@ -99,6 +99,10 @@ def _ceiling_finding(m: KernelModel, c: Ceiling, where: str) -> Finding:
         if capped < speedup * 0.995:  # a cap that does not change the stated figure is not stated
             note += f"; capped at 1 / {share:.2f} by {label} at {share:.0%}, whose work this fix does not change"
         speedup = capped
+        if m.regime == T.AT_LIMIT and share >= (m.limiter_share or 1.0):
+            # The limit this fix leaves as it is bounds the kernel already: its headroom is no gain of the fix.
+            speedup, note = None, (f"no bound: {label}, at {share:.0%}, bounds the kernel and this fix leaves its "
+                                   f"work as it is (its headroom, {ratio_text(capped)}×, is no gain of this fix)")
     return Finding(c.kind, c.roof, c.factor, f"{c.detail}: caps {where} at {c.factor:.0%}", c.action, m.bound_by,
                    speedup, note)
 
