@@ -261,3 +261,16 @@ def test_png_uses_the_same_drawing(spec: ChartSpec, tmp_path: Path) -> None:
     out = tmp_path / "chart.png"
     render_roofline_png(spec, out)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_ridge_is_in_the_charts_own_unit() -> None:
+    """An Instruction Roofline's ridge is in warp instructions per transaction, not FLOP/byte."""
+    roofs = [Roof("l1", "bandwidth", 896e9, "L1 896 Gsectors/s"),
+             Roof("issue", "compute", 896e9, "issue 896 Gwarp inst/s")]
+    spec = ChartSpec("Instruction Roofline", roofs, [Point("k0", "global", 0.25, 1e11, "l1", "k")],
+                     x_label="Warp instructions per transaction", y_label="Warp instructions per second",
+                     x_unit="inst/transaction", y_unit="inst/s")
+    root = parse(render_roofline_svg(spec))
+    ridge = next(el for el in root.iter() if el.get("id") == "ridge-l1").find(TITLE)
+    assert ridge is not None and ridge.text is not None
+    assert ridge.text.endswith(": 1 inst/transaction") and "FLOP" not in ridge.text

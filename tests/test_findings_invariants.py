@@ -704,3 +704,24 @@ def test_coalescing_gives_nothing_to_a_gemm_bound_by_load_store_issue() -> None:
     (coalescing,) = [f for f in k.diagnosis if f.kind == "coalescing"]
     assert coalescing.speedup is None and round(coalescing.factor, 2) == 0.83
     assert coalescing.speedup_note.startswith("no bound: LSU pipe (load/store issue), at 83%, bounds the kernel")
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_latency_is_named_only_where_every_limit_was_measured(name: str) -> None:
+    """"Limited by latency … not by a roof or a unit" only where the report holds Nsight Compute's SM and memory
+    throughputs, or a roof at every memory level; readSegmentUnroll's capture holds DRAM reads alone."""
+    from ncu_roofline.views.report import verdict
+
+    wrong = []
+    for k in _with_groups(name):
+        text = verdict(k)
+        headlines = all(k.raw.number(n) is not None for n in (
+            "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+            "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"))
+        roofs = all(lv in k.utilization for lv in ("dram", "l2", "l1"))
+        if "not by a roof or a unit" in text and not (headlines or roofs):
+            wrong.append(f"#{k.raw.index}: {text[:100]}")
+        if k.regime == "latency" and not (headlines or roofs) and "the report holds" not in text:
+            wrong.append(f"#{k.raw.index} says nothing of what it lacks: {text[:100]}")
+    assert not wrong, "\n".join(wrong)

@@ -50,9 +50,16 @@ def test_view_of_hand_built_kernels() -> None:
 def test_verdicts() -> None:
     m = analyse_kernel(make_kernel(base_metrics()), AnalysisSettings(threshold=0.25))
     assert verdict(m).startswith("Bound by DRAM bandwidth at 30 % of the roof; raising intensity through reuse")
-    m = analyse_kernel(make_kernel(base_metrics()))
-    assert verdict(m).startswith("Below every limit: the busiest is DRAM bandwidth at 30 % of peak. The kernel is "
-                                 "limited by latency")
+    m = analyse_kernel(make_kernel(base_metrics()))  # DRAM and FLOP roofs only: latency or an unmeasured limit
+    assert verdict(m).startswith("Below the threshold on every limit the report holds: the busiest is DRAM "
+                                 "bandwidth at 30 % of peak. The report lacks Nsight Compute's SM and memory "
+                                 "throughputs and some memory roofs, so latency cannot be told from a limit")
+    measured = base_metrics()
+    measured["sm__throughput.avg.pct_of_peak_sustained_elapsed"] = (20.0, "%")
+    measured["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"] = (25.0, "%")
+    m = analyse_kernel(make_kernel(measured))
+    assert verdict(m).startswith("Below the threshold on every limit: the busiest is DRAM bandwidth at 30 % of "
+                                 "peak. The kernel is limited by latency")
 
 
 def test_memory_only_and_unusable_kernels_are_explained_off_chart() -> None:

@@ -32,7 +32,7 @@ from ..model.throughputs import too_little_work_reason
 from .ceilings import SIGNIFICANT, Ceiling
 from .finding import Finding
 from .latency import latency_words
-from .levers import bytes_cover_level, unit_lever
+from .levers import bytes_cover_level, limits_measured, unit_lever
 from .libraries import library_of
 from .reuse import fewer_bytes_action, issue_left, reads_once, reuse_note
 
@@ -309,13 +309,6 @@ _BELOW_THRESHOLD = "below the threshold: see the latency finding"
 _SEE_BELOW = ": the findings below say what holds the kernel back"  # an action that points on, not a fix
 
 
-def _limits_measured(m: KernelModel) -> bool:
-    """Whether the busiest limit is the busiest of all: the report holds Nsight Compute's SM and memory
-    throughputs (the maximum of their sub-units), or a roof at every memory level. A capture of a few
-    counters (DRAM reads alone) says nothing of the L2, L1 or pipes it did not measure."""
-    return ({T.SM, T.MEM} <= m.units.keys() or all(level in m.utilization for level in R.LEVELS))
-
-
 def _latency(m: KernelModel, ceilings: list[Ceiling], parts: Parts) -> list[Finding]:
     bound = m.bound_by or ""
     share = m.limiter_share or 0.0
@@ -333,14 +326,15 @@ def _latency(m: KernelModel, ceilings: list[Ceiling], parts: Parts) -> list[Find
         speedup = reachable / share if share > 0 else None
         note = ("what the ceilings allow ÷ what the kernel reaches" if m.limiter_is_roof else
                 "the unit's peak ÷ its busy share, which counts wasted work too")
-        busiest = "the busiest limit"
-        if not _limits_measured(m):
-            busiest, speedup = "the busiest limit the report holds", None
+        busiest, rest = "the busiest limit", "latency"
+        if not limits_measured(m):
+            busiest, speedup, rest, why = ("the busiest limit the report holds", None,
+                                           "latency, or a limit it does not hold", "")
             note = ("no bound: the report holds neither Nsight Compute's SM and memory throughputs nor every "
                     "memory roof, so a limit it does not measure (L2, L1, the SM's pipes) may saturate first")
         findings.append(Finding(
             "latency", bound, None,
-            f"{busiest}, {label}, is at {share:.0%} {where}: the rest is latency{why}", action, bound, speedup, note))
+            f"{busiest}, {label}, is at {share:.0%} {where}: the rest is {rest}{why}", action, bound, speedup, note))
     if not findings:
         findings.append(Finding("latency", bound, None, f"the busiest limit is at {share:.0%}: latency, not a "
                                 "resource, holds the kernel back", "check the warp-stall reasons and occupancy",

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..knowledge import recipes as R
+from ..knowledge import throughputs as T
 from .facts import (
     BANK_CONFLICTS,
     LOCAL_REQUESTS,
@@ -72,6 +74,13 @@ def bytes_cover_level(m: KernelModel, level: str) -> bool:
     if not _small(None if shared is None else 128.0 * shared, counted.value + 128.0 * (shared or 0.0)):
         return False
     return counted.definition != "global" or _small(_total(m, LOCAL_REQUESTS), _total(m, GLOBAL_REQUESTS))
+
+
+def limits_measured(m: KernelModel) -> bool:
+    """Whether the busiest limit is the busiest of all: the report holds Nsight Compute's SM and memory
+    throughputs (the maximum of their sub-units), or a roof at every memory level. A capture of a few
+    counters (DRAM reads alone) says nothing of the L2, L1 or pipes it did not measure."""
+    return ({T.SM, T.MEM} <= m.units.keys() or all(level in m.utilization for level in R.LEVELS))
 
 
 def unit_lever(m: KernelModel, unit: UnitShare) -> str:

@@ -118,7 +118,7 @@ def render_report_markdown(analysis: Analysis, options: RenderOptions) -> str:
                 if len(ranked) > 1 else f"The kernel, its {h['kernel_count']:,} launches counted together"
                 if h["kernel_count"] > 1 else "The kernel")
         lines += [f"{lead} (bound by the busiest limit, a roof or one of Nsight Compute's unit throughputs; regime "
-                  f"*at limit* = at least {h['threshold_text']} of its peak, *latency* = below every limit, *too "
+                  f"*at limit* = at least {h['threshold_text']} of its peak, *latency* = every limit below that, *too "
                   "little work* = every limit under 5 % or less than one wave):", "",
                   "| Kernel | Launches | Total | Share | Mean | Bound by | Utilisation | Regime | Top finding |",
                   "|---|---:|---:|---:|---:|---|---:|---|---|"]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
 from ..model.throughputs import too_little_work_reason
-from ..passes.levers import bytes_cover_level, unit_lever
+from ..passes.levers import bytes_cover_level, limits_measured, unit_lever
 from ..passes.libraries import library_of
 from ..passes.reuse import reads_once, reads_once_text
 from ..version import __version__
@@ -77,12 +77,20 @@ def _findings(k: AnalysedKernel, share: float | None) -> list[dict[str, Any]]:
              "worth": _worth(f.speedup, f.speedup_note, share)} for f in k.diagnosis]
 
 
+def _dims(dims: tuple[int, int, int] | None, total: float | None, what: str) -> str:
+    """A launch dimension as x×y×z, or its total where the report holds only that (`launch__grid_size`)."""
+    if dims:
+        return "×".join(map(str, dims))
+    return F.NA if total is None else f"{total:,.0f} {what}{'' if total == 1 else 's'}"
+
+
 def launch_text(k: AnalysedKernel) -> str:
     """Grid, block, waves and achieved occupancy, as far as the report holds them."""
     facts = k.launch
     parts = []
     if facts.get("grid_blocks") is not None:
-        parts.append(f"{facts['grid_blocks']:,.0f} blocks")
+        blocks = facts["grid_blocks"]
+        parts.append(f"{blocks:,.0f} block{'' if blocks == 1 else 's'}")
     if facts.get("block_threads") is not None:
         parts.append(f"{facts['block_threads']:,.0f} threads each")
     if facts.get("waves_per_sm") is not None:
@@ -129,7 +137,13 @@ def verdict(k: AnalysedKernel) -> str:
                 f"roof of the FLOP/byte chart){_contrast(k)}: {lever}.{whose}")
     occupancy = k.launch.get("achieved_occupancy")
     occ = f" (achieved occupancy {F.pct(occupancy)})" if occupancy is not None else ""
-    return (f"Below every limit: the busiest is {label} at {F.pct(share)} of peak. The kernel is limited by "
+    if not limits_measured(k):
+        return (f"Below the threshold on every limit the report holds: the busiest is {label} at {F.pct(share)} of "
+                "peak. The report lacks Nsight Compute's SM and memory throughputs and some memory roofs, so latency "
+                "cannot be told from a limit it did not measure (L2, L1, the SM's pipes); collect the SpeedOfLight "
+                "section (`--section SpeedOfLight`) to tell them apart.")
+    return (f"Below the threshold on every limit: the busiest is {label} at {F.pct(share)} of peak. The kernel is "
+            f"limited by "
             f"latency{occ}: stalls, dependencies or too few warps in flight, not by a roof or a unit; check the "
             "warp-stall reasons and occupancy before changing the algorithm.")
 
@@ -273,8 +287,8 @@ def kernel_view(report_no: int, k: AnalysedKernel, d: dict[str, Any], total_s: f
         "name": k.raw.name,
         "short_name": F.short_name(k.raw.name),
         "demangled_name": k.raw.demangled_name,
-        "grid": "×".join(map(str, k.raw.grid_size)) if k.raw.grid_size else F.NA,
-        "block": "×".join(map(str, k.raw.block_size)) if k.raw.block_size else F.NA,
+        "grid": _dims(k.raw.grid_size, k.launch.get("grid_blocks"), "block"),
+        "block": _dims(k.raw.block_size, k.launch.get("block_threads"), "thread"),
         "nvtx": list(k.raw.nvtx_ranges),
         "device": k.raw.device or F.NA,
         "usable": k.usable,

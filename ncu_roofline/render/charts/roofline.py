@@ -280,7 +280,7 @@ def _draw_roofs(ax: Axes, plot: _Plot, hooks: _Hooks) -> None:
     if top is not None:
         for roof in plot.bandwidths:
             ridge = top.value / roof.value
-            title = xml_text(f"Ridge point, {roof.label} \u00d7 {top.label}: {ridge:.3g} FLOP/byte")
+            title = xml_text(f"Ridge point, {roof.label} \u00d7 {top.label}: {ridge:.3g} {plot.x_unit}")
             gid = hooks.add({"class": "ridge", "data-roof": roof.name}, title, f"ridge-{roof.name}")
             ax.plot([ridge], [top.value], linestyle="none", marker="o", markersize=4,
                     markerfacecolor="white", markeredgecolor="#333333", markeredgewidth=0.9,
