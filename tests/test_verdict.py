@@ -219,7 +219,8 @@ def test_too_little_work_bounds_the_idle_sms_of_a_long_kernel_only() -> None:
 
 @pytest.mark.parametrize(("achieved", "theoretical", "says"), [
     (0.86, 1.0, "not more warps"),  # distanceCalculationsKernel: the SMs nearly full of warps
-    (0.79, 1.0, "why fewer warps run than the launch allows"),  # rms_norm: a fifth of the warps missing (tail)
+    (0.79, 1.0, "not more warps"),  # rms_norm: four fifths of the warp slots filled (its tail takes the rest)
+    (0.74, 1.0, "why fewer warps run than the launch allows"),  # a quarter of the warp slots empty
     (0.57, 0.75, "why fewer warps run than the launch allows"),  # 76 % of what the launch allows
     (0.7, 0.75, "caps the warps in flight: raise it"),  # 93 % of a theoretical 75 %: the launch's limit
     (0.11, 0.125, "caps the warps in flight: raise it"),  # searchKernelCOSStree: what the launch allows, low

@@ -353,8 +353,8 @@ def _memory_ceilings(m: KernelModel, res: Resolver, out: list[Ceiling], skipped:
                 if moved <= useful * _ABSORBED_TOLERANCE:
                     skipped.append(NotApplicable("sector_use", roof, (
                         f"{roof.upper()} moved {moved:,.0f} bytes for these accesses, no more than the {useful:,.0f} "
-                        "they use: the unused parts of their sectors were used by neighbouring accesses from the "
-                        f"caches, so they cap nothing at {roof.upper()}")))
+                        f"they use: caches above {roof.upper()} served the rest (re-reads, or the other parts of "
+                        f"sectors they already held), so the unused parts of sectors cap nothing at {roof.upper()}")))
                     continue
                 factor = max(factor, useful / moved)
                 measured = f"; {roof.upper()} moved {moved:,.0f} bytes for them, {factor:.0%} of it used"

@@ -1,7 +1,8 @@
 """The words of a latency finding: what holds the kernel back below every limit, and what to do about it.
 
 Nsight Compute's achieved and theoretical occupancy tell three cases apart: the SMs nearly full of warps
-(more warps are not to be had: more work in flight per warp is the lever), occupancy at what the launch
+(three quarters of their warp slots or more, whatever the launch allows: more warps seldom hide more latency
+than that, and more work in flight per warp is the lever), occupancy at what the launch
 allows but that is low (its limiter, registers, shared memory or block size, is the lever), and fewer
 warps than the launch allows (more independent work per SM).
 """
@@ -23,7 +24,7 @@ def latency_words(launch: Mapping[str, float | None]) -> tuple[str, str]:
         return (f"{occ}: stalls, dependencies, too few warps in flight", f"{_STALLS} and the occupancy; give each SM "
                 "more independent work (more warps, more instructions in flight)")
     occ = f" (achieved occupancy {achieved:.0%} of a theoretical {theoretical:.0%})"
-    if achieved >= REACHED * theoretical and achieved >= FULL:
+    if achieved >= FULL:  # whatever the launch allows: more warps than this seldom hide more latency
         return (f"{occ}: stalls and dependencies within each warp, not too few warps", f"{_STALLS}; with the SMs "
                 "nearly full of warps, more work in flight per warp (independent loads issued early, unrolling, "
                 "fewer dependent chains) is the lever, not more warps")
