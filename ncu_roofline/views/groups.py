@@ -115,6 +115,7 @@ def group_view(kernel_view: KernelView, report_no: int, g: KernelGroup, page_tot
         "nvtx": nvtx[:8], "nvtx_more": max(0, len(nvtx) - 8),
         "has_section": False, "has_chart": False,
     })
+    v["bound_note"] = _bound_note(g)
     if g.regime_disagreeing:  # "latency (2 of 4 at limit)": launches in another regime are not hidden
         other = {r: n for r, n in g.regimes.items() if r != (g.summary.regime or NO_LIMITER)}
         usable = g.usable_launches
@@ -125,6 +126,18 @@ def group_view(kernel_view: KernelView, report_no: int, g: KernelGroup, page_tot
     size_points(v["chart"], {v["chart"]["points"][0]["kernel_id"]: v} if v["chart"]["points"] else {})
     v["chart"]["title"] = g.display_name
     return v
+
+
+def _bound_note(g: KernelGroup) -> str:
+    """Where launches have another limiter than the group's: how many, or, where none has the group's (its
+    weighted shares crown a limit no launch is bound by alone), the limiter most of them have."""
+    if not g.disagreeing:
+        return ""
+    usable = g.usable_launches
+    if g.summary.bound_by in g.limiters:
+        return f"{len(g.disagreeing):,} of {usable:,} launches differ"
+    top, n = next(iter(g.limiters.items()))
+    return f"no launch alone; {short_label(None if top == NO_LIMITER else top)} in {n:,} of {usable:,}"
 
 
 def roof_side(k: AnalysedKernel) -> dict[str, Any]:
