@@ -725,3 +725,36 @@ def test_latency_is_named_only_where_every_limit_was_measured(name: str) -> None
         if k.regime == "latency" and not (headlines or roofs) and "the report holds" not in text:
             wrong.append(f"#{k.raw.index} says nothing of what it lacks: {text[:100]}")
     assert not wrong, "\n".join(wrong)
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_local_memory_is_named_where_it_is_a_twentieth_of_the_memory_instructions(name: str) -> None:
+    """A local-memory finding exactly where local loads and stores are 5 % or more of the memory instructions
+    (global and local, warp level), by Nsight Compute's own counts."""
+    wrong = []
+    for k in _with_groups(name):
+        local = [k.raw.number(n) for n in ("sass__inst_executed_local_loads", "sass__inst_executed_local_stores")]
+        glob = [k.raw.number(n) for n in ("sass__inst_executed_global_loads", "sass__inst_executed_global_stores")]
+        if None in local or None in glob:
+            continue
+        notable = sum(local) > 0 and sum(local) >= 0.05 * (sum(local) + sum(glob))
+        named = any(f.kind == "local_memory" for f in k.diagnosis)
+        if notable != named:
+            wrong.append(f"#{k.raw.index} local {sum(local):,.0f} global {sum(glob):,.0f}: finding {named}")
+    assert not wrong, "\n".join(wrong)
+
+
+@needs_corpus
+def test_a_kernel_that_spills_is_told_so() -> None:
+    """PMKID (GTX 1080, 253 registers a thread): 17,991,800 local loads and 20,253,084 local stores against
+    2,720,575 global loads and 2,753,165 global stores: 87 % of its memory instructions; 164,023,478 of its
+    300,861,401 L2 transactions (55 %) are local."""
+    (k,) = _kernels("pmkid-brute-force__profile.nsight-cuprof-report")
+    (f,) = [f for f in k.diagnosis if f.kind == "local_memory"]
+    local, total = 17_991_800 + 20_253_084, 17_991_800 + 20_253_084 + 2_720_575 + 2_753_165
+    assert round(local / total, 2) == 0.87 and round(164_023_478 / (164_023_478 + 136_837_923), 2) == 0.55
+    assert f.text == (f"{local:,} of its {total:,} memory instructions (warp level) are local-memory loads and stores "
+                      "(87%), with 253 registers per thread: register spills or a local array; they make 55% of its "
+                      "L2 transactions")
+    assert f.speedup is None and "-Xptxas -v" in f.action

@@ -35,6 +35,7 @@ from .latency import latency_words
 from .levers import bytes_cover_level, limits_measured, unit_lever
 from .libraries import library_of
 from .reuse import fewer_bytes_action, issue_left, reads_once, reuse_note
+from .spills import local_memory
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
@@ -464,14 +465,14 @@ def _ranked(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], wa
     if not m.usable or m.regime is None:
         return []
     if m.regime == T.TOO_LITTLE_WORK:
-        return [_too_little_work(m)]
+        return [_too_little_work(m), *local_memory(m)]
     if m.regime == T.AT_LIMIT:
         found = _at_roof(m, ceilings, parts, reuse) if m.limiter_is_roof else _unit_limit(m, ceilings)
     elif not m.limiter_is_roof:
         found = _unit_limit(m, ceilings)[:1] + _latency(m, ceilings, parts)
     else:
         found = _latency(m, ceilings, parts)
-    found += reuse_note(m, reuse)
+    found += reuse_note(m, reuse) + local_memory(m)
     tail = _tail_effect(m) if waves else []
     if tail and found[0].speedup is None and found[0].speedup_note.startswith("at its limit"):
         found[0].speedup_note = (f"{found[0].speedup_note}, apart from the partial last wave (the tail-effect "

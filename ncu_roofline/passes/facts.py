@@ -27,8 +27,20 @@ BANK_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"
 LOCAL_REQUESTS = ("l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum")
 STORE_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"
 
+# Local and global memory warp instructions (loads, stores) under the names of every Nsight Compute version;
+# the L2 transactions of local and global memory (2019-era names); the registers a thread holds.
+LOCAL_INSTRUCTIONS = (("sass__inst_executed_local_loads", "sass__inst_executed_local_stores"),
+                      ("smsp__sass_inst_executed_op_local_ld.sum", "smsp__sass_inst_executed_op_local_st.sum"),
+                      ("smsp__inst_executed_op_local_ld.sum", "smsp__inst_executed_op_local_st.sum"))
+GLOBAL_MEMORY_INSTRUCTIONS = (("sass__inst_executed_global_loads", "sass__inst_executed_global_stores"),
+                              MEMORY_INSTRUCTIONS[0])
+L2_TRANSACTIONS = ("memory_l2_transactions_local", "memory_l2_transactions_global")
+REGISTERS = "launch__registers_per_thread"
+
 FACTS = tuple(dict.fromkeys((ISSUED, *(n for pair in MEMORY_INSTRUCTIONS for n in pair), *R.ASYNC_COPY_COUNTS,
-                             SHARED_WAVEFRONTS, BANK_CONFLICTS, *LOCAL_REQUESTS, STORE_SECTORS)))
+                             SHARED_WAVEFRONTS, BANK_CONFLICTS, *LOCAL_REQUESTS, STORE_SECTORS,
+                             *(n for pairs in (LOCAL_INSTRUCTIONS, GLOBAL_MEMORY_INSTRUCTIONS) for pair in pairs
+                               for n in pair), *L2_TRANSACTIONS, REGISTERS)))
 _INDEX = {name: i for i, name in enumerate(FACTS)}
 
 

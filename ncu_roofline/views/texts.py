@@ -60,6 +60,7 @@ CEILING_LABELS = {
     "fma_balance": "FMA balance", "issue_share": "issue share", "lane_efficiency": "lane efficiency",
     "tensor_datapath": "tensor datapath", "tensor_share": "tensor share", "sector_use": "sector use",
     "coalescing": "coalescing", "bank_conflicts": "bank conflicts", "latency": "latency", "reuse": "reuse",
+    "local_memory": "local memory",
 }
 
 def quantity_label(key: str) -> str:
