@@ -32,7 +32,6 @@ class AnalysedKernel(KernelModel):
     instruction_roofline: dict[str, Any] | None = None
     not_applicable: list[NotApplicable] = field(default_factory=list)
     precision_options: list[dict[str, Any]] = field(default_factory=list)
-    facts: tuple[float | None, ...] | None = None  # `passes.facts.FACTS` of the launch, for later passes
 
     def to_dict(self, redact: bool = False, unit_recipes: Mapping[str, str] | None = None) -> dict[str, Any]:
         """The kernel as the `ncu-roofline/3` JSON contract writes it (`unit_recipes`: see `KernelModel`)."""
@@ -57,10 +56,10 @@ class AnalysedKernel(KernelModel):
 def analyse_kernel(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETTINGS) -> AnalysedKernel:
     """Model one kernel, then run every pass over the model."""
     model = build_kernel_model(raw, settings)
+    model.facts = counter_facts(raw)
     found = analyse_ceilings(model)
     values = {f.name: getattr(model, f.name) for f in dataclasses.fields(KernelModel)}
     values["missing"] = [*model.missing, *found.missing]
     return AnalysedKernel(**values, ceilings=found.ceilings, diagnosis=diagnose(model, found.ceilings, found.reuse),
                           reuse=found.reuse, instruction_roofline=instruction_roofline(model),
-                          not_applicable=found.not_applicable, precision_options=found.precision_options,
-                          facts=counter_facts(raw))
+                          not_applicable=found.not_applicable, precision_options=found.precision_options)

@@ -54,6 +54,9 @@ class KernelModel:
     total_flop: float | None = None  # all FLOP, when known (see build_kernel_model)
     units: dict[str, UnitShare] = field(default_factory=dict)  # Nsight Compute's unit throughputs
     launch: dict[str, float | None] = field(default_factory=dict)
+    # The raw counters later passes read (`passes.facts.FACTS`), kept once the metrics are let go; None: read
+    # them from the metrics.
+    facts: tuple[float | None, ...] | None = None
 
     @property
     def usable(self) -> bool:
