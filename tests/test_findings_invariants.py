@@ -591,7 +591,7 @@ def test_no_advice_about_accesses_the_kernel_does_not_make(name: str) -> None:
             if conflicts == 0 and ("swizzle" in text or "bank-conflicted" in text):
                 wrong.append(f"#{k.raw.index} no bank conflicts: {text[:120]}")
         wrong += [f"#{k.raw.index} {c.kind} at 100 %: {c.detail[:60]} / {c.action}" for c in k.ceilings
-                  if c.factor >= 1.0 and (c.action != NO_CAP or c.detail.startswith("only"))]
+                  if f"{c.factor:.0%}" == "100%" and (c.action != NO_CAP or c.detail.startswith("only"))]
     assert not wrong, "\n".join(wrong)
 
 
@@ -604,6 +604,12 @@ def test_a_busy_unit_is_set_against_bytes_that_count_its_traffic(name: str) -> N
     wrong = []
     for k in _with_groups(name):
         for text in _said_of(k)[:2]:  # the verdict and the first finding: the unit limiter's sentences
+            said = re.search(r"while (\S+) (?:work|bytes).*? reach(?:es)? only", text)
+            if said and k.bound_by in k.units:  # a gap to show: the roof well under the unit (at most 3/4 of it)
+                roof = said.group(1).lower()
+                if not k.utilization[roof] < 0.75 * k.units[k.bound_by].share:
+                    wrong.append(f"#{k.raw.index} {roof} at {k.utilization[roof]:.2f} beside the unit at "
+                                 f"{k.units[k.bound_by].share:.2f}: {text[:100]}")
             for level, lv in (("L1", "l1"), ("L2", "l2")):
                 if f"while {level} bytes" not in text or "reach only" not in text:
                     continue
@@ -754,7 +760,41 @@ def test_a_kernel_that_spills_is_told_so() -> None:
     (f,) = [f for f in k.diagnosis if f.kind == "local_memory"]
     local, total = 17_991_800 + 20_253_084, 17_991_800 + 20_253_084 + 2_720_575 + 2_753_165
     assert round(local / total, 2) == 0.87 and round(164_023_478 / (164_023_478 + 136_837_923), 2) == 0.55
-    assert f.text == (f"{local:,} of its {total:,} memory instructions (warp level) are local-memory loads and stores "
-                      "(87%), with 253 registers per thread: register spills or a local array; they make 55% of its "
-                      "L2 transactions")
+    assert f.text == (f"{local:,} of its {total:,} global and local memory instructions (warp level) are local loads "
+                      "and stores (87%), with 253 registers per thread: register spills or a local array; they make "
+                      "55% of its global and local L2 transactions")
     assert f.speedup is None and "-Xptxas -v" in f.action
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_the_verdict_and_the_latency_finding_say_the_same_of_warps(name: str) -> None:
+    from ncu_roofline.views.report import verdict
+
+    wrong = []
+    for k in _with_groups(name):
+        latency = [f.text for f in k.diagnosis if f.kind == "latency"]
+        if latency and "not too few warps" in latency[0] and "too few warps in flight" in verdict(k):
+            wrong.append(f"#{k.raw.index}: {verdict(k)[:120]}")
+    assert not wrong, "\n".join(wrong)
+
+
+@needs_corpus
+def test_the_top_finding_is_the_one_worth_most_in_markdown_and_csv() -> None:
+    """PMKID: too little work (≤20×) before the local-memory finding, which projects no gain; naive_gemm: no
+    finding projects a gain (coalescing gives nothing under its LSU limit), so the table names the busy unit."""
+    import csv
+    import io
+
+    from click.testing import CliRunner
+
+    from ncu_roofline.cli import main
+
+    for name, label, kind in (("pmkid-brute-force__profile.nsight-cuprof-report", "too little work ≤20×",
+                               "too_little_work"), ("cudacode__naive.ncu-rep", "busy unit", "unit_throughput")):
+        md = CliRunner().invoke(main, ["report", str(CORPUS / name), "-f", "md"]).stdout
+        row = next(line for line in md.splitlines() if line.startswith("| ") and " | 100.0 % | " in line)
+        assert row.endswith(f"| {label} |")
+        out = CliRunner().invoke(main, ["report", str(CORPUS / name), "-f", "csv", "--groups"]).stdout
+        (group,) = list(csv.DictReader(io.StringIO(out)))
+        assert group["top_finding"] == kind

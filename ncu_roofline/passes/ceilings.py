@@ -141,8 +141,8 @@ def _add(out: list[Ceiling], m: KernelModel, kind: str, roof: str, factor: float
     if not math.isfinite(factor) or factor <= 0:
         return
     factor = min(factor, 1.0)
-    if factor >= 1.0:
-        action = NO_CAP  # what the counters show leaves the whole roof: nothing to fix here
+    if f"{factor:.0%}" == "100%":
+        action = NO_CAP  # what the counters show leaves the whole roof (as printed): nothing to fix here
     value = _roof_value(m, roof)
     out.append(Ceiling(kind, roof, factor, None if value is None else value * factor, evidence, detail, action))
 
@@ -193,7 +193,8 @@ def _compute_ceilings(m: KernelModel, res: Resolver, out: list[Ceiling]) -> None
                         "pipe_peak_warp_inst_per_cycle": pipe_peak / 32.0}
             note = " (issue rate assumed: 4 warp instructions per SM per cycle)" if issue_assumed else ""
             detail = (f"only {share:.0%} of issued warp instructions are {precision.upper()} arithmetic; integer, "
-                      f"address, memory and control instructions take the rest of the issue slots{note}" if factor < 1
+                      f"address, memory and control instructions take the rest of the issue slots{note}"
+                      if f"{min(factor, 1.0):.0%}" != "100%"
                       else f"{share:.0%} of issued warp instructions are {precision.upper()} arithmetic: enough for "
                       f"the issue slots to keep the {precision.upper()} pipe at its peak{note}")
             loads = res.number("smsp__sass_inst_executed_op_global_ld.sum")

@@ -32,7 +32,7 @@ from ..model.throughputs import too_little_work_reason
 from .ceilings import SIGNIFICANT, Ceiling
 from .finding import Finding
 from .latency import latency_words
-from .levers import bytes_cover_level, limits_measured, unit_lever
+from .levers import limits_measured, sets_against, unit_lever
 from .libraries import library_of
 from .reuse import fewer_bytes_action, issue_left, reads_once, reuse_note
 from .spills import local_memory
@@ -289,7 +289,7 @@ def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
     unit = m.units[bound]
     roof = T.related_roof(bound)
     contrast = ""
-    if roof is not None and roof in m.utilization and bytes_cover_level(m, roof):
+    if roof is not None and sets_against(m, roof):
         what = f"{m.bytes_in_words(roof)} reach" if roof in R.LEVELS else "work reaches"
         contrast = f", while {roof.upper()} {what} only {m.utilization[roof]:.0%} of the {roof.upper()} roof"
     at = m.regime == T.AT_LIMIT
@@ -331,6 +331,8 @@ def _latency(m: KernelModel, ceilings: list[Ceiling], parts: Parts) -> list[Find
         if not limits_measured(m):
             busiest, speedup, rest, why = ("the busiest limit the report holds", None,
                                            "latency, or a limit it does not hold", "")
+            action = ("collect Nsight Compute's SpeedOfLight section (`--section SpeedOfLight`) first: it tells "
+                      "latency from a limit this report did not measure")
             note = ("no bound: the report holds neither Nsight Compute's SM and memory throughputs nor every "
                     "memory roof, so a limit it does not measure (L2, L1, the SM's pipes) may saturate first")
         findings.append(Finding(

@@ -22,3 +22,12 @@ class Finding:
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "roof": self.roof, "factor": self.factor, "text": self.text, "action": self.action,
                 "limit": self.limit, "speedup": self.speedup, "speedup_note": self.speedup_note}
+
+
+def top_index(speedups: list[float | None]) -> int | None:
+    """Which of a diagnosis's findings (their projected speed-ups, in order) a one-line summary shows: the one
+    worth most, the earlier among equals; where none projects a gain, the first, which names the limiter."""
+    if not speedups:
+        return None
+    best = max(range(len(speedups)), key=lambda i: (speedups[i] or 0.0, -i))
+    return best if (speedups[best] or 0.0) > 1.0 else 0

@@ -76,6 +76,20 @@ def bytes_cover_level(m: KernelModel, level: str) -> bool:
     return counted.definition != "global" or _small(_total(m, LOCAL_REQUESTS), _total(m, GLOBAL_REQUESTS))
 
 
+# A busy unit is set against its roof only where the roof's use is well under the unit's: below this share of it.
+CONTRAST_BELOW = 0.75
+
+
+def sets_against(m: KernelModel, roof: str | None) -> bool:
+    """Whether the limiter's sentence sets it against the roof its work shows under ("while L2 bytes reach only
+    …"): the roof is known, its bytes count the level's traffic (`bytes_cover_level`), and it is well under the
+    unit's busy share (a unit at 39 % beside a roof at 36 % shows no gap)."""
+    unit = m.units.get(m.bound_by or "")
+    if roof is None or roof not in m.utilization or unit is None:
+        return False
+    return m.utilization[roof] < CONTRAST_BELOW * unit.share and bytes_cover_level(m, roof)
+
+
 def limits_measured(m: KernelModel) -> bool:
     """Whether the busiest limit is the busiest of all: the report holds Nsight Compute's SM and memory
     throughputs (the maximum of their sub-units), or a roof at every memory level. A capture of a few

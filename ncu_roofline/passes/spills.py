@@ -36,13 +36,13 @@ def local_memory(m: KernelModel) -> list[Finding]:
         return []
     regs = fact(m, REGISTERS)
     of = f"{local:,.0f} of its {local + other:,.0f}" if other is not None else f"{local:,.0f}"
-    text = (f"{of} memory instructions (warp level) are local-memory loads and stores"
+    text = (f"{of} global and local memory instructions (warp level) are local loads and stores"
             + (f" ({share:.0%})" if share is not None else "")
             + (f", with {regs:,.0f} registers per thread" if regs else "")
             + ": register spills or a local array")
     transactions = [fact(m, name) for name in L2_TRANSACTIONS]
     if all(t is not None for t in transactions) and (total := sum(t for t in transactions if t is not None)) > 0:
-        text += f"; they make {transactions[0] / total:.0%} of its L2 transactions"  # type: ignore[operator]
+        text += f"; they make {transactions[0] / total:.0%} of its global and local L2 transactions"  # type: ignore[operator]
     action = ("keep the values in registers: fewer live values per thread (smaller per-thread tiles, recompute "
               "rather than keep), a register limit only with care (__launch_bounds__ or -maxrregcount: too tight "
               "spills more), local arrays indexed only by compile-time constants; `-Xptxas -v` prints each "

@@ -134,10 +134,15 @@ def _bound_note(g: KernelGroup) -> str:
     if not g.disagreeing:
         return ""
     usable = g.usable_launches
-    if g.summary.bound_by in g.limiters:
-        return f"{len(g.disagreeing):,} of {usable:,} launches differ"
-    top, n = next(iter(g.limiters.items()))
-    return f"no launch alone; {short_label(None if top == NO_LIMITER else top)} in {n:,} of {usable:,}"
+    own = g.limiters.get(g.summary.bound_by or NO_LIMITER, 0)
+    others = [(name, n) for name, n in g.limiters.items() if name != (g.summary.bound_by or NO_LIMITER)]
+    if not others:
+        return ""
+    top, n = others[0]  # the most common other limiter
+    other, more = f"{short_label(None if top == NO_LIMITER else top)} in {n:,}", ", …" if len(others) > 1 else ""
+    if not own:
+        return f"no launch alone; {other} of {usable:,}{more}"
+    return f"{own:,} of {usable:,} launches; {other}{more}"
 
 
 def roof_side(k: AnalysedKernel) -> dict[str, Any]:

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
 from ..model.throughputs import too_little_work_reason
-from ..passes.levers import bytes_cover_level, limits_measured, unit_lever
+from ..passes.finding import top_index
+from ..passes.latency import latency_words
+from ..passes.levers import limits_measured, sets_against, unit_lever
 from ..passes.libraries import library_of
 from ..passes.reuse import reads_once, reads_once_text
 from ..version import __version__
@@ -103,7 +105,7 @@ def launch_text(k: AnalysedKernel) -> str:
 def _contrast(k: AnalysedKernel) -> str:
     """For a unit limiter: how the FLOP/byte chart's roof under which its work shows compares."""
     roof = T.related_roof(k.bound_by or "")
-    if roof is None or roof not in k.utilization or not bytes_cover_level(k, roof):
+    if roof is None or not sets_against(k, roof):
         return ""
     what = f"{k.bytes_in_words(roof)} reach" if roof in R.LEVELS else "work reaches"
     return f", while {short_label(roof)} {what} only {F.pct(k.utilization[roof])} of the {short_label(roof)} roof"
@@ -135,17 +137,20 @@ def verdict(k: AnalysedKernel) -> str:
         lever = unit_lever(k, unit) or "this unit is the limit"
         return (f"Bound by {label} at {F.pct(share)} of peak (a unit throughput Nsight Compute measured, not a "
                 f"roof of the FLOP/byte chart){_contrast(k)}: {lever}.{whose}")
-    occupancy = k.launch.get("achieved_occupancy")
-    occ = f" (achieved occupancy {F.pct(occupancy)})" if occupancy is not None else ""
     if not limits_measured(k):
         return (f"Below the threshold on every limit the report holds: the busiest is {label} at {F.pct(share)} of "
                 "peak. The report lacks Nsight Compute's SM and memory throughputs and some memory roofs, so latency "
                 "cannot be told from a limit it did not measure (L2, L1, the SM's pipes); collect the SpeedOfLight "
                 "section (`--section SpeedOfLight`) to tell them apart.")
+    why = latency_words(k.launch)[0]  # the latency finding's own words: what the occupancy says
     return (f"Below the threshold on every limit: the busiest is {label} at {F.pct(share)} of peak. The kernel is "
-            f"limited by "
-            f"latency{occ}: stalls, dependencies or too few warps in flight, not by a roof or a unit; check the "
-            "warp-stall reasons and occupancy before changing the algorithm.")
+            f"limited by latency{why}, not by a roof or a unit; check the warp-stall reasons and occupancy before "
+            "changing the algorithm.")
+
+
+def _top(findings: list[dict[str, Any]]) -> dict[str, Any] | None:
+    index = top_index([f["speedup"] for f in findings])
+    return None if index is None else findings[index]
 
 
 def _kernel_id(report_no: int, k: AnalysedKernel) -> str:
@@ -326,9 +331,8 @@ def kernel_view(report_no: int, k: AnalysedKernel, d: dict[str, Any], total_s: f
         "missing": [dict(m, label=quantity_label(m["quantity"])) for m in d["missing"]],
         "off_chart": _off_chart_note(k),
         "findings": findings,
-        # The first finding names the limiter (the table's Bound-by column already does); the table
-        # shows the one worth most after it.
-        "top_finding": (findings[1] if len(findings) > 1 else findings[0]) if findings else None,
+        # The one worth most (the first, which names the limiter, where none projects a gain), as the CSV's.
+        "top_finding": _top(findings),
         "ceilings": [dict(c.to_dict(), label=CEILING_LABELS.get(c.kind, c.kind)) for c in k.ceilings],
         "rules": [dict(r, speedup_text=f"est. {r['speedup_pct']:.0f} % ({r['speedup_kind'] or 'speed-up'})"
                        if r["speedup_pct"] is not None else "") for r in d["nsight_compute_rules"]
