@@ -137,9 +137,10 @@ def test_analyse_one_result_is_small_and_picklable() -> None:
 
 @needs_corpus
 @pytest.mark.parametrize("html", [True, False])
-def test_a_staged_job_writes_to_its_files_what_it_would_return(tmp_path, html) -> None:
+def test_a_staged_job_writes_to_its_files_what_it_would_return(tmp_path, monkeypatch, html) -> None:
     """With `staging`, the job streams its JSON to a file and writes its page to another, and sends
     back only their names: the same bytes as the returned documents, the same rows and summary."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")  # one "generated at" minute for both pages
     path = str(CORPUS / "nsight-training__manual_nvtx.ncu-rep")
     returned = analyse_one(path, AnalysisSettings(), html=html)
     staging = Staging(str(tmp_path / "1.json"), str(tmp_path / "1.html"))

@@ -591,7 +591,7 @@ def test_no_advice_about_accesses_the_kernel_does_not_make(name: str) -> None:
             if conflicts == 0 and ("swizzle" in text or "bank-conflicted" in text):
                 wrong.append(f"#{k.raw.index} no bank conflicts: {text[:120]}")
         wrong += [f"#{k.raw.index} {c.kind} at 100 %: {c.detail[:60]} / {c.action}" for c in k.ceilings
-                  if f"{c.factor:.0%}" == "100%" and (c.action != NO_CAP or c.detail.startswith("only"))]
+                  if c.factor >= 0.995 and (c.action != NO_CAP or c.detail.startswith("only"))]
     assert not wrong, "\n".join(wrong)
 
 

@@ -134,6 +134,7 @@ def _roof_value(m: KernelModel, roof: str) -> float | None:
 
 
 NO_CAP = "none: this leaves the whole roof"
+PRINTS_AS_WHOLE = 0.995  # a factor from which it prints as 100 %
 
 
 def _add(out: list[Ceiling], m: KernelModel, kind: str, roof: str, factor: float,
@@ -141,7 +142,7 @@ def _add(out: list[Ceiling], m: KernelModel, kind: str, roof: str, factor: float
     if not math.isfinite(factor) or factor <= 0:
         return
     factor = min(factor, 1.0)
-    if f"{factor:.0%}" == "100%":
+    if factor >= PRINTS_AS_WHOLE:
         action = NO_CAP  # what the counters show leaves the whole roof (as printed): nothing to fix here
     value = _roof_value(m, roof)
     out.append(Ceiling(kind, roof, factor, None if value is None else value * factor, evidence, detail, action))
@@ -194,7 +195,7 @@ def _compute_ceilings(m: KernelModel, res: Resolver, out: list[Ceiling]) -> None
             note = " (issue rate assumed: 4 warp instructions per SM per cycle)" if issue_assumed else ""
             detail = (f"only {share:.0%} of issued warp instructions are {precision.upper()} arithmetic; integer, "
                       f"address, memory and control instructions take the rest of the issue slots{note}"
-                      if f"{min(factor, 1.0):.0%}" != "100%"
+                      if factor < PRINTS_AS_WHOLE
                       else f"{share:.0%} of issued warp instructions are {precision.upper()} arithmetic: enough for "
                       f"the issue slots to keep the {precision.upper()} pipe at its peak{note}")
             loads = res.number("smsp__sass_inst_executed_op_global_ld.sum")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..knowledge import recipes as R
+from ..readers.record import UNREAD, read_so_far
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
@@ -46,7 +47,21 @@ _INDEX = {name: i for i, name in enumerate(FACTS)}
 
 def counter_facts(raw: RawKernel) -> tuple[float | None, ...]:
     """The launch's values of `FACTS` (None where the report lacks one, or holds NaN)."""
-    return tuple(raw.number(name) for name in FACTS)
+    # The names the metrics may hold at all (an export's header, a report's list for the kernel): most of these
+    # are absent from any one report, and a C-level `in` passes them over; the metrics read so far (a CSV row's
+    # parsed cells) answer most of the others before the mapping's own `get`.
+    metrics = raw.metrics
+    possible = getattr(metrics, "possible_names", metrics)
+    read, get = read_so_far(metrics), metrics.get
+    out: list[float | None] = []
+    for name in FACTS:
+        m = read(name, UNREAD) if name in possible else None
+        if m is UNREAD:
+            m = get(name)
+        value = None if m is None else m.value
+        out.append(value if type(value) is float and value - value == 0.0 else
+                   None if m is None else raw.number(name))
+    return tuple(out)
 
 
 def fact(m: KernelModel, name: str) -> float | None:

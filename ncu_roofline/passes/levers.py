@@ -4,9 +4,11 @@ against it.
 A unit's fixed wording (`knowledge.throughputs`) names every usual cause. Where the kernel's counters rule a
 cause out, the lever leaves it out: no vector loads for a kernel that executes no global loads, no bank
 conflicts where Nsight Compute counted none. A busy unit is set against its roof's bytes ("while L2 bytes
-reach only 1 %") only where those bytes count (nearly) all of that level's traffic: a chart definition of
-L2 -> L1 reads leaves out a kernel's stores, one of L1's global and local write-back its shared memory, and a
-busy unit with little counted traffic then says nothing about wasted bytes.
+reach only 1 %") only where the roof is well under the unit and those bytes count (nearly) all of that
+level's traffic: a chart definition of L2 -> L1 reads leaves out a kernel's stores, one of L1's global and
+local write-back its shared memory, and a busy unit with little counted traffic then says nothing about
+wasted bytes. Whether a report measured every limit (`limits_measured`) decides whether "latency" can be
+named.
 """
 
 from __future__ import annotations
@@ -15,14 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
-from .facts import (
-    BANK_CONFLICTS,
-    LOCAL_REQUESTS,
-        MEMORY_INSTRUCTIONS,
-    SHARED_WAVEFRONTS,
-    STORE_SECTORS,
-    fact,
-)
+from .facts import BANK_CONFLICTS, LOCAL_REQUESTS, MEMORY_INSTRUCTIONS, SHARED_WAVEFRONTS, STORE_SECTORS, fact
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
