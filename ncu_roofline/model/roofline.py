@@ -219,7 +219,7 @@ def build_kernel_model(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETT
     duration = q.duration_s.value
     provenance = _provenance(q, peaks, tensor_peaks)
     util = _utilization(q, peaks, tensor_peaks, duration, flags)
-    work = _flop_totals(q, duration, flags, _ran_mma(raw))
+    work = _flop_totals(q, duration, flags, "tensor_pipe_utilization_only" in flags and _ran_mma(raw))
     compute_roof = _compute_roof_of(work.dominant_precision, peaks, tensor_peaks, q)
     attainable = dict(empty_levels)
     for lv in R.LEVELS:
@@ -298,7 +298,8 @@ def _ran_mma(raw: RawKernel) -> bool:
     """Whether Nsight Compute counted integer, FP64 or warpgroup MMA instructions (IMMA, DMMA, GMMA) on the
     tensor pipe. Not HMMA's: the compiler loads constants with `HFMA2.MMA Rx, -RZ, RZ, imm`, which that pipe
     executes and counts, in kernels without any MMA."""
-    return any((v := raw.number(name)) is not None and v > 0 for name in R.MMA_INSTRUCTION_SHARES)
+    possible = getattr(raw.metrics, "possible_names", raw.metrics)  # a C-level test of the names first
+    return any(name in possible and (v := raw.number(name)) is not None and v > 0 for name in R.MMA_INSTRUCTION_SHARES)
 
 
 def _flop_totals(q: KernelQuantities, duration: float, flags: list[str], mma: bool = False) -> _Work:
