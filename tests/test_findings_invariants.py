@@ -798,3 +798,29 @@ def test_the_top_finding_is_the_one_worth_most_in_markdown_and_csv() -> None:
         out = CliRunner().invoke(main, ["report", str(CORPUS / name), "-f", "csv", "--groups"]).stdout
         (group,) = list(csv.DictReader(io.StringIO(out)))
         assert group["top_finding"] == kind
+
+
+@needs_corpus
+def test_a_latency_row_shows_its_latency_finding() -> None:
+    """readOffsetUnroll2 (DRAM reads alone, below the threshold): no finding projects a gain; the table shows
+    the latency finding, not the busy unit that points to it."""
+    from click.testing import CliRunner
+
+    from ncu_roofline.cli import main
+
+    md = CliRunner().invoke(main, ["report", str(CORPUS / "cudaprogramming__readSegmentUnroll.ncu-rep"), "-f", "md"])
+    rows = [line for line in md.stdout.splitlines() if line.startswith("| readOffsetUnroll2")]
+    assert rows and all(row.endswith("| latency | latency |") for row in rows)
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_a_stated_cap_gives_the_stated_bound(name: str) -> None:
+    """"capped at 1 / s" beside a bound of b: 1 / s rounds to b as printed (s with three digits)."""
+    wrong = []
+    for k in _with_groups(name):
+        for f in k.diagnosis:
+            cap = re.search(r"capped at 1 / ([0-9.]+)", f.speedup_note)
+            if cap and f.speedup is not None and abs(1 / float(cap.group(1)) - f.speedup) > 0.006 * f.speedup:
+                wrong.append(f"#{k.raw.index} {f.kind}: 1 / {cap.group(1)} against ≤{f.speedup:.3g}×")
+    assert not wrong, "\n".join(wrong)

@@ -489,8 +489,8 @@ def test_the_markdown_table_says_when_launches_have_another_limiter() -> None:
     which bounds 10 of its 22 launches, while 12 are bound by the issue slots (the note says so)."""
     md = CliRunner().invoke(main, ["report", str(CORPUS / "self-join-mistic__profile.ncu-rep"), "-f", "md"]).stdout
     row = next(line for line in md.splitlines() if "\\[grid 2048×1×1\\]" in line)
-    assert "| memory throughput (no launch alone; L1/TEX (wavefronts) in 5 of 8, …) | 47 % |" in row
+    assert "| memory throughput: no launch alone; L1/TEX (wavefronts) in 5 of 8, … | 47 % |" in row
     histogram = next(line for line in md.splitlines() if line.startswith("| DeviceRadixSortHistogramKernel"))
-    assert "| L1/TEX (wavefronts) (10 of 22 launches; issue slots in 12) |" in histogram
+    assert "| L1/TEX (wavefronts): 10 of 22 launches; issue slots in 12 |" in histogram
     single = next(line for line in md.splitlines() if "\\[grid 2045×1×1\\]" in line)
     assert "| L1/TEX (wavefronts) | 47 % |" in single

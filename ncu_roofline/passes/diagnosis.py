@@ -98,7 +98,7 @@ def _ceiling_finding(m: KernelModel, c: Ceiling, where: str) -> Finding:
         share, label = other
         capped = max(1.0, 1.0 / share)
         if capped < speedup * 0.995:  # a cap that does not change the stated figure is not stated
-            note += f"; capped at 1 / {share:.2f} by {label} at {share:.0%}, whose work this fix does not change"
+            note += f"; capped at 1 / {share:.3g} by {label} at {share:.0%}, whose work this fix does not change"
         speedup = capped
         if m.regime == T.AT_LIMIT and share >= (m.limiter_share or 1.0):
             # The limit this fix leaves as it is bounds the kernel already: its headroom is no gain of the fix.
@@ -158,7 +158,7 @@ def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling], parts: P
     speedup: float | None = allowed / m.achieved_flop_per_s
     named = ", ".join(f"{c.kind.replace('_', ' ')} {c.factor:.0%}{_partly(c)}" for c in under)
     if under:
-        note = (f"compute roof × its ceilings ({named}) ÷ achieved FLOP/s, the most more FLOP per byte gives with "
+        note = (f"compute roof × its ceilings ({named}) ÷ achieved FLOP/s, the most that more FLOP per byte gives with "
                 "this mix of FP instructions")
     else:
         note = "compute roof ÷ achieved FLOP/s, the most any intensity change can give"
@@ -170,7 +170,7 @@ def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling], parts: P
     if busiest is not None and allowed / m.achieved_flop_per_s > 1.0 / busiest[0]:
         share, label = busiest
         speedup = max(1.0, 1.0 / share)
-        note += (f"; capped at 1 / {share:.2f} by {label} at {share:.0%}, whose work does not shrink when "
+        note += (f"; capped at 1 / {share:.3g} by {label} at {share:.0%}, whose work does not shrink when "
                  "fewer bytes move")
         after = _saturates_after(m.utilization.get(level), share, level)
         saturates = f"; {label}, at {share:.0%}, saturates first{after}"
@@ -411,7 +411,7 @@ def _tail_effect(m: KernelModel) -> list[Finding]:
     if speedup < T.TAIL_MIN_SPEEDUP:
         return []
     limit = m.units[m.bound_by].label if m.bound_by in m.units else (m.bound_by or "").upper()
-    cap = f"; capped at 1 / {share:.2f}, the headroom of the busiest limit ({limit})" if speedup < bound else ""
+    cap = f"; capped at 1 / {share:.3g}, the headroom of the busiest limit ({limit})" if speedup < bound else ""
     full = f"{last:.0%}" if last >= 0.01 else f"{last:.1%}"
     if per_wave is not None:
         launch = f"the grid's {grid:,.0f} blocks make {waves:.2f} waves (about {per_wave:,.0f} blocks run at once)"

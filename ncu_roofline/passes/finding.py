@@ -24,10 +24,13 @@ class Finding:
                 "limit": self.limit, "speedup": self.speedup, "speedup_note": self.speedup_note}
 
 
-def top_index(speedups: list[float | None]) -> int | None:
-    """Which of a diagnosis's findings (their projected speed-ups, in order) a one-line summary shows: the one
-    worth most, the earlier among equals; where none projects a gain, the first, which names the limiter."""
+def top_index(speedups: list[float | None], kinds: list[str] | None = None) -> int | None:
+    """Which of a diagnosis's findings (their projected speed-ups and kinds, in order) a one-line summary
+    shows: the one worth most, the earlier among equals; where none projects a gain, the latency finding of a
+    kernel below every limit, else the first, which names the limiter."""
     if not speedups:
         return None
     best = max(range(len(speedups)), key=lambda i: (speedups[i] or 0.0, -i))
-    return best if (speedups[best] or 0.0) > 1.0 else 0
+    if (speedups[best] or 0.0) > 1.0:
+        return best
+    return next((i for i, kind in enumerate(kinds or []) if kind == "latency"), 0)

@@ -77,7 +77,7 @@ def render_report_html(analysis: Analysis, options: RenderOptions) -> str:
 def _row(k: dict[str, Any]) -> str:
     bound = short_label(k["bound_by"]) if k["bound_by"] else "n/a"
     if k.get("bound_note"):
-        bound += f" ({k['bound_note']})"
+        bound += f": {k['bound_note']}"
     top = k["top_finding"]
     finding = " ".join(p for p in (top["label"], top["factor_text"], top.get("speedup_text", "")) if p) if top else "–"
     mean = k["mean"] if k["launches"] > 1 else "–"

@@ -149,7 +149,7 @@ def verdict(k: AnalysedKernel) -> str:
 
 
 def _top(findings: list[dict[str, Any]]) -> dict[str, Any] | None:
-    index = top_index([f["speedup"] for f in findings])
+    index = top_index([f["speedup"] for f in findings], [f["kind"] for f in findings])
     return None if index is None else findings[index]
 
 
