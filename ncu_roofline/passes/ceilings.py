@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..knowledge import recipes as R
 from ..model.quantities import Missing, Resolver
+from .facts import global_loads
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
@@ -198,7 +199,7 @@ def _compute_ceilings(m: KernelModel, res: Resolver, out: list[Ceiling]) -> None
                       if factor < PRINTS_AS_WHOLE
                       else f"{share:.0%} of issued warp instructions are {precision.upper()} arithmetic: enough for "
                       f"the issue slots to keep the {precision.upper()} pipe at its peak{note}")
-            loads = res.number("smsp__sass_inst_executed_op_global_ld.sum")
+            loads = global_loads(m)
             vector = "use vector loads, " if loads is None or loads > 0 else ""
             _add(out, m, "issue_share", precision, factor, evidence, detail,
                  f"cut non-FP instructions: unroll loops, hoist index arithmetic, {vector}precompute addresses")

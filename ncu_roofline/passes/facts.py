@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from ..readers.record import RawKernel
 
 ISSUED = "smsp__inst_executed.sum"
-# Warp instructions that move global memory: SASS counts, and L1's global load and store requests.
+# Warp instructions that move global memory: SASS counts, and L1's global load and store requests (one per warp
+# instruction; the SASS counts miss generic loads and stores, so the larger of the two counts).
 MEMORY_INSTRUCTIONS = (("smsp__sass_inst_executed_op_global_ld.sum", "smsp__sass_inst_executed_op_global_st.sum"),
                        ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
                         "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"))
@@ -29,19 +30,18 @@ LOCAL_REQUESTS = ("l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_re
 STORE_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"
 
 # Local and global memory warp instructions (loads, stores) under the names of every Nsight Compute version;
-# the L2 transactions of local and global memory (2019-era names); the registers a thread holds.
+# the L2 transactions of local and global memory (2019-era names).
 LOCAL_INSTRUCTIONS = (("sass__inst_executed_local_loads", "sass__inst_executed_local_stores"),
                       ("smsp__sass_inst_executed_op_local_ld.sum", "smsp__sass_inst_executed_op_local_st.sum"),
                       ("smsp__inst_executed_op_local_ld.sum", "smsp__inst_executed_op_local_st.sum"))
 GLOBAL_MEMORY_INSTRUCTIONS = (("sass__inst_executed_global_loads", "sass__inst_executed_global_stores"),
                               MEMORY_INSTRUCTIONS[0])
 L2_TRANSACTIONS = ("memory_l2_transactions_local", "memory_l2_transactions_global")
-REGISTERS = "launch__registers_per_thread"
 
 FACTS = tuple(dict.fromkeys((ISSUED, *(n for pair in MEMORY_INSTRUCTIONS for n in pair), *R.ASYNC_COPY_COUNTS,
                              SHARED_WAVEFRONTS, BANK_CONFLICTS, *LOCAL_REQUESTS, STORE_SECTORS,
                              *(n for pairs in (LOCAL_INSTRUCTIONS, GLOBAL_MEMORY_INSTRUCTIONS) for pair in pairs
-                               for n in pair), *L2_TRANSACTIONS, REGISTERS)))
+                               for n in pair), *L2_TRANSACTIONS)))
 _INDEX = {name: i for i, name in enumerate(FACTS)}
 
 
@@ -69,3 +69,16 @@ def fact(m: KernelModel, name: str) -> float | None:
     from the metrics of a model built from them just now."""
     kept: tuple[float | None, ...] | None = getattr(m, "facts", None)
     return m.raw.number(name) if kept is None else kept[_INDEX[name]]
+
+
+def held_sum(m: KernelModel, names: tuple[str, ...]) -> float | None:
+    """The sum of these `FACTS` of a kernel, where it holds every one of them."""
+    values = [fact(m, name) for name in names]
+    return None if any(v is None for v in values) else sum(v for v in values if v is not None)
+
+
+def global_loads(m: KernelModel) -> float | None:
+    """The kernel's global load warp instructions: the larger of the SASS count and L1's global load
+    requests (the SASS count misses generic loads); None where the report holds neither."""
+    counts = [v for pair in MEMORY_INSTRUCTIONS if (v := fact(m, pair[0])) is not None]
+    return max(counts) if counts else None

@@ -17,7 +17,16 @@ from typing import TYPE_CHECKING
 
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
-from .facts import BANK_CONFLICTS, LOCAL_REQUESTS, MEMORY_INSTRUCTIONS, SHARED_WAVEFRONTS, STORE_SECTORS, fact
+from .facts import (
+    BANK_CONFLICTS,
+    LOCAL_REQUESTS,
+    MEMORY_INSTRUCTIONS,
+    SHARED_WAVEFRONTS,
+    STORE_SECTORS,
+    fact,
+    global_loads,
+    held_sum,
+)
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
@@ -26,20 +35,10 @@ if TYPE_CHECKING:
 # A byte count that leaves out a kind of traffic still describes the level where that traffic is at most this
 # share of the whole.
 OMITTED_AT_MOST = 0.2
-GLOBAL_LOADS = (MEMORY_INSTRUCTIONS[0][0], MEMORY_INSTRUCTIONS[1][0])
 GLOBAL_REQUESTS = MEMORY_INSTRUCTIONS[1]
 # Chart definitions of L2 bytes that count reads alone (L2 -> L1, L2 -> crossbar returns).
 _L2_READS_ONLY = ("l1tex__m_xbar2l1tex_read", "lts2xbar")
 _PIPES = ("sm__pipe_", "sm__inst_executed_pipe_")
-
-
-def _first(m: KernelModel, *names: str) -> float | None:
-    return next((v for name in names if (v := fact(m, name)) is not None), None)
-
-
-def _total(m: KernelModel, names: tuple[str, ...]) -> float | None:
-    values = [fact(m, name) for name in names]
-    return sum(v for v in values if v is not None) if all(v is not None for v in values) else None
 
 
 def _small(part: float | None, whole: float | None) -> bool:
@@ -68,7 +67,7 @@ def bytes_cover_level(m: KernelModel, level: str) -> bool:
     shared = fact(m, SHARED_WAVEFRONTS)  # a wavefront moves at most 128 bytes
     if not _small(None if shared is None else 128.0 * shared, counted.value + 128.0 * (shared or 0.0)):
         return False
-    return counted.definition != "global" or _small(_total(m, LOCAL_REQUESTS), _total(m, GLOBAL_REQUESTS))
+    return counted.definition != "global" or _small(held_sum(m, LOCAL_REQUESTS), held_sum(m, GLOBAL_REQUESTS))
 
 
 # A busy unit is set against its roof only where the roof's use is well under the unit's: below this share of it.
@@ -95,7 +94,7 @@ def limits_measured(m: KernelModel) -> bool:
 def unit_lever(m: KernelModel, unit: UnitShare) -> str:
     """What a unit at its peak means for this kernel: its wording, less the causes its counters rule out."""
     if unit.id == "sm__issue_active":
-        loads = _first(m, *GLOBAL_LOADS)
+        loads = global_loads(m)
         vector = "vector loads, " if loads is None or loads > 0 else ""
         pipes = [u for u in m.units.values() if u.id.startswith(_PIPES)]
         busiest = max(pipes, key=lambda u: u.share, default=None)

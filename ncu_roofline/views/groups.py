@@ -136,9 +136,7 @@ def _bound_note(g: KernelGroup) -> str:
     usable = g.usable_launches
     own = g.limiters.get(g.summary.bound_by or NO_LIMITER, 0)
     others = [(name, n) for name, n in g.limiters.items() if name != (g.summary.bound_by or NO_LIMITER)]
-    if not others:
-        return ""
-    top, n = others[0]  # the most common other limiter
+    top, n = others[0]  # a launch that disagrees has another limiter  # the most common other limiter
     other, more = f"{short_label(None if top == NO_LIMITER else top)} in {n:,}", ", …" if len(others) > 1 else ""
     if not own:
         return f"no launch alone; {other} of {usable:,}{more}"
