@@ -215,6 +215,8 @@ def test_too_little_work_bounds_the_idle_sms_of_a_long_kernel_only() -> None:
         (f,) = [f for f in k.diagnosis if f.kind == "too_little_work"]
         assert k.q.duration_s.value < 20e-6 and k.launch["grid_blocks"] < k.launch["sm_count"]
         assert f.speedup is None and "launch overhead is much of the cost" in f.action
+        assert f.speedup_note.endswith("under 20 µs a launch's overhead, a few µs, is of the order of its run, so "
+                                       "spreading its blocks over more SMs bounds nothing")
 
 
 @pytest.mark.parametrize(("achieved", "theoretical", "says"), [

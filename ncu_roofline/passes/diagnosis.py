@@ -123,12 +123,14 @@ def _too_little_work(m: KernelModel) -> Finding:
     share = m.limiter_share or 0.0
     if grid and sms and grid < sms and long and share > 0:  # idle SMs: the same work on all, at today's pace
         note = (f"SMs ÷ blocks = {sms:,.0f} / {grid:,.0f}, if the same work were spread over every SM at the pace "
-                "the busy ones have now (work that cannot be split, or more blocks per SM, change it), never past "
-                f"the busiest limit's headroom (1 / {share:.2g})")
+                "the busy ones have now (an estimate: work that cannot be split, or more blocks per SM, changes "
+                f"it), never past the busiest limit's headroom (1 / {share:.3g})")
         return Finding("too_little_work", m.bound_by, None, why, action + f"; split the same work into at least "
                        f"{sms:,.0f} blocks", m.bound_by, max(1.0, min(sms / grid, 1 / share)), note)
+    short = (f"; under {_TINY_S * 1e6:.0f} µs a launch's overhead, a few µs, is of the order of its run, so "
+             "spreading its blocks over more SMs bounds nothing" if tiny and grid and sms and grid < sms else "")
     return Finding("too_little_work", m.bound_by, None, why, action, m.bound_by, None,
-                   "no bound: it depends on how much more work each launch is given")
+                   f"no bound: it depends on how much more work each launch is given{short}")
 
 
 def ratio_text(x: float) -> str:
