@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from ..knowledge import recipes as R
 from ..model.roofline import DRAM_LIMITS
-from .facts import ISSUED, MEMORY_INSTRUCTIONS, fact
+from .facts import ISSUED, MEMORY_INSTRUCTIONS, fact, held_sum
 from .finding import Finding
 
 if TYPE_CHECKING:
@@ -69,11 +69,7 @@ def issue_without_memory(m: KernelModel) -> tuple[float, str] | None:
     issued = fact(m, ISSUED)
     if issue is None or not issued:
         return None
-    counted = []
-    for names in MEMORY_INSTRUCTIONS:
-        moving = [fact(m, name) for name in names]
-        if all(n is not None for n in moving):
-            counted.append(sum(n for n in moving if n is not None))
+    counted = [n for names in MEMORY_INSTRUCTIONS if (n := held_sum(m, names)) is not None]
     if not counted:
         return None
     copies = next((n for name in R.ASYNC_COPY_COUNTS if (n := fact(m, name)) is not None and n > 0), 0.0)
