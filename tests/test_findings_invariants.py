@@ -829,3 +829,47 @@ def test_a_stated_cap_gives_the_stated_bound(name: str) -> None:
             if cap and f.speedup is not None and abs(1 / float(cap.group(1)) - f.speedup) > 0.006 * f.speedup:
                 wrong.append(f"#{k.raw.index} {f.kind}: 1 / {cap.group(1)} against ≤{f.speedup:.3g}×")
     assert not wrong, "\n".join(wrong)
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_instruction_roofline_points_are_under_their_roofs(name: str) -> None:
+    """Each memory space's point counts the same instructions on both axes (Ding & Williams): its height is
+    that space's load/store warp instructions per second, never the kernel's warp instructions of all kinds,
+    so it is under the issue peak and under its intensity × the L1 transaction peak."""
+    wrong = []
+    for k in _kernels(name):
+        ir = k.instruction_roofline
+        if not ir:
+            continue
+        duration = k.q.duration_s.value if k.q.duration_s is not None else None
+        for space in ("global", "shared"):
+            point = ir.get(space)
+            if point is None or duration is None:
+                continue
+            rate = point["inst"] / duration
+            if not math.isclose(point["inst_per_s"], rate, rel_tol=1e-12) or rate > ir["warp_inst_per_s"] * (1 + 1e-9):
+                wrong.append(f"#{k.raw.index} {space}: {point['inst_per_s']:.4g} inst/s, not its own {rate:.4g}")
+            issue = ir.get("issue_peak_warp_inst_per_s")
+            if issue is not None and point["inst_per_s"] > issue * 1.01:
+                wrong.append(f"#{k.raw.index} {space}: {point['inst_per_s']:.4g} inst/s over the issue peak "
+                             f"{issue:.4g}")
+            l1 = ir.get("l1_transactions_per_s_peak")
+            if space == "global" and l1 is not None and point["inst_per_s"] > point["inst_per_transaction"] * l1 * 1.01:
+                wrong.append(f"#{k.raw.index} global: {point['inst_per_s']:.4g} inst/s over its L1 roof "
+                             f"{point['inst_per_transaction'] * l1:.4g}")
+    assert not wrong, "\n".join(wrong)
+
+
+@needs_corpus
+def test_instruction_roofline_chart_draws_each_spaces_own_rate() -> None:
+    """The H100 capture whose global point was drawn 5× above its L1 roof (all warp instructions on y)."""
+    from ncu_roofline.views.report import build_report_view
+
+    view = build_report_view(ncu_roofline.analyze(CORPUS / "cs599k__2025-04-21-v1.ncu-rep"))
+    (chart,) = view["instruction_charts"]
+    l1 = next(r["value"] for r in chart["roofs"] if r["name"] == "l1")
+    issue = next(r["value"] for r in chart["roofs"] if r["name"] == "issue")
+    assert chart["points"]
+    for p in chart["points"]:
+        assert p["flop_per_s"] <= min(issue, p["intensity"] * l1) * 1.01, p

@@ -159,14 +159,66 @@ def test_missing_run_and_report_base_names() -> None:
     ]
     t = build_trend(runs)
     by_key = {s.key: s for s in t.kernels}
-    assert set(by_key) == {"p.ncu-rep: k grid=1x1x1 block=128x1x1 #1", "q.ncu-rep: k grid=1x1x1 block=128x1x1 #1"}
-    p = by_key["p.ncu-rep: k grid=1x1x1 block=128x1x1 #1"]
+    assert set(by_key) == {"p.ncu-rep: k grid=1x1x1 block=128x1x1", "q.ncu-rep: k grid=1x1x1 block=128x1x1"}
+    p = by_key["p.ncu-rep: k grid=1x1x1 block=128x1x1"]
     assert p.durations == [1e-3, None, 1.2e-3]
     assert p.change_pct == pytest.approx(20.0) and p.drift
     assert p.slope_pct_per_run == pytest.approx(10.0)
-    assert not by_key["q.ncu-rep: k grid=1x1x1 block=128x1x1 #1"].drift
+    assert not by_key["q.ncu-rep: k grid=1x1x1 block=128x1x1"].drift
     doc = json.loads(t.to_json())
     assert doc["kernels"][0]["durations_s"] == [1e-3, None, 1.2e-3]
+
+
+def test_repeated_launches_are_one_series_of_their_median() -> None:
+    """A run's launches of one kernel and launch configuration are one group: the series follows the
+    median launch (what `diff` compares), keeps the count and the GPU time, and coverage counts that."""
+    runs = [
+        trun("2026-01-01", [("r.ncu-rep", "gemm", 1.0e-3), ("r.ncu-rep", "gemm", 1.1e-3),
+                            ("r.ncu-rep", "gemm", 9.0e-3), ("r.ncu-rep", "add", 1.0e-4)]),
+        # one launch fewer, and one slow outlier: the median moves by 0.5 %, the total by -89 %
+        trun("2026-01-02", [("r.ncu-rep", "gemm", 1.0e-3), ("r.ncu-rep", "gemm", 1.01e-3),
+                            ("r.ncu-rep", "add", 1.0e-4)]),
+        trun("2026-01-03", [("r.ncu-rep", "gemm", 1.2e-3), ("r.ncu-rep", "gemm", 1.3e-3),
+                            ("r.ncu-rep", "gemm", 1.25e-3), ("r.ncu-rep", "add", 1.0e-4)]),
+    ]
+    t = build_trend(runs)
+    assert [s.name for s in t.kernels] == ["gemm", "add"]  # not one series per launch
+    gemm = t.kernels[0]
+    assert gemm.key == "gemm grid=1x1x1 block=128x1x1"
+    assert gemm.durations == pytest.approx([1.1e-3, 1.005e-3, 1.25e-3])  # medians
+    assert gemm.values("launches") == [3, 2, 3]
+    assert gemm.totals == pytest.approx([11.1e-3, 2.01e-3, 3.75e-3])
+    assert gemm.change_pct == pytest.approx((1.25 - 1.1) / 1.1 * 100) and gemm.drift
+    # coverage: GPU time (totals), 11.2 ms in the first run, all of it timed again in the last
+    assert t.coverage["first_s"] == pytest.approx(11.2e-3) and t.coverage["share"] == pytest.approx(1.0)
+    assert t.top(1)[0] is gemm and gemm.total_duration_s == pytest.approx(16.86e-3)
+    doc = json.loads(t.to_json())
+    assert doc["schema"] == SCHEMA == "ncu-roofline-trend/3"
+    entry = next(k for k in doc["kernels"] if k["name"] == "gemm")
+    assert entry["launches"] == [3, 2, 3] and entry["total_s"] == pytest.approx([11.1e-3, 2.01e-3, 3.75e-3])
+    rows = list(csv.DictReader(io.StringIO(render(TREND, t, "csv", RenderOptions()))))
+    assert len(rows) == 6  # one row per group per run, not per launch
+    first = next(r for r in rows if r["run"] == "2026-01-01" and r["kernel"] == "gemm")
+    assert first["launches"] == "3"
+    assert (float(first["duration_s"]), float(first["total_s"])) == pytest.approx((1.1e-3, 11.1e-3))
+
+
+def test_launch_configurations_are_separate_series() -> None:
+    """The same kernel on two grids is two groups, each followed on its own."""
+    def run(label: str, small: float, large: float) -> TrendRun:
+        import datetime as dt
+
+        rks = [RunKernel("r.ncu-rep", kdict("k", small, 0, grid=1)),
+               RunKernel("r.ncu-rep", kdict("k", large, 1, grid=8)),
+               RunKernel("r.ncu-rep", kdict("k", small, 2, grid=1))]
+        return TrendRun(label, label, dt.datetime.fromisoformat(label), label, "name",
+                        Run(label, "json", ["r.ncu-rep"], rks))
+
+    t = build_trend([run("2026-01-01", 1e-3, 8e-3), run("2026-01-02", 1e-3, 9e-3)])
+    by_key = {s.key: s for s in t.kernels}
+    assert set(by_key) == {"k grid=1x1x1 block=128x1x1", "k grid=8x1x1 block=128x1x1"}
+    assert by_key["k grid=1x1x1 block=128x1x1"].values("launches") == [2, 2]
+    assert by_key["k grid=8x1x1 block=128x1x1"].drift and not by_key["k grid=1x1x1 block=128x1x1"].drift
 
 
 def test_noisy_last_point_with_falling_fit_is_not_drift() -> None:
@@ -195,7 +247,7 @@ def test_json_documents_without_corpus(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "climbing" in result.stderr
     doc = json.loads(result.stdout)
     assert [r["label"] for r in doc["runs"]] == ["2026-02-01", "2026-02-02", "2026-02-03"]
-    assert doc["drifting"] == ["climbing grid=1x1x1 block=128x1x1 #1"]
+    assert doc["drifting"] == ["climbing grid=1x1x1 block=128x1x1"]
     html = render_html(trend(files))
     assert html.count("<script") == 1 and "<script src" not in html and html.count('class="trend-chart') == 3
     one = run_cli("trend", files[0])
@@ -332,7 +384,8 @@ def test_csv(nightly: Path, tmp_path: Path, base_doc: dict[str, Any]) -> None:
     rows = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
     kernels = len(base_doc["reports"][0]["kernels"])
     assert len(rows) == 4 * kernels
-    assert list(rows[0])[:7] == ["run", "date", "report", "kernel", "duration_s", "bound_by", "utilization"]
+    assert list(rows[0])[:9] == ["run", "date", "report", "kernel", "launches", "duration_s", "total_s", "bound_by",
+                                 "utilization"]
     assert [r["run"] for r in rows[::kernels]] == list(DAYS)
     growing = [r for r in rows if r["kernel"] == growing_name(base_doc)]
     assert float(growing[-1]["duration_s"]) / float(growing[0]["duration_s"]) == pytest.approx(1.03 ** 3)

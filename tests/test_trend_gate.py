@@ -29,7 +29,7 @@ def test_unusable_middle_run_is_a_gap(tmp_path: Path) -> None:
     result = run_cli("trend", first, broken, last, "--fail-on-drift")
     assert result.exit_code == 1, result.output  # the gap does not hide the drift
     doc = json.loads(result.stdout)
-    assert doc["schema"] == "ncu-roofline-trend/2"
+    assert doc["schema"] == "ncu-roofline-trend/3"
     assert [r["usable"] for r in doc["runs"]] == [True, False, True]
     assert "not valid JSON" in doc["runs"][1]["error"] and doc["runs"][1]["total_gpu_time_s"] is None
     climbing = next(k for k in doc["kernels"] if k["name"] == "climbing")

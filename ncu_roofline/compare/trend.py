@@ -13,35 +13,41 @@ Gaps. A run that cannot be used (an unreadable file, no usable kernel) is kept a
 has no kernels, its reason is stated (`error`), and the trend goes on over the others. At least
 two usable runs are needed.
 
-Matching. Kernels are followed across runs as `diff` matches them (`compare.matching.match_kernels`:
-exact launch key in order of launch, then same function, generated name and the user's
-`--match` rules), within reports of the same file base name. When every run holds exactly one
-report, the reports are taken as the same program whatever their names. Each run is matched
-against the kernels seen so far (the latest launch of each), so a kernel missing from one run
-is picked up again in the next.
+Groups. A run's repeated launches of one kernel (the same name, grid, block and NVTX ranges, within
+one report: `compare.groups.group_launches`, what `diff` compares) are one group, and a series
+follows a group: its duration in a run is the median of the group's launches there (what `diff`
+compares; a capture that holds more or fewer launches of a kernel does not move it), and it keeps
+the launch count and the total (the GPU time, what coverage counts) beside it. The bounding roof,
+utilisation and regime are the median launch's.
 
-Per kernel: the duration, bounding roof, utilisation of that roof and regime in every run; the
-change from its first to its last timed run in %; the slope of a least-squares fit of duration
-against run index, in % of the first duration per run; and `drift` when the duration rose by
+Matching. Groups are followed across runs as `diff` matches them (`compare.matching.match_kernels`:
+exact launch key, then same function, generated name and the user's `--match` rules), within
+reports of the same file base name. When every run holds exactly one report, the reports are
+taken as the same program whatever their names. Each run is matched against the groups seen so
+far (the latest of each), so a kernel missing from one run is picked up again in the next.
+
+Per kernel (group): the median launch duration, launches, GPU time, bounding roof, utilisation of
+that roof and regime in every run; the change of the median from its first to its last timed run
+in %; the slope of a least-squares fit of that duration against run index, in % of the first
+duration per run; and `drift` when the duration rose by
 more than the drift threshold (5 %) from first to last AND the slope is positive. So that launch
 jitter is not called drift, a kernel must also have run at least `min_duration_s` (5 µs) in its
 first run and have lost at least `min_delta_s` (2 µs), as for the `diff` gate; set both to 0 to
 drop that guard. Total GPU time per run.
 
 Coverage, as for the `diff` gate (`compare.trend_coverage`): the share of the first usable run's
-GPU time in kernels that are timed again in the last usable run, which is what "first to last"
+GPU time (the groups' totals) in kernels that are timed again in the last usable run, which is what "first to last"
 compares. Under `min_coverage_pct` (50 %) and with no kernel drifting, the verdict is
 `insufficient_coverage` rather than "no drift" (unless `allow_unmatched`). Each run also states
 the share of its GPU time in kernels seen in an earlier run (`followed_share`).
 
-The document: `Trend.to_json`, the deterministic `ncu-roofline-trend/1` JSON. What pages show
+The document: `Trend.to_json`, the deterministic `ncu-roofline-trend/3` JSON. What pages show
 is built in `views.trend` and written by `render.trend` (CSV rows, a Markdown summary, an HTML
 page with charts). No file is written and nothing is printed here; the CLI does that.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,14 +59,15 @@ from ..version import __version__
 from .changes import kernel_side, relative_pct
 from .dating import TrendUsageError
 from .gate import DEFAULT_MIN_COVERAGE_PCT
+from .groups import Group, group_launches
 from .matching import display_name, match_kernels, match_key
 from .names import MatchRule
 from .noise import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S
-from .runs import Run, RunKernel
+from .runs import Run
 from .trend_coverage import followed_shares, verdict_coverage
 from .trend_runs import MIN_RUNS, TrendRun, load_runs
 
-SCHEMA = "ncu-roofline-trend/2"
+SCHEMA = "ncu-roofline-trend/3"
 DEFAULT_DRIFT_PCT = 5.0
 TOP_CHARTS = 12
 # A change within this relative tolerance of the threshold is not over it (float rounding).
@@ -73,13 +80,14 @@ _TOLERANCE = 1e-9
 
 @dataclass
 class Series:
-    """One kernel followed across runs: a point per run (None where the run does not have it)."""
+    """One kernel (a group of launches) followed across runs: a point per run (None where the run does
+    not have it), whose `duration_s` is the median of its launches there and `total_s` their sum."""
 
     key: str
     name: str
     report: str
     points: list[dict[str, Any] | None]
-    launch: str = ""             # grid, block, NVTX ranges and occurrence, as in the key
+    launch: str = ""             # grid, block and NVTX ranges, as in the key
     change_pct: float | None = None
     slope_pct_per_run: float | None = None
     drift: bool = False
@@ -100,8 +108,14 @@ class Series:
         return sum(1 for p in self.points if p is not None)
 
     @property
+    def totals(self) -> list[float | None]:
+        """The group's GPU time in each run (None where it did not run or was not timed)."""
+        return self.values("total_s")
+
+    @property
     def total_duration_s(self) -> float:
-        return sum(d for _, d in self.timed)
+        """The group's GPU time over every run."""
+        return sum(t for t in self.totals if t is not None)
 
     @property
     def first_s(self) -> float | None:
@@ -127,6 +141,8 @@ class Series:
             "report": self.report,
             "runs_present": self.runs_present,
             "durations_s": self.durations,
+            "launches": self.values("launches"),
+            "total_s": self.totals,
             "utilization": self.values("utilization"),
             "bound_by": self.values("bound_by"),
             "regime": self.values("regime"),
@@ -141,68 +157,58 @@ class Series:
         }
 
 
-def _report_group(report: str, by_name: bool) -> str:
-    return os.path.basename(report.replace("\\", "/").rstrip("/")) if by_name else ""
-
-
 def _dims_text(value: Any) -> str:
     return "x".join(str(v) for v in value) if isinstance(value, (list, tuple)) and value else "?"
 
 
-def _launch_text(k: dict[str, Any], occurrence: int) -> str:
+def _launch_text(k: dict[str, Any]) -> str:
     nvtx = match_key(k)[3]
     text = f"grid={_dims_text(k.get('grid_size'))} block={_dims_text(k.get('block_size'))}"
-    if nvtx:
-        text += " nvtx=" + "/".join(nvtx)
-    return f"{text} #{occurrence}"
+    return text + " nvtx=" + "/".join(nvtx) if nvtx else text
 
 
-def _series_key(group: str, k: dict[str, Any], occurrence: int) -> str:
-    """`[report: ]name grid=AxBxC block=AxBxC[ nvtx=a/b] #n`: unique within one trend."""
-    text = f"{display_name(k)} {_launch_text(k, occurrence)}"
-    return f"{group}: {text}" if group else text
+def _series_key(where: str, k: dict[str, Any]) -> str:
+    """`[report: ]name grid=AxBxC block=AxBxC[ nvtx=a/b]`: one group of a run (made unique within the trend)."""
+    text = f"{display_name(k)} {_launch_text(k)}"
+    return f"{where}: {text}" if where else text
 
 
-def _point(run_kernel: RunKernel, position: int) -> dict[str, Any]:
-    side = kernel_side(run_kernel)
-    return {"position": position, "report": run_kernel.report, "duration_s": side["duration_s"],
+def _point(group: Group) -> dict[str, Any]:
+    side = kernel_side(group.representative)
+    return {"position": group.positions[0], "report": group.representative.report,
+            "duration_s": group.median_s, "total_s": group.total_s, "launches": len(group.launches),
             "bound_by": side["bound_by"], "utilization": side["bound_utilization"], "regime": side["regime"]}
 
 
 def follow_kernels(runs: Sequence[Run], rules: Sequence[MatchRule] = ()) -> tuple[list[Series], bool]:
-    """Series of every kernel across `runs` (in order); and whether reports matched by base name."""
+    """Series of every kernel group across `runs` (in order); and whether reports matched by base name."""
     by_name = not all(len(r.reports) <= 1 for r in runs)
     series: list[Series] = []
-    latest: dict[str, list[dict[str, Any]]] = {}   # per report group: the latest launch of each series
+    latest: dict[str, list[dict[str, Any]]] = {}   # per report group: the latest group of each series
     owner: dict[str, list[int]] = {}                # per report group: the series of each entry above
-    occurrences: dict[tuple[str, tuple[Any, ...]], int] = {}
     keys: set[str] = set()
     for r, run in enumerate(runs):
-        groups: dict[str, list[int]] = {}
-        for position, rk in enumerate(run.kernels):
-            groups.setdefault(_report_group(rk.report, by_name), []).append(position)
-        for group, positions in groups.items():
-            known = latest.setdefault(group, [])
-            ids = owner.setdefault(group, [])
-            here = [run.kernels[p].data for p in positions]
-            matching = match_kernels(list(known), here, rules)
+        by_where: dict[str, list[Group]] = {}
+        for g in group_launches(run, by_name):
+            by_where.setdefault(g.report_group, []).append(g)
+        for where, here in by_where.items():
+            known = latest.setdefault(where, [])
+            ids = owner.setdefault(where, [])
+            matching = match_kernels(list(known), [g.data for g in here], rules)
             for pair in matching.pairs:
-                s = series[ids[pair.base]]
-                s.points[r] = _point(run.kernels[positions[pair.head]], positions[pair.head])
-                known[pair.base] = here[pair.head]
+                series[ids[pair.base]].points[r] = _point(here[pair.head])
+                known[pair.base] = here[pair.head].data
             for h in matching.unmatched_head:
-                k = here[h]
-                mk = match_key(k)
-                occurrences[(group, mk)] = occurrences.get((group, mk), 0) + 1
-                key = _series_key(group, k, occurrences[(group, mk)])
+                g = here[h]
+                key = _series_key(where, g.data)
                 while key in keys:
                     key += "'"
                 keys.add(key)
                 points: list[dict[str, Any] | None] = [None] * len(runs)
-                points[r] = _point(run.kernels[positions[h]], positions[h])
-                series.append(Series(key, display_name(k), run.kernels[positions[h]].report, points,
-                                     _launch_text(k, occurrences[(group, mk)])))
-                known.append(k)
+                points[r] = _point(g)
+                series.append(Series(key, display_name(g.data), g.representative.report, points,
+                                     _launch_text(g.data)))
+                known.append(g.data)
                 ids.append(len(series) - 1)
     return series, by_name
 
@@ -284,7 +290,7 @@ class Trend:
         return [r.total_gpu_time_s for r in self.runs]
 
     def top(self, count: int = TOP_CHARTS) -> list[Series]:
-        """The `count` kernels with the most GPU time over all runs."""
+        """The `count` kernels (groups) with the most GPU time over all runs."""
         timed = [s for s in self.kernels if s.timed]
         return sorted(timed, key=lambda s: (-s.total_duration_s, s.key))[:count]
 
@@ -319,7 +325,7 @@ class Trend:
         }
 
     def to_json(self, indent: int | None = 1) -> str:
-        """The `ncu-roofline-trend/1` document: sorted keys, no NaN, nothing time-dependent."""
+        """The `ncu-roofline-trend/3` document: sorted keys, no NaN, nothing time-dependent."""
         return dumps(self.to_dict(), indent)
 
 
@@ -332,13 +338,13 @@ def build_trend(runs: Sequence[TrendRun], *, drift_pct: float = DEFAULT_DRIFT_PC
     for s in series:
         assess(s, drift_pct, min_duration_s, min_delta_s)
     series.sort(key=_by_change)
-    durations = [s.durations for s in series]
+    gpu_time = [s.totals for s in series]  # coverage counts GPU time: each group's total in each run
     usable = [r.usable for r in runs]
-    for r, share in zip(runs, followed_shares(durations, usable), strict=False):
+    for r, share in zip(runs, followed_shares(gpu_time, usable), strict=False):
         r.followed_share = share
     return Trend(list(runs), series, drift_pct, min_duration_s, min_delta_s, by_name,
                  min_coverage_pct=min_coverage_pct, allow_unmatched=allow_unmatched,
-                 coverage=verdict_coverage(durations, usable, [r.label for r in runs], min_coverage_pct),
+                 coverage=verdict_coverage(gpu_time, usable, [r.label for r in runs], min_coverage_pct),
                  rules=[r.text for r in rules])
 
 

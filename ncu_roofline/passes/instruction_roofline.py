@@ -1,8 +1,11 @@
-"""The Instruction Roofline (Ding & Williams, 2019): warp instructions per second against warp
-instructions per 32-byte transaction, for global memory (L1 sectors) and shared memory
-(wavefronts). Vertical walls mark access patterns: 1 instruction per transaction (stride 0, or
-conflict-free shared memory), 1/4 and 1/8 (unit stride with 4- or 8-byte elements), 1/32 (one
-sector per thread, or 32-way bank conflicts).
+"""The Instruction Roofline (Ding & Williams, 2019) of memory access: for global memory, global
+load/store warp instructions per second against those instructions per 32-byte L1 sector; for
+shared memory, shared load/store warp instructions per second against those per wavefront. Both
+axes count the same instructions, so a point is at most its intensity × the transaction peak (the
+L1 roof) and at most the issue peak. Vertical walls mark access patterns: 1 instruction per
+transaction (stride 0, or conflict-free shared memory), 1/4 and 1/8 (unit stride with 4- or 8-byte
+elements), 1/32 (one sector per thread, or 32-way bank conflicts). The kernel's warp instructions
+of all kinds (`warp_inst`, `warp_inst_per_s`) are kept beside them.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ def instruction_roofline(m: KernelModel) -> dict[str, Any] | None:
     for space, (inst_metric, transaction_metric) in spaces.items():
         point = _space(res, inst_metric, transaction_metric)
         if point is not None:
+            point["inst_per_s"] = point["inst"] / duration  # the point's height: the same instructions as its x
             out[space] = point
     if "global" not in out and "shared" not in out:
         return None
@@ -59,7 +63,7 @@ def instruction_roofline(m: KernelModel) -> dict[str, Any] | None:
 
 
 def _space(res: Resolver, inst_metric: str, transaction_metric: str) -> dict[str, float] | None:
-    """Warp instructions and transactions of one memory space, loads and stores together."""
+    """Warp instructions and transactions of one memory space, loads and stores together, and their ratio."""
     inst = transactions = 0.0
     for op in ("ld", "st"):
         i = res.count(inst_metric.format(op))

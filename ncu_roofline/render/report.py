@@ -34,7 +34,7 @@ def _chart_svg(chart: dict[str, Any], id_prefix: str, small: bool = False) -> st
 
 INSTRUCTION_AXES = {
     "x_label": "Instruction intensity (warp instructions per 32-byte transaction)",
-    "y_label": "Warp instructions per second", "x_unit": "inst/transaction", "y_unit": "inst/s",
+    "y_label": "Load/store warp instructions per second", "x_unit": "inst/transaction", "y_unit": "inst/s",
 }
 
 

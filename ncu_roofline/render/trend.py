@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from . import RenderOptions
 
 VERDICT_ICONS = {"drift": "⚠️", "no_drift": "✅", "insufficient_coverage": "⚠️"}
-CSV_COLUMNS = ("run", "date", "report", "kernel", "duration_s", "bound_by", "utilization", "regime", "key")
+CSV_COLUMNS = ("run", "date", "report", "kernel", "launches", "duration_s", "total_s", "bound_by", "utilization",
+               "regime", "key")
 
 
 def render_trend_html(trend: Trend, options: RenderOptions) -> str:
@@ -58,10 +59,11 @@ def render_trend_markdown(trend: Trend, options: RenderOptions) -> str:
     rows = view["drifting"]
     lines.append(f"{VERDICT_ICONS[h['verdict']]} {md_escape(h['verdict_text'])}")  # it names runs: escaped
     if rows:
-        lines += ["", "| Kernel | Runs | First | Last | Change | Slope | Bound by |",
-                  "|---|---:|---:|---:|---:|---:|---|"]
+        lines += ["", "| Kernel | Runs | Launches | First | Last | Change | Slope | Bound by |",
+                  "|---|---:|---:|---:|---:|---:|---:|---|"]
         lines += [_drifting_row(r) for r in rows]
-    lines += ["", f"_ncu-roofline {h['tool_version']} · {h['kernel_count']} kernels followed, "
+    lines += ["", f"_ncu-roofline {h['tool_version']} · {h['kernel_count']} kernels followed (a kernel's launches "
+                  "with one launch configuration counted together; First and Last are their median launch), "
                   f"{md_escape(h['matching'])} · run dates from the {md_escape(h['date_sources'])}"
                   + (f" · {md_escape(h['jitter_rule'])}" if h["jitter_rule"] else "") + "_"]
     return "\n".join(lines) + "\n"
@@ -69,17 +71,18 @@ def render_trend_markdown(trend: Trend, options: RenderOptions) -> str:
 
 def _drifting_row(r: dict[str, Any]) -> str:
     bound = r["bound_first"] + (f" → {r['bound_last']}" if r["bound_changed"] else "")
-    return (f"| {md_code(r['short_name'], table=True)} | {r['present']} | {r['first']} | {r['last']} | "
-            f"**{r['change']}** | {r['slope']} | {bound} |")
+    return (f"| {md_code(r['short_name'], table=True)} | {r['present']} | {r['launches']} | {r['first']} | "
+            f"{r['last']} | **{r['change']}** | {r['slope']} | {bound} |")
 
 
 def render_trend_csv(trend: Trend, options: RenderOptions) -> str:
-    """Tidy rows: one per kernel per run it ran in, runs oldest first, kernels in launch order."""
+    """Tidy rows: one per kernel (group) per run it ran in, runs oldest first, kernels in order of first
+    launch; `duration_s` is the median launch, `total_s` the group's GPU time in that run."""
     rows: list[dict[str, Any]] = []
     for r, run in enumerate(trend.runs):
         present = [(p, s) for s in trend.kernels if (p := s.points[r]) is not None]
         for p, s in sorted(present, key=lambda ps: ps[0]["position"]):
-            values = (run.label, run.date_text, p["report"], s.name, p["duration_s"], p["bound_by"],
-                      p["utilization"], p["regime"], s.key)
+            values = (run.label, run.date_text, p["report"], s.name, p.get("launches"), p["duration_s"],
+                      p.get("total_s"), p["bound_by"], p["utilization"], p["regime"], s.key)
             rows.append(dict(zip(CSV_COLUMNS, values, strict=False)))
     return rows_to_csv(rows, list(CSV_COLUMNS))

@@ -389,8 +389,10 @@ def _instruction_chart(device: str, items: list[tuple[dict[str, Any], AnalysedKe
             l1.append(ir["l1_transactions_per_s_peak"])
         for space in ("global", "shared"):
             if space in ir:
+                # height: that space's load/store instructions per second (what its x counts), so that the
+                # point sits under intensity × the transaction peak
                 points.append({"kernel_id": v["id"], "level": space, "intensity": ir[space]["inst_per_transaction"],
-                               "flop_per_s": ir["warp_inst_per_s"], "bound_by": v["bound_by"],
+                               "flop_per_s": ir[space]["inst_per_s"], "bound_by": v["bound_by"],
                                "label": v["short_name"]})
     if not points:
         return None

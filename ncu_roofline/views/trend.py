@@ -22,13 +22,15 @@ DATE_SOURCES = {"name": "folder or file name", "manifest": "recorded generation 
 
 
 def kernel_row(s: Series, n_runs: int, charted: dict[str, str]) -> dict[str, Any]:
-    """One kernel of the table: names, durations, change and slope as text, bounding roofs, drift.
+    """One kernel (a group of launches) of the table: names, launches, GPU time, the first and last median
+    launch durations, change and slope as text, bounding roofs, drift.
 
     `charted` maps series keys to the ids of their charts; `sort` holds the raw values the page
     sorts the table by.
     """
     first_bound, last_bound = s.bound_first_last()
     change = s.change_pct
+    counts = sorted({n for n in s.values("launches") if n is not None})
     state = "unknown" if change is None else ("slower" if change > 1.0 else "faster" if change < -1.0 else "same")
     return {
         "key": s.key,
@@ -37,6 +39,9 @@ def kernel_row(s: Series, n_runs: int, charted: dict[str, str]) -> dict[str, Any
         "short_name": F.short_name(s.name, 70),
         "report": os.path.basename(s.report),
         "present": f"{s.runs_present}/{n_runs}",
+        # launches of the group per run: one figure when every run has as many, else the range
+        "launches": (f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,}–{counts[-1]:,}") if counts else F.NA,
+        "gpu_time": F.seconds(s.total_duration_s) if s.timed else F.NA,
         "first": F.seconds(s.first_s),
         "last": F.seconds(s.last_s),
         "change": F.signed_pct(change),
@@ -48,8 +53,9 @@ def kernel_row(s: Series, n_runs: int, charted: dict[str, str]) -> dict[str, Any
         "drift": s.drift,
         "chart_id": charted.get(s.key),
         # raw values for sorting the table in the browser
-        "sort": {"present": s.runs_present, "first": s.first_s, "last": s.last_s, "change": change,
-                 "slope": s.slope_pct_per_run},
+        "sort": {"present": s.runs_present, "launches": counts[-1] if counts else None,
+                 "gpu_time": s.total_duration_s if s.timed else None, "first": s.first_s, "last": s.last_s,
+                 "change": change, "slope": s.slope_pct_per_run},
     }
 
 
@@ -75,7 +81,7 @@ def date_sources_text(t: Trend) -> str:
 
 
 def drift_rule(t: Trend) -> str:
-    """The drift rule as the end of a sentence starting "A kernel drifts when its duration"."""
+    """The drift rule as the end of a sentence starting "A kernel drifts when its median launch duration"."""
     return f"rose by more than {t.drift_pct:g} % from its first to its last run, with a rising least-squares fit"
 
 
@@ -102,13 +108,13 @@ def verdict_text(t: Trend) -> str:
     """The drift verdict as a sentence (without the kernels' names)."""
     if t.verdict == "drift":
         n = len(t.drifting)
-        return f"{n} kernel{'s' if n != 1 else ''} drifting: duration {drift_rule(t)}."
+        return f"{n} kernel{'s' if n != 1 else ''} drifting: median launch duration {drift_rule(t)}."
     if t.verdict == "insufficient_coverage":
         return (f"No verdict: only {coverage_text(t)}. The runs share too few kernels for \"no drift\" to mean "
                 "anything; pair renamed kernels with --match, or accept the gap with --allow-unmatched.")
     low = " (under the minimum, accepted by --allow-unmatched)" if t.coverage.get("share") is not None and \
         t.coverage["share"] * 100 < t.min_coverage_pct else ""
-    return f"No kernel drifting: none whose duration {drift_rule(t)}; {coverage_text(t)}{low}."
+    return f"No kernel drifting: none whose median launch duration {drift_rule(t)}; {coverage_text(t)}{low}."
 
 
 def _header(t: Trend) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Trend charts, drawn by matplotlib and returned as inline SVG text.
 
-`kernel_chart_svg` draws one kernel over the runs: its duration above (dashed: its first run) and,
+`kernel_chart_svg` draws one kernel over the runs: its median launch duration above (dashed: its first run) and,
 beneath, the utilisation of the roof that bounds it in each run, coloured by that roof.
 `total_chart_svg` draws the total GPU time per run. Both take the plain data of
 `views.trend.build_trend_view` (a kernel's `chart` entry, the run labels and totals) and an SVG
@@ -82,7 +82,7 @@ def _figure(width_in: float, height_in: float, rows: int = 1) -> tuple[Figure, l
 
 
 def _draw_duration(ax: Axes, chart: Mapping[str, Any], xs: list[int], colour: str) -> None:
-    """The duration per run, the first run's as a dashed line, and the title."""
+    """The median launch duration per run, the first run's as a dashed line, and the title."""
     durations: list[float | None] = chart["durations_s"]
     known = [d for d in durations if d is not None]
     scale, unit = _time_unit(known)
@@ -93,7 +93,7 @@ def _draw_duration(ax: Axes, chart: Mapping[str, Any], xs: list[int], colour: st
         ax.axhline(first / scale, color=_REF_COLOUR, linewidth=0.8, linestyle=(0, (4, 3)), zorder=0)
     if known:
         ax.set_ylim(*_y_limits([d / scale for d in known]))
-    ax.set_ylabel(f"duration ({unit})")
+    ax.set_ylabel(f"median launch ({unit})")
     ax.grid(True, axis="y", color="#e3e6eb", linewidth=0.6)
     drift = chart["drift"]
     flag = "  DRIFT" if drift else ""
