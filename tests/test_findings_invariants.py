@@ -873,3 +873,41 @@ def test_instruction_roofline_chart_draws_each_spaces_own_rate() -> None:
     assert chart["points"]
     for p in chart["points"]:
         assert p["flop_per_s"] <= min(issue, p["intensity"] * l1) * 1.01, p
+
+
+@needs_corpus
+def test_fma_balance_bound_counts_only_the_pairs_that_can_fuse() -> None:
+    """compute_tendencies_x_279_gpu: dadd 1.92 G, dmul 3.40 G, dfma 8.02 G thread instructions. At most
+    min(dadd, dmul) pairs fuse: 13.35 G instructions become 11.43 G, ≤1.17× (not 1 / 0.80 = 1.25×)."""
+    (k,) = [k for k in _kernels("gpu-workshop__MW_Baseline.ncu-rep") if k.raw.name == "compute_tendencies_x_279_gpu"]
+    c = next(c for c in k.ceilings if c.kind == "fma_balance" and c.roof == "fp64")
+    a, m, f = (c.evidence[f"fp64_{op}_thread_inst"] for op in ("dadd", "dmul", "dfma"))
+    expected = (a + m + f) / (a + m + f - min(a, m))
+    assert expected == pytest.approx(1.168, abs=1e-3) and c.factor == pytest.approx(0.80, abs=5e-3)
+    finding = next(x for x in k.diagnosis if x.kind == "fma_balance")
+    assert finding.speedup == pytest.approx(expected, rel=1e-9)
+
+
+def test_fma_balance_of_adds_alone_has_no_fix_bound() -> None:
+    """A matrix addition (adds only) reaches half the FMA roof at most, but has nothing to fuse."""
+    from ncu_roofline.passes.ceilings import Ceiling
+    from ncu_roofline.passes.fusion import fma_action, fusion_bound
+
+    c = Ceiling("fma_balance", "fp32", 0.5, 1e12, {"fp32_fadd_thread_inst": 1e6, "fp32_fmul_thread_inst": 0.0,
+                                                   "fp32_ffma_thread_inst": 0.0, "fma_share": 0.0},
+                "0% of FP32 instructions are FMA", fma_action("fp32", 1e6, 0.0))
+    speedup, note = fusion_bound(c.roof, c.factor, c.evidence)
+    assert speedup is None and "no pair to fuse" in note
+    assert "no multiplies to pair with" in c.action and "fuse multiplies" not in c.action
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_at_the_roof_never_says_no_speed_up_against_its_own_intensity_gap(name: str) -> None:
+    wrong = []
+    for k in _kernels(name):
+        head = next((f for f in k.diagnosis if f.kind == "at_limit"), None)
+        gap = next((f for f in k.diagnosis if f.kind == "intensity_gap" and f.speedup is not None), None)
+        if head is not None and gap is not None and "intensity-gap finding bounds" not in head.speedup_note:
+            wrong.append(f"#{k.raw.index}: {head.speedup_note!r} beside a gap of {gap.speedup:.3g}×")
+    assert not wrong, "\n".join(wrong)

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 from ..knowledge import recipes as R
 from ..model.quantities import Missing, Resolver
 from .facts import global_loads
+from .fusion import MIX, fma_action
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
 
 OP = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum"
-MIX = {"fp64": ("dadd", "dmul", "dfma"), "fp32": ("fadd", "fmul", "ffma"), "fp16": ("hadd", "hmul", "hfma")}
 FMA_PEAK = "sm__sass_thread_inst_executed_op_{}_pred_on.sum.peak_sustained"
 ISSUE_PEAKS = ("sm__inst_executed.sum.peak_sustained", "smsp__inst_executed.sum.peak_sustained")
 # Volta to Blackwell: each SM sub-partition issues one warp instruction per cycle, 4 per SM.
@@ -182,9 +182,7 @@ def _compute_ceilings(m: KernelModel, res: Resolver, out: list[Ceiling]) -> None
         _add(out, m, "fma_balance", precision, (1 + f) / 2,
              {f"{precision}_{k}_thread_inst": v for k, v in counts.items()} | {"fma_share": f},
              f"{f:.0%} of {precision.upper()} instructions are FMA; a mix with FMA share f reaches at "
-             f"most (1 + f) / 2 of the roof",
-             "fuse multiplies and adds into FMA (contract expressions, avoid separate a*b then +c, "
-             "check that fast-math contraction is not disabled)")
+             f"most (1 + f) / 2 of the roof", fma_action(precision, counts[add], counts[mul]))
         pipe_peak = res.number(FMA_PEAK.format(fma))
         if warp_inst is not None and warp_inst[0] > 0 and issue_peak and pipe_peak:
             fp_warp_inst = total / 32.0

@@ -31,6 +31,7 @@ from ..knowledge import throughputs as T
 from ..model.throughputs import too_little_work_reason
 from .ceilings import SIGNIFICANT, Ceiling
 from .finding import Finding
+from .fusion import fusion_bound
 from .latency import latency_words
 from .levers import limits_measured, sets_against, unit_lever
 from .libraries import library_of
@@ -91,8 +92,10 @@ def _busiest_on(m: KernelModel, side: str, kind: str = "", arithmetic: bool = Fa
 
 
 def _ceiling_finding(m: KernelModel, c: Ceiling, where: str) -> Finding:
-    speedup = 1.0 / c.factor if c.factor > 0 else None
-    note = f"roof ÷ ceiling = 1 / {c.factor:.2f}"
+    if c.kind == "fma_balance":  # fusion gives at most one FMA per (add, multiply) pair
+        speedup, note = fusion_bound(c.roof, c.factor, c.evidence)
+    else:
+        speedup, note = (1.0 / c.factor if c.factor > 0 else None), f"roof ÷ ceiling = 1 / {c.factor:.2f}"
     other = _other_side(m, c.kind)
     if speedup is not None and other is not None and 1.0 / other[0] < speedup:
         share, label = other
@@ -216,6 +219,9 @@ def _at_roof(m: KernelModel, ceilings: list[Ceiling], parts: Parts, reuse: dict[
         gap = _intensity_gap(m, bound, ceilings, parts, reuse)
         if gap is not None:
             findings.append(gap)
+            if gap.speedup is not None:  # the head then points at the gap's bound, not "no speed-up" against it
+                head.speedup_note = ("at its limit at this intensity: only fewer bytes at this roof make it faster, "
+                                     "which the intensity-gap finding bounds")
     findings += [_ceiling_finding(m, c, "the bounding roof") for c in _under(ceilings, bound)]
     return findings
 
