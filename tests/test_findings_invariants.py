@@ -911,3 +911,21 @@ def test_at_the_roof_never_says_no_speed_up_against_its_own_intensity_gap(name: 
         if head is not None and gap is not None and "intensity-gap finding bounds" not in head.speedup_note:
             wrong.append(f"#{k.raw.index}: {head.speedup_note!r} beside a gap of {gap.speedup:.3g}×")
     assert not wrong, "\n".join(wrong)
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_no_shared_memory_advice_for_a_kernel_without_shared_memory(name: str) -> None:
+    """`esmm basic` allocates no shared memory (static and dynamic 0; the 1 KB of launch__shared_mem_per_block
+    is the driver's): its busy L1 wavefronts cannot be bank conflicts, and no tile is there to pad."""
+    wrong = []
+    for k in _kernels(name):
+        static = k.raw.number("launch__shared_mem_per_block_static")
+        dynamic = k.raw.number("launch__shared_mem_per_block_dynamic")
+        if static != 0 or dynamic != 0:
+            continue
+        for f in k.diagnosis:
+            words = f"{f.text} {f.action}"
+            if "shared-memory tiles" in words or "bank-conflicted" in words:
+                wrong.append(f"#{k.raw.index} {k.raw.name}: {words[:120]}")
+    assert not wrong, "\n".join(wrong)

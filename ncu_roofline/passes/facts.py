@@ -28,6 +28,8 @@ SHARED_WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"
 BANK_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"
 LOCAL_REQUESTS = ("l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum")
 STORE_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"
+# The shared memory a block allocates itself (static, dynamic; not the driver reserve in launch__shared_mem_per_block).
+SHARED_ALLOCATION = ("launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic")
 
 # Local and global memory warp instructions (loads, stores) under the names of every Nsight Compute version;
 # the L2 transactions of local and global memory (2019-era names).
@@ -39,7 +41,7 @@ GLOBAL_MEMORY_INSTRUCTIONS = (("sass__inst_executed_global_loads", "sass__inst_e
 L2_TRANSACTIONS = ("memory_l2_transactions_local", "memory_l2_transactions_global")
 
 FACTS = tuple(dict.fromkeys((ISSUED, *(n for pair in MEMORY_INSTRUCTIONS for n in pair), *R.ASYNC_COPY_COUNTS,
-                             SHARED_WAVEFRONTS, BANK_CONFLICTS, *LOCAL_REQUESTS, STORE_SECTORS,
+                             SHARED_WAVEFRONTS, BANK_CONFLICTS, *LOCAL_REQUESTS, STORE_SECTORS, *SHARED_ALLOCATION,
                              *(n for pairs in (LOCAL_INSTRUCTIONS, GLOBAL_MEMORY_INSTRUCTIONS) for pair in pairs
                                for n in pair), *L2_TRANSACTIONS)))
 _INDEX = {name: i for i, name in enumerate(FACTS)}

@@ -21,6 +21,7 @@ from .facts import (
     BANK_CONFLICTS,
     LOCAL_REQUESTS,
     MEMORY_INSTRUCTIONS,
+    SHARED_ALLOCATION,
     SHARED_WAVEFRONTS,
     STORE_SECTORS,
     fact,
@@ -101,6 +102,9 @@ def unit_lever(m: KernelModel, unit: UnitShare) -> str:
         where = f"; the busiest pipe is the {busiest.label}, at {busiest.share:.0%}" if busiest else ""
         return (f"the schedulers issue an instruction in {unit.share:.0%} of cycles: fewer instructions ({vector}"
                 f"fewer address and integer instructions, more work per instruction) is the lever{where}")
+    if unit.id == "l1tex__data_pipe_lsu_wavefronts" and held_sum(m, SHARED_ALLOCATION) == 0:
+        return ("many wavefronts per request: uncoalesced or wide scattered global accesses (the kernel allocates "
+                "no shared memory, so no bank conflicts); coalesce global accesses")
     if unit.id == "l1tex__data_pipe_lsu_wavefronts" and fact(m, BANK_CONFLICTS) == 0:
         return ("many wavefronts per request: uncoalesced or wide scattered accesses (Nsight Compute counts no "
                 "shared-memory bank conflicts); coalesce global accesses")
