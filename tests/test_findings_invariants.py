@@ -899,6 +899,9 @@ def test_fma_balance_of_adds_alone_has_no_fix_bound() -> None:
     speedup, note = fusion_bound(c.roof, c.factor, c.evidence)
     assert speedup is None and "no pair to fuse" in note
     assert "no multiplies to pair with" in c.action and "fuse multiplies" not in c.action
+    assert "already an FMA" in fma_action("fp32", 0.0, 0.0)
+    assert fusion_bound("fp32", 1.0, {"fp32_fadd_thread_inst": 0.0, "fp32_fmul_thread_inst": 0.0,
+                                      "fp32_ffma_thread_inst": 5.0})[1].endswith("work is FMA only)")
 
 
 @needs_corpus

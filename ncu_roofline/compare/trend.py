@@ -59,7 +59,7 @@ from ..version import __version__
 from .changes import kernel_side, relative_pct
 from .dating import TrendUsageError
 from .gate import DEFAULT_MIN_COVERAGE_PCT
-from .groups import Group, group_launches
+from .groups import Group, group_launches, reports_by_name
 from .matching import display_name, match_kernels, match_key
 from .names import MatchRule
 from .noise import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S
@@ -182,7 +182,7 @@ def _point(group: Group) -> dict[str, Any]:
 
 def follow_kernels(runs: Sequence[Run], rules: Sequence[MatchRule] = ()) -> tuple[list[Series], bool]:
     """Series of every kernel group across `runs` (in order); and whether reports matched by base name."""
-    by_name = not all(len(r.reports) <= 1 for r in runs)
+    by_name = reports_by_name(*runs)
     series: list[Series] = []
     latest: dict[str, list[dict[str, Any]]] = {}   # per report group: the latest group of each series
     owner: dict[str, list[int]] = {}                # per report group: the series of each entry above

@@ -23,6 +23,8 @@ def fma_action(precision: str, adds: float, multiplies: float) -> str:
     """The ceiling's action: fusion where there are pairs to fuse; otherwise why there is none."""
     if adds > 0 and multiplies > 0:
         return FUSE
+    if adds <= 0 and multiplies <= 0:
+        return f"none: every {precision.upper()} add and multiply is already an FMA"
     alone = "adds" if adds > 0 else "multiplies"
     return (f"none by fusion: the {precision.upper()} {alone} have no "
             f"{'multiplies' if alone == 'adds' else 'adds'} to pair with (an FMA takes one of each); fewer "
@@ -39,9 +41,9 @@ def fusion_bound(roof: str, factor: float, evidence: Mapping[str, float]) -> tup
     adds, multiplies, fmas = (float(n) for n in counts)  # type: ignore[arg-type]
     total = adds + multiplies + fmas
     pairs = min(adds, multiplies)
-    if pairs <= 0 or total <= pairs:
-        alone = "adds" if adds > 0 else "multiplies"
-        return None, f"no bound: no pair to fuse (its {roof.upper()} work is {alone} and FMA only)"
+    if pairs <= 0:
+        alone = "adds and FMA" if adds > 0 else "multiplies and FMA" if multiplies > 0 else "FMA"
+        return None, f"no bound: no pair to fuse (its {roof.upper()} work is {alone} only)"
     return total / (total - pairs), (f"instructions now ÷ after fusing the min(adds, multiplies) = {pairs:,.0f} "
                                      f"pairs: {total:,.0f} ÷ {total - pairs:,.0f}; the ceiling's 1 / "
                                      f"{factor:.2f} would need every instruction an FMA")

@@ -82,7 +82,7 @@ def render_trend_csv(trend: Trend, options: RenderOptions) -> str:
     for r, run in enumerate(trend.runs):
         present = [(p, s) for s in trend.kernels if (p := s.points[r]) is not None]
         for p, s in sorted(present, key=lambda ps: ps[0]["position"]):
-            values = (run.label, run.date_text, p["report"], s.name, p.get("launches"), p["duration_s"],
-                      p.get("total_s"), p["bound_by"], p["utilization"], p["regime"], s.key)
+            values = (run.label, run.date_text, p["report"], s.name, p["launches"], p["duration_s"],
+                      p["total_s"], p["bound_by"], p["utilization"], p["regime"], s.key)
             rows.append(dict(zip(CSV_COLUMNS, values, strict=False)))
     return rows_to_csv(rows, list(CSV_COLUMNS))
