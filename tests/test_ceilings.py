@@ -106,12 +106,26 @@ def test_bank_conflicts_from_nsight_computes_own_count() -> None:
     c = by_kind(analyse_kernel(make_kernel(metrics)), "bank_conflicts", "l1")
     assert c.factor == pytest.approx((17_000 - 15_000) / 17_000)
     assert c.evidence["bank_conflicts"] == 15_000 and c.evidence["shared_wavefronts"] == 17_000
-    # the totals win over the per-op counts where the report has them (they include ldmatrix)
+    # the per-op counts win over the pipe's totals, which count other accesses' wavefronts too (the loads'
+    # count includes ldmatrix)
     metrics["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"] = (40_000.0, "")
-    metrics["l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"] = (0.0, "")
+    metrics["l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"] = (15_000.0, "")
     metrics["smsp__inst_executed_op_ldsm.sum"] = (5_000.0, "inst")
+    c = by_kind(analyse_kernel(make_kernel(metrics)), "bank_conflicts", "l1")
+    assert c.factor == pytest.approx(2_000 / 17_000) and c.evidence["ldmatrix_inst"] == 5_000
+    # a report with the totals alone: they serve, and the text says the share of conflicts is a lower bound
+    for op in ("ld", "st"):
+        del metrics[f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum"]
+    c = by_kind(analyse_kernel(make_kernel(metrics)), "bank_conflicts", "l1")
+    assert c.factor == pytest.approx(25_000 / 40_000) and "at least this share" in c.detail
+    # no shared load, store or atomic: no ceiling, whatever the pipe's total counts
+    metrics["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] = (0.0, "")
+    metrics["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"] = (0.0, "")
+    metrics["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] = (0.0, "")
     model = analyse_kernel(make_kernel(metrics))
-    assert not [c for c in model.ceilings if c.kind == "bank_conflicts" and c.factor < 1]
+    assert not [c for c in model.ceilings if c.kind == "bank_conflicts"]
+    assert any(n.kind == "bank_conflicts" and "the pipe's total of 40,000 wavefronts" in n.reason
+               for n in model.not_applicable)
 
 
 def test_wide_shared_accesses_are_not_conflicts() -> None:
@@ -188,10 +202,12 @@ def test_smem_transpose_bank_conflicts() -> None:
                ncu_roofline.analyze(CORPUS / "cudaprogramming__smemTranspose.ncu-rep").reports[0].kernels}
     plain = by_kind(kernels["transposeSmem"], "bank_conflicts")
     raw = kernels["transposeSmem"].raw
-    wavefronts = raw.number("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum")
-    conflicts = raw.number("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum")
+    wavefronts = sum(raw.number(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum") for op in ("ld", "st"))
+    conflicts = sum(raw.number(f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum") for op in ("ld", "st"))
     assert plain.factor == pytest.approx((wavefronts - conflicts) / wavefronts)  # Nsight Compute's own count
-    assert plain.factor < 0.25  # 79 % of its shared wavefronts are conflicts (16-way transposed reads)
+    assert plain.factor < 0.15  # 88 % of its shared wavefronts are conflicts (16-way transposed reads)
+    for plain_copy in ("naiveGmem", "copyGmem"):  # no shared memory: the pipe's 1,048,576 wavefronts are not theirs
+        assert not [c for c in kernels[plain_copy].ceilings if c.kind == "bank_conflicts"]
     # the kernel is at the DRAM roof (86 %): the conflicts under L1 do not explain a DRAM gap
     transposed = kernels["transposeSmem"]
     assert transposed.bound_by == "dram" and transposed.diagnosis[0].kind == "at_limit"
@@ -284,13 +300,16 @@ def test_a_coalescing_ceiling_the_report_cannot_give_is_said_missing() -> None:
 
 @needs_corpus
 def test_bank_conflicts_state_nsight_computes_source_level_count_beside_its_counter() -> None:
-    """transposeSmem: the factor stays the conflict counter's ((10,075,656 − 7,916,045) / 10,075,656), and the
-    text adds the source-level figures (7,864,320 excess over an ideal 1,048,576: 8.5x); none where they
+    """transposeSmem: the factor stays the conflict counters' (loads and stores: (8,995,831 − 7,913,647) /
+    8,995,831, 8.3 wavefronts per conflict-free one), and the text adds the source-level figures (7,864,320
+    excess over an ideal 1,048,576: 8.5x, which agree); none where they
     disagree with the counter (the CUTLASS kernel: excess 13,824, conflicts 0) or see no excess."""
     a = ncu_roofline.analyze(CORPUS / "cudaprogramming__smemTranspose.ncu-rep")
-    ceiling = {k.raw.name: next(c for c in k.ceilings if c.kind == "bank_conflicts") for k in a.reports[0].kernels}
+    ceiling = {k.raw.name: c for k in a.reports[0].kernels for c in k.ceilings if c.kind == "bank_conflicts"}
+    assert set(ceiling) == {"transposeSmem", "transposeSmemPad", "transposeSmemUnrollPad"}  # not the global copies
     c = ceiling["transposeSmem"]
-    assert c.factor == pytest.approx((10_075_656 - 7_916_045) / 10_075_656)
+    assert c.factor == pytest.approx((8_995_831 - 7_913_647) / 8_995_831)
+    assert "8.3 wavefronts per conflict-free one" in c.detail
     assert c.detail.endswith("its source-level count: 7,864,320 wavefronts over an ideal 1,048,576 (8.5× the ideal))")
     assert "source-level" not in ceiling["transposeSmemPad"].detail
     b = ncu_roofline.analyze(CORPUS / "cutlass__report-s8.ncu-rep")

@@ -22,6 +22,7 @@ from ..knowledge import recipes as R
 from ..model.quantities import Missing, Resolver
 from .facts import global_loads
 from .fusion import MIX, fma_action
+from .shared_memory import BANK_CONFLICT_ACTION, bank_conflicts
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
@@ -379,59 +380,15 @@ def _memory_ceilings(m: KernelModel, res: Resolver, out: list[Ceiling], skipped:
              f"{ideal:.1f} would hold the bytes used",
              "coalesce: let consecutive threads access consecutive, aligned addresses; use 8- or 16-byte "
              "vector accesses where each thread needs several elements")
-    _bank_conflicts(m, res, out, skipped)
+    _bank_conflicts(res, out, skipped, m)
 
 
-def _bank_conflicts(m: KernelModel, res: Resolver, out: list[Ceiling], skipped: list[NotApplicable]) -> None:
-    """Nsight Compute's own conflict count against the shared-memory wavefronts (ldmatrix included).
-
-    Wide (64/128-bit) accesses need 2-4 wavefronts without any conflict, so wavefronts per
-    instruction is not a conflict degree; only the conflict counters are.
-    """
-    all_wavefronts = _executed(res, "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum")
-    all_conflicts = _executed(res, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum")
-    evidence: dict[str, float] = {}
-    wavefronts: float
-    conflicts: float
-    if all_wavefronts is not None and all_conflicts is not None:
-        wavefronts, conflicts = all_wavefronts, all_conflicts
-    else:
-        wavefronts = conflicts = 0.0
-        found = False
-        for op in ("ld", "st"):
-            w = _executed(res, f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum")
-            c = _executed(res, f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum")
-            if w is None or c is None:
-                continue
-            found = True
-            wavefronts += w
-            conflicts += c
-            evidence[f"shared_{op}_wavefronts"] = w
-            evidence[f"shared_{op}_bank_conflicts"] = c
-        if not found:
-            return
-    if wavefronts <= 0:
-        skipped.append(NotApplicable("bank_conflicts", "l1", "no shared-memory wavefronts: the kernel does not "
-                                     "use shared memory"))
-        return
-    conflicts = min(max(conflicts, 0.0), wavefronts)
-    free = (wavefronts - conflicts) / wavefronts
-    ldsm = _executed(res, "smsp__inst_executed_op_ldsm.sum")
-    evidence |= {"shared_wavefronts": wavefronts, "bank_conflicts": conflicts, "conflict_free_share": free}
-    if ldsm:
-        evidence["ldmatrix_inst"] = ldsm
-    ways = 1.0 / free if free > 0 else float("inf")
-    # Nsight Compute's source-level figures beside its counter, where both see conflicts (they count other
-    # scopes: on a CUTLASS kernel they show excess where the counter shows none, so they set no factor)
-    ideal, excess = res.number("memory_l1_wavefronts_shared_ideal"), res.number(
-        "derived__memory_l1_wavefronts_shared_excessive")
-    source = (f"; its source-level count: {excess:,.0f} wavefronts over an ideal {ideal:,.0f} "
-              f"({(ideal + excess) / ideal:.1f}× the ideal)") if conflicts > 0 and ideal and excess else ""
-    _add(out, m, "bank_conflicts", "l1", free, evidence,
-         f"{conflicts:,.0f} of {wavefronts:,.0f} shared-memory wavefronts are bank conflicts "
-         f"(Nsight Compute's count; {ways:.1f} wavefronts per conflict-free one{source})",
-         "remove shared-memory bank conflicts: pad the tile by one element per row (e.g. [32][33]) or "
-         "swizzle the index so a warp's 32 accesses fall in 32 different banks")
+def _bank_conflicts(res: Resolver, out: list[Ceiling], skipped: list[NotApplicable], m: KernelModel) -> None:
+    found = bank_conflicts(res)
+    if isinstance(found, str):
+        skipped.append(NotApplicable("bank_conflicts", "l1", found))
+    elif found is not None:
+        _add(out, m, "bank_conflicts", "l1", found.free, found.evidence, found.detail, BANK_CONFLICT_ACTION)
 
 
 def dram_reads_per_load_byte(res: Resolver) -> tuple[float, float] | None:

@@ -24,7 +24,10 @@ ISSUED = "smsp__inst_executed.sum"
 MEMORY_INSTRUCTIONS = (("smsp__sass_inst_executed_op_global_ld.sum", "smsp__sass_inst_executed_op_global_st.sum"),
                        ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
                         "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"))
-SHARED_WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"
+SHARED_WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"  # counts other accesses' wavefronts too
+# The shared loads' (ldmatrix included) and stores' own wavefronts.
+SHARED_OP_WAVEFRONTS = ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+                        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum")
 BANK_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"
 LOCAL_REQUESTS = ("l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum")
 STORE_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"
@@ -41,7 +44,8 @@ GLOBAL_MEMORY_INSTRUCTIONS = (("sass__inst_executed_global_loads", "sass__inst_e
 L2_TRANSACTIONS = ("memory_l2_transactions_local", "memory_l2_transactions_global")
 
 FACTS = tuple(dict.fromkeys((ISSUED, *(n for pair in MEMORY_INSTRUCTIONS for n in pair), *R.ASYNC_COPY_COUNTS,
-                             SHARED_WAVEFRONTS, BANK_CONFLICTS, *LOCAL_REQUESTS, STORE_SECTORS, *SHARED_ALLOCATION,
+                             SHARED_WAVEFRONTS, *SHARED_OP_WAVEFRONTS, BANK_CONFLICTS, *LOCAL_REQUESTS, STORE_SECTORS,
+                             *SHARED_ALLOCATION,
                              *(n for pairs in (LOCAL_INSTRUCTIONS, GLOBAL_MEMORY_INSTRUCTIONS) for pair in pairs
                                for n in pair), *L2_TRANSACTIONS)))
 _INDEX = {name: i for i, name in enumerate(FACTS)}

@@ -22,6 +22,7 @@ from .facts import (
     LOCAL_REQUESTS,
     MEMORY_INSTRUCTIONS,
     SHARED_ALLOCATION,
+    SHARED_OP_WAVEFRONTS,
     SHARED_WAVEFRONTS,
     STORE_SECTORS,
     fact,
@@ -65,7 +66,9 @@ def bytes_cover_level(m: KernelModel, level: str) -> bool:
         return _small(None if stores is None else 32.0 * stores, counted.value + 32.0 * (stores or 0.0))
     if "mem_lgds" in recipe:  # global, local and shared write-back
         return True
-    shared = fact(m, SHARED_WAVEFRONTS)  # a wavefront moves at most 128 bytes
+    shared = held_sum(m, SHARED_OP_WAVEFRONTS)  # a wavefront moves at most 128 bytes
+    if shared is None:
+        shared = fact(m, SHARED_WAVEFRONTS)  # the pipe's total, other accesses' wavefronts included: an upper bound
     if not _small(None if shared is None else 128.0 * shared, counted.value + 128.0 * (shared or 0.0)):
         return False
     return counted.definition != "global" or _small(held_sum(m, LOCAL_REQUESTS), held_sum(m, GLOBAL_REQUESTS))
