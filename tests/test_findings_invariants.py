@@ -469,8 +469,8 @@ def test_l1_chart_bytes_and_peak_derived_from_the_writeback_counter() -> None:
     assert naive.q.bytes["l1"].value == pytest.approx(cycles * 128) and naive.q.bytes["l1"].definition == "chart"
     assert naive.peaks["l1"].value == pytest.approx(cycles * 128 / duration / (pct / 100))
     assert naive.utilization["l1"] == pytest.approx(pct / 100)
-    transpose = _kernels("cudaprogramming__smemTranspose.ncu-rep")[0]  # was a global-only subset, 604 MB
-    assert transpose.q.bytes["l1"].value == pytest.approx(201_326_592)
+    copy = _kernels("cudaprogramming__smemTranspose.ncu-rep")[1]  # copyGmem: write-back, not its global subset
+    assert copy.q.bytes["l1"].value == pytest.approx(201_326_592) and copy.q.bytes["l1"].definition == "chart"
     # on Hopper the cycle counter x 128 is exactly the newer derived byte metric
     hopper = _kernels("cs599k__2025-04-21-v1.ncu-rep")[0]
     derived = hopper.raw.number("derived__l1tex__lsu_writeback_bytes_mem_lgds.sum.per_second")
@@ -633,14 +633,18 @@ def test_a_busy_unit_is_set_against_bytes_that_count_its_traffic(name: str) -> N
 @needs_corpus
 def test_the_stores_of_a_transpose_are_not_compared_with_l2_reads() -> None:
     """naiveGmem: the crossbar-to-L2 requests are 91 % busy with 16,777,216 store sectors (537 MB, 32 per store
-    request) while the chart's L2 bytes count 67,108,864 bytes of reads: no "L2 bytes reach only 1 %". naive_gemm
-    keeps its contrast: 65,536 shared wavefronts (8.4 MB at most) beside 8.59 GB of L1 write-back."""
+    request) while the chart's L2 bytes count 67,108,864 bytes of reads, fewer than DRAM's 102 MB: its L2 bytes
+    are then all tag traffic (604 MB, the stores included), and only those are set against the unit ("25 %"),
+    never the reads alone ("1 %"). naive_gemm keeps its contrast: 65,536 shared wavefronts (8.4 MB at most)
+    beside 8.59 GB of L1 write-back."""
     from ncu_roofline.views.report import verdict
 
     (transpose,) = [k for k in _kernels("cudaprogramming__smemTranspose.ncu-rep") if k.raw.name == "naiveGmem"]
     assert transpose.raw.number("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum") == 16_777_216
-    assert transpose.q.bytes["l2"].value == 67_108_864 and round(transpose.units[transpose.bound_by].share, 2) == 0.91
-    assert "reach only" not in verdict(transpose) and "reach only" not in transpose.diagnosis[0].text
+    l2 = transpose.q.bytes["l2"]
+    assert l2.definition == "tags" and l2.value == 32 * transpose.raw.number("lts__t_sectors.sum") > 32 * 16_777_216
+    assert round(transpose.units[transpose.bound_by].share, 2) == 0.91
+    assert "reach only 1%" not in verdict(transpose) and "reach only 25%" in transpose.diagnosis[0].text
     gemm = _kernels("cudacode__naive.ncu-rep")[0]
     assert gemm.raw.number("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum") == 65_536
     assert round(gemm.q.bytes["l1"].value / 1e9, 2) == 8.59
