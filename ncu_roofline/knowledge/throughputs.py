@@ -189,11 +189,15 @@ LAUNCH = {
                            "sm__active_warps_avg_per_active_cycle_pct"),
     "theoretical_occupancy": ("sm__maximum_warps_per_active_cycle_pct",),
     "registers_per_thread": ("launch__registers_per_thread",),
+    # The kernel's own allocation (`model.throughputs.launch_facts`: static + dynamic where held); these
+    # totals include the driver's per-block reserve (1 KB from compute capability 8.0), taken off where known.
     "shared_memory_per_block": ("launch__shared_mem_per_block",
                                 "launch__shared_mem_per_block_allocated"),
+    "shared_memory_driver_per_block": ("launch__shared_mem_per_block_driver",),
     "sm_count": ("device__attribute_multiprocessor_count",),
 }
 PERCENT_FACTS = ("achieved_occupancy", "theoretical_occupancy")
+SHARED_MEMORY_OWN = ("launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic")
 
 # Regimes: the rule of each is stated in the page's help block and the JSON settings.
 AT_LIMIT = "at_limit"

@@ -141,6 +141,12 @@ def launch_facts(raw: RawKernel) -> dict[str, float | None]:
         if value is not None and key in T.PERCENT_FACTS:
             value /= 100.0
         facts[key] = value
+    own = [raw.number(name) for name in T.SHARED_MEMORY_OWN]
+    driver = facts.get("shared_memory_driver_per_block")
+    if all(v is not None for v in own):  # the kernel's own shared memory: static + dynamic
+        facts["shared_memory_per_block"] = math.fsum(v for v in own if v is not None)
+    elif facts.get("shared_memory_per_block") is not None and driver is not None:
+        facts["shared_memory_per_block"] = max(0.0, (facts["shared_memory_per_block"] or 0.0) - driver)
     if facts.get("grid_blocks") is None and raw.grid_size:
         facts["grid_blocks"] = _count(math.prod(raw.grid_size))
     if facts.get("block_threads") is None and raw.block_size:
