@@ -35,7 +35,7 @@ from .fusion import fusion_bound
 from .latency import latency_words
 from .levers import limits_measured, sets_against, unit_lever
 from .libraries import library_of
-from .reuse import fewer_bytes_action, issue_left, reads_once, reuse_note
+from .reuse import fewer_bytes_action, issue_left, read_once_bound, reads_once, reuse_note
 from .spills import local_memory
 
 if TYPE_CHECKING:
@@ -179,15 +179,18 @@ def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling], parts: P
                  "fewer bytes move")
         after = _saturates_after(m.utilization.get(level), share, level)
         saturates = f"; {label}, at {share:.0%}, saturates first{after}"
+    once = reads_once(reuse) if level == "dram" else None
     if allowed <= m.achieved_flop_per_s:
         speedup, note = None, ("no bound: the compute side leaves no headroom above what the kernel reaches"
                                + (f" ({named})" if named else ""))
+    elif once is not None:  # a kernel that reads each byte once gains no reuse: no bound ranks its gap first
+        speedup, note = None, read_once_bound(once)
     text = (f"the kernel does {intensity:.3g} FLOP per {level.upper()} byte; the ridge point is {ridge:.3g}: it "
             f"needs {ratio_text(gap)}× more FLOP per byte to reach the compute roof")
     if under and kept * gap > 1.0:
         text += f" ({ratio_text(kept * gap)}× to reach what its ceilings allow: {named})"
     text += saturates
-    action = fewer_bytes_action(reads_once(reuse) if level == "dram" else None)
+    action = fewer_bytes_action(once)
     if _GEMM_LIKE.search(m.raw.demangled_name or m.raw.name):
         action += (f"; if it multiplies by weights shared across rows (a GEMM or GEMV, as its name suggests), "
                    f"batching about {ratio_text(gap)}× more rows (tokens) that share those weights would get there, "
