@@ -120,11 +120,17 @@ def test_mw_div_to_mult_pair(corpus) -> None:
     assert h["regime"] == "at_limit"
 
 
-def test_hierarchical_levels_on_a100_roofline_report(corpus) -> None:
-    k = ncu_roofline.analyze(corpus / "cs599k__2025-04-21-77_06-MT.ncu-rep").reports[0].kernels[0]
-    assert all(k.q.bytes[lv] is not None for lv in ("dram", "l2", "l1"))
-    assert k.q.bytes["l2"].definition == "chart"
+def test_hierarchical_levels_on_roofline_reports(corpus) -> None:
+    k = ncu_roofline.analyze(corpus / "cs599k__2025-04-21-v1.ncu-rep").reports[0].kernels[0]  # H100, reads more
+    assert all(k.q.bytes[lv] is not None and k.q.bytes[lv].definition in ("", "chart") for lv in ("dram", "l2", "l1"))
     assert k.provenance["traffic_bytes.l2"].startswith("derived__lts__lts2xbar_bytes.sum.per_second")
+    # A100 silu: it writes as much as it reads, and the chart's L2 bytes (L2 -> crossbar returns, reads alone)
+    # are half of DRAM's: L2 takes all tag traffic, L1 (write-back of loads alone, no tag count) has no bytes
+    k = ncu_roofline.analyze(corpus / "cs599k__2025-04-21-77_06-MT.ncu-rep").reports[0].kernels[0]
+    assert k.q.bytes["l2"].definition == "tags" and k.provenance["traffic_bytes.l2"].startswith("32 × lts__t_sectors")
+    assert k.q.bytes["l2"].value >= k.q.bytes["dram"].value and k.q.bytes["l1"] is None
+    assert k.intensity["l2"] == pytest.approx(k.intensity["dram"] * 524193152.0 / 1063213664.0)
+    assert any(m.quantity == "traffic_bytes.l1" and "fewer than the 1.06 GB L2 moved" in m.reason for m in k.missing)
     assert k.bound_by == "dram" and k.regime == "at_limit"
     # the tags definition is available on request and is labelled
     tags = ncu_roofline.analyze(corpus / "cs599k__2025-04-21-77_06-MT.ncu-rep", bytes_definition="tags")

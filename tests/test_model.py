@@ -265,3 +265,21 @@ def test_a_missing_quantity_names_the_term_the_report_lacks() -> None:
     (dram,) = [m for m in q.missing if m.quantity == "traffic_bytes.dram"]
     assert "holds dram__bytes_read.sum" in dram.reason
     assert "dram__bytes_read.sum + dram__bytes_write.sum lacks dram__bytes_write.sum" in dram.reason
+
+
+def test_shared_memory_per_block_is_the_kernels_own_allocation() -> None:
+    """sm_80+: launch__shared_mem_per_block (3,072 B) = static 2,048 + dynamic 0 + the driver's 1,024 B reserve.
+    The kernel allocates 2,048 B; the reserve is stated apart."""
+    launch = {"launch__shared_mem_per_block": (3072.0, "byte"), "launch__shared_mem_per_block_driver": (1024.0, "byte"),
+              "launch__shared_mem_per_block_allocated": (3072.0, "byte")}
+    own = {"launch__shared_mem_per_block_static": (2048.0, "byte"),
+           "launch__shared_mem_per_block_dynamic": (512.0, "byte")}
+    m = analyse_kernel(make_kernel({**base_metrics(), **launch, **own,
+                                    "launch__shared_mem_per_block": (3584.0, "byte")}))
+    assert m.launch["shared_memory_per_block"] == 2560.0 and m.launch["shared_memory_driver_per_block"] == 1024.0
+    # without the static and dynamic figures: the total less the driver's reserve
+    m = analyse_kernel(make_kernel({**base_metrics(), **launch}))
+    assert m.launch["shared_memory_per_block"] == 2048.0
+    # a report with the total alone (no reserve stated) keeps it
+    m = analyse_kernel(make_kernel({**base_metrics(), "launch__shared_mem_per_block": (4096.0, "byte")}))
+    assert m.launch["shared_memory_per_block"] == 4096.0 and m.launch["shared_memory_driver_per_block"] is None

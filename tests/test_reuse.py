@@ -47,6 +47,9 @@ def test_a_kernel_whose_loads_all_came_from_dram_gets_no_tiling_advice() -> None
     gap = next(f for f in k.diagnosis if f.kind == "intensity_gap")
     assert "nothing to reuse" in gap.action and "DRAM read 1.00× the bytes of the sectors its loads" in gap.action
     assert "reuse tiles" not in gap.action
+    # no reuse to gain: the gap has no speed-up of its own (fusion or a narrower type depend on other kernels)
+    assert gap.speedup is None and gap.speedup_note.startswith("no bound for this kernel alone: it reads its data")
+    assert "fusion with the kernels beside it or a narrower data type" in gap.speedup_note
     assert "it reads its data about once" in verdict(k) and "tiling has nothing to reuse" in verdict(k)
     assert not any(f.kind == "reuse" for f in k.diagnosis)  # its 30 % L2 hits are no missed reuse
 
@@ -314,12 +317,13 @@ def test_a_groups_intensity_gap_stops_at_its_weighted_issue_cap() -> None:
     """Two launches of one kernel at the DRAM roof (`streaming`, 4.8× under the ridge): issue slots 60 % busy
     with 10 % of the instructions global loads and stores (1 µs), and 80 % with 50 % (2 µs: DRAM stays at 80 %,
     its bytes are a rate). Fewer bytes leave 54 % and 40 %: the group's gap stops at 1 / ((54 + 2 × 40) / 3 %) =
-    2.24×, where the longest launch's counts on the group's 73 % would give 1 / 36.7 % = 2.73×."""
+    2.24×, where the longest launch's counts on the group's 73 % would give 1 / 36.7 % = 2.73×. Their loads ask
+    for twice the bytes DRAM reads (caches serve re-reads): reuse can raise their intensity."""
     from ncu_roofline.api.groups import group_kernels
     from ncu_roofline.passes.reuse import issue_without_memory
 
     def launch(index: int, ns: float, issue_pct: float, memory: float) -> AnalysedKernel:
-        return streaming(SECTORS * ns / 1000.0, **{
+        return streaming(2 * SECTORS * ns / 1000.0, **{
             "gpu__time_duration.sum": (ns, "ns"),
             "sm__issue_active.avg.pct_of_peak_sustained_elapsed": (issue_pct, "%"),
             "smsp__inst_executed.sum": (1000.0, "inst"),

@@ -137,13 +137,13 @@ def _tail(waves: float, grid: float | None = None, sms: float = 100.0, theoretic
           achieved: float | None = None, share: float = 0.5, name: str = "k(float*)") -> list:
     from types import SimpleNamespace
 
-    from ncu_roofline.passes.diagnosis import _tail_effect
+    from ncu_roofline.passes.tail import tail_effect
 
     launch = {"waves_per_sm": waves, "grid_blocks": grid, "sm_count": sms, "theoretical_occupancy": theoretical,
               "achieved_occupancy": achieved}
     m = SimpleNamespace(launch=launch, limiter_share=share, bound_by="dram", units={},
                         raw=SimpleNamespace(name=name, demangled_name=name))
-    return _tail_effect(m)
+    return tail_effect(m)
 
 
 def test_tail_effect_edges() -> None:
@@ -236,6 +236,38 @@ def test_the_latency_lever_follows_the_measured_occupancy(achieved, theoretical,
     assert says in action and f"achieved occupancy {achieved:.0%}" in why
     assert ("more warps, more instructions in flight" in action) is (says.startswith(("why", "the occ")))
     assert latency_words({})[0] == ": stalls, dependencies, too few warps in flight"
+
+
+def test_idle_sms_come_before_stalls_within_warps() -> None:
+    """rms_norm_vector_kernel_float4: SM active cycles 63 % of the elapsed, achieved occupancy 79 % (of the active
+    cycles): with the SMs 37 % idle, the latency is named as idle SMs, not as stalls within full warps. At 85 %
+    active (15 % idle) the occupancy's words stay."""
+    from ncu_roofline.passes.latency import latency_words
+
+    launch = {"achieved_occupancy": 0.79, "theoretical_occupancy": 1.0, "sm_active_share": 0.63}
+    why, action = latency_words(launch)
+    assert why.startswith(" (the SMs had no warp to run 37% of the time: their active cycles are 63% of the elapsed")
+    assert "idle SMs before stalls within warps" in why and "not too few warps" not in why
+    assert action.startswith("give every SM work for the whole run") and action.endswith("for the active part")
+    why, _ = latency_words({**launch, "sm_active_share": 0.85})
+    assert "stalls and dependencies within each warp, not too few warps" in why
+
+
+def test_the_latency_bound_leaves_the_tail_effect_its_part() -> None:
+    """Latency headroom 1 / 0.39 = 2.57x, of which a partial last wave is up to 1.19x: the latency finding keeps
+    2.57 / 1.19 = 2.16x, so the two together make the whole and never more."""
+    from ncu_roofline.passes.finding import Finding
+    from ncu_roofline.passes.tail import apart_from_tail
+
+    latency = Finding("latency", "l2", None, "the rest is latency", "act", "l2", 1 / 0.39, "the unit's peak")
+    tail = Finding("tail_effect", "l2", None, "waves", "act", "l2", 1.19, "waves")
+    apart_from_tail([latency], [tail])
+    assert latency.speedup == pytest.approx(1 / 0.39 / 1.19) and latency.speedup * tail.speedup == pytest.approx(
+        1 / 0.39)
+    assert "partial last wave (the tail-effect finding)" in latency.text and "2.56 ÷ 1.19" in latency.speedup_note
+    alone = Finding("latency", "l2", None, "the rest is latency", "act", "l2", 2.0, "n")
+    apart_from_tail([alone], [])
+    assert alone.speedup == 2.0 and alone.text == "the rest is latency"
 
 
 @pytest.mark.parametrize(("name", "library"), [

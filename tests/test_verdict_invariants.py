@@ -165,3 +165,23 @@ def test_misaligned_reads_cap_only_the_level_their_waste_reaches() -> None:
     per_sector = l2.evidence["ld_bytes_used_per_sector"]
     assert l2.factor == pytest.approx(loads * per_sector / moved) and l2.factor == pytest.approx(0.955, abs=0.005)
     assert "95% of it used" in l2.detail
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_shared_memory_per_block_leaves_out_the_driver_reserve(name: str) -> None:
+    """The shared memory a kernel allocates per block is its static + dynamic allocation, as the report states
+    them; Nsight Compute's launch__shared_mem_per_block adds the driver's reserve (1 KB from sm_80), which
+    stands apart."""
+    wrong = []
+    for k in _kernels(name):
+        static, dynamic = (k.raw.number(f"launch__shared_mem_per_block_{p}") for p in ("static", "dynamic"))
+        total, driver = (k.raw.number(f"launch__shared_mem_per_block{p}") for p in ("", "_driver"))
+        shown = k.launch.get("shared_memory_per_block")
+        if static is not None and dynamic is not None and shown != static + dynamic:
+            wrong.append(f"#{k.raw.index} {k.raw.name[:40]}: {shown} B, but static {static} + dynamic {dynamic}")
+        if total is not None and driver is not None and shown is not None and shown + driver != total:
+            wrong.append(f"#{k.raw.index} {k.raw.name[:40]}: {shown} B + driver {driver} != {total}")
+        if driver is not None and k.launch.get("shared_memory_driver_per_block") != driver:
+            wrong.append(f"#{k.raw.index}: driver reserve {driver} B not stated")
+    assert not wrong, "\n".join(wrong)

@@ -220,7 +220,7 @@ def _aggregate(launches: list[AnalysedKernel], longest: AnalysedKernel, threshol
     util = _weighted_shares([(d, k.utilization) for d, k in timed])
     shares = _weighted_units(timed)
     launch = dict(longest.launch)
-    for fact in ("waves_per_sm", "achieved_occupancy"):
+    for fact in ("waves_per_sm", "achieved_occupancy", "sm_active_share"):
         pairs = [(d, v) for d, k in timed if (v := k.launch.get(fact)) is not None]
         if pairs:
             launch[fact] = _weighted(pairs)

@@ -237,6 +237,10 @@ NCU_SECTIONS = (
 # without an LDG (`passes.ceilings`, `passes.reuse`).
 ASYNC_COPY_COUNTS = ("smsp__inst_executed_op_ldgsts.sum", "sm__sass_inst_executed_op_ldgsts_cache_bypass.sum",
                      "smsp__sass_inst_executed_op_ldgsts.sum")
+# Copies from L2 straight into shared memory (cp.async, TMA): bytes L2 sends that the L1 chart definition
+# (LSU write-back to registers) never counts, so its L1 bytes may rightly be fewer than L2's (`model.hierarchy`).
+SHARED_COPY_COUNTS = (*ASYNC_COPY_COUNTS, "l1tex__m_xbar2l1tex_read_bytes_mem_dshared.sum",
+                      "l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum")
 # The sectors the SM's loads ask L1/TEX for, of every kind that reads global memory through it: LDG, local
 # loads, texture and surface fetches, cp.async (LDGSTS, through L1 or bypassing it). Not TMA (Hopper's bulk
 # copies): they pass neither the LSU nor the TEX pipe. `passes.reuse` weighs DRAM's reads against them.

@@ -189,11 +189,18 @@ LAUNCH = {
                            "sm__active_warps_avg_per_active_cycle_pct"),
     "theoretical_occupancy": ("sm__maximum_warps_per_active_cycle_pct",),
     "registers_per_thread": ("launch__registers_per_thread",),
+    # The kernel's own allocation (`model.throughputs.launch_facts`: static + dynamic where held); these
+    # totals include the driver's per-block reserve (1 KB from compute capability 8.0), taken off where known.
     "shared_memory_per_block": ("launch__shared_mem_per_block",
                                 "launch__shared_mem_per_block_allocated"),
+    "shared_memory_driver_per_block": ("launch__shared_mem_per_block_driver",),
     "sm_count": ("device__attribute_multiprocessor_count",),
 }
 PERCENT_FACTS = ("achieved_occupancy", "theoretical_occupancy")
+# SM cycles with at least one warp resident, averaged over SMs: over the SM's elapsed cycles, the share of the
+# run the SMs had work at all (achieved occupancy counts these active cycles only).
+SM_ACTIVE_CYCLES = "sm__cycles_active.avg"
+SHARED_MEMORY_OWN = ("launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic")
 
 # Regimes: the rule of each is stated in the page's help block and the JSON settings.
 AT_LIMIT = "at_limit"

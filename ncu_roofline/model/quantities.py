@@ -14,6 +14,7 @@ from sys import intern  # a recipe's text is the same for every launch of a kern
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
 from ..readers.record import RawKernel, metric_names_starting
+from .hierarchy import within_hierarchy
 from .resolver import Missing, Options, Resolver, Value, unit_of
 
 __all__ = ["KernelQuantities", "Missing", "Resolver", "Value", "compute_quantities", "unit_of"]
@@ -259,6 +260,11 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART) -> K
     for level in R.LEVELS:
         options = _ordered(level, prefer_definition)
         measured = res.first(options)
+        # A cache level moves no fewer bytes than the levels below it (`hierarchy`): L2 against DRAM, L1
+        # against the larger of L2 and DRAM.
+        under = [(lv, got) for lv in R.LEVELS[:R.LEVELS.index(level)] if (got := traffic[lv]) is not None]
+        below_level, below = max(under, key=lambda pair: pair[1].value, default=("dram", None))
+        measured, contradicted = within_hierarchy(level, measured, below, below_level, res, options)
         traffic[level] = measured
         definition = measured.definition if measured is not None else prefer_definition
         peaks[level] = _peak_for(res, R.PEAKS[level], measured, definition)
@@ -268,7 +274,9 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART) -> K
             if traffic[level] is None:
                 missing.append(Missing("traffic_bytes.dram", note, "not collectable on this GPU"))
             continue
-        if traffic[level] is None:
+        if contradicted is not None:
+            missing.append(contradicted)
+        elif traffic[level] is None:
             missing.append(_missing(f"traffic_bytes.{level}", f"no {level.upper()} byte counts", options,
                                     res))
         if peaks[level] is None:

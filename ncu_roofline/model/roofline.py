@@ -206,7 +206,7 @@ def build_kernel_model(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETT
     """Quantities -> roofline model for one kernel, built once from named values."""
     q = compute_quantities(raw, settings.bytes_definition)
     units = unit_throughputs(raw)
-    launch = launch_facts(raw)
+    launch = launch_facts(raw, q.duration_s)
     peaks, tensor_peaks, flags = _apply_user_peaks(q, raw, settings.peaks)
     missing = [m for m in q.missing if not _covered_by_user(m, peaks, tensor_peaks)]
     empty_levels: dict[str, float | None] = {lv: None for lv in R.LEVELS}

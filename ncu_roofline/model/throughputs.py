@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from ..knowledge import throughputs as T
 from ..readers.record import UNREAD, RawKernel, read_so_far
+from .resolver import Resolver, Value
 
 _NON_NEGATIVE_TOLERANCE = -1e-9
 
@@ -129,8 +130,9 @@ def _count(value: int) -> float | None:
         return None
 
 
-def launch_facts(raw: RawKernel) -> dict[str, float | None]:
-    """Grid, block, waves per SM and occupancy, where the report holds them (None where not)."""
+def launch_facts(raw: RawKernel, duration: Value | None = None) -> dict[str, float | None]:
+    """Grid, block, waves per SM and occupancy, where the report holds them (None where not); the share of the
+    run the SMs were active (their elapsed cycles stored, or their clock × `duration`)."""
     facts: dict[str, float | None] = {}
     for key, names in T.LAUNCH.items():
         value = None
@@ -141,6 +143,18 @@ def launch_facts(raw: RawKernel) -> dict[str, float | None]:
         if value is not None and key in T.PERCENT_FACTS:
             value /= 100.0
         facts[key] = value
+    own = [raw.number(name) for name in T.SHARED_MEMORY_OWN]
+    driver = facts.get("shared_memory_driver_per_block")
+    if all(v is not None for v in own):  # the kernel's own shared memory: static + dynamic
+        facts["shared_memory_per_block"] = math.fsum(v for v in own if v is not None)
+    elif facts.get("shared_memory_per_block") is not None and driver is not None:
+        facts["shared_memory_per_block"] = max(0.0, (facts["shared_memory_per_block"] or 0.0) - driver)
+    if raw.number(T.SM_ACTIVE_CYCLES) is not None:
+        res = Resolver(raw)
+        res.duration = duration
+        active, elapsed = res.number(T.SM_ACTIVE_CYCLES), res.cycles("sm")
+        if active is not None and elapsed is not None and elapsed[0] > 0:
+            facts["sm_active_share"] = min(1.0, active / elapsed[0])
     if facts.get("grid_blocks") is None and raw.grid_size:
         facts["grid_blocks"] = _count(math.prod(raw.grid_size))
     if facts.get("block_threads") is None and raw.block_size:

@@ -4,7 +4,10 @@ Nsight Compute's achieved and theoretical occupancy tell three cases apart: the 
 (three quarters of their warp slots or more, whatever the launch allows: more warps seldom hide more latency
 than that, and more work in flight per warp is the lever), occupancy at what the launch
 allows but that is low (its limiter, registers, shared memory or block size, is the lever), and fewer
-warps than the launch allows (more independent work per SM).
+warps than the launch allows (more independent work per SM). All three count the SMs' active cycles only:
+where the SMs had no warp at all for a large share of the run (their active cycles against their elapsed
+ones), that idle time, not stalls within warps, is what the finding names first: the launch's ramp-up and
+drain, a partial last wave, too few or uneven blocks.
 """
 
 from __future__ import annotations
@@ -13,12 +16,28 @@ from collections.abc import Mapping
 
 REACHED = 0.85  # achieved ÷ theoretical occupancy from which the warps the launch allows are there
 FULL = 0.75  # achieved occupancy from which an SM is nearly full of warps
+IDLE = 0.2  # SMs without a warp for this share of the run or more: the latency is idle SMs first
 _STALLS = "check the warp-stall reasons (Nsight Compute's WarpStateStats section)"
+IDLE_LEVER = ("give every SM work for the whole run: whole waves of blocks (see the tail-effect finding where there is "
+              "one) or more, evenly sized blocks; for a short kernel, fuse it with its neighbours or launch it in a "
+              "CUDA graph so that its ramp-up and drain are a smaller part of the run")
+
+
+def idle_share(launch: Mapping[str, float | None]) -> float | None:
+    """The share of the run the SMs had no warp (1 − SM active ÷ elapsed cycles) where it is `IDLE` or more."""
+    active = launch.get("sm_active_share")
+    return None if active is None or 1.0 - active < IDLE else 1.0 - active
 
 
 def latency_words(launch: Mapping[str, float | None]) -> tuple[str, str]:
     """(what the latency is, after "the rest is latency"; the action) from a launch's occupancy."""
     achieved, theoretical = launch.get("achieved_occupancy"), launch.get("theoretical_occupancy")
+    idle = idle_share(launch)
+    if idle is not None:
+        occ = f"; their achieved occupancy of {achieved:.0%} counts active cycles only" if achieved is not None else ""
+        return (f" (the SMs had no warp to run {idle:.0%} of the time: their active cycles are {1 - idle:.0%} of the "
+                f"elapsed{occ}): idle SMs before stalls within warps, from the launch's ramp-up and drain, a partial "
+                "last wave or too few blocks", f"{IDLE_LEVER}; then {_STALLS} for the active part")
     if achieved is None or not theoretical:  # without the theoretical figure, what the launch allows is not known
         occ = f" (achieved occupancy {achieved:.0%})" if achieved is not None else ""
         return (f"{occ}: stalls, dependencies, too few warps in flight", f"{_STALLS} and the occupancy; give each SM "

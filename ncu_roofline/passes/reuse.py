@@ -4,8 +4,9 @@ A kernel at the DRAM roof moves fewer bytes by fusion with its neighbours, a nar
 reuse within itself (tiles in shared memory or registers). The last needs data that the kernel reads
 more than once. Where DRAM read about as many bytes as the kernel's loads asked for (`ceilings.
 dram_reads_per_load_byte`) and its loads seldom hit L1, no cache served a second read: tiling has
-nothing to keep, and a low L2 hit rate is no missed reuse. Fewer bytes leave the arithmetic, and the
-issue slots its instructions other than global loads and stores take (`issue_without_memory`).
+nothing to keep, and a low L2 hit rate is no missed reuse; its intensity gap then has no speed-up of its
+own (`read_once_bound`). Fewer bytes leave the arithmetic, and the issue slots its instructions other than
+global loads and stores take (`issue_without_memory`).
 """
 
 from __future__ import annotations
@@ -56,6 +57,15 @@ def fewer_bytes_action(once: float | None) -> str:
                 "shared memory or registers, or store in a lower precision")
     return ("move fewer bytes per FLOP: fuse with the kernels that produce or consume its data, or store in a lower "
             f"precision; tiles in shared memory or registers have nothing to reuse: {reads_once_text(once)}")
+
+
+def read_once_bound(ratio: float) -> str:
+    """The intensity gap's speed-up note of a kernel that reads its data once (`ratio`: `reads_once`): no
+    bound of its own. Reuse within it has nothing to keep; what fusion with its neighbours or a narrower data
+    type removes depends on kernels and types the report does not describe, so nothing ranks it."""
+    return (f"no bound for this kernel alone: it reads its data about once (DRAM read {ratio:.2f}× the bytes its "
+            "loads asked for), so more FLOP per byte cannot come from reuse within it; only fusion with the "
+            "kernels beside it or a narrower data type moves fewer bytes, by as much as those change")
 
 
 ISSUE_LESS_MEMORY = "issue slots (less its global loads and stores)"

@@ -15,7 +15,7 @@ from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
 from ..model.throughputs import too_little_work_reason
 from ..passes.finding import top_index
-from ..passes.latency import latency_words
+from ..passes.latency import idle_share, latency_words
 from ..passes.levers import limits_measured, sets_against, unit_lever
 from ..passes.libraries import library_of
 from ..passes.reuse import reads_once, reads_once_text
@@ -143,9 +143,10 @@ def verdict(k: AnalysedKernel) -> str:
                 "cannot be told from a limit it did not measure (L2, L1, the SM's pipes); collect the SpeedOfLight "
                 "section (`--section SpeedOfLight`) to tell them apart.")
     why = latency_words(k.launch)[0]  # the latency finding's own words: what the occupancy says
+    step = ("keep every SM busy for the whole run (whole waves, more blocks, or fusing a short kernel with its "
+            "neighbours)" if idle_share(k.launch) is not None else "check the warp-stall reasons and occupancy")
     return (f"Below the threshold on every limit: the busiest is {label} at {F.pct(share)} of peak. The kernel is "
-            f"limited by latency{why}, not by a roof or a unit; check the warp-stall reasons and occupancy before "
-            "changing the algorithm.")
+            f"limited by latency{why}, not by a roof or a unit; {step} before changing the algorithm.")
 
 
 def _top(findings: list[dict[str, Any]]) -> dict[str, Any] | None:

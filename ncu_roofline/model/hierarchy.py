@@ -1,0 +1,86 @@
+"""A cache level never moves fewer bytes than the level below it: every DRAM byte passes L2, every L2 byte
+the SMs ask for passes L1.
+
+Nsight Compute's roofline-chart byte definitions count one path of a level's traffic: at L2 the returns to
+L1 (reads alone), at L1 what loads write back to registers. A kernel that mostly stores then shows L2 and
+L1 bytes far below DRAM's (a store-only fill: 385x), and an intensity there that claims more reuse than the
+hierarchy allows. Where a level's bytes are fewer than those below it, the level takes another definition
+that counts its whole traffic (`lts__t_sectors`: reads and writes) if the report holds one that is not
+fewer; else the level has no bytes, with the reason. One exception, at L1 only: copies from L2 straight into
+shared memory (cp.async, TMA) never pass the LSU write-back, so a kernel that ran them may rightly show
+fewer L1 than L2 bytes; its L1 bytes stay, and say so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..knowledge import recipes as R
+from .resolver import Missing, Resolver, Value
+
+# Counters of two levels come from different replay passes and round to sectors: a shortfall within 1 % is
+# the same traffic, not a contradiction.
+TOLERANCE = 0.99
+_LABEL = {"dram": "DRAM", "l2": "L2", "l1": "L1"}
+_WHOLE = {"l2": "lts__t_bytes.sum", "l1": "l1tex__t_bytes.sum"}
+
+
+def _mb(value: float) -> str:
+    """Bytes in the decimal unit that keeps three digits: 0.606 MB -> "606 kB", 1.06e9 -> "1.06 GB"."""
+    for factor, unit in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
+        if value >= factor:
+            return f"{value / factor:.3g} {unit}"
+    return f"{value:.3g} B"
+
+
+def _named(value: Value) -> str:
+    what = value.note or value.recipe
+    return f"{value.definition or 'counts'}: {what}, {_mb(value.value)}"
+
+
+def copies_into_shared(res: Resolver) -> bool:
+    """Whether the kernel copied from L2 straight into shared memory (cp.async or TMA), by its own counts."""
+    for name in R.SHARED_COPY_COUNTS:
+        got = res.count(name)
+        if got is not None and got[0] > 0:
+            return True
+    return False
+
+
+def within_hierarchy(level: str, measured: Value | None, below: Value | None, below_level: str,
+                     res: Resolver, options: tuple[R.Recipe, ...]) -> tuple[Value | None, Missing | None]:
+    """`measured` (a level's bytes) where it is not fewer than `below` (the bytes of the level under it);
+    else the first of `options` of another definition that is not; else, at L1, `measured` where the kernel
+    copied into shared memory; else no bytes, and why."""
+    if measured is None or below is None or not below.value > 0 or measured.value >= TOLERANCE * below.value:
+        return measured, None
+    label, under = _LABEL[level], _LABEL[below_level]
+    tried = [measured]
+    for option in options:
+        if option.definition == measured.definition or any(t.definition == option.definition for t in tried):
+            continue
+        got = res.recipe(option)
+        if got is None:
+            continue
+        if got.value >= TOLERANCE * below.value:
+            note = (f"{got.note + '; ' if got.note else ''}in place of the {measured.definition or 'counts'} "
+                    f"definition, which counts fewer bytes ({_mb(measured.value)}) than {under} moved "
+                    f"({_mb(below.value)})")
+            return dataclasses.replace(got, note=note), None
+        tried.append(got)
+    if level == "l1" and copies_into_shared(res):
+        note = (f"{measured.note + '; ' if measured.note else ''}fewer than {under}'s {_mb(below.value)}: the "
+                "kernel copies from L2 into shared memory (cp.async or TMA), which bypasses the LSU write-back")
+        return dataclasses.replace(measured, note=note), None
+    counted = "; ".join(_named(v) for v in tried)
+    path = (f"every {under} byte passes {label}" if level == "l2" else
+            f"the SMs' loads and stores reach {under} through {label}")
+    reason = (f"no {label} bytes: the report's {label} counts ({counted}) are fewer than the {_mb(below.value)} "
+              f"{under} moved, while {path}; an {label} point would claim more reuse than the memory hierarchy "
+              "allows")
+    whole = _WHOLE[level]
+    if any(whole in v.recipe or whole.replace("_bytes", "_sectors") in v.recipe for v in tried):
+        collect = f"nothing more to collect: the report's own {label} counts of all traffic are below {under}'s"
+    else:
+        collect = f"--metrics {whole} (all {label} traffic, reads and writes)"
+    return None, Missing(f"traffic_bytes.{level}", reason, collect)

@@ -1,0 +1,122 @@
+"""A partial last wave (tail effect): what it costs a kernel, from its waves and the occupancy Nsight Compute
+measured, and its share of the latency finding's headroom, so the two findings never count the same time twice.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from ..knowledge import throughputs as T
+from .finding import Finding
+from .libraries import library_of
+
+if TYPE_CHECKING:
+    from ..model.roofline import KernelModel
+
+
+def tail_time_share(launch: dict[str, float | None], waves: float, whole: int) -> float | None:
+    """The last wave's share of the run that the measured achieved occupancy implies, or None.
+
+    Full waves run every SM at the theoretical occupancy; the last wave's blocks spread over
+    min(SMs, blocks) SMs, with their share of the blocks an SM holds. Achieved occupancy is averaged
+    over active cycles, so a last wave lasting T of the run gives (1 − T)·o + T·s·o_t over
+    (1 − T) + T·s; solved for T. Every other cause of a shortfall (stalls, imbalance) is counted as
+    tail, so T is an upper estimate. None where the report lacks a figure or the measurement
+    cannot tell (the last wave's SMs are as full as the others, or achieved is not below theoretical).
+    """
+    grid, sms = launch.get("grid_blocks"), launch.get("sm_count")
+    theoretical, achieved = launch.get("theoretical_occupancy"), launch.get("achieved_occupancy")
+    if not grid or not sms or not theoretical or achieved is None or not achieved > 0:
+        return None
+    per_wave = grid / waves
+    per_sm = per_wave / sms  # blocks an SM holds at the theoretical occupancy
+    tail = grid - (whole - 1) * per_wave
+    active = min(sms, tail)
+    if per_sm <= 0 or tail <= 0 or active <= 0:
+        return None
+    tail_occupancy = theoretical * (tail / active) / per_sm
+    if tail_occupancy >= theoretical or achieved <= tail_occupancy:
+        return None  # the last wave's SMs are as full as the others, or the shortfall has other causes
+    if achieved >= theoretical:
+        return 0.0  # no shortfall at all: the last wave cost no measurable time
+    short = theoretical - achieved
+    return short / (short + active / sms * (achieved - tail_occupancy))
+
+
+def tail_effect(m: KernelModel) -> list[Finding]:
+    """A partial last wave: the launch's blocks fill `waves` waves, the GPU runs ceil(waves) of them.
+
+    If every block takes the same time (Nsight Compute's Tail Effect rule assumes the same), the
+    last wave takes 1 / ceil(waves) of the run. Where the achieved occupancy Nsight Compute measured
+    shows it took less (`tail_time_share`), that share T is used. At the full waves' pace all the
+    work would take (1 − T)·waves / (ceil(waves) − 1) of the run: the bound is its inverse, never
+    past the busiest limit's headroom, and a finding only from `T.TAIL_MIN_SPEEDUP` up.
+    """
+    waves = m.launch.get("waves_per_sm")
+    share = m.limiter_share
+    if waves is None or not waves > T.MIN_WAVES or not math.isfinite(waves) or not share or share <= 0:
+        return []
+    whole = math.ceil(waves)
+    last = waves - (whole - 1)  # the last wave's share of a full one
+    grid = m.launch.get("grid_blocks")
+    per_wave = grid / waves if grid is not None and grid > 0 else None
+    if (per_wave is not None and last * per_wave < 0.5) or last < 1e-3:
+        return []  # whole waves up to rounding: no block is left over
+    uniform = 1.0 / whole
+    measured = tail_time_share(m.launch, waves, whole)
+    tail_share = uniform if measured is None else min(uniform, measured)
+    bound = (whole - 1) / ((1.0 - tail_share) * waves)
+    speedup = min(bound, 1.0 / share)
+    if speedup < T.TAIL_MIN_SPEEDUP:
+        return []
+    limit = m.units[m.bound_by].label if m.bound_by in m.units else (m.bound_by or "").upper()
+    cap = f"; capped at 1 / {share:.3g}, the headroom of the busiest limit ({limit})" if speedup < bound else ""
+    full = f"{last:.0%}" if last >= 0.01 else f"{last:.1%}"
+    if per_wave is not None:
+        launch = f"the grid's {grid:,.0f} blocks make {waves:.2f} waves (about {per_wave:,.0f} blocks run at once)"
+        size = f" (about {per_wave:,.0f})"
+        wave = (f"the last of {whole} waves holds about {last * per_wave:,.0f} of its {per_wave:,.0f} blocks "
+                f"({full} full)")
+    else:
+        launch, size = f"the launch makes {waves:.2f} waves of blocks", ""
+        wave = f"the last of {whole} waves is {full} full"
+    work = f"{last / waves:.0%} of the work"
+    if tail_share < uniform:
+        achieved, theoretical = m.launch["achieved_occupancy"], m.launch["theoretical_occupancy"]
+        text = (f"{launch}: {wave}; if every block took the same time, it "
+                f"would take {uniform:.0%} of the run for {work}, but the achieved occupancy Nsight Compute "
+                f"measured ({achieved:.0%} of the theoretical {theoretical:.0%}) puts it at most at about "
+                f"{tail_share:.0%}")
+        note = (f"the full waves' pace over all the work: {whole - 1} / ((1 − {tail_share:.2f}) × {waves:.2f}), "
+                "the last wave's share of the run from the measured achieved occupancy")
+    else:
+        text = (f"{launch}: {wave}; if every block takes the same time, it "
+                f"takes {uniform:.0%} of the run for {work}")
+        note = (f"waves rounded up ÷ waves = {whole} / {waves:.2f}, if every block takes the same time (as "
+                "Nsight Compute's Tail Effect rule assumes)")
+    action = (f"launch whole waves: size the grid to a multiple of the blocks that run at once{size}, with a "
+              "grid-stride loop for any problem size, or split the work into more, smaller blocks so that the partial "
+              "wave is a smaller part of the run")
+    name = library_of(m)
+    if name is not None:
+        action = (f"the grid is {name}'s choice (its launch code sizes it, and the kernel's registers and shared "
+                  "memory set how many blocks fit at once): the levers are outside this kernel, another algorithm "
+                  "or library call, or fusing the call with its neighbours")
+    # No factor: the waves' use is not a cap on a roof, and a table would read "tail effect 80 %" as
+    # the size of the effect.
+    return [Finding("tail_effect", m.bound_by, None, text, action, m.bound_by, speedup, note + cap)]
+
+
+def apart_from_tail(found: list[Finding], tail: list[Finding]) -> None:
+    """The latency finding's bound less the partial last wave's: the latency's 1 / busy share is the whole
+    headroom, the tail effect's bound part of it, so the latency keeps their ratio and says so; both fixed
+    together make the whole, never more."""
+    latency = next((f for f in found if f.kind == "latency" and f.speedup is not None), None)
+    if latency is None or latency.speedup is None or not tail or tail[0].speedup is None:
+        return
+    whole, part = latency.speedup, tail[0].speedup
+    latency.speedup = max(1.0, whole / part)
+    latency.text += "; part of it is the partial last wave (the tail-effect finding)"
+    latency.speedup_note += (f", less the partial last wave's part: {whole:.3g} ÷ {part:.3g}, the tail-effect "
+                             "finding's bound (both together make the whole)")
