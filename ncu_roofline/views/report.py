@@ -46,6 +46,8 @@ def _chart_ceilings(k: AnalysedKernel, roofs: list[dict[str, Any]]) -> list[dict
         roof = c.roof if c.roof != "tensor" else next((n for n in names if n.startswith("tensor")), "")
         if c.value is None or c.factor >= 0.98 or roof not in names:
             continue
+        if c.factor < k.utilization.get(c.roof, 0.0):
+            continue  # a cap on the bytes used, under a point that counts every byte moved: the finding says it
         if c.roof not in R.LEVELS and c.roof not in (k.bound_by, k.dominant_precision):
             continue  # a compute ceiling under a precision the kernel hardly uses
         kind = "bandwidth" if c.roof in R.LEVELS else "compute"
