@@ -399,7 +399,8 @@ def test_a_partial_cap_on_the_chart_says_in_how_many_launches() -> None:
     a = launch(0, 3000, 6e5, **{ratio: (8.0, "")})
     b, c = launch(1, 2000, 6e5, **{ratio: (32.0, "")}), launch(2, 1000, 6e5, **{ratio: (32.0, "")})
     (drawn,) = [d for d in _chart_ceilings(group_kernels([a, b, c])[0].summary, [{"name": "dram"}])]
-    assert drawn["label"].endswith(", in 1 of 3 launches)") and "25 %" in drawn["label"]
+    assert drawn["label"] == "DRAM sector use 25 % (in 1 of 3 launches)"  # the value in the tooltip
+    assert drawn["title"].startswith("DRAM sector use 25 % (") and drawn["title"].endswith(", in 1 of 3 launches)")
     (own,) = _chart_ceilings(a, [{"name": "dram"}])
     assert "launches" not in own["label"]
 

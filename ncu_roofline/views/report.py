@@ -50,11 +50,12 @@ def _chart_ceilings(k: AnalysedKernel, roofs: list[dict[str, Any]]) -> list[dict
             continue  # a compute ceiling under a precision the kernel hardly uses
         kind = "bandwidth" if c.roof in R.LEVELS else "compute"
         unit = "B/s" if kind == "bandwidth" else "FLOP/s"
-        part = (f", in {c.launches[0]} of {c.launches[1]} launches" if c.launches is not None
+        part = (f"in {c.launches[0]} of {c.launches[1]} launches" if c.launches is not None
                 and c.launches[0] < c.launches[1] else "")
-        drawn.append({"name": roof, "kind": kind, "value": c.value,
-                      "label": f"{short_label(c.roof)} {CEILING_LABELS.get(c.kind, c.kind)} {F.pct(c.factor)} "
-                               f"({F.si(c.value, unit)}{part})"})
+        label = f"{short_label(c.roof)} {CEILING_LABELS.get(c.kind, c.kind)} {F.pct(c.factor)}"
+        drawn.append({"name": roof, "kind": kind, "value": c.value,  # the value in the tooltip: room on the chart
+                      "label": f"{label} ({part})" if part else label,
+                      "title": f"{label} ({F.si(c.value, unit)}{', ' + part if part else ''})"})
         if len(drawn) == MAX_DRAWN_CEILINGS:
             break
     return drawn
