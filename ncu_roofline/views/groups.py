@@ -19,6 +19,7 @@ from ..knowledge import recipes as R
 from ..settings import GROUP_BY_LAUNCH, GROUP_BY_NAME
 from . import format as F
 from .labels import long_label, regime_label, roof_css, short_label
+from .wording import count
 
 if TYPE_CHECKING:
     from ..api.analysis import Analysis, ReportResult
@@ -121,7 +122,7 @@ def group_view(kernel_view: KernelView, report_no: int, g: KernelGroup, page_tot
         usable = g.usable_launches
         v["regime_text"] += " (" + ", ".join(f"{n} of {usable} {regime_label(None if r == NO_LIMITER else r)}"
                                              for r, n in other.items()) + ")"
-    v["marker_note"] = (f"{launches:,} launch{'es' if launches != 1 else ''}, {v['total']} "
+    v["marker_note"] = (f"{count(launches, 'launch')}, {v['total']} "
                         f"({v['share_text']} of GPU time)")
     size_points(v["chart"], {v["chart"]["points"][0]["kernel_id"]: v} if v["chart"]["points"] else {})
     v["chart"]["title"] = g.display_name
@@ -248,8 +249,8 @@ def focus_texts(reports: Sequence[ReportResult]) -> list[str]:
         f: FocusSummary | None = r.focus
         if f is None:
             continue
-        parts = [f"{step.option}: {step.launches:,} launch{'es' if step.launches != 1 else ''}"
-                 + (f" ({step.groups:,} group{'s' if step.groups != 1 else ''})" if step.groups else "")
+        parts = [f"{step.option}: {count(step.launches, 'launch')}"
+                 + (f" ({count(step.groups, 'group')})" if step.groups else "")
                  + f", {F.seconds(step.duration_s)}" for step in f.steps]
         shown = share_text(f.kept_duration_s / f.total_duration_s
                            if f.kept_duration_s is not None and f.total_duration_s else None)
