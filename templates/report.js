@@ -134,6 +134,8 @@
       var tableEl = el("table", "kernels launch-table"), head = el("thead"), body = el("tbody");
       var columns = [["#", 0, "num"]];
       if (withKernel) columns.push(["Kernel", 1, "str"]);
+      var reports = data.reports || [], withReport = withKernel && reports.length > 1;  // a multi-report page
+      if (withReport) columns.push(["Report", 7, "str"]);
       columns.push(["Duration", 2, "num"], ["Bound by", 3, "str"], ["Utilisation", 4, "num"], ["Regime", 5, "str"]);
       var withNvtx = data.nvtx.length > 0;
       if (withNvtx) columns.push(["NVTX", 6, "str"]);
@@ -160,6 +162,7 @@
         if (col === 3) return r[3] === null ? null : data.limits[r[3]].label.toLowerCase();
         if (col === 5) return r[5] === null ? null : data.regimes[r[5]];
         if (col === 6) return r[6] === null ? null : data.nvtx[r[6]].toLowerCase();
+        if (col === 7) return reports[groups[r[1]].report].toLowerCase();
         return r[col];
       }
       function order() {
@@ -180,7 +183,10 @@
           if (q === "") {
             shown = all.slice();
           } else {
-            var groupHit = groups.map(function (g) { return g.name.toLowerCase().indexOf(q) >= 0; });
+            var groupHit = groups.map(function (g) {
+              return g.name.toLowerCase().indexOf(q) >= 0 ||
+                (withReport && reports[g.report].toLowerCase().indexOf(q) >= 0);
+            });
             var nvtxHit = data.nvtx.map(function (n) { return n.toLowerCase().indexOf(q) >= 0; });
             shown = all.filter(function (r) { return groupHit[r[1]] || (r[6] !== null && nvtxHit[r[6]]); });
           }
@@ -208,6 +214,7 @@
             }
             tr.appendChild(td);
           }
+          if (withReport) tr.appendChild(el("td", "", reports[groups[r[1]].report]));
           tr.appendChild(el("td", "num", seconds(r[2])));
           var bound = el("td");
           if (r[3] !== null) {
@@ -226,7 +233,8 @@
         body.textContent = "";
         body.appendChild(frag);
         status.textContent = " " + (shown.length ? (page * size + 1) + "–" + Math.min(shown.length, (page + 1) * size) :
-          "0") + " of " + shown.length.toLocaleString("en") + " launches (page " + (page + 1) + " of " + pages + ") ";
+          "0") + " of " + shown.length.toLocaleString("en") + (shown.length === 1 ? " launch" : " launches") +
+          " (page " + (page + 1) + " of " + pages + ") ";
         prev.disabled = page === 0;
         next.disabled = page >= pages - 1;
       }

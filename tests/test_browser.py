@@ -592,3 +592,41 @@ def test_thousands_of_launches_page_in_the_browser(tab: Tab, many_launches_repor
     _click_duration(tab)  # sorting folds the expanded launches away
     assert tab.count("tr.launch-rows") == 0
     assert _errors(tab) == []
+
+
+MULTI_REPORTS = ("cudacode__naive.ncu-rep", "cudacode__global_mem_coalesce.ncu-rep",
+                 "gpu-workshop__MW_Baseline.ncu-rep", "cutlass__report-s8.ncu-rep")
+
+
+def test_multi_report_page_keeps_its_width_and_names_each_rows_report(tab: Tab, tmp_path: Path) -> None:
+    """Four reports on one page: the title names the first and how many more; the kernel table, one column wider
+    (Report), scrolls inside its box rather than widening the page; each row and each launch says its report."""
+    sources = [CORPUS / name for name in MULTI_REPORTS]
+    if not all(p.is_file() for p in sources):
+        pytest.skip("shared reports for the multi-report page not found")
+    out = tmp_path / "multi.html"
+    result = CliRunner().invoke(cli_main, ["report", *map(str, sources), "-o", str(out), "--force"])
+    assert result.exit_code == 0, result.output
+    tab.send("Emulation.setDeviceMetricsOverride", {"width": 1300, "height": 1600, "deviceScaleFactor": 1,
+                                                     "mobile": False})
+    _open(tab, out)
+    assert _errors(tab) == []
+    facts = tab.evaluate("""(() => {
+        const box = document.querySelector('.table-scroll');
+        const heads = Array.from(document.querySelectorAll('#kernel-table thead th')).map(th => th.textContent.trim());
+        const col = heads.indexOf('Report');
+        return {title: document.title, pageWidth: document.documentElement.scrollWidth, viewport: window.innerWidth,
+                boxWidth: box.clientWidth, tableWidth: box.scrollWidth, heads: heads,
+                reports: Array.from(document.querySelectorAll('#kernel-table tbody tr'))
+                    .map(r => r.cells[col].textContent),
+                launchHeads: Array.from(document.querySelectorAll('#launch-list thead th')).map(th => th.textContent)};
+    })()""")
+    assert facts["title"] == "Roofline: cudacode__naive.ncu-rep and 3 more"
+    assert facts["pageWidth"] <= facts["viewport"], facts  # the page itself does not scroll sideways
+    assert facts["tableWidth"] >= facts["boxWidth"]
+    assert facts["heads"][:3] == ["#", "Kernel", "Report"]
+    assert set(facts["reports"]) == set(MULTI_REPORTS)
+    assert "Report" in facts["launchHeads"]
+    path = tmp_path / "report-multi.png"
+    _assert_png(tab.screenshot(path), path)
+    _keep_copy(path)

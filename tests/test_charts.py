@@ -274,3 +274,54 @@ def test_a_ridge_is_in_the_charts_own_unit() -> None:
     ridge = next(el for el in root.iter() if el.get("id") == "ridge-l1").find(TITLE)
     assert ridge is not None and ridge.text is not None
     assert ridge.text.endswith(": 1 inst/transaction") and "FLOP" not in ridge.text
+
+
+def crowded_spec() -> ChartSpec:
+    """Seven ceilings, four of them within 20 % of the FP32 roof (as FMA balance, lane efficiency and issue
+    share often are), three under the memory roofs, among the points of twelve kernels."""
+    fp32, l1, l2, dram = 66.9e12, 33.4e12, 10.1e12, 3.35e12
+    ceilings = [Roof("fp32", "compute", fp32 * f, f"FP32 {name} {f:.0%}")
+                for name, f in (("FMA balance", 0.95), ("lane efficiency", 0.91), ("issue share", 0.86),
+                                ("FMA balance (long label)", 0.79))]
+    ceilings += [Roof("l1", "bandwidth", l1 * 0.5, "L1 coalescing 50 %"),
+                 Roof("l2", "bandwidth", l2 * 0.22, "L2 sector use 22 %"),
+                 Roof("dram", "bandwidth", dram * 0.8, "DRAM page locality 80 %")]
+    return ChartSpec("crowded", h100_roofs(tensor=False), kernel_points(12), ceilings=ceilings,
+                     width_in=6.0, height_in=3.9)
+
+
+def test_ceiling_labels_overlap_no_other_label() -> None:
+    """Every ceiling's label is placed where it overlaps no other label: neither another ceiling's, nor a
+    roof's (the sloped ones as the rotated boxes they are)."""
+    from ncu_roofline.render.charts.ceilings import overlap
+    from ncu_roofline.render.charts.roofline import label_outlines
+
+    spec = crowded_spec()
+    outlines = label_outlines(spec)
+    ceiling_labels = {c.label for c in spec.ceilings}
+    assert ceiling_labels <= {text for text, _ in outlines}
+    clashes = [(a, b) for i, (a, pa) in enumerate(outlines) for b, pb in outlines[i + 1:]
+               if (a in ceiling_labels or b in ceiling_labels) and overlap(pa, pb)]
+    assert clashes == []
+
+
+def test_ceiling_labels_keep_their_lines_order() -> None:
+    """Labels of ceilings under a compute roof read top to bottom in the order of their lines."""
+    from ncu_roofline.render.charts.roofline import label_outlines
+
+    spec = crowded_spec()
+    tops = {text: max(y for _, y in outline) for text, outline in label_outlines(spec)}
+    flat = [c.label for c in sorted(spec.ceilings, key=lambda c: -c.value) if c.kind == "compute"]
+    assert [tops[label] for label in flat] == sorted((tops[label] for label in flat), reverse=True)
+
+
+def test_overlap_of_outlines() -> None:
+    from ncu_roofline.render.charts.ceilings import overlap
+
+    square = [(0.0, 0.0), (2.0, 0.0), (2.0, 2.0), (0.0, 2.0)]
+    diamond = [(3.0, 1.0), (4.0, 0.0), (5.0, 1.0), (4.0, 2.0)]
+    assert overlap(square, [(1.0, 1.0), (3.0, 1.0), (3.0, 3.0), (1.0, 3.0)])
+    assert not overlap(square, diamond)
+    assert not overlap(square, [(2.0, 0.0), (3.0, 0.0), (3.0, 2.0), (2.0, 2.0)])  # touching is not overlapping
+    assert overlap(square, [(-1.0, 1.0), (3.0, 1.0)])  # a segment through it
+    assert not overlap([(2.5, -1.0), (4.0, 0.5)], square)  # a 45° segment past its corner

@@ -399,7 +399,8 @@ def test_a_partial_cap_on_the_chart_says_in_how_many_launches() -> None:
     a = launch(0, 3000, 6e5, **{ratio: (8.0, "")})
     b, c = launch(1, 2000, 6e5, **{ratio: (32.0, "")}), launch(2, 1000, 6e5, **{ratio: (32.0, "")})
     (drawn,) = [d for d in _chart_ceilings(group_kernels([a, b, c])[0].summary, [{"name": "dram"}])]
-    assert drawn["label"].endswith(", in 1 of 3 launches)") and "25 %" in drawn["label"]
+    assert drawn["label"] == "DRAM sector use 25 % (in 1 of 3 launches)"  # the value in the tooltip
+    assert drawn["title"].startswith("DRAM sector use 25 % (") and drawn["title"].endswith(", in 1 of 3 launches)")
     (own,) = _chart_ceilings(a, [{"name": "dram"}])
     assert "launches" not in own["label"]
 
@@ -473,9 +474,10 @@ def test_a_group_limiter_no_launch_has_says_what_bounds_the_launches() -> None:
     g = next(g for g in groups if g.grid == (2048, 1, 1) and g.name.startswith("distanceCalculationsKernel"))
     assert g.summary.bound_by == "memory_throughput" and "memory_throughput" not in g.limiters
     assert g.limiters == {"l1tex__data_pipe_lsu_wavefronts": 5, "sm__issue_active": 2, "lts__t_tag_requests": 1}
-    assert g.summary.diagnosis[0].text.endswith(
-        "(the group's weighted shares; no launch is bound by it: "
-        "L1/TEX (wavefronts) in 5 of 8, issue slots in 2, L2 (tag requests) in 1)")
+    assert g.summary.diagnosis[0].text == (
+        "memory throughput at 47% of peak over the 8 launches summed, though no launch is bound by it: it is "
+        "Nsight Compute's memory headline, the busiest memory unit of each launch, and that unit differs between "
+        "launches, so the headline's sum tops each unit's own")
     for other in groups:  # and only where that is so
         said = "no launch is bound by it" in other.summary.diagnosis[0].text if other.summary.diagnosis else False
         assert said == (other.summary.bound_by is not None and other.summary.bound_by not in other.limiters
@@ -489,8 +491,11 @@ def test_the_markdown_table_says_when_launches_have_another_limiter() -> None:
     which bounds 10 of its 22 launches, while 12 are bound by the issue slots (the note says so)."""
     md = CliRunner().invoke(main, ["report", str(CORPUS / "self-join-mistic__profile.ncu-rep"), "-f", "md"]).stdout
     row = next(line for line in md.splitlines() if "\\[grid 2048×1×1\\]" in line)
-    assert "| memory throughput: no launch alone; L1/TEX (wavefronts) in 5 of 8, … | 47 % |" in row
+    assert ("| memory throughput: busiest over the 8 launches summed; per launch: L1/TEX (wavefronts) in 5, issue "
+            "slots in 2, L2 (tag requests) in 1 | 47 % |") in row
+    assert "no launch alone" not in md
     histogram = next(line for line in md.splitlines() if line.startswith("| DeviceRadixSortHistogramKernel"))
-    assert "| L1/TEX (wavefronts): 10 of 22 launches; issue slots in 12 |" in histogram
+    assert ("| L1/TEX (wavefronts): busiest over the 22 launches summed; per launch: issue slots in 12, L1/TEX "
+            "(wavefronts) in 10 |") in histogram
     single = next(line for line in md.splitlines() if "\\[grid 2045×1×1\\]" in line)
     assert "| L1/TEX (wavefronts) | 47 % |" in single

@@ -72,7 +72,7 @@ def test_memory_only_and_unusable_kernels_are_explained_off_chart() -> None:
     view = build_report_view(analysis_of(copy, nan))
     (chart,) = view["charts"]
     assert chart["points"] == []
-    assert any("memory-only" in note for note in chart["off_chart"])
+    assert any("no floating-point work (FLOP counts of zero" in note for note in chart["off_chart"])
     assert any("not analysable" in note for note in chart["off_chart"])
     assert view["groups"][0]["utilization"]["dram"] == pytest.approx(0.3)  # still in the table
     assert view["header"]["unusable_count"] == 1

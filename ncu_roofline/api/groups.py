@@ -309,20 +309,20 @@ def _shared_ceilings(timed: list[tuple[float, AnalysedKernel]], longest: Analyse
 
 def _mixed(summary: AnalysedKernel, launches: Sequence[AnalysedKernel], limiters: Counter[str]) -> AnalysedKernel:
     """Where no launch has the group's limiter (a headline such as memory throughput, the busiest of
-    different sub-units in different launches), the first finding says what bounds the launches."""
+    different sub-units in different launches), the first finding says why: the launches' summed shares
+    crown it, while each launch has another limit at its top (`limiters` counts them)."""
     bound = summary.bound_by
     if bound is None or bound in limiters or not summary.diagnosis or len(launches) < 2:
         return summary
-    labels: dict[str, str] = {}
-    for k in launches:
-        for uid, unit in k.units.items():
-            labels.setdefault(uid, unit.label)
     usable = sum(limiters.values())
-    ranked = sorted(((name, n) for name, n in limiters.items() if name != NO_LIMITER), key=lambda kv: (-kv[1], kv[0]))
-    mix = ", ".join(f"{labels.get(name, name.upper())} in {n}" + (f" of {usable}" if i == 0 else "")
-                    for i, (name, n) in enumerate(ranked))
+    unit = summary.units.get(bound)
+    if unit is not None and unit.parent is None:  # a headline: the busiest of its sub-units, launch by launch
+        why = (f"it is Nsight Compute's {unit.group} headline, the busiest {unit.group} unit of each launch, and that "
+               "unit differs between launches, so the headline's sum tops each unit's own")
+    else:
+        why = "its share summed over the launches tops every other limit's, while each launch has another at its top"
     head = summary.diagnosis[0]
-    text = (f"{head.text} (the group's weighted shares; no launch is bound by it: {mix})")
+    text = f"{head.text} over the {usable} launches summed, though no launch is bound by it: {why}"
     return dataclasses.replace(summary, diagnosis=[dataclasses.replace(head, text=text), *summary.diagnosis[1:]])
 
 

@@ -12,6 +12,7 @@ import click
 from ..batch import DEFAULT_TIMEOUT_S, BatchEvent, run_batch
 from ..batch.dask_run import INPUT_MODES, MAX_SEND_BYTES, DaskRunner, looks_like_address
 from ..errors import RooflineError
+from ..views.wording import count
 from .common import analysis_options, fail_and_exit, settings_from
 
 EXIT_SOME_FAILED = 1
@@ -133,7 +134,7 @@ def batch(inputs: tuple[str, ...], outdir: str, jobs: int | None, timeout: float
         parts.append(f"{result.failed} failed")
     total = len(result.entries)
     click.echo(f"Wrote {os.path.join(str(result.outdir), 'index.html')} ({total} report"
-               f"{'s' if total != 1 else ''}: {', '.join(parts)}; {result.kernel_count} kernels"
+               f"{'s' if total != 1 else ''}: {', '.join(parts)}; {count(result.kernel_count, 'kernel')}"
                f"{'; kernels.parquet too' if result.parquet else ''}) in {result.seconds:.1f} s")
     if result.failed:
         sys.exit(EXIT_SOME_FAILED)

@@ -29,6 +29,7 @@ from .facts import (
     global_loads,
     held_sum,
 )
+from .libraries import library_of
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
@@ -111,4 +112,38 @@ def unit_lever(m: KernelModel, unit: UnitShare) -> str:
     if unit.id == "l1tex__data_pipe_lsu_wavefronts" and fact(m, BANK_CONFLICTS) == 0:
         return ("many wavefronts per request: uncoalesced or wide scattered accesses (Nsight Compute counts no "
                 "shared-memory bank conflicts); coalesce global accesses")
+    if unit.id == FP64_PIPE:
+        return fp64_lever(m)
     return unit.explains
+
+
+FP64_PIPE = "sm__pipe_fp64_cycles_active"
+# GPUs with FP64 tensor cores faster than their FP64 pipe (GA100, GH100: DMMA at twice the DFMA rate), for a
+# report that holds no tensor roofs to tell.
+_DMMA_ARCHES = ("8.0", "9.0")
+
+
+def fp64_lever(m: KernelModel) -> str:
+    """What to try where the FP64 pipe is the limit: less double-precision work, in this GPU's terms (how much
+    faster its FP32 roof is, whether FP64 tensor cores would run matrix products faster), and, for a kernel
+    of one's own, the silent promotions to double that cost FP64 work no one asked for."""
+    fp32, fp64 = m.peaks.get("fp32"), m.peaks.get("fp64")
+    ratio = fp32.value / fp64.value if fp32 is not None and fp64 is not None and fp64.value > 0 else None
+    faster = f" (this GPU's FP32 roof is {ratio:.0f}× its FP64 roof)" if ratio is not None and ratio >= 1.5 else ""
+    lower = (f"where the accuracy allows, FP32{faster} or mixed precision (FP32 arithmetic, FP64 only where "
+             "error accumulates: sums, a final refinement)")
+    if library_of(m) is not None:  # the precision is the caller's choice: the routine called
+        text = f"less double-precision work: {lower}"
+    else:
+        text = ("check that the kernel needs double precision (a double literal such as `1.0` for `1.0f`, or a "
+                f"double math function on a float, makes float arithmetic FP64 silently); {lower}; each FP64 "
+                "division is a sequence of FP64 instructions: where a divisor repeats, compute its reciprocal once "
+                "and multiply")
+    dmma = m.tensor_peaks.get("src_fp64")
+    if dmma is not None and fp64 is not None and dmma.value > 1.2 * fp64.value:
+        text += (f"; matrix products can run on the FP64 tensor cores (DMMA: cuBLAS DGEMM, CUTLASS), at up to "
+                 f"{dmma.value / fp64.value:.1f}× the FP64 pipe's roof")
+    elif dmma is None and m.raw.compute_capability in _DMMA_ARCHES:
+        text += ("; matrix products can run on this GPU's FP64 tensor cores (DMMA: cuBLAS DGEMM, CUTLASS), at "
+                 "about twice the FP64 pipe's rate")
+    return text

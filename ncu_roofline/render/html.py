@@ -27,6 +27,8 @@ def environment() -> jinja2.Environment:
     """One cached, strict, autoescaping jinja2 environment."""
     import jinja2
 
+    from ..views.wording import count
+
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
         autoescape=True,
@@ -36,6 +38,7 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
+    env.filters["plural"] = count  # `{{ n|plural("kernel") }}`: "1 kernel", "3 kernels"
     return env
 
 

@@ -9,6 +9,7 @@ from ..api.rows import columns, group_columns
 from ..views.groups import share_text
 from ..views.labels import short_label
 from ..views.report import build_report_view
+from ..views.wording import count
 from .csv import rows_to_csv
 from .html import page
 from .markdown import md_escape
@@ -109,7 +110,7 @@ def render_report_markdown(analysis: Analysis, options: RenderOptions) -> str:
         "### Roofline summary",
         "",
         f"**GPU:** {md_escape(devices) or 'n/a'} · **Nsight Compute:** {md_escape(', '.join(h['ncu_versions']))} · "
-        f"**kernels:** {h['group_count']} ({_count(h['kernel_count'], 'launch', 'launches')}) · "
+        f"**kernels:** {h['group_count']} ({count(h['kernel_count'], 'launch')}) · "
         f"**GPU time:** {h['total_gpu_time']}",
         "",
     ]
@@ -170,10 +171,6 @@ def _worth_fixing(kernels: list[dict[str, Any]]) -> list[str]:
     for _, k, f in ranked[:TOP_FINDINGS]:
         lines.append(f"- {md_escape(k['short_name'])}: {md_escape(f['label'])}: {md_escape(f['worth'])}")
     return [*lines, ""]
-
-
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n:,} {one if n == 1 else many}"
 
 
 def _flag(k: dict[str, Any], flag: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..views.trend import build_trend_view
+from ..views.wording import count
 from .csv import rows_to_csv
 from .html import asset, markup, page
 from .markdown import md_code, md_escape
@@ -62,8 +63,8 @@ def render_trend_markdown(trend: Trend, options: RenderOptions) -> str:
         lines += ["", "| Kernel | Runs | Launches | First | Last | Change | Slope | Bound by |",
                   "|---|---:|---:|---:|---:|---:|---:|---|"]
         lines += [_drifting_row(r) for r in rows]
-    lines += ["", f"_ncu-roofline {h['tool_version']} · {h['kernel_count']} kernels followed (a kernel's launches "
-                  "with one launch configuration counted together; First and Last are their median launch), "
+    lines += ["", f"_ncu-roofline {h['tool_version']} · {count(h['kernel_count'], 'kernel')} followed (a kernel's "
+                  "launches with one launch configuration counted together; First and Last are their median launch), "
                   f"{md_escape(h['matching'])} · run dates from the {md_escape(h['date_sources'])}"
                   + (f" · {md_escape(h['jitter_rule'])}" if h["jitter_rule"] else "") + "_"]
     return "\n".join(lines) + "\n"

@@ -14,6 +14,7 @@ from typing import Any
 from ..version import __version__
 from . import format as F
 from .labels import NO_ROOF, ROOF_ORDER, roof_css, short_label
+from .wording import count
 
 # Roofs in the bound-by mix: the known roofs in their order, then no roof, then any other name.
 _MIX_ORDER = {roof: n for n, roof in enumerate((*ROOF_ORDER, NO_ROOF))}
@@ -92,7 +93,7 @@ def build_batch_index_view(index: BatchIndex) -> dict[str, Any]:
         "mix": mix_view(dict(mix_total)),
     }
     shown_settings = dict(index.settings, threshold_text=F.pct(index.settings["threshold"]))
-    title = f"ncu-roofline batch: {len(entries)} report{'s' if len(entries) != 1 else ''}"
+    title = f"ncu-roofline batch: {count(len(entries), 'report')}"
     return {"title": title, "reports": reports, "errors": errors, "totals": totals,
             "settings": shown_settings, "version": __version__, "schema": index.schema,
             "parquet": index.parquet}

@@ -19,6 +19,7 @@ from ..knowledge import recipes as R
 from ..settings import GROUP_BY_LAUNCH, GROUP_BY_NAME
 from . import format as F
 from .labels import long_label, regime_label, roof_css, short_label
+from .wording import count
 
 if TYPE_CHECKING:
     from ..api.analysis import Analysis, ReportResult
@@ -34,6 +35,7 @@ MAX_CHART_GROUPS = 200  # groups drawn on the overview charts
 MAX_NVTX_ROWS = 200  # rows of the NVTX roll-up (depth first, the most time first)
 LAUNCH_SAMPLE = 10  # launches listed in a group's section, for readers without JavaScript
 MAX_MIX = 4  # limiters named in a mix; the rest is "other"
+_NOTE_LIMITERS = 3  # launch limiters a table's note names ("per launch: …")
 
 
 GROUPING_TEXT = {
@@ -93,9 +95,6 @@ def group_view(kernel_view: KernelView, report_no: int, g: KernelGroup, page_tot
     st = g.stats
     differ = set(g.disagreeing)
     others = [k for k in g.launches if k.raw.index in differ]
-    other_mix: dict[str, float] = {}
-    for k in others:
-        other_mix[k.bound_by or NO_LIMITER] = other_mix.get(k.bound_by or NO_LIMITER, 0) + 1
     by_time = sorted(g.launches, key=lambda k: -(k.q.duration_s.value if k.q.duration_s else -1.0))
     sample = sorted({id(k): k for k in [*others[:LAUNCH_SAMPLE // 2], *by_time]}.values(),
                     key=lambda k: -(k.q.duration_s.value if k.q.duration_s else -1.0))[:LAUNCH_SAMPLE]
@@ -109,7 +108,9 @@ def group_view(kernel_view: KernelView, report_no: int, g: KernelGroup, page_tot
         "cv_text": F.pct(st.cv, 1) if st.cv is not None else F.NA,
         "limiter_mix": _mix({k: float(n) for k, n in g.limiters.items()}, float(launches), "launches"),
         "disagreeing": len(g.disagreeing),
-        "disagreeing_mix": _mix(other_mix, float(len(others)), "launches"),
+        # who they are; their limiters are in `limiter_mix`, the page's one tally of the launches' limiters
+        "disagreeing_text": (f"All {launches:,} launches have" if len(others) == launches > 1 else
+                             f"{count(len(others), 'launch')} {'has' if len(others) == 1 else 'have'}"),
         "disagreeing_sample": [k.raw.index for k in others[:LAUNCH_SAMPLE]],
         "launch_sample": [_launch_line(k, k.raw.index in differ) for k in sample],
         "nvtx": nvtx[:8], "nvtx_more": max(0, len(nvtx) - 8),
@@ -121,7 +122,7 @@ def group_view(kernel_view: KernelView, report_no: int, g: KernelGroup, page_tot
         usable = g.usable_launches
         v["regime_text"] += " (" + ", ".join(f"{n} of {usable} {regime_label(None if r == NO_LIMITER else r)}"
                                              for r, n in other.items()) + ")"
-    v["marker_note"] = (f"{launches:,} launch{'es' if launches != 1 else ''}, {v['total']} "
+    v["marker_note"] = (f"{count(launches, 'launch')}, {v['total']} "
                         f"({v['share_text']} of GPU time)")
     size_points(v["chart"], {v["chart"]["points"][0]["kernel_id"]: v} if v["chart"]["points"] else {})
     v["chart"]["title"] = g.display_name
@@ -129,18 +130,16 @@ def group_view(kernel_view: KernelView, report_no: int, g: KernelGroup, page_tot
 
 
 def _bound_note(g: KernelGroup) -> str:
-    """Where launches have another limiter than the group's: how many, or, where none has the group's (its
-    weighted shares crown a limit no launch is bound by alone), the limiter most of them have."""
+    """Where launches have another limiter than the group's: that the group's is the busiest of the launches'
+    summed shares, and the limiters the launches have one by one (the group's among them or not: a headline
+    such as memory throughput can top the sum while each launch is bound by one of its sub-units)."""
     if not g.disagreeing:
         return ""
-    usable = g.usable_launches
-    own = g.limiters.get(g.summary.bound_by or NO_LIMITER, 0)
-    others = [(name, n) for name, n in g.limiters.items() if name != (g.summary.bound_by or NO_LIMITER)]
-    top, n = others[0]  # a launch that disagrees has another limiter  # the most common other limiter
-    other, more = f"{short_label(None if top == NO_LIMITER else top)} in {n:,}", ", …" if len(others) > 1 else ""
-    if not own:
-        return f"no launch alone; {other} of {usable:,}{more}"
-    return f"{own:,} of {usable:,} launches; {other}{more}"
+    ranked = list(g.limiters.items())  # the most launches first
+    shown = ", ".join(f"{short_label(None if name == NO_LIMITER else name)} in {n:,}"
+                      for name, n in ranked[:_NOTE_LIMITERS])
+    return (f"busiest over the {g.usable_launches:,} launches summed; per launch: {shown}"
+            + (", …" if len(ranked) > _NOTE_LIMITERS else ""))
 
 
 def roof_side(k: AnalysedKernel) -> dict[str, Any]:
@@ -248,8 +247,8 @@ def focus_texts(reports: Sequence[ReportResult]) -> list[str]:
         f: FocusSummary | None = r.focus
         if f is None:
             continue
-        parts = [f"{step.option}: {step.launches:,} launch{'es' if step.launches != 1 else ''}"
-                 + (f" ({step.groups:,} group{'s' if step.groups != 1 else ''})" if step.groups else "")
+        parts = [f"{step.option}: {count(step.launches, 'launch')}"
+                 + (f" ({count(step.groups, 'group')})" if step.groups else "")
                  + f", {F.seconds(step.duration_s)}" for step in f.steps]
         shown = share_text(f.kept_duration_s / f.total_duration_s
                            if f.kept_duration_s is not None and f.total_duration_s else None)

@@ -21,6 +21,7 @@ from ..passes.libraries import library_of
 from ..passes.reuse import reads_once, reads_once_text
 from ..version import __version__
 from . import format as F
+from . import wording as W
 from .groups import GROUPING_TEXT, MAX_CHART_GROUPS, MAX_GROUP_SECTIONS, bound_mix, page_groups, roof_side, size_points
 from .labels import LONG_LABELS, family, is_unit, long_label, regime_label, roof_css, short_label
 from .texts import CEILING_LABELS, DRAM_LEVER_READS_ONCE, LEVERS, created_at, flag_text, quantity_label, table_flags
@@ -52,11 +53,12 @@ def _chart_ceilings(k: AnalysedKernel, roofs: list[dict[str, Any]]) -> list[dict
             continue  # a compute ceiling under a precision the kernel hardly uses
         kind = "bandwidth" if c.roof in R.LEVELS else "compute"
         unit = "B/s" if kind == "bandwidth" else "FLOP/s"
-        part = (f", in {c.launches[0]} of {c.launches[1]} launches" if c.launches is not None
+        part = (f"in {c.launches[0]} of {c.launches[1]} launches" if c.launches is not None
                 and c.launches[0] < c.launches[1] else "")
-        drawn.append({"name": roof, "kind": kind, "value": c.value,
-                      "label": f"{short_label(c.roof)} {CEILING_LABELS.get(c.kind, c.kind)} {F.pct(c.factor)} "
-                               f"({F.si(c.value, unit)}{part})"})
+        label = f"{short_label(c.roof)} {CEILING_LABELS.get(c.kind, c.kind)} {F.pct(c.factor)}"
+        drawn.append({"name": roof, "kind": kind, "value": c.value,  # the value in the tooltip: room on the chart
+                      "label": f"{label} ({part})" if part else label,
+                      "title": f"{label} ({F.si(c.value, unit)}{', ' + part if part else ''})"})
         if len(drawn) == MAX_DRAWN_CEILINGS:
             break
     return drawn
@@ -229,21 +231,10 @@ def _bounded_points(kid: str, k: AnalysedKernel, label: str) -> list[dict[str, A
             for lv in R.LEVELS if (b := k.q.bytes.get(lv)) is not None and b.value > 0]
 
 
-def _off_chart_note(k: AnalysedKernel) -> str | None:
-    if not k.usable:
-        return "not analysable (NaN metrics)"
-    if "flop_incomplete" in k.flags:
-        if tensor_upper_bound(k) is not None and any(b is not None and b.value > 0 for b in k.q.bytes.values()):
-            return None  # drawn hollow, as an upper bound
-        return ("tensor-core work with no FLOP count and no tensor roof: shown by its tensor-pipe utilisation in "
-                "the table")
-    if k.achieved_flop_per_s is None:
-        return "no FLOP counts in the report"
-    if k.achieved_flop_per_s == 0:
-        return "no floating-point work (memory-only): shown by its bandwidth utilisation in the table"
-    if all(v is None for v in k.intensity.values()):
-        return "no byte counts in the report"
-    return None
+def _off_chart(k: AnalysedKernel) -> str | None:
+    """Why the kernel has no marker on the chart (`wording.off_chart`), or None."""
+    drawn = tensor_upper_bound(k) is not None and any(b is not None and b.value > 0 for b in k.q.bytes.values())
+    return W.off_chart(k, drawn)
 
 
 def _numbers(k: AnalysedKernel) -> list[dict[str, str]]:
@@ -288,6 +279,7 @@ def kernel_view(report_no: int, k: AnalysedKernel, d: dict[str, Any], total_s: f
     bound_u = k.limiter_share
     own_roofs = device_roofs([d])
     levels = [lv for lv in R.LEVELS if k.intensity.get(lv) is not None]
+    off = _off_chart(k)
     return {
         "id": kid,
         "report_no": report_no,
@@ -332,7 +324,8 @@ def kernel_view(report_no: int, k: AnalysedKernel, d: dict[str, Any], total_s: f
         "verdict": verdict(k),
         "numbers": _numbers(k),
         "missing": [dict(m, label=quantity_label(m["quantity"])) for m in d["missing"]],
-        "off_chart": _off_chart_note(k),
+        "off_chart_kind": off,
+        "off_chart": W.OFF_CHART_TEXT[off] if off else None,
         "findings": findings,
         # The one worth most (the first, which names the limiter, where none projects a gain), as the CSV's.
         "top_finding": _top(findings),
@@ -373,7 +366,7 @@ def _sol_chart(device: str, items: list[tuple[dict[str, Any], AnalysedKernel]]) 
     if not points:
         return None
     return {"device": device, "title": f"{device}: Speed Of Light", "points": points,
-            "missing": f"{missing} kernel{'s' if missing != 1 else ''}" if missing else ""}
+            "missing": W.count(missing, "kernel") if missing else ""}
 
 
 def _instruction_chart(device: str, items: list[tuple[dict[str, Any], AnalysedKernel]]) -> dict[str, Any] | None:
@@ -431,13 +424,15 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
     instruction_charts: list[dict[str, Any]] = []
     for device, items in by_device.items():
         off_chart = Counter((v["short_name"], v["off_chart"]) for v, _ in items if v["off_chart"])
+        sol = _sol_chart(device, items)
         charts.append({
             "device": device, "title": f"{device}: hierarchical roofline",
             "roofs": device_roofs([roof_side(k) for k in launches_by_device.get(device, [])]),
             "points": [p for v, _ in items for p in v["chart"]["points"]],
             "off_chart": [f"{kernel}{f' (×{n})' if n > 1 else ''}: {why}" for (kernel, why), n in off_chart.items()],
+            "banner": W.chart_banner(Counter(v["off_chart_kind"] for v, _ in items if v["off_chart_kind"]),
+                                     sol is not None),
         })
-        sol = _sol_chart(device, items)
         if sol:
             sol_charts.append(size_points(sol, by_id))
         instruction = _instruction_chart(device, items)
@@ -445,13 +440,17 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
             instruction_charts.append(size_points(instruction, by_id))
 
     inputs = [os.path.basename(r.path) if redact else r.path for r in analysis.reports]
+    names = W.report_names([r.path for r in analysis.reports], redact)
+    for v in groups:
+        v["report_name"], v["report_path"] = names[v["report_no"]], inputs[v["report_no"]]
+    part["launch_data"]["reports"] = names
     definitions = []
     for lv in R.LEVELS:
         used = sorted({b.definition or "counts" for k in launches if (b := k.q.bytes.get(lv)) is not None})
         definitions.append(f"{short_label(lv)}: " + (", ".join(used) if used else "no byte counts in the report"))
     durations = [k.q.duration_s.value for k in launches if k.q.duration_s is not None]
     header = {
-        "title": "Roofline: " + ", ".join(os.path.basename(r.path) for r in analysis.reports),
+        "title": W.page_title([r.path for r in analysis.reports]),
         "devices": devices,
         "ncu_versions": sorted({r.ncu_version or "not recorded in the file" for r in analysis.reports}),
         "kernel_count": len(launches),
@@ -476,6 +475,7 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
     return {
         "header": header,
         "levels_present": levels_present,
+        "multi_report": len(analysis.reports) > 1,
         "max_kernel_charts": MAX_GROUP_SECTIONS,
         "charts": charts,
         "instruction_charts": instruction_charts,

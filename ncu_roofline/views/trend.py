@@ -17,6 +17,7 @@ from ..version import __version__
 from . import format as F
 from .labels import roof_css, short_label
 from .texts import created_at
+from .wording import count
 
 DATE_SOURCES = {"name": "folder or file name", "manifest": "recorded generation time", "mtime": "modification time"}
 
@@ -108,7 +109,7 @@ def verdict_text(t: Trend) -> str:
     """The drift verdict as a sentence (without the kernels' names)."""
     if t.verdict == "drift":
         n = len(t.drifting)
-        return f"{n} kernel{'s' if n != 1 else ''} drifting: median launch duration {drift_rule(t)}."
+        return f"{count(n, 'kernel')} drifting: median launch duration {drift_rule(t)}."
     if t.verdict == "insufficient_coverage":
         return (f"No verdict: only {coverage_text(t)}. The runs share too few kernels for \"no drift\" to mean "
                 "anything; pair renamed kernels with --match, or accept the gap with --allow-unmatched.")
@@ -185,7 +186,7 @@ def build_trend_view(t: Trend, top: int = TOP_CHARTS) -> dict[str, Any]:
 
 def drift_message(t: Trend) -> str:
     """Lines for standard error naming the drifting kernels."""
-    lines = [f"drift over {t.drift_pct:g} % in {len(t.drifting)} kernel{'s' if len(t.drifting) != 1 else ''}:"]
+    lines = [f"drift over {t.drift_pct:g} % in {count(len(t.drifting), 'kernel')}:"]
     for s in t.drifting:
         lines.append(f"  {s.name}: {F.seconds(s.first_s)} -> {F.seconds(s.last_s)} "
                      f"({F.signed_pct(s.change_pct)}, {F.signed_pct(s.slope_pct_per_run)}/run)")

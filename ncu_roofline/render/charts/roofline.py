@@ -32,9 +32,11 @@ from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
 from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
+from .ceilings import Marker, draw_ceilings, text_outline
 from .legend import draw_legends
 from .spec import (
     LEVEL_MARKERS,
@@ -65,6 +67,7 @@ _ANNOTATION_FONT_PT = 7.5
 _ROOF_FONT_PT = 7.5
 _CHAR_WIDTH_EM = 0.56        # average DejaVu Sans glyph width, to estimate label lengths
 _MIN_WIDTH_IN = 3.0
+_MARKER_PT = 5.5             # a marker's size where a point gives none
 _MIN_HEIGHT_IN = 2.0
 
 _UNSAFE_ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")  # ids usable as CSS selectors unescaped
@@ -169,6 +172,15 @@ def render_roofline_png(spec: ChartSpec, path: str | Path, dpi: int = 110) -> No
     del fig
 
 
+def label_outlines(spec: ChartSpec) -> list[tuple[str, list[tuple[float, float]]]]:
+    """Every label drawn inside the plot area (roofs', ceilings', walls'), each with the polygon it covers in
+    display coordinates: what a check for overlapping labels compares."""
+    with chart_style():
+        fig, _hooks = _draw(spec)
+        renderer = FigureCanvasAgg(fig).get_renderer()  # type: ignore[no-untyped-call]
+        return [(t.get_text(), text_outline(t, renderer)) for ax in fig.axes for t in ax.texts if t.get_text()]
+
+
 def _format_intensity_tick(value: float, _pos: float | None = None) -> str:
     if 1e-3 <= value < 1e5:
         return f"{value:g}"
@@ -234,7 +246,10 @@ def _draw(spec: ChartSpec) -> tuple[Figure, _Hooks]:
 
     _setup_axes(ax, plot)
     _draw_roofs(ax, plot, hooks)
-    _draw_ceilings(ax, plot, hooks, spec.ceilings)
+    draw_ceilings(fig, ax, spec.ceilings, top=max((r.value for r in computes), default=None),
+                  fastest=max((r.value for r in bandwidths), default=None), colour=_colour, hook=hooks.add,
+                  markers=[Marker(p.intensity, p.flop_per_s, p.size if p.size is not None else _MARKER_PT)
+                           for p in points])
     _draw_walls(ax, plot, spec.walls)
     _draw_points(ax, plot, hooks)
     _draw_arrows(ax, plot, hooks, spec.arrows)
@@ -287,31 +302,6 @@ def _draw_roofs(ax: Axes, plot: _Plot, hooks: _Hooks) -> None:
                     zorder=2.7, gid=gid)
     _label_bandwidth_roofs(ax, plot)
     _label_compute_roofs(ax, plot)
-
-
-def _draw_ceilings(ax: Axes, plot: _Plot, hooks: _Hooks, ceilings: Sequence[Roof]) -> None:
-    """Dashed lines under the roofs, each labelled at its end and explained in its tooltip."""
-    bandwidths, computes = valid_roofs(ceilings)
-    x_low, x_high = plot.x_range
-    top = max((r.value for r in plot.computes), default=None)
-    fastest = max((r.value for r in plot.bandwidths), default=None)
-    for n, c in enumerate(sorted(computes, key=lambda r: -r.value)):
-        x_start = c.value / fastest if fastest else x_low
-        gid = hooks.add({"class": "ceiling", "data-roof": roof_family(c.name) or c.name,
-                         "data-kind": c.kind}, xml_text(c.label), f"ceiling-{n}-{c.name}")
-        ax.plot([x_start, x_high], [c.value, c.value], color=_colour(c.name), linewidth=1.1,
-                linestyle=(0, (4, 3)), zorder=2.4, gid=gid)
-        ax.text(x_high / 1.15 / 6.0 ** n, c.value / 1.08, xml_text(c.label), ha="right", va="top",
-                fontsize=_ROOF_FONT_PT - 0.5, color=_colour(c.name), zorder=3)
-    for n, c in enumerate(sorted(bandwidths, key=lambda r: -r.value)):
-        x_end = top / c.value if top else x_high
-        gid = hooks.add({"class": "ceiling", "data-roof": roof_family(c.name) or c.name,
-                         "data-kind": c.kind}, xml_text(c.label), f"ceiling-bw-{n}-{c.name}")
-        ax.plot([x_low, x_end], [c.value * x_low, c.value * x_end], color=_colour(c.name), linewidth=1.1,
-                linestyle=(0, (4, 3)), zorder=2.4, gid=gid)
-        x_label = max(x_low * 1.5, min(x_end, x_high) / 30 / 4.0 ** n)
-        ax.text(x_label, c.value * x_label * 1.1, xml_text(c.label), ha="left", va="bottom",
-                fontsize=_ROOF_FONT_PT - 0.5, color=_colour(c.name), zorder=3)
 
 
 def _draw_walls(ax: Axes, plot: _Plot, walls: Sequence[tuple[float, str]]) -> None:
@@ -429,7 +419,7 @@ def _draw_points(ax: Axes, plot: _Plot, hooks: _Hooks) -> None:
         gid = hooks.add(attrs, _point_title(point, plot))
         ax.plot([point.intensity], [point.flop_per_s], linestyle="none",
                 marker=LEVEL_MARKERS.get(point.level, OTHER_LEVEL_MARKER),
-                markersize=point.size if point.size is not None else 5.5,
+                markersize=point.size if point.size is not None else _MARKER_PT,
                 markerfacecolor="none" if point.upper_bound else _colour(point.bound_by),
                 markeredgecolor=_colour(point.bound_by) if point.upper_bound else "white",
                 markeredgewidth=1.2 if point.upper_bound else 0.5, zorder=3, clip_on=plot.clip_points, gid=gid)

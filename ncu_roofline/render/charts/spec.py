@@ -52,6 +52,7 @@ class Roof:
     kind: str    # BANDWIDTH or COMPUTE
     value: float  # bytes/s for a bandwidth roof, FLOP/s for a compute roof
     label: str   # shown on the chart, e.g. "DRAM 2.0 TB/s"
+    title: str = ""  # the tooltip, where it says more than the label (a ceiling's value and launches)
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ def spec_from_view(chart: Mapping[str, Any], id_prefix: str, **layout: Any) -> C
     `arrows` and `walls`, each a dict as the views build them); `layout` sets size, axes, notes."""
 
     def roof(r: Mapping[str, Any]) -> Roof:
-        return Roof(r["name"], r["kind"], r["value"], r["label"])
+        return Roof(r["name"], r["kind"], r["value"], r["label"], r.get("title", ""))
 
     def point(p: Mapping[str, Any]) -> Point:
         return Point(p["kernel_id"], p["level"], p["intensity"], p["flop_per_s"], p["bound_by"], p["label"],
