@@ -683,7 +683,7 @@ def test_a_busy_unit_is_set_against_bytes_that_count_its_traffic(name: str) -> N
 def test_the_stores_of_a_transpose_are_not_compared_with_l2_reads() -> None:
     """naiveGmem: the crossbar-to-L2 requests are 91 % busy with 16,777,216 store sectors (537 MB, 32 per store
     request) while the chart's L2 bytes count 67,108,864 bytes of reads, fewer than DRAM's 102 MB: its L2 bytes
-    are then all tag traffic (604 MB, the stores included), and only those are set against the unit ("25 %"),
+    are then the SMs' tag traffic (604 MB, the stores included), and only those are set against the unit ("25 %"),
     never the reads alone ("1 %"). naive_gemm keeps its contrast: 65,536 shared wavefronts (8.4 MB at most)
     beside 8.59 GB of L1 write-back."""
     from ncu_roofline.views.report import verdict
@@ -691,7 +691,8 @@ def test_the_stores_of_a_transpose_are_not_compared_with_l2_reads() -> None:
     (transpose,) = [k for k in _kernels("cudaprogramming__smemTranspose.ncu-rep") if k.raw.name == "naiveGmem"]
     assert transpose.raw.number("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum") == 16_777_216
     l2 = transpose.q.bytes["l2"]
-    assert l2.definition == "tags" and l2.value == 32 * transpose.raw.number("lts__t_sectors.sum") > 32 * 16_777_216
+    assert l2.definition == "tags" and l2.value == 32 * transpose.raw.number("lts__t_sectors_srcunit_tex.sum")
+    assert l2.value > 32 * 16_777_216
     assert round(transpose.units[transpose.bound_by].share, 2) == 0.91
     assert "reach only 1%" not in verdict(transpose) and "reach only 25%" in transpose.diagnosis[0].text
     gemm = _kernels("cudacode__naive.ncu-rep")[0]

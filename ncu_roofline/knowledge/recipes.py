@@ -132,6 +132,12 @@ BYTES: dict[str, tuple[Recipe, ...]] = {
                note="lts2xbar active cycles x 32 B (Nsight Compute chart definition)"),
         Recipe(_terms("l1tex__m_xbar2l1tex_read_bytes.sum"), definition=CHART,
                note="L2 -> L1 read bytes, as Nsight Compute 2023 roofline charts"),
+        # The SMs' own traffic first: on GPUs whose L2 has two partitions (A100, H100) `lts__t_sectors` also
+        # counts, through the L2 fabric, a line that crosses between them a second time (silu on an A100:
+        # 33.2 M sectors, 16.8 M from the SMs, 16.4 M from the fabric, for 16.4 M sectors of DRAM traffic).
+        Recipe(_terms(("lts__t_sectors_srcunit_tex.sum", 32.0)), definition=TAGS,
+               note="L2 tag traffic from the SMs (L1/TEX), 32-byte sectors; the L2 fabric's second count of "
+                    "lines crossing between L2 partitions left out"),
         Recipe(_terms("lts__t_bytes.sum"), definition=TAGS, note="all L2 tag traffic"),
         Recipe(_terms(("lts__t_sectors.sum", 32.0)), definition=TAGS,
                note="all L2 tag traffic, 32-byte sectors"),

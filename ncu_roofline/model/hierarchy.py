@@ -57,8 +57,8 @@ def within_hierarchy(level: str, measured: Value | None, below: Value | None, be
     label, under = _LABEL[level], _LABEL[below_level]
     tried = [measured]
     for option in options:
-        if option.definition == measured.definition or any(t.definition == option.definition for t in tried):
-            continue
+        if option.definition == measured.definition:
+            continue  # the same quantity in another form: `first` took the first the report holds
         got = res.recipe(option)
         if got is None:
             continue
