@@ -201,6 +201,47 @@ def test_silu_partial_wave_bound_is_hand_computed() -> None:
 
 
 @needs_corpus
+def test_tail_bound_follows_the_sms_measured_activity() -> None:
+    """self-join distanceCalculationsKernel on an A100 (108 SMs): 459 blocks, 432 a wave, 1.06 waves; the last
+    wave's 27 blocks leave 81 SMs without a block. Equal block times would give it 50 % of the run (1.88x), but
+    the SMs were active sm__cycles_active.avg ÷ gpc__cycles_elapsed.max = 84 % of the run, and a last wave of
+    T leaves 81/108 of them idle for T: T ≤ 0.16 / 0.75 = 0.22, (1 − 0.22) × 1.06 of the run at the full waves'
+    pace: up to 1.20x; the latency keeps its headroom less that part."""
+    k = next(k for k in _kernels("self-join-mistic__profile.ncu-rep")
+             if k.raw.name.startswith("distanceCalculationsKernel") and k.launch["grid_blocks"] == 459)
+    active = k.raw.number("sm__cycles_active.avg") / k.raw.number("gpc__cycles_elapsed.max")
+    assert k.launch["sm_active_share"] == pytest.approx(active) and active == pytest.approx(0.84, abs=0.005)
+    t = (1 - active) / (81 / 108)
+    (tail,) = [f for f in k.diagnosis if f.kind == "tail_effect"]
+    assert tail.speedup == pytest.approx(1 / ((1 - t) * k.launch["waves_per_sm"]))
+    assert tail.speedup == pytest.approx(1.20, abs=0.005)
+    assert "leaving 81 of the 108 SMs without a block" in tail.text and "active 84% of the elapsed" in tail.text
+    (latency,) = [f for f in k.diagnosis if f.kind == "latency"]
+    assert latency.speedup == pytest.approx(1 / k.limiter_share / tail.speedup)
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_no_tail_longer_than_the_sms_measured_idle_time_allows(name: str) -> None:
+    """A last wave of fewer blocks than SMs leaves SMs idle for as long as it lasts: its share of the run (the
+    tail-effect bound's T = 1 − (ceil(w) − 1) ÷ (bound × w)) is at most the SMs' idle share (1 − sm__cycles_active
+    ÷ elapsed cycles) over the share of SMs it leaves idle."""
+    wrong = []
+    for k in _kernels(name):
+        active, grid, sms = (k.launch.get(n) for n in ("sm_active_share", "grid_blocks", "sm_count"))
+        for f in (f for f in k.diagnosis if f.kind == "tail_effect"):
+            waves = k.launch["waves_per_sm"]
+            whole = math.ceil(waves)
+            idle_sms = sms - min(sms, grid - (whole - 1) * grid / waves) if grid and sms else 0
+            if active is None or idle_sms < 1 or f.speedup * k.limiter_share >= 1 - 1e-9:
+                continue  # no SM left idle, no measured activity, or the bound is the limiter's headroom
+            t = 1 - (whole - 1) / (f.speedup * waves)
+            if t > (1 - active) / (idle_sms / sms) + 1e-6:
+                wrong.append(f"#{k.raw.index}: last wave {t:.2f} of the run, SMs idle {1 - active:.2f}")
+    assert not wrong, "\n".join(wrong)
+
+
+@needs_corpus
 def test_tail_bound_follows_the_measured_occupancy() -> None:
     """cs599k rms_norm (A100-class, 114 SMs): 1,024 blocks at 8 per SM and 100 % theoretical occupancy,
     1.12 waves; the last wave's 112 blocks sit one per SM on 112 SMs (12.5 % occupancy). Equal block

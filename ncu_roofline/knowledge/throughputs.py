@@ -239,6 +239,9 @@ PERCENT_FACTS = ("achieved_occupancy", "theoretical_occupancy")
 # SM cycles with at least one warp resident, averaged over SMs: over the SM's elapsed cycles, the share of the
 # run the SMs had work at all (achieved occupancy counts these active cycles only).
 SM_ACTIVE_CYCLES = "sm__cycles_active.avg"
+# The SMs' elapsed cycles where the report lacks sm__cycles_elapsed.avg: the GPCs' clock, the SMs' own (what
+# Nsight Compute's Speed Of Light section calls Elapsed Cycles).
+GPC_ELAPSED_CYCLES = "gpc__cycles_elapsed.max"
 SHARED_MEMORY_OWN = ("launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic")
 
 # Regimes: the rule of each is stated in the page's help block and the JSON settings.

@@ -152,9 +152,10 @@ def launch_facts(raw: RawKernel, duration: Value | None = None) -> dict[str, flo
     if raw.number(T.SM_ACTIVE_CYCLES) is not None:
         res = Resolver(raw)
         res.duration = duration
-        active, elapsed = res.number(T.SM_ACTIVE_CYCLES), res.cycles("sm")
-        if active is not None and elapsed is not None and elapsed[0] > 0:
-            facts["sm_active_share"] = min(1.0, active / elapsed[0])
+        active, cycles = res.number(T.SM_ACTIVE_CYCLES), res.cycles("sm")
+        elapsed = cycles[0] if cycles is not None else res.number(T.GPC_ELAPSED_CYCLES)
+        if active is not None and elapsed is not None and elapsed > 0:
+            facts["sm_active_share"] = min(1.0, active / elapsed)
     if facts.get("grid_blocks") is None and raw.grid_size:
         facts["grid_blocks"] = _count(math.prod(raw.grid_size))
     if facts.get("block_threads") is None and raw.block_size:

@@ -44,6 +44,20 @@ def tail_time_share(launch: dict[str, float | None], waves: float, whole: int) -
     return short / (short + active / sms * (achieved - tail_occupancy))
 
 
+def idle_tail_share(launch: dict[str, float | None], waves: float, whole: int) -> tuple[float, float] | None:
+    """(the most of the run the last wave can take, the SMs it leaves idle) from the SMs' measured activity, or
+    None: a last wave of fewer blocks than SMs leaves SMs without a warp, and a last wave lasting T of the run
+    leaves them idle for at least T × their share, so T ≤ the measured idle share ÷ that share."""
+    grid, sms, active = launch.get("grid_blocks"), launch.get("sm_count"), launch.get("sm_active_share")
+    if not grid or not sms or active is None:
+        return None
+    tail = grid - (whole - 1) * grid / waves
+    idle_sms = sms - min(sms, max(tail, 0.0))
+    if idle_sms < 1:
+        return None  # every SM has a block of the last wave: activity cannot tell its length
+    return min(1.0, (1.0 - active) / (idle_sms / sms)), idle_sms
+
+
 def tail_effect(m: KernelModel) -> list[Finding]:
     """A partial last wave: the launch's blocks fill `waves` waves, the GPU runs ceil(waves) of them.
 
@@ -65,7 +79,8 @@ def tail_effect(m: KernelModel) -> list[Finding]:
         return []  # whole waves up to rounding: no block is left over
     uniform = 1.0 / whole
     measured = tail_time_share(m.launch, waves, whole)
-    tail_share = uniform if measured is None else min(uniform, measured)
+    idle = idle_tail_share(m.launch, waves, whole)
+    tail_share = min([uniform, *(v for v in (measured, idle[0] if idle else None) if v is not None)])
     bound = (whole - 1) / ((1.0 - tail_share) * waves)
     speedup = min(bound, 1.0 / share)
     if speedup < T.TAIL_MIN_SPEEDUP:
@@ -82,7 +97,16 @@ def tail_effect(m: KernelModel) -> list[Finding]:
         launch, size = f"the launch makes {waves:.2f} waves of blocks", ""
         wave = f"the last of {whole} waves is {full} full"
     work = f"{last / waves:.0%} of the work"
-    if tail_share < uniform:
+    if idle is not None and tail_share == idle[0] < uniform and (measured is None or idle[0] < measured):
+        active, sms = m.launch["sm_active_share"] or 0.0, m.launch["sm_count"] or 0.0
+        text = (f"{launch}: {wave}; if every block took the same time, it would take {uniform:.0%} of the run for "
+                f"{work}, leaving {idle[1]:,.0f} of the {sms:,.0f} SMs without a block, but the SMs were active "
+                f"{active:.0%} of the elapsed cycles (Nsight Compute's SM active cycles), which puts it at most at "
+                f"about {tail_share:.0%}")
+        note = (f"the full waves' pace over all the work: {whole - 1} / ((1 − {tail_share:.2f}) × {waves:.2f}), the "
+                f"last wave's share of the run at most the SMs' idle share ({1 - active:.2f}) ÷ the share it leaves "
+                f"idle ({idle[1]:,.0f} / {sms:,.0f})")
+    elif tail_share < uniform:
         achieved, theoretical = m.launch["achieved_occupancy"], m.launch["theoretical_occupancy"]
         text = (f"{launch}: {wave}; if every block took the same time, it "
                 f"would take {uniform:.0%} of the run for {work}, but the achieved occupancy Nsight Compute "
