@@ -125,12 +125,14 @@ def test_hierarchical_levels_on_roofline_reports(corpus) -> None:
     assert all(k.q.bytes[lv] is not None and k.q.bytes[lv].definition in ("", "chart") for lv in ("dram", "l2", "l1"))
     assert k.provenance["traffic_bytes.l2"].startswith("derived__lts__lts2xbar_bytes.sum.per_second")
     # A100 silu: it writes as much as it reads, and the chart's L2 bytes (L2 -> crossbar returns, reads alone)
-    # are half of DRAM's: L2 takes all tag traffic, L1 (write-back of loads alone, no tag count) has no bytes
+    # are half of DRAM's: L2 takes the SMs' tag traffic (16,777,216 sectors; lts__t_sectors adds the L2 fabric's
+    # 16,427,643), L1 (write-back of loads alone, no tag count) has no bytes
     k = ncu_roofline.analyze(corpus / "cs599k__2025-04-21-77_06-MT.ncu-rep").reports[0].kernels[0]
-    assert k.q.bytes["l2"].definition == "tags" and k.provenance["traffic_bytes.l2"].startswith("32 × lts__t_sectors")
+    assert k.q.bytes["l2"].definition == "tags"
+    assert k.provenance["traffic_bytes.l2"].startswith("32 × lts__t_sectors_srcunit_tex.sum")
     assert k.q.bytes["l2"].value >= k.q.bytes["dram"].value and k.q.bytes["l1"] is None
-    assert k.intensity["l2"] == pytest.approx(k.intensity["dram"] * 524193152.0 / 1063213664.0)
-    assert any(m.quantity == "traffic_bytes.l1" and "fewer than the 1.06 GB L2 moved" in m.reason for m in k.missing)
+    assert k.intensity["l2"] == pytest.approx(k.intensity["dram"] * 524193152.0 / (32 * 16_777_216))
+    assert any(m.quantity == "traffic_bytes.l1" and "fewer than the 537 MB L2 moved" in m.reason for m in k.missing)
     assert k.bound_by == "dram" and k.regime == "at_limit"
     # the tags definition is available on request and is labelled
     tags = ncu_roofline.analyze(corpus / "cs599k__2025-04-21-77_06-MT.ncu-rep", bytes_definition="tags")

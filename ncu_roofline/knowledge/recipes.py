@@ -264,8 +264,11 @@ CEILING_METRICS: dict[str, tuple[str, ...]] = {
                    "smsp__sass_inst_executed_op_global_ld.sum", "smsp__sass_inst_executed_op_global_st.sum"),
     "coalescing": ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
                    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
-    "bank_conflicts": ("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
-                       "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", "smsp__inst_executed_op_ldsm.sum"),
+    # the shared loads' (ldmatrix included) and stores' own counts: the pipe's totals count other accesses too
+    "bank_conflicts": ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+                       "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+                       "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+                       "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "smsp__inst_executed_op_ldsm.sum"),
     "async_copies": ("smsp__inst_executed_op_ldgsts.sum",
                      "sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum",
                      "sm__sass_l1tex_t_requests_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum"),
@@ -278,8 +281,10 @@ NCU_METRICS = (
     "dram__bytes_read.sum", "dram__bytes_write.sum", "dram__bytes.sum.peak_sustained",
     "dram__cycles_elapsed.avg.per_second",
     "lts__t_bytes.sum", "lts__t_bytes.sum.peak_sustained", "lts__cycles_elapsed.avg.per_second",
+    "lts__t_sectors_srcunit_tex.sum",  # the SMs' own L2 traffic (lts__t_bytes counts the L2 fabric's too)
     "l1tex__t_bytes.sum", "l1tex__t_bytes.sum.peak_sustained", "l1tex__cycles_elapsed.avg.per_second",
     "sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second", "smsp__cycles_elapsed.avg",
+    "sm__cycles_active.avg",  # against the elapsed cycles: how long the SMs had no warp at all
     *(_op(o) for o in ("dadd", "dmul", "dfma", "fadd", "fmul", "ffma", "hadd", "hmul", "hfma")),
     "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained",
     "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",

@@ -51,8 +51,8 @@ def render_sol_svg(title: str, points: Sequence[SolPoint], threshold: float, sal
         t = threshold * 100
         ax.axvline(t, color="#8a8f99", linestyle="--", linewidth=0.9)
         ax.axhline(t, color="#8a8f99", linestyle="--", linewidth=0.9)
-        ax.text(102, t + 1.5, "memory limit", ha="right", fontsize=7.5, color="#555555")
-        ax.text(t + 1.5, 2, "compute limit", fontsize=7.5, color="#555555")
+        ax.text(102, t + 1.5, f"at limit from {t:.0f} % (memory)", ha="right", fontsize=7.5, color="#555555")
+        ax.text(t + 1.5, 2, f"at limit from {t:.0f} % (compute)", fontsize=7.5, color="#555555")
         families: list[str | None] = []
         others: list[str] = []  # the units behind "other", named in the legend
         for n, p in enumerate(points):
