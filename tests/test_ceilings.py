@@ -226,6 +226,11 @@ def test_smem_transpose_bank_conflicts() -> None:
     assert naive.q.bytes["l2"].definition == "tags"
     assert [f.kind for f in naive.diagnosis[:2]] == ["unit_throughput", "sector_use"]
     assert "global stores use 4 of every 32 bytes" in naive.diagnosis[1].action
+    # its bound is the bytes L2 moved over those used, not the L2 roof (the crossbar bounds the kernel), and the
+    # text sets the used bytes' share of the roof beside the point's
+    assert naive.diagnosis[1].speedup_note.startswith("L2's bytes for these accesses ÷ the bytes they use = 1 / 0.22")
+    assert "(the bytes they use are 5.6% of the L2 roof; its point, 25%, counts every byte moved)" in \
+        naive.diagnosis[1].text
     cap = by_kind(naive, "sector_use", "l2")
     assert cap.evidence["l2_useful_bytes"] == 32 * 2_097_152 + 4 * 16_777_216
     assert cap.factor == pytest.approx(134_217_728 / 603_979_776) and cap.factor < naive.utilization["l2"]

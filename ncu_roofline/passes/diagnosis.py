@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
 from ..model.throughputs import too_little_work_reason
-from .ceilings import SIGNIFICANT, Ceiling
+from .ceilings import SIGNIFICANT, Ceiling, used_share
 from .finding import Finding
 from .fusion import fusion_bound
 from .latency import latency_words
@@ -93,8 +93,20 @@ def _busiest_on(m: KernelModel, side: str, kind: str = "", arithmetic: bool = Fa
 
 
 def _ceiling_finding(m: KernelModel, c: Ceiling, where: str) -> Finding:
+    detail = c.detail
     if c.kind == "fma_balance":  # fusion gives at most one FMA per (add, multiply) pair
         speedup, note = fusion_bound(c.roof, c.factor, c.evidence)
+    elif c.kind == "sector_use" and c.evidence.get(f"{c.roof}_moved_bytes"):
+        # The level's own count of what it moved: with every byte of their sectors used, the same accesses move
+        # 1 / factor times fewer bytes through it and through the units that carry them.
+        level = c.roof.upper()
+        speedup, note = (1.0 / c.factor if c.factor > 0 else None), (
+            f"{level}'s bytes for these accesses ÷ the bytes they use = 1 / {c.factor:.2f}: with every byte of "
+            f"their sectors used, as many times fewer bytes through {level} and the units that carry them")
+        used, point = used_share(m, c), m.utilization.get(c.roof)
+        if used is not None and point is not None and used < point:
+            detail += (f" (the bytes they use are {used:.1%} of the {level} roof; its point, {point:.0%}, counts "
+                       "every byte moved)")
     else:
         speedup, note = (1.0 / c.factor if c.factor > 0 else None), f"roof ÷ ceiling = 1 / {c.factor:.2f}"
     other = _other_side(m, c.kind)
@@ -108,7 +120,7 @@ def _ceiling_finding(m: KernelModel, c: Ceiling, where: str) -> Finding:
             # The limit this fix leaves as it is bounds the kernel already: its headroom is no gain of the fix.
             speedup, note = None, (f"no bound: {label}, at {share:.0%}, bounds the kernel and this fix leaves its "
                                    f"work as it is (its headroom, {ratio_text(capped)}×, is no gain of this fix)")
-    return Finding(c.kind, c.roof, c.factor, f"{c.detail}: caps {where} at {c.factor:.0%}", c.action, m.bound_by,
+    return Finding(c.kind, c.roof, c.factor, f"{detail}: caps {where} at {c.factor:.0%}", c.action, m.bound_by,
                    speedup, note)
 
 
