@@ -257,9 +257,14 @@ def test_a_multi_report_page_has_a_report_column_and_a_short_title() -> None:
     data = json.loads(re.search(r'<script type="application/json" id="report-data">(.*?)</script>', html,
                                 flags=re.S).group(1))
     assert data["launches"]["reports"] == ["first.ncu-rep", "second.ncu-rep", "third.ncu-rep"]  # the launch list's
+    # each kernel's section says which report it is from (two reports may hold kernels of the same name)
+    headings = re.findall(r'<summary><strong>(\w+)</strong> <span class="muted">([^<]*)', html)
+    assert [(name, text.split(" · ")[0]) for name, text in headings] == [
+        ("c", "third.ncu-rep"), ("b", "second.ncu-rep"), ("a", "first.ncu-rep")]
 
 
 def test_a_one_report_page_has_no_report_column() -> None:
     html = html_of(analysis(("/runs/only.ncu-rep", [launch(0, 1000, 6e5)])))
     assert 'class="report"' not in html and ">Report</th>" not in html
+    assert re.search(r'<summary><strong>\w+</strong> <span class="muted">launch #0 · ', html)
     assert "<title>Roofline: only.ncu-rep</title>" in html
