@@ -289,10 +289,10 @@ def test_rules_comparison_agrees_only_where_the_rule_speaks_of_a_finding(name: s
 def test_rule_kinds_by_title_then_rule() -> None:
     from ncu_roofline.passes.rules_comparison import rule_kinds
 
-    assert rule_kinds("HighPipeUtilization", "Low Utilization") == {"latency", "too_little_work"}
+    assert rule_kinds("HighPipeUtilization", "Low Utilization") == {"latency", "too_little_work", "latency:idle_sms"}
     assert "unit_throughput@compute" in rule_kinds("HighPipeUtilization", "High Pipe Utilization")
     assert rule_kinds("LaunchConfiguration", "Tail Effect") == {"tail_effect"}
-    assert rule_kinds("LaunchConfiguration", "") == {"too_little_work", "tail_effect"}
+    assert rule_kinds("LaunchConfiguration", "") == {"too_little_work", "tail_effect", "latency:idle_sms"}
     assert rule_kinds("MemoryL2Compression", "Low Compression Rate") is None
     # Older releases write titles as ids; "Balanced" (no pipe stands out) speaks of no finding.
     assert rule_kinds("CPIStall", "long_scoreboard") == rule_kinds("CPIStall", "Long Scoreboard Stalls")
@@ -1083,3 +1083,15 @@ def test_latency_names_idle_sms_and_leaves_the_tail_its_part(name: str) -> None:
         if both and share and both > 1 / share * (1 + 1e-9):
             wrong.append(f"{where}: latency and tail {both:.2f}x of a {1 / share:.2f}x headroom")
     assert not wrong, "\n".join(wrong)
+
+
+@needs_corpus
+def test_an_idle_sm_latency_does_not_agree_with_occupancy_rules() -> None:
+    """The Triton rms_norm (GH200): SMs idle 25 % of the run, so the latency finding names idle SMs first; Nsight
+    Compute's largest estimate, Theoretical Occupancy (50 %), is about warps in the active cycles: no agreement
+    on the cause is claimed."""
+    k = _kernels("cs599k__rms_norm_triton_looping.ncu-rep")[0]
+    (latency,) = [f for f in k.diagnosis if f.kind == "latency"]
+    assert "idle SMs before stalls within warps" in latency.text
+    text = k.to_dict()["rules_comparison"]
+    assert text.startswith("Nsight Compute's largest estimated speed-up (Theoretical Occupancy, 50 %) points at")

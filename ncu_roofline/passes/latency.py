@@ -18,6 +18,9 @@ REACHED = 0.85  # achieved ÷ theoretical occupancy from which the warps the lau
 FULL = 0.75  # achieved occupancy from which an SM is nearly full of warps
 IDLE = 0.2  # SMs without a warp for this share of the run or more: the latency is idle SMs first
 _STALLS = "check the warp-stall reasons (Nsight Compute's WarpStateStats section)"
+# The latency's words where the SMs were idle: other passes tell that finding by them (`rules_comparison`).
+IDLE_CAUSE = ("idle SMs before stalls within warps, from the launch's ramp-up and drain, a partial last wave or too "
+              "few blocks")
 IDLE_LEVER = ("give every SM work for the whole run: whole waves of blocks (see the tail-effect finding where there is "
               "one) or more, evenly sized blocks; for a short kernel, fuse it with its neighbours or launch it in a "
               "CUDA graph so that its ramp-up and drain are a smaller part of the run")
@@ -36,8 +39,7 @@ def latency_words(launch: Mapping[str, float | None]) -> tuple[str, str]:
     if idle is not None:
         occ = f"; their achieved occupancy of {achieved:.0%} counts active cycles only" if achieved is not None else ""
         return (f" (the SMs had no warp to run {idle:.0%} of the time: their active cycles are {1 - idle:.0%} of the "
-                f"elapsed{occ}): idle SMs before stalls within warps, from the launch's ramp-up and drain, a partial "
-                "last wave or too few blocks", f"{IDLE_LEVER}; then {_STALLS} for the active part")
+                f"elapsed{occ}): {IDLE_CAUSE}", f"{IDLE_LEVER}; then {_STALLS} for the active part")
     if achieved is None or not theoretical:  # without the theoretical figure, what the launch allows is not known
         occ = f" (achieved occupancy {achieved:.0%})" if achieved is not None else ""
         return (f"{occ}: stalls, dependencies, too few warps in flight", f"{_STALLS} and the occupancy; give each SM "

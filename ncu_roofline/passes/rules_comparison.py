@@ -10,6 +10,7 @@ from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
 from .diagnosis import ratio_text
 from .finding import Finding
+from .latency import IDLE_CAUSE
 
 # Nsight Compute rule (and title, where one rule id carries several findings) -> the findings of
 # this tool that speak of the same thing: a kind ("latency"), a kind about one unit
@@ -18,6 +19,9 @@ from .finding import Finding
 _ISSUE_UNITS = ("unit_throughput:sm__issue_active", "unit_throughput:sm__inst_executed")
 _MEMORY = ("unit_throughput@memory", "at_limit@memory")
 _LSU = ("unit_throughput:sm__inst_executed_pipe_lsu", "unit_throughput:l1tex__lsuin_requests")
+# A latency finding that names idle SMs first (no warp for much of the run) is not about occupancy or stalls,
+# which count the SMs' active cycles only: it agrees with the rules about the launch and its balance.
+_IDLE = "latency:idle_sms"
 RULE_KINDS: dict[tuple[str, str | None], frozenset[str]] = {
     ("UncoalescedGlobalAccess", None): frozenset({"sector_use", "coalescing", *_MEMORY}),
     ("MemoryCacheAccessPattern", None): frozenset({"sector_use", "coalescing", *_MEMORY}),
@@ -33,13 +37,13 @@ RULE_KINDS: dict[tuple[str, str | None], frozenset[str]] = {
     ("TheoreticalOccupancy", None): frozenset({"latency"}),
     ("Occupancy", None): frozenset({"latency"}),
     ("LaunchConfiguration", "Tail Effect"): frozenset({"tail_effect"}),
-    ("LaunchConfiguration", "Small Grid"): frozenset({"too_little_work"}),
-    ("LaunchConfiguration", None): frozenset({"too_little_work", "tail_effect"}),
-    ("WorkloadImbalance", None): frozenset({"too_little_work", "latency", "tail_effect"}),
+    ("LaunchConfiguration", "Small Grid"): frozenset({"too_little_work", _IDLE}),
+    ("LaunchConfiguration", None): frozenset({"too_little_work", "tail_effect", _IDLE}),
+    ("WorkloadImbalance", None): frozenset({"too_little_work", "latency", "tail_effect", _IDLE}),
     ("FPInstructions", None): frozenset({"fma_balance"}),
     ("ThreadDivergence", None): frozenset({"lane_efficiency"}),
     # "Low Utilization": every pipe under-used, too few warps issue: the opposite of a busy pipe.
-    ("HighPipeUtilization", "Low Utilization"): frozenset({"latency", "too_little_work"}),
+    ("HighPipeUtilization", "Low Utilization"): frozenset({"latency", "too_little_work", _IDLE}),
     ("HighPipeUtilization", None): frozenset({"unit_throughput@compute", "at_limit@compute"}),
 }
 
@@ -67,7 +71,10 @@ def rule_kinds(rule: str, title: str | None) -> frozenset[str] | None:
 
 
 def _tokens(f: Finding) -> set[str]:
-    """A finding as `RULE_KINDS` names it: its kind, the kind with its unit, the kind with its group."""
+    """A finding as `RULE_KINDS` names it: its kind, the kind with its unit, the kind with its group; a latency
+    finding that names idle SMs first, as `_IDLE` alone."""
+    if f.kind == "latency" and IDLE_CAUSE in f.text:
+        return {_IDLE}
     found = {f.kind}
     if f.roof:
         found.add(f"{f.kind}:{f.roof}")
