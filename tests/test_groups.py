@@ -468,18 +468,20 @@ def test_the_intensity_gap_of_a_group_leaves_its_launches_issue_share_out() -> N
 def test_a_group_limiter_no_launch_has_says_what_bounds_the_launches() -> None:
     """distanceCalculationsKernel, grid 2048: its 8 launches are bound by L1 wavefronts (5), issue slots
     (2) and L2 tag requests (1); the weighted memory-throughput headline (the busiest memory sub-unit
-    of each launch) tops the group's shares, and its first finding says no launch is bound by it."""
+    of each launch) tops the group's shares, and its first finding says that its sub-units bound 6 of the
+    launches, not the same one in all."""
     a = ncu_roofline.analyze(CORPUS / "self-join-mistic__profile.ncu-rep")
     groups = group_kernels(a.reports[0].kernels)
     g = next(g for g in groups if g.grid == (2048, 1, 1) and g.name.startswith("distanceCalculationsKernel"))
     assert g.summary.bound_by == "memory_throughput" and "memory_throughput" not in g.limiters
     assert g.limiters == {"l1tex__data_pipe_lsu_wavefronts": 5, "sm__issue_active": 2, "lts__t_tag_requests": 1}
     assert g.summary.diagnosis[0].text == (
-        "memory throughput at 47% of peak over the 8 launches summed, though no launch is bound by it: it is "
-        "Nsight Compute's memory headline, the busiest memory unit of each launch, and that unit differs between "
-        "launches, so the headline's sum tops each unit's own")
+        "memory throughput at 47% of peak over the 8 launches summed: it is Nsight Compute's memory headline, the "
+        "busiest memory unit of each launch; that unit bounds 6 of the 8 launches, but it is not the same unit in all "
+        "of them (L1/TEX (wavefronts) in 5, L2 (tag requests) in 1), so the headline's sum tops each unit's own")
     for other in groups:  # and only where that is so
-        said = "no launch is bound by it" in other.summary.diagnosis[0].text if other.summary.diagnosis else False
+        said = "launches summed: it is Nsight Compute's" in other.summary.diagnosis[0].text \
+            if other.summary.diagnosis else False
         assert said == (other.summary.bound_by is not None and other.summary.bound_by not in other.limiters
                         and len(other.launches) > 1 and bool(other.summary.diagnosis))
 

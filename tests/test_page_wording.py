@@ -120,9 +120,10 @@ def test_a_group_limiter_no_launch_has_says_what_the_sums_and_the_launches_show(
     view = group_view(kernel_view, 0, g, g.stats.total, set())
     assert view["bound_note"] == ("busiest over the 2 launches summed; per launch: L1/TEX (wavefronts) in 1, "
                                   "L2 (tag requests) in 1")
-    assert g.summary.diagnosis[0].text.startswith("memory throughput at 50% of peak over the 2 launches summed, "
-                                                  "though no launch is bound by it: it is Nsight Compute's memory "
-                                                  "headline, the busiest memory unit of each launch")
+    assert g.summary.diagnosis[0].text.startswith(
+        "memory throughput at 50% of peak over the 2 launches summed: it is Nsight Compute's memory headline, the "
+        "busiest memory unit of each launch; that unit bounds 2 of the 2 launches, but it is not the same unit in "
+        "all of them (L1/TEX (wavefronts) in 1, L2 (tag requests) in 1)")
     a = analysis(("/tmp/capture.ncu-rep", g.launches))
     md = render(REPORT, a, "md", RenderOptions())
     assert "memory throughput: busiest over the 2 launches summed; per launch:" in md

@@ -316,13 +316,18 @@ def _mixed(summary: AnalysedKernel, launches: Sequence[AnalysedKernel], limiters
         return summary
     usable = sum(limiters.values())
     unit = summary.units.get(bound)
-    if unit is not None and unit.parent is None:  # a headline: the busiest of its sub-units, launch by launch
-        why = (f"it is Nsight Compute's {unit.group} headline, the busiest {unit.group} unit of each launch, and that "
-               "unit differs between launches, so the headline's sum tops each unit's own")
-    else:
-        why = "its share summed over the launches tops every other limit's, while each launch has another at its top"
     head = summary.diagnosis[0]
-    text = f"{head.text} over the {usable} launches summed, though no launch is bound by it: {why}"
+    if unit is not None and unit.parent is None:  # a headline: the busiest of its sub-units, launch by launch
+        under = Counter(k.units[k.bound_by].label for k in launches
+                        if k.bound_by in k.units and k.units[k.bound_by].parent == bound)
+        which = ", ".join(f"{label} in {n}" for label, n in under.most_common())
+        held = (f"; that unit bounds {sum(under.values())} of the {usable} launches, but it is not the same unit "
+                f"in all of them ({which})" if under else "")
+        text = (f"{head.text} over the {usable} launches summed: it is Nsight Compute's {unit.group} headline, the "
+                f"busiest {unit.group} unit of each launch{held}, so the headline's sum tops each unit's own")
+    else:
+        text = (f"{head.text} over the {usable} launches summed, though no launch is bound by it: its share summed "
+                "over the launches tops every other limit's, while each launch has another at its top")
     return dataclasses.replace(summary, diagnosis=[dataclasses.replace(head, text=text), *summary.diagnosis[1:]])
 
 
