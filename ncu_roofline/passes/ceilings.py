@@ -119,12 +119,11 @@ def _missing_ceilings(m: KernelModel, ceilings: list[Ceiling], skipped: list[Not
         if kind == "coalescing" and not lacking:  # sectors and requests alone do not say how many sectors would do
             ratios = R.CEILING_METRICS["sector_use"][:2]
             lacking = [n for n in ratios if not _stored(m, n)] if not any(_stored(m, n) for n in ratios) else []
-            names = (*names, *ratios)
         if kind == "issue_share":
             lacking = [n for n in lacking if n == "smsp__inst_executed.sum"]  # the peak has a stated fallback
         if lacking:
             out.append(Missing(f"ceilings.{kind}", f"no {kind.replace('_', ' ')} ceiling: the report lacks "
-                               + ", ".join(lacking), "--metrics " + ",".join(names)))
+                               + ", ".join(lacking), "--metrics " + ",".join(lacking)))  # what it lacks only
     return out
 
 
