@@ -1095,3 +1095,15 @@ def test_an_idle_sm_latency_does_not_agree_with_occupancy_rules() -> None:
     assert "idle SMs before stalls within warps" in latency.text
     text = k.to_dict()["rules_comparison"]
     assert text.startswith("Nsight Compute's largest estimated speed-up (Theoretical Occupancy, 50 %) points at")
+
+
+@needs_corpus
+def test_the_worth_most_list_says_its_shares_do_not_add() -> None:
+    """BIGCROSS3's searchKernelCOSStree: latency (≤5.06×, 80 % of the GPU time) and lane efficiency (≤1.85×,
+    46 %) are fixes that compound; the Markdown list says each share is for its fix alone."""
+    from ncu_roofline.render import REPORT, RenderOptions, render
+
+    md = render(REPORT, ncu_roofline.analyze(CORPUS / "self-join-mistic__profileBIGCROSS3.out.ncu-rep"), "md",
+                RenderOptions())
+    head = next(line for line in md.splitlines() if line.startswith("Worth most to the program"))
+    assert "each for its fix alone: fixes of one kernel compound, their shares do not add" in head
