@@ -57,15 +57,16 @@ def within_hierarchy(level: str, measured: Value | None, below: Value | None, be
     label, under = _LABEL[level], _LABEL[below_level]
     tried = [measured]
     for option in options:
-        if option.definition == measured.definition:
+        if option.definition == measured.definition != R.TAGS:
             continue  # the same quantity in another form: `first` took the first the report holds
         got = res.recipe(option)
-        if got is None:
-            continue
+        if got is None or got.recipe == measured.recipe:
+            continue  # not held, or the count already measured (tag counts differ: the SMs' own, all lookups)
         if got.value >= TOLERANCE * below.value:
-            note = (f"{got.note + '; ' if got.note else ''}in place of the {measured.definition or 'counts'} "
-                    f"definition, which counts fewer bytes ({_mb(measured.value)}) than {under} moved "
-                    f"({_mb(below.value)})")
+            instead = (f"the {measured.definition or 'counts'} definition" if got.definition != measured.definition
+                       else measured.recipe)
+            note = (f"{got.note + '; ' if got.note else ''}in place of {instead}, which counts fewer bytes "
+                    f"({_mb(measured.value)}) than {under} moved ({_mb(below.value)})")
             return dataclasses.replace(got, note=note), None
         tried.append(got)
     if level == "l1" and copies_into_shared(res):
@@ -73,7 +74,8 @@ def within_hierarchy(level: str, measured: Value | None, below: Value | None, be
                 "kernel copies from L2 into shared memory (cp.async or TMA), which bypasses the LSU write-back")
         return dataclasses.replace(measured, note=note), None
     counted = "; ".join(_named(v) for v in tried)
-    path = (f"every {under} byte passes {label}" if level == "l2" else
+    path = (f"the SMs' traffic to {under} passes {label}, so {under} fetched more than {label}'s counts show "
+            "(over-fetch by DRAM, or traffic of other units)" if level == "l2" else
             f"the SMs' loads and stores reach {under} through {label}")
     reason = (f"no {label} bytes: the report's {label} counts ({counted}) are fewer than the {_mb(below.value)} "
               f"{under} moved, while {path}; an {label} point would claim more reuse than the memory hierarchy "

@@ -33,13 +33,19 @@ def idle_share(launch: Mapping[str, float | None]) -> float | None:
 
 
 def latency_words(launch: Mapping[str, float | None]) -> tuple[str, str]:
-    """(what the latency is, after "the rest is latency"; the action) from a launch's occupancy."""
-    achieved, theoretical = launch.get("achieved_occupancy"), launch.get("theoretical_occupancy")
+    """(what the latency is, after "the rest is latency"; the action) from a launch's occupancy; where the SMs
+    were idle much of the run, that first, then what the occupancy says of their active cycles."""
     idle = idle_share(launch)
-    if idle is not None:
-        occ = f"; their achieved occupancy of {achieved:.0%} counts active cycles only" if achieved is not None else ""
-        return (f" (the SMs had no warp to run {idle:.0%} of the time: their active cycles are {1 - idle:.0%} of the "
-                f"elapsed{occ}): {IDLE_CAUSE}", f"{IDLE_LEVER}; then {_STALLS} for the active part")
+    text, action = _active_words(launch)
+    if idle is None:
+        return text, action
+    return (f" (the SMs had no warp to run {idle:.0%} of the time: their active cycles are {1 - idle:.0%} of the "
+            f"elapsed): {IDLE_CAUSE}; in their active cycles{text}", f"{IDLE_LEVER}; for the active part, {action}")
+
+
+def _active_words(launch: Mapping[str, float | None]) -> tuple[str, str]:
+    """What the occupancy Nsight Compute measured (over the SMs' active cycles) says of the latency."""
+    achieved, theoretical = launch.get("achieved_occupancy"), launch.get("theoretical_occupancy")
     if achieved is None or not theoretical:  # without the theoretical figure, what the launch allows is not known
         occ = f" (achieved occupancy {achieved:.0%})" if achieved is not None else ""
         return (f"{occ}: stalls, dependencies, too few warps in flight", f"{_STALLS} and the occupancy; give each SM "

@@ -19,8 +19,8 @@ from .latency import IDLE_CAUSE
 _ISSUE_UNITS = ("unit_throughput:sm__issue_active", "unit_throughput:sm__inst_executed")
 _MEMORY = ("unit_throughput@memory", "at_limit@memory")
 _LSU = ("unit_throughput:sm__inst_executed_pipe_lsu", "unit_throughput:l1tex__lsuin_requests")
-# A latency finding that names idle SMs first (no warp for much of the run) is not about occupancy or stalls,
-# which count the SMs' active cycles only: it agrees with the rules about the launch and its balance.
+# A latency finding that names idle SMs first (no warp for much of the run) agrees with the rules about the
+# launch and its balance too, beside those about its active cycles (occupancy, stalls).
 _IDLE = "latency:idle_sms"
 RULE_KINDS: dict[tuple[str, str | None], frozenset[str]] = {
     ("UncoalescedGlobalAccess", None): frozenset({"sector_use", "coalescing", *_MEMORY}),
@@ -72,10 +72,10 @@ def rule_kinds(rule: str, title: str | None) -> frozenset[str] | None:
 
 def _tokens(f: Finding) -> set[str]:
     """A finding as `RULE_KINDS` names it: its kind, the kind with its unit, the kind with its group; a latency
-    finding that names idle SMs first, as `_IDLE` alone."""
-    if f.kind == "latency" and IDLE_CAUSE in f.text:
-        return {_IDLE}
+    finding that names idle SMs first, `_IDLE` too."""
     found = {f.kind}
+    if f.kind == "latency" and IDLE_CAUSE in f.text:
+        found.add(_IDLE)  # and its active cycles' occupancy: the latency's own rules agree too
     if f.roof:
         found.add(f"{f.kind}:{f.roof}")
         if f.roof in R.LEVELS:
