@@ -81,6 +81,15 @@ def test_l2_tags_are_the_sms_own_traffic_without_the_l2_fabrics_second_count() -
     assert short.bytes["l2"].value == pytest.approx(32 * 4e6) and short.bytes["l2"].recipe == "32 × lts__t_sectors.sum"
 
 
+def test_the_tags_definition_tries_every_tag_count_before_leaving_a_level_empty() -> None:
+    """Asked for tag traffic (--bytes-definition tags), L2 reads the SMs' own sectors first; where they fall short
+    of DRAM, all of lts__t_sectors is tried before the level is left without bytes."""
+    split = {"lts__t_sectors.sum": (4e6, "sector"), "lts__t_sectors_srcunit_tex.sum": (3e6, "sector")}
+    q = compute_quantities(make_kernel(store_only(**split)), prefer_definition="tags")
+    assert q.bytes["l2"] is not None and q.bytes["l2"].recipe == "32 × lts__t_sectors.sum"
+    assert "in place of 32 × lts__t_sectors_srcunit_tex.sum, which counts fewer bytes" in q.bytes["l2"].note
+
+
 @needs_corpus
 def test_a100_silu_l2_bytes_count_the_sms_traffic_once() -> None:
     """silu on an A100: 16,777,216 sectors from the SMs and 16,427,643 from the L2 fabric; DRAM moved 524 MB."""
