@@ -1111,4 +1111,4 @@ def test_the_worth_most_list_says_its_shares_do_not_add() -> None:
     md = render(REPORT, ncu_roofline.analyze(CORPUS / "self-join-mistic__profileBIGCROSS3.out.ncu-rep"), "md",
                 RenderOptions())
     head = next(line for line in md.splitlines() if line.startswith("Worth most to the program"))
-    assert "each for its fix alone: fixes of one kernel compound, their shares do not add" in head
+    assert "each for its fix alone: the shares of one kernel's fixes do not add up" in head

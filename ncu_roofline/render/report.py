@@ -167,8 +167,8 @@ def _worth_fixing(kernels: list[dict[str, Any]]) -> list[str]:
         return []
     shown = min(len(ranked), TOP_FINDINGS)
     which = f"top {shown} of {len(ranked)} findings" if len(ranked) > 1 else "the one finding"
-    # each figure is for one fix alone: two fixes of one kernel compound, so their shares do not add up
-    alone = "; each for its fix alone: fixes of one kernel compound, their shares do not add" if len(ranked) > 1 else ""
+    # each figure is for one fix alone: two fixes of one kernel compound or overlap, so their shares do not add up
+    alone = "; each for its fix alone: the shares of one kernel's fixes do not add up" if len(ranked) > 1 else ""
     lines = [f"Worth most to the program ({which} with a projected speed-up{alone}):", ""]
     for _, k, f in ranked[:TOP_FINDINGS]:
         lines.append(f"- {md_escape(k['short_name'])}: {md_escape(f['label'])}: {md_escape(f['worth'])}")
