@@ -33,6 +33,7 @@ ISSUE_PEAKS = ("sm__inst_executed.sum.peak_sustained", "smsp__inst_executed.sum.
 # Volta to Blackwell: each SM sub-partition issues one warp instruction per cycle, 4 per SM.
 ASSUMED_ISSUE_PER_SM = 4.0
 SIGNIFICANT = 0.9  # a ceiling that takes less than 10 % off its roof is not worth a finding
+EXCESS_SECTORS = "derived__memory_l2_theoretical_sectors_global_excessive"
 
 
 @dataclass(slots=True)
@@ -366,6 +367,13 @@ def _memory_ceilings(m: KernelModel, res: Resolver, out: list[Ceiling], skipped:
                  f"global {name[worst]} use {used[worst]:.0f} of every 32 bytes fetched: make adjacent "
                  "threads read adjacent addresses (structure of arrays, transposed indexing, or stage "
                  "through shared memory)")
+    # Nsight Compute's own count of the global sectors beyond what the accesses need: where it is 0, the sectors
+    # per request are what they need (a broadcast load takes a whole sector for its 4 bytes, which an average of
+    # bytes per sector over it and coalesced loads would read as a loss).
+    if used and res.number(EXCESS_SECTORS) == 0:
+        skipped.append(NotApplicable("coalescing", "l1", f"Nsight Compute counts no excessive global sectors "
+                                     f"({EXCESS_SECTORS} = 0): every request touches the sectors its accesses need"))
+        used = {}
     for op in used:
         sectors = res.count(f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum")
         requests = res.count(f"l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum")
