@@ -99,6 +99,46 @@ def test_coalescing() -> None:
     assert ld.factor == pytest.approx(1.0)
 
 
+def test_coalescing_agrees_with_nsight_computes_count_of_excessive_sectors() -> None:
+    """The stores' 28 excessive sectors per request (1000 sectors, 31.25 requests, 4 needed each: 875 excessive)
+    agree with Nsight Compute's count (875 of 4000 theoretical sectors): the per-direction caps stay."""
+    metrics = memory_metrics() | {"memory_l2_theoretical_sectors_global": (4000.0, "sector"),
+                                  "memory_l2_theoretical_sectors_global_ideal": (3125.0, "sector")}
+    model = analyse_kernel(make_kernel(metrics))
+    caps = sorted(c.factor for c in model.ceilings if c.kind == "coalescing")
+    assert caps == [pytest.approx(4 / 32), pytest.approx(1.0)]
+
+
+def test_coalescing_from_nsight_compute_where_the_average_claims_more_waste() -> None:
+    """A broadcast load beside coalesced ones lowers the loads' bytes per sector (16 of 32 here: 1500 of their 3000
+    sectors would be excessive) while Nsight Compute counts 100 excessive sectors of 4000 in all: its count is the
+    cap, (4000 - 100) / 4000, for loads and stores together, and the per-direction estimate is set aside."""
+    metrics = memory_metrics() | {
+        "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio": (16.0, "byte/sector"),
+        "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct": (100.0, "%"),
+        "derived__memory_l2_theoretical_sectors_global_excessive": (100.0, "byte"),  # sectors, whatever the label
+    }
+    model = analyse_kernel(make_kernel(metrics))
+    cap = by_kind(model, "coalescing")
+    assert cap.factor == pytest.approx(3900 / 4000)
+    assert cap.evidence == {"global_sectors": 4000.0, "global_excessive_sectors": 100.0,
+                            "global_needed_sectors": 3900.0}
+    assert "Nsight Compute counts 100 excessive sectors (2% of them" in cap.detail
+    (skipped,) = [n for n in model.not_applicable if n.kind == "coalescing"]
+    assert "would claim 1,500 excessive sectors where Nsight Compute counts 100" in skipped.reason
+
+
+def test_coalescing_from_nsight_compute_alone() -> None:
+    """No bytes-per-sector ratio (Nsight Compute's source counters alone): the cap is needed ÷ touched sectors,
+    2/3 for 16,384 excessive of 49,152 (a halo exchange's strided accesses)."""
+    metrics = base_metrics() | {"memory_l2_theoretical_sectors_global": (49152.0, "sectors"),
+                                "memory_l2_theoretical_sectors_global_ideal": (32768.0, "sectors")}
+    cap = by_kind(analyse_kernel(make_kernel(metrics)), "coalescing")
+    assert cap.factor == pytest.approx(2 / 3)
+    assert cap.key == ("coalescing", "l1", "global")
+    assert cap.detail.startswith("global loads and stores touch 49,152 sectors where 32,768 would hold the bytes used")
+
+
 def test_bank_conflicts_from_nsight_computes_own_count() -> None:
     """(wavefronts − conflicts) ÷ wavefronts, never wavefronts per instruction (wide accesses are not conflicts)."""
     metrics = memory_metrics()
@@ -300,19 +340,23 @@ def test_missing_ceiling_metrics_are_named_with_how_to_collect_them() -> None:
 
 
 @needs_corpus
-def test_a_coalescing_ceiling_the_report_cannot_give_is_said_missing() -> None:
+def test_coalescing_from_nsight_computes_count_where_no_ratio_is_held() -> None:
     """nodeByPoint5 (profileHiggs): sectors and requests of its global loads are there, the bytes used per
-    sector are not; without them no ideal sector count, so no coalescing ceiling, and it says which metrics
-    would give one (Nsight Compute's own UncoalescedGlobalAccess rule stands beside it)."""
+    sector are not; Nsight Compute's source counters count 40,401,400,442 excessive of 182,030,410,650 sectors
+    in its longest launch (its UncoalescedGlobalAccess rule: "22% of the total"): the cap is the needed share,
+    78 %, and no
+    coalescing ceiling is said missing. The sector-use ceiling, which needs the ratio, is."""
     a = ncu_roofline.analyze(CORPUS / "self-join-mistic__profileHiggs.out.ncu-rep")
     k = max(a.reports[0].kernels, key=lambda k: k.q.duration_s.value)
-    assert k.raw.name == "nodeByPoint5" and not any(c.kind in ("coalescing", "sector_use") for c in k.ceilings)
+    assert k.raw.name == "nodeByPoint5" and not any(c.kind == "sector_use" for c in k.ceilings)
+    cap = by_kind(k, "coalescing")
+    assert cap.factor == pytest.approx(141_629_010_208 / 182_030_410_650)
+    assert "(22% of them" in cap.detail
+    assert any("40401400442 excessive sectors (22% of the total 182030410650 sectors)" in r.message for r in k.raw.rules
+               if r.rule == "UncoalescedGlobalAccess")
     missing = {m.quantity: m for m in k.missing}
-    assert "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio" in missing["ceilings.coalescing"].reason
-    collect = missing["ceilings.coalescing"].collect_with  # what it lacks, not the counts it holds
-    assert "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio" in collect
-    assert "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum" not in collect
-    assert any(r.rule == "UncoalescedGlobalAccess" for r in k.raw.rules)
+    assert "ceilings.coalescing" not in missing
+    assert "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio" in missing["ceilings.sector_use"].reason
 
 
 @needs_corpus

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..knowledge import recipes as R
 from ..model.quantities import Missing, Resolver
+from . import coalescing as C
 from .facts import global_loads
 from .fusion import MIX, fma_action
 from .shared_memory import BANK_CONFLICT_ACTION, bank_conflicts
@@ -33,7 +34,6 @@ ISSUE_PEAKS = ("sm__inst_executed.sum.peak_sustained", "smsp__inst_executed.sum.
 # Volta to Blackwell: each SM sub-partition issues one warp instruction per cycle, 4 per SM.
 ASSUMED_ISSUE_PER_SM = 4.0
 SIGNIFICANT = 0.9  # a ceiling that takes less than 10 % off its roof is not worth a finding
-EXCESS_SECTORS = "derived__memory_l2_theoretical_sectors_global_excessive"
 
 
 @dataclass(slots=True)
@@ -65,7 +65,8 @@ class Ceiling:
         which of them a launch records varies (an `ldmatrix` count only where there are some)."""
         subject = ""
         if self.kind == "coalescing":
-            subject = "st" if any(name.startswith("st_") for name in self.evidence) else "ld"
+            subject = next((op for op in ("st", "global") if any(name.startswith(f"{op}_") for name in self.evidence)),
+                           "ld")
         return self.kind, self.roof, subject
 
 
@@ -367,29 +368,34 @@ def _memory_ceilings(m: KernelModel, res: Resolver, out: list[Ceiling], skipped:
                  f"global {name[worst]} use {used[worst]:.0f} of every 32 bytes fetched: make adjacent "
                  "threads read adjacent addresses (structure of arrays, transposed indexing, or stage "
                  "through shared memory)")
-    # Nsight Compute's own count of the global sectors beyond what the accesses need: where it is 0, the sectors
-    # per request are what they need (a broadcast load takes a whole sector for its 4 bytes, which an average of
-    # bytes per sector over it and coalesced loads would read as a loss).
-    if used and res.number(EXCESS_SECTORS) == 0:
-        skipped.append(NotApplicable("coalescing", "l1", f"Nsight Compute counts no excessive global sectors "
-                                     f"({EXCESS_SECTORS} = 0): every request touches the sectors its accesses need"))
-        used = {}
-    for op in used:
-        sectors = res.count(f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum")
-        requests = res.count(f"l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum")
-        r = used[op]
-        if sectors is None or requests is None or requests[0] <= 0 or sectors[0] <= 0 or r <= 0:
-            continue
-        per_request = sectors[0] / requests[0]
-        ideal = max(1.0, per_request * r / 32.0)  # sectors the useful bytes of a request need
-        _add(out, m, "coalescing", "l1", ideal / per_request,
-             {f"{op}_sectors": sectors[0], f"{op}_requests": requests[0], f"{op}_sectors_per_request": per_request,
-              f"{op}_ideal_sectors_per_request": ideal},
-             f"global {'loads' if op == 'ld' else 'stores'} touch {per_request:.1f} sectors per request where "
-             f"{ideal:.1f} would hold the bytes used",
-             "coalesce: let consecutive threads access consecutive, aligned addresses; use 8- or 16-byte "
-             "vector accesses where each thread needs several elements")
+    _coalescing(m, res, used, out, skipped)
     _bank_conflicts(res, out, skipped, m)
+
+
+def _coalescing(m: KernelModel, res: Resolver, used: dict[str, float], out: list[Ceiling],
+                skipped: list[NotApplicable]) -> None:
+    """Coalescing caps on the L1 roof, per direction where that agrees with Nsight Compute's own count of
+    excessive sectors, else from that count (`passes.coalescing`)."""
+    excess = C.nsight_excess(res)
+    if excess is not None and excess.excessive == 0:
+        if used or excess.total > 0:
+            # Where it is 0, the sectors per request are what the accesses need (a broadcast load takes a whole
+            # sector for its 4 bytes, which an average of bytes per sector over it and coalesced loads reads as a loss).
+            skipped.append(NotApplicable("coalescing", "l1", f"Nsight Compute counts no excessive global sectors "
+                                         f"({excess.recipe} = 0): every request touches the sectors its accesses "
+                                         "need"))
+        return
+    caps = C.per_direction(res, used)
+    if excess is not None and caps and C.excess_of(caps) > excess.excessive * C.AGREEMENT + 1.0:
+        skipped.append(NotApplicable("coalescing", "l1", (
+            f"per direction, the bytes used per sector would claim {C.excess_of(caps):,.0f} excessive sectors where "
+            f"Nsight Compute counts {excess.excessive:,.0f} (an average over all loads or stores, which a broadcast "
+            "access lowers without wasting a sector): its count for loads and stores together is used")))
+        caps = []
+    if not caps and excess is not None:
+        caps = [C.from_nsight(excess)]
+    for cap in caps:
+        _add(out, m, "coalescing", "l1", cap.factor, cap.evidence, cap.detail, C.COALESCE)
 
 
 def _bank_conflicts(res: Resolver, out: list[Ceiling], skipped: list[NotApplicable], m: KernelModel) -> None:
