@@ -820,6 +820,26 @@ def test_no_coalescing_loss_where_nsight_compute_counts_no_excess(name: str) -> 
     assert not wrong, "\n".join(wrong)
 
 
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_no_fp16_work_where_nsight_compute_saw_no_fp16_instruction_issued(name: str) -> None:
+    """HFMA2s counted on Ampere or later while Nsight Compute's FP16 datapath share is 0 (and no HADD2/HMUL2) are
+    the compiler's HFMA2.MMA register moves: no FP16 FLOP, no FP16 dominant precision (7 kernels of FP32 silu and
+    rms_norm on A100/H100 had 4-277 M FP16 "FLOP")."""
+    wrong = []
+    for k in _kernels(name):
+        shares = [k.raw.number(f"sm__inst_executed_pipe_{pipe}.avg.pct_of_peak_sustained_active")
+                  for pipe in ("fp16", "fma_type_fp16")]
+        halves = [k.raw.number(f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum") for op in ("hadd", "hmul")]
+        if float(k.raw.compute_capability or 0) < 8 or not any(v == 0 for v in shares) \
+                or any(v is not None and v > 0 for v in shares + halves):
+            continue
+        fp16 = k.q.flop.get("fp16")
+        if (fp16 is not None and fp16.value > 0) or k.dominant_precision == "fp16":
+            wrong.append(f"#{k.raw.index} {k.raw.name[:40]}: FP16 {fp16.value if fp16 else None}")
+    assert not wrong, "\n".join(wrong)
+
+
 def _nsight_excess(k: AnalysedKernel) -> tuple[float, float] | None:
     """(excessive, total) global sectors as Nsight Compute's source counters count them, where held."""
     total, ideal = (k.raw.number(f"memory_l2_theoretical_sectors_global{s}") for s in ("", "_ideal"))
@@ -1159,3 +1179,20 @@ def test_the_worth_most_list_says_its_shares_do_not_add() -> None:
                 RenderOptions())
     head = next(line for line in md.splitlines() if line.startswith("Worth most to the program"))
     assert "each for its fix alone: the shares of one kernel's fixes do not add up" in head
+
+
+@needs_corpus
+def test_a_section_with_several_bounds_says_they_do_not_add() -> None:
+    """The HTML section of the same kernel says it under its findings; a section with one bound does not."""
+    import re
+
+    from ncu_roofline.render import REPORT, RenderOptions, render
+
+    page = render(REPORT, ncu_roofline.analyze(CORPUS / "self-join-mistic__profileBIGCROSS3.out.ncu-rep"), "html",
+                  RenderOptions())
+    sections = re.findall(r'<details class="kernel".*?</details>', page, flags=re.S)
+    counts = [section.count("Fixing this could make the kernel up to") for section in sections]
+    assert max(counts) > 1  # searchKernelCOSStree's latency and lane efficiency
+    for section, bounds in zip(sections, counts, strict=True):
+        said = "fixes of one kernel compound or overlap, so their gains do not add up" in section
+        assert said == (bounds > 1), (bounds, said)

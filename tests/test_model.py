@@ -59,6 +59,27 @@ def test_quantities_hand_computed() -> None:
     assert "lts__t_bytes.sum" in missing["traffic_bytes.l2"].collect_with
 
 
+FP16_PIPE = "sm__inst_executed_pipe_fp16.avg.pct_of_peak_sustained_active"
+FP16_ON_FMA = "sm__inst_executed_pipe_fma_type_fp16.avg.pct_of_peak_sustained_active"
+
+
+@pytest.mark.parametrize(("extra", "cc", "fp16"), [
+    ({FP16_PIPE: (0.0, "%")}, "8.0", 0.0),  # A100: HFMA2s counted, the FP16 pipe idle: HFMA2.MMA moves
+    ({FP16_ON_FMA: (0.0, "%")}, "9.0", 0.0),  # H100: FP16 on the FMA pipe, none
+    ({FP16_PIPE: (0.4, "%")}, "8.0", 4 * 10 * 1500),  # the FP16 pipe ran something: FP16 work stays
+    ({FP16_PIPE: (0.0, "%"), OP.format("hadd"): (100.0, "inst"), OP.format("hmul"): (0.0, "inst")}, "8.0",
+     4 * 10 * 1500 + 2 * 100),  # HADD2s ran
+    ({FP16_PIPE: (0.0, "%")}, "7.5", 4 * 10 * 1500),  # Turing: HFMA2.MMA may be arithmetic there
+    ({}, "8.0", 4 * 10 * 1500),  # no datapath share: nothing to check against
+])
+def test_hfma2_mma_register_moves_are_no_fp16_work(extra: dict, cc: str, fp16: float) -> None:
+    q = compute_quantities(make_kernel(base_metrics() | extra, compute_capability=cc))
+    assert q.flop["fp16"].value == pytest.approx(fp16)
+    assert q.flop["fp32"].value == pytest.approx(2.5e6)
+    if fp16 == 0:
+        assert "on no FP16 datapath" in q.flop["fp16"].recipe and "HFMA2.MMA" in q.flop["fp16"].note
+
+
 def test_model_hand_computed() -> None:
     m = analyse_kernel(make_kernel(base_metrics()))
     assert m.utilization["dram"] == pytest.approx(6e5 / 2e12 / 1e-6)  # 0.3

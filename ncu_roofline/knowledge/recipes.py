@@ -81,6 +81,16 @@ FLOP: dict[str, tuple[Recipe, ...]] = {
                     note="4 x hfma only, as Nsight Compute's Half roofline chart (the report holds "
                          "no hadd/hmul counts)")),
 }
+# The FP16 datapath's own issue share (Volta, Turing, GA100: the FP16 pipe; GA10x and later: FP16 instructions
+# on the FMA pipe). On Ampere and later the compiler moves registers and loads constants with
+# `HFMA2.MMA Rx, -RZ, RZ, imm`, which the tensor pipe runs and the hfma counter counts: where this share is 0
+# while HFMA2s were counted (and no HADD2/HMUL2), they are those moves, not FP16 arithmetic.
+FP16_DATAPATH_SHARES = tuple(f"sm__inst_executed_pipe_{pipe}.{rollup}.pct_of_peak_sustained_{basis}"
+                             for pipe in ("fp16", "fma_type_fp16") for rollup in ("avg", "sum")
+                             for basis in ("active", "elapsed"))
+FP16_MOVES_NOTE = ("HFMA2 instructions were counted, none of them on the FP16 datapath: the compiler's HFMA2.MMA "
+                   "register moves and constant loads (the tensor pipe runs them), not FP16 arithmetic")
+HALF_OPS = tuple(_op(o) for o in ("hadd", "hmul"))
 FLOP_CONVENTION = {
     "fp64": "dadd + dmul + 2*dfma thread instructions (predicated on)",
     "fp32": "fadd + fmul + 2*ffma thread instructions (predicated on)",

@@ -186,6 +186,31 @@ def _duration_from_cycles(res: Resolver) -> Value | None:
     return None
 
 
+def _ampere_or_later(compute_capability: str | None) -> bool:
+    try:
+        return float(str(compute_capability).split(".")[0]) >= 8
+    except ValueError:
+        return False
+
+
+def _without_register_moves(kernel: RawKernel, res: Resolver, fp16: Value | None) -> Value | None:
+    """No FP16 work where the HFMA2s counted ran on no FP16 datapath (Ampere and later, no HADD2/HMUL2): they are
+    the compiler's HFMA2.MMA register moves (`R.FP16_DATAPATH_SHARES`). The silu and rms_norm kernels of FP32
+    tensors on A100 and H100 count 4-69 M such "FLOP"."""
+    if fp16 is None or not fp16.value > 0 or not _ampere_or_later(kernel.compute_capability):
+        return fp16
+    if any((v := res.number(name)) is not None and v > 0 for name in R.HALF_OPS):
+        return fp16
+    for name in R.FP16_DATAPATH_SHARES:
+        share = res.number(name)
+        if share is not None:
+            if share != 0:
+                return fp16
+            return Value(0.0, intern(f"{fp16.recipe} on no FP16 datapath ({name} = 0): HFMA2.MMA register moves, "
+                                     "not FP16 arithmetic"), note=R.FP16_MOVES_NOTE)
+    return fp16
+
+
 def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART) -> KernelQuantities:
     """Apply every recipe to one kernel."""
     res = Resolver(kernel)
@@ -221,6 +246,7 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART) -> K
         if flop[precision] is None:
             missing.append(_missing(f"work_flop.{precision}", f"no {precision.upper()} instruction counts",
                                     R.FLOP[precision], res))
+    flop["fp16"] = _without_register_moves(kernel, res, flop["fp16"])
 
     # Tensor work: exact per-datapath operation counts where recorded.
     tensor_paths, tensor_peaks = _tensor_paths(kernel, res)
