@@ -543,7 +543,7 @@ def test_hot_columns_parse_every_cell_as_a_read_on_demand_does() -> None:
     fast = 0
     for row in rows:
         a, b = row_metrics(row, hot), row_metrics(row, cold)
-        fast += all(type(a._cache.get(n)) is Metric and type(a._cache[n].value) is float for n in header[:-1])
+        fast += list(a.hot_values) == header[:-1] and all(type(v) is float for v in a.hot_values.values())
         for name in header:
             got, want = a.get(name), b.get(name)
             if want is not None and isinstance(want.value, float) and want.value != want.value:
@@ -570,8 +570,11 @@ def test_hot_columns_read_thousands_separators_in_one_pass(monkeypatch) -> None:
         raise AssertionError(f"{cell!r} read alone")
 
     monkeypatch.setattr(csv_rows, "_read_cell", cell_by_cell)
-    got = hot.hot.parse(row)
-    assert got == want and [m.value for m in got.values()] == [2048.0, -1234.5, 12345678.0, 7.0, 1234.5e3]
+    values, metrics = hot.hot.parse(row)
+    assert not metrics and values == {n: m.value for n, m in want.items()}
+    assert list(values.values()) == [2048.0, -1234.5, 12345678.0, 7.0, 1234.5e3]
+    got = row_metrics(row, hot)
+    assert {n: got.get(n) for n in header[:-1]} == want  # each a metric of the column's unit, made when asked
 
 
 def test_hot_columns_are_learnt_from_the_first_kernel_of_an_export() -> None:

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from ..knowledge import recipes as R
 from ..knowledge.units import SI_FACTORS, to_si
-from ..readers.record import UNREAD, RawKernel, read_so_far
+from ..readers.record import UNREAD, RawKernel, hot_values, read_so_far
 
 
 @dataclass(slots=True)  # not frozen: built a few hundred times a launch, and frozen costs 4x to build
@@ -99,6 +99,8 @@ class Resolver:
         # The metrics read so far (a CSV row's parsed cells, a report's fetched metrics; None for one
         # known absent): a C-level look-up answers most calls before the mapping's own `get`.
         self._read = read_so_far(kernel.metrics)
+        # The plain values a CSV row parsed at once, and their units: most look-ups end here.
+        self._hot, self._hot_units = hot_values(kernel.metrics)
         # Names the metrics may hold at all (a CSV export's header, a report action's name list):
         # over half the look-ups of a fallback chain are of names absent there, answered by this
         # container's `in` (in C) without calling the mapping's `get`.
@@ -115,6 +117,13 @@ class Resolver:
         """A metric's value in SI units; None when absent, NaN or infinite (those are remembered)."""
         if name not in self._possible:
             return None
+        hot = self._hot(name)
+        if hot is not None and hot - hot == 0.0:  # a finite value; NaN and ±inf take the metric's path below
+            unit = self._hot_units[name] or default_unit
+            if not unit:
+                return hot
+            factor = SI_FACTORS.get(unit)
+            return hot * factor[0] if factor is not None else to_si(hot, unit)
         m: Any = self._read(name, UNREAD)
         if m is UNREAD:
             m = self._get(name)

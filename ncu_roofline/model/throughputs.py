@@ -13,7 +13,7 @@ from collections.abc import Container
 from typing import NamedTuple
 
 from ..knowledge import throughputs as T
-from ..readers.record import UNREAD, RawKernel, read_so_far
+from ..readers.record import UNREAD, RawKernel, hot_values, read_so_far
 from .resolver import Resolver, Value
 
 _NON_NEGATIVE_TOLERANCE = -1e-9
@@ -82,6 +82,20 @@ _UNIT_FORMS = tuple((unit.id, unit.label, unit.group, unit.parent, unit.explains
 
 
 _new_share = tuple.__new__  # UnitShare(...) without the named tuple's Python-level __new__
+_FORMS_KEY = id(_UNIT_FORMS)
+
+
+def _unit_forms(possible: Container[str]) -> tuple[tuple[str, str, str, str | None, str,
+                                                        tuple[tuple[str, str], ...]], ...]:
+    """`_UNIT_FORMS` less the units none of whose metrics a CSV export's header holds (kept with the header's
+    plans, once per export); all of them for a report's per-kernel name list."""
+    plans: dict[int, object] | None = getattr(possible, "plans", None)
+    if plans is None:
+        return _UNIT_FORMS
+    found = plans.get(_FORMS_KEY)
+    if found is None:
+        found = plans[_FORMS_KEY] = tuple(form for form in _UNIT_FORMS if any(n in possible for n, _ in form[5]))
+    return found  # type: ignore[return-value]
 
 
 def unit_throughputs(raw: RawKernel) -> dict[str, UnitShare]:
@@ -90,19 +104,22 @@ def unit_throughputs(raw: RawKernel) -> dict[str, UnitShare]:
     get = raw.metrics.get  # about 50 look-ups a launch: the share test is inlined (see `_percent`)
     # The metrics read so far (a CSV row's parsed cells): a C-level look-up before the mapping's `get`.
     read = read_so_far(raw.metrics)
+    hot, _ = hot_values(raw.metrics)  # a CSV row's plain values, parsed at once
     # The names the metrics may hold at all (an export's header, a report's list for the kernel): a
     # name not there is passed over by a C-level `in`, without a call of the mapping's `get`.
     possible: Container[str] = getattr(raw.metrics, "possible_names", raw.metrics)
-    for uid, label, group, parent, explains, forms in _UNIT_FORMS:
+    for uid, label, group, parent, explains, forms in _unit_forms(possible):
         for name, recipe in forms:
             if name not in possible:
                 continue
-            m = read(name, UNREAD)
-            if m is UNREAD:
-                m = get(name)
-            if m is None:
-                continue
-            value = m.value
+            value = hot(name)
+            if value is None:
+                m = read(name, UNREAD)
+                if m is UNREAD:
+                    m = get(name)
+                if m is None:
+                    continue
+                value = m.value
             if type(value) is not float:
                 share = _percent(raw, name)
             elif value != value or value < _NON_NEGATIVE_TOLERANCE or value == math.inf:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..knowledge import recipes as R
-from ..readers.record import UNREAD, read_so_far
+from ..readers.record import UNREAD, hot_values, read_so_far
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
@@ -59,8 +59,13 @@ def counter_facts(raw: RawKernel) -> tuple[float | None, ...]:
     metrics = raw.metrics
     possible = getattr(metrics, "possible_names", metrics)
     read, get = read_so_far(metrics), metrics.get
+    hot, _ = hot_values(metrics)  # a CSV row's plain values, parsed at once
     out: list[float | None] = []
     for name in FACTS:
+        value = hot(name)
+        if value is not None and value - value == 0.0:
+            out.append(value)
+            continue
         m = read(name, UNREAD) if name in possible else None
         if m is UNREAD:
             m = get(name)

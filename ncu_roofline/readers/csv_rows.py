@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -136,15 +135,17 @@ class Columns(dict[str, tuple[int, str]]):
 class HotColumns:
     """Number columns parsed at once in every row: names, a picker of their cells, units."""
 
-    __slots__ = ("cells_of", "names", "units")
+    __slots__ = ("cells_of", "names", "unit_of", "units")
 
     def __init__(self, names: tuple[str, ...], columns: Mapping[str, tuple[int, str]]) -> None:
         self.names = names
         self.cells_of = CellPicker([columns[n][0] for n in names])
         self.units = tuple(columns[n][1] for n in names)
+        self.unit_of = dict(zip(names, self.units, strict=True))
 
-    def parse(self, row: Sequence[str]) -> dict[str, Metric | None]:
-        """The columns' metrics in `row`, each as `RowMetrics.get` reads it (None for a missing cell).
+    def parse(self, row: Sequence[str]) -> tuple[dict[str, float], dict[str, Metric | None]]:
+        """The columns' values in `row`: (name -> float, for a row of numbers only; name -> metric, as
+        `RowMetrics.get` reads it, None for a missing cell, for any other row).
 
         The usual row is all numbers, some with thousands separators (ncu writes "2,048"): the cells
         are joined, the separators of well-formed groups removed in one pass (`_GROUPED`: a cell that
@@ -163,11 +164,10 @@ class HotColumns:
                     values = list(map(float, parts))
                 except ValueError:  # an empty cell, or characters that do not make a number
                     pass
-                else:
-                    return dict(zip(self.names, map(_new_metric, repeat(Metric),
-                                                    zip(values, self.units, strict=True)), strict=True))
-        return {name: _read_cell(cell, unit) for name, cell, unit in
-                zip(self.names, cells, self.units, strict=True)}
+                else:  # plain floats: a metric is made only for a name asked for through `get`
+                    return dict(zip(self.names, values, strict=True)), {}
+        return {}, {name: _read_cell(cell, unit) for name, cell, unit in
+                    zip(self.names, cells, self.units, strict=True)}
 
 
 def _read_cell(cell: str, unit: str) -> Metric | None:
@@ -197,6 +197,7 @@ _SUSPECT = " \t\r\nnN"  # first characters of a cell that may be missing ("", " 
 
 
 _new_metric = tuple.__new__  # Metric(value, unit) without the named tuple's Python-level __new__
+_NO_UNITS: Mapping[str, str] = {}
 
 
 def is_missing(cell: str) -> bool:
@@ -212,13 +213,19 @@ class RowMetrics(Mapping[str, Metric]):
     cell is empty or `n/a` is absent, as is one `drop`ped (an impossible value).
     """
 
-    __slots__ = ("_cache", "_columns", "_present", "_row")
+    __slots__ = ("_cache", "_columns", "_hot", "_hot_units", "_present", "_row")
 
     def __init__(self, row: Sequence[str], columns: Mapping[str, tuple[int, str]]) -> None:
         self._row = row
         self._columns = columns  # name -> (cell index, unit), shared by every row of the export
         hot = getattr(columns, "hot", None)
-        self._cache: dict[str, Metric | None] = hot.parse(row) if hot is not None else {}
+        self._hot: dict[str, float]  # the hot columns' values of a row of numbers (`hot_values`)
+        self._cache: dict[str, Metric | None]
+        if hot is not None:
+            self._hot, self._cache = hot.parse(row)
+            self._hot_units: Mapping[str, str] = hot.unit_of
+        else:
+            self._hot, self._cache, self._hot_units = {}, {}, _NO_UNITS
         self._present: tuple[str, ...] | None = None
 
     def get(self, name: str, default: Any = None) -> Any:
@@ -228,11 +235,26 @@ class RowMetrics(Mapping[str, Metric]):
         # fast path of `parse_value`) and one tuple.
         found = self._cache.get(name, UNREAD)
         if found is UNREAD:
+            value = self._hot.get(name)
+            if value is not None:
+                found = self._cache[name] = _new_metric(Metric, (value, self._hot_units[name]))
+                return found
             column = self._columns.get(name)
             if column is None:  # not in the export's header: absent from every row
                 return default
             found = self._cache[name] = _read_cell(self._row[column[0]], column[1])
         return default if found is None else found
+
+    @property
+    def hot_values(self) -> dict[str, float]:
+        """The values of the columns every row parses at once (`Columns.learn_hot`), where this row's were all
+        numbers (none read through `get` yet, nor dropped, may be in `read_so_far`); their units are
+        `hot_units`. Not to be changed."""
+        return self._hot
+
+    @property
+    def hot_units(self) -> Mapping[str, str]:
+        return self._hot_units
 
     @property
     def possible_names(self) -> Mapping[str, Any]:
@@ -253,12 +275,16 @@ class RowMetrics(Mapping[str, Metric]):
         return self._cache
 
     def fetched(self) -> dict[str, Metric]:
-        """The metrics read so far, as a plain dict (what a kernel keeps once it is analysed)."""
-        return {name: m for name, m in self._cache.items() if m is not None}
+        """The metrics read so far, as a plain dict (what a kernel keeps once it is analysed); the hot columns'
+        values count as read."""
+        found = {name: _new_metric(Metric, (value, self._hot_units[name])) for name, value in self._hot.items()}
+        found.update((name, m) for name, m in self._cache.items() if m is not None)
+        return found
 
     def drop(self, name: str) -> None:
         """Leave a metric out (its value is impossible)."""
         self._cache[name] = None
+        self._hot.pop(name, None)
         self._present = None
 
     def __getitem__(self, name: str) -> Metric:

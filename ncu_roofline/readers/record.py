@@ -91,6 +91,16 @@ UNREAD: Any = object()
 _NOTHING_READ: dict[str, Any] = {}
 
 
+def hot_values(metrics: Mapping[str, Metric]) -> tuple[Callable[[str], float | None], Mapping[str, str]]:
+    """The C-level `get` of the plain values a CSV row parsed at once (`RowMetrics.hot_values`: finite or not,
+    never dropped) and their units, or of none. A name not there is read through `read_so_far` and `get`."""
+    found = getattr(metrics, "hot_values", None)
+    if found is None:
+        return _NOTHING_READ.get, _NOTHING_READ
+    units: Mapping[str, str] = metrics.hot_units  # type: ignore[attr-defined]
+    return found.get, units
+
+
 def read_so_far(metrics: Mapping[str, Metric]) -> Callable[[str, Any], Any]:
     """The C-level `get` of the metrics a lazy mapping has read so far (`read_so_far`: a CSV row's parsed
     cells, a report's fetched metrics; None for one known absent), or of none: the model looks there
