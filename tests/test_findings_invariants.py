@@ -842,8 +842,11 @@ def test_no_fp16_work_where_nsight_compute_saw_no_fp16_instruction_issued(name: 
 
 def _nsight_excess(k: AnalysedKernel) -> tuple[float, float] | None:
     """(excessive, total) global sectors as Nsight Compute's source counters count them, where held."""
-    total, ideal = (k.raw.number(f"memory_l2_theoretical_sectors_global{s}") for s in ("", "_ideal"))
-    return None if total is None or ideal is None or total <= 0 else (total - ideal, total)
+    for prefix in ("memory_l2_theoretical_sectors_global", "memory_l2_sectors_global"):  # the 2021-era name second
+        total, ideal = (k.raw.number(f"{prefix}{s}") for s in ("", "_ideal"))
+        if total is not None and ideal is not None and total > 0:
+            return total - ideal, total
+    return None
 
 
 @needs_corpus

@@ -10,8 +10,8 @@ Two measures, checked against each other:
   addresses touch and the sectors they would need (`memory_l2_theoretical_sectors_global` and
   `..._ideal`; their difference `derived__memory_l2_theoretical_sectors_global_excessive`, which
   the reports label `byte` though it counts sectors: 16,777,216 − 2,097,152 = 14,680,064 for a
-  transpose whose stores stride 8 sectors per request). Its "Uncoalesced Global Accesses" rule
-  quotes these figures.
+  transpose whose stores stride 8 sectors per request; 2021-era reports name them without
+  `theoretical_`). Its "Uncoalesced Global Accesses" rule quotes these figures.
 
 The per-direction measure is used where it agrees with Nsight Compute's (it says loads or stores);
 where it claims more excessive sectors than Nsight Compute counts, or where the report holds only
@@ -28,8 +28,9 @@ if TYPE_CHECKING:
 
 EXCESS_SECTORS = "derived__memory_l2_theoretical_sectors_global_excessive"
 EXCESS_SECTORS_OLD = "derived__memory_l2_sectors_global_excessive"  # Nsight Compute 2021-era name
-THEORETICAL = "memory_l2_theoretical_sectors_global"
-THEORETICAL_IDEAL = "memory_l2_theoretical_sectors_global_ideal"
+# (sectors touched, sectors needed), Nsight Compute's source counters, under its current and 2021-era names
+TOTALS = (("memory_l2_theoretical_sectors_global", "memory_l2_theoretical_sectors_global_ideal"),
+          ("memory_l2_sectors_global", "memory_l2_sectors_global_ideal"))
 SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_{}.sum"
 REQUESTS = "l1tex__t_requests_pipe_lsu_mem_global_op_{}.sum"
 # The per-direction estimate may count this much more excess than Nsight Compute before it is set aside
@@ -60,9 +61,10 @@ class Cap:
 def nsight_excess(res: Resolver) -> Excess | None:
     """Nsight Compute's excessive global sectors and the total they are part of; None where it counts neither.
     The total is its theoretical sectors where held, else L1's global load and store sectors."""
-    total, ideal = res.number(THEORETICAL), res.number(THEORETICAL_IDEAL)
-    if total is not None and ideal is not None and total > 0 and 0 <= ideal <= total:
-        return Excess(total - ideal, total, f"{THEORETICAL} − {THEORETICAL_IDEAL}")
+    for total_name, ideal_name in TOTALS:
+        total, ideal = res.number(total_name), res.number(ideal_name)
+        if total is not None and ideal is not None and total > 0 and 0 <= ideal <= total:
+            return Excess(total - ideal, total, f"{total_name} − {ideal_name}")
     for name in (EXCESS_SECTORS, EXCESS_SECTORS_OLD):
         excessive = res.number(name)
         if excessive is None or excessive < 0:
