@@ -179,6 +179,15 @@ def test_tensor_pipe_only_gives_utilisation_not_flop() -> None:
     assert m.achieved_flop_per_s is None  # an undercount is not shown as a value
 
 
+def test_a_busy_tensor_pipe_without_any_cuda_core_count_has_no_flop_counts() -> None:
+    """No FP64/FP32/FP16 counts and the tensor pipe 12 % busy: no total to call incomplete; no FLOP counts."""
+    metrics = {n: v for n, v in base_metrics().items() if "_inst_executed_op_" not in n}
+    metrics["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"] = (12.0, "%")
+    m = analyse_kernel(make_kernel(metrics))
+    assert "no_flop_counts" in m.flags and "flop_incomplete" not in m.flags
+    assert "tensor_pipe_utilization_only" in m.flags and m.achieved_flop_per_s is None
+
+
 def test_idle_tensor_pipe_means_zero_tensor_work() -> None:
     metrics = base_metrics()
     metrics["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"] = (0.0, "%")

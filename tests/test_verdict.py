@@ -238,6 +238,30 @@ def test_the_latency_lever_follows_the_measured_occupancy(achieved, theoretical,
     assert latency_words({})[0] == ": stalls, dependencies, too few warps in flight"
 
 
+@pytest.mark.parametrize(("limits", "what", "lever"), [
+    # searchKernelCOSStree: 145 registers per thread leave room for 1 block of 256 threads (8 of 64 warps)
+    ({"registers": 1, "shared_mem": 164, "blocks": 32, "warps": 8}, "registers allow 1 block of 256 threads per SM",
+     "fewer registers per thread than its 145"),
+    # nodeCalculationsKernel: 32-thread blocks, at most 32 blocks per SM (32 of 64 warps)
+    ({"registers": 40, "shared_mem": 164, "blocks": 32, "warps": 64}, "the blocks-per-SM limit allows 32 blocks",
+     "larger blocks"),
+    ({"registers": 4, "shared_mem": 4, "blocks": 32, "warps": 8}, "registers and shared memory allow 4 blocks",
+     "fewer registers per thread than its 145 (__launch_bounds__ or -maxrregcount, fewer values live at once) and "
+     "less shared memory per block"),
+])
+def test_the_occupancy_limiter_nsight_compute_measured_is_named(limits: dict, what: str, lever: str) -> None:
+    """Where the launch allows no more warps than run, the resource that allows the fewest blocks per SM
+    (Nsight Compute's launch__occupancy_limit_*) is named with its lever."""
+    from ncu_roofline.passes.latency import latency_words
+
+    launch = {"achieved_occupancy": 0.11, "theoretical_occupancy": 0.125, "registers_per_thread": 145.0,
+              "block_threads": 256.0} | {f"occupancy_limit_{k}": float(v) for k, v in limits.items()}
+    why, action = latency_words(launch)
+    assert why.endswith(f"with as many warps as the launch allows ({what}" + (" of 256 threads per SM)"
+                                                                              if not what.endswith("SM") else ")"))
+    assert f"caps the warps in flight: raise it with {lever}" in action
+
+
 def test_idle_sms_come_before_stalls_within_warps() -> None:
     """rms_norm_vector_kernel_float4: SM active cycles 63 % of the elapsed, achieved occupancy 79 % (of the active
     cycles): with the SMs 37 % idle, the latency is named as idle SMs, not as stalls within full warps. At 85 %

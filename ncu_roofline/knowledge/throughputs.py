@@ -90,8 +90,9 @@ SUB_UNITS = (
     Unit("sm__pipe_tc_cycles_active", ("sm__pipe_tc_cycles_active" + ELAPSED,), "tensor pipe", COMPUTE, SM,
          _TENSOR),
     Unit("sm__pipe_shared_cycles_active", ("sm__pipe_shared_cycles_active" + ELAPSED,),
-         "shared pipe (FP16 and tensor)", COMPUTE, SM, "FP16 and tensor work keeps the shared pipe busy: "
-         "packed half2 instructions (two results each) and matrix-shaped work on the tensor cores is the lever"),
+         "shared pipe (FP64, FP16 and tensor)", COMPUTE, SM, "FP64, FP16 and tensor instructions share this pipe "
+         "(on V100, A100 and H100 its share equals the FP64 pipe's in FP64 kernels): the busiest of the FP64, FP16 "
+         "and tensor pipes' own shares says which work to cut or move"),
     Unit("sm__inst_executed_pipe_fp16", ("sm__inst_executed_pipe_fp16" + ELAPSED,), "FP16 pipe", COMPUTE, SM,
          "half-precision work keeps the FP16 pipe busy: packed half2 instructions (HFMA2: two results each) and "
          "matrix-shaped work on the tensor cores is the lever"),
@@ -234,6 +235,11 @@ LAUNCH = {
                                 "launch__shared_mem_per_block_allocated"),
     "shared_memory_driver_per_block": ("launch__shared_mem_per_block_driver",),
     "sm_count": ("device__attribute_multiprocessor_count",),
+    # Blocks per SM each resource allows (the fewest binds the theoretical occupancy: `passes.latency`)
+    "occupancy_limit_registers": ("launch__occupancy_limit_registers",),
+    "occupancy_limit_shared_mem": ("launch__occupancy_limit_shared_mem",),
+    "occupancy_limit_blocks": ("launch__occupancy_limit_blocks",),
+    "occupancy_limit_warps": ("launch__occupancy_limit_warps",),
 }
 PERCENT_FACTS = ("achieved_occupancy", "theoretical_occupancy")
 # SM cycles with at least one warp resident, averaged over SMs: over the SM's elapsed cycles, the share of the

@@ -312,9 +312,10 @@ def _flop_totals(q: KernelQuantities, duration: float, flags: list[str], mma: bo
     if "tensor_pipe_utilization_only" in flags and pipe is not None and (pipe.value >= NEGLIGIBLE_TENSOR_PIPE or mma):
         # The tensor pipe did work that no counter turns into FLOP (its busy share, or MMA instructions counted
         # on it, at any share: a grid of a twelfth of a wave keeps the pipe's elapsed share small): a total
-        # would undercount.
-        total = None
-        flags.append("flop_incomplete")
+        # would undercount. Without any CUDA-core count there is no total to undercount: no FLOP counts at all.
+        if total is not None:
+            total = None
+            flags.append("flop_incomplete")
     elif "tensor_pipe_utilization_only" in flags:
         # Below 5 % the pipe's busy share is no evidence of MMA work: Hopper captures show it at
         # 0.2-4 % on elementwise kernels whose sm__ops_path_tensor counts are all zero.

@@ -56,10 +56,45 @@ def _active_words(launch: Mapping[str, float | None]) -> tuple[str, str]:
                 "nearly full of warps, more work in flight per warp (independent loads issued early, unrolling, "
                 "fewer dependent chains) is the lever, not more warps")
     if achieved >= REACHED * theoretical:
-        return (f"{occ}: stalls and dependencies, with as many warps as the launch allows", f"{_STALLS}; the "
-                f"theoretical occupancy of {theoretical:.0%} caps the warps in flight: raise it (Nsight Compute's "
-                "Occupancy section names the limiter: registers, shared memory or block size), or put more work "
+        binding = occupancy_limiter(launch)
+        if binding is None:
+            return (f"{occ}: stalls and dependencies, with as many warps as the launch allows", f"{_STALLS}; the "
+                    f"theoretical occupancy of {theoretical:.0%} caps the warps in flight: raise it (Nsight Compute's "
+                    "Occupancy section names the limiter: registers, shared memory or block size), or put more work "
+                    "in flight per warp")
+        what, lever = binding
+        return (f"{occ}: stalls and dependencies, with as many warps as the launch allows ({what})", f"{_STALLS}; "
+                f"the theoretical occupancy of {theoretical:.0%} caps the warps in flight: {lever}, or put more work "
                 "in flight per warp")
     return (f"{occ}: stalls, dependencies, too few warps in flight", f"{_STALLS} and why fewer warps run than the "
             "launch allows (an uneven or short grid, a tail); give each SM more independent work (more warps, "
             "more instructions in flight)")
+
+
+# Blocks per SM each resource allows (Nsight Compute's launch__occupancy_limit_*), and the lever of each.
+_LIMITS = (("occupancy_limit_registers", "registers"), ("occupancy_limit_shared_mem", "shared memory"),
+           ("occupancy_limit_blocks", "the blocks-per-SM limit"), ("occupancy_limit_warps", "the warp slots"))
+
+
+def occupancy_limiter(launch: Mapping[str, float | None]) -> tuple[str, str] | None:
+    """(what binds the theoretical occupancy, with the figures; what raises it) from the blocks per SM each
+    resource allows, the fewest binding; None where the report holds none of them."""
+    limits = {name: v for key, name in _LIMITS if (v := launch.get(key)) is not None and v > 0}
+    if not limits:
+        return None
+    fewest = min(limits.values())
+    binding = [name for name, v in limits.items() if v == fewest]
+    blocks = f"{fewest:.0f} block{'' if fewest == 1 else 's'}"
+    threads = launch.get("block_threads")
+    size = f" of {threads:.0f} threads" if threads else ""
+    plural = len(binding) > 1 or binding[0] in ("registers", "the warp slots")
+    what = f"{' and '.join(binding)} allow{'' if plural else 's'} {blocks}{size} per SM"
+    regs = launch.get("registers_per_thread")
+    levers = {
+        "registers": "fewer registers per thread" + (f" than its {regs:.0f}" if regs else "") +
+                     " (__launch_bounds__ or -maxrregcount, fewer values live at once)",
+        "shared memory": "less shared memory per block (smaller tiles, or a larger shared-memory carve-out)",
+        "the blocks-per-SM limit": "larger blocks (the SM runs only so many blocks at once, whatever their size)",
+        "the warp slots": "a block size that fills the SM's warp slots in whole blocks",
+    }
+    return what, "raise it with " + " and ".join(levers[name] for name in binding)
