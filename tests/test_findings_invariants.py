@@ -269,21 +269,27 @@ def test_tail_bound_follows_the_measured_occupancy() -> None:
 
 
 @needs_corpus
-@pytest.mark.parametrize(("name", "index", "agrees"), [
-    ("cuda-mlp-inference__report.ncu-rep", 0, False),  # "Low Utilization" (too few warps) vs at the DRAM roof
+@pytest.mark.parametrize(("name", "index", "says"), [
+    # "Low Utilization" (every pipe under-used) at the DRAM roof: idle compute pipes are what a memory limit means
+    ("cuda-mlp-inference__report.ncu-rep", 0, "is for compute pipes left idle, as they are in a kernel at its "
+                                              "memory limit"),
     # theoretical occupancy vs a small grid
-    ("accelsim-test__n1000_int8_abt_view_algo64_profile.1528422.ncu-rep", 0, False),
-    ("cs599k__silu-2025-04-18-v9.ncu-rep", 0, False),  # theoretical occupancy vs busy issue slots
-    ("cs599k__silu-pytorch.ncu-rep", 0, True),  # Tail Effect vs the tail-effect finding
-    ("cudacode__naive.ncu-rep", 0, True),  # Lg Throttle Stalls vs the LSU pipe at its limit
+    ("accelsim-test__n1000_int8_abt_view_algo64_profile.1528422.ncu-rep", 0, "does not rank"),
+    ("cs599k__silu-2025-04-18-v9.ncu-rep", 0, "does not rank"),  # theoretical occupancy vs busy issue slots
+    ("cs599k__silu-pytorch.ncu-rep", 0, "agrees with this diagnosis"),  # Tail Effect vs the tail-effect finding
+    ("cudacode__naive.ncu-rep", 0, "agrees with this diagnosis"),  # Lg Throttle Stalls vs the LSU pipe at its limit
+    # L1TEX Global Load Access Pattern: the coalescing cap this diagnosis set aside, with Nsight Compute's own count
+    ("cudacode__global_mem_coalesce.ncu-rep", 0, "speaks of coalescing, which this diagnosis set aside: Nsight "
+                                                 "Compute counts no excessive global sectors"),
 ])
-def test_rules_comparison_agrees_only_where_the_rule_speaks_of_a_finding(name: str, index: int, agrees: bool) -> None:
+def test_rules_comparison_agrees_only_where_the_rule_speaks_of_a_finding(name: str, index: int, says: str) -> None:
     """A busy unit agrees only with the rules about that unit, and "Low Utilization" (HighPipeUtilization's
-    finding that every pipe is under-used) never agrees with a kernel at a roof."""
+    finding that every pipe is under-used) never agrees with a kernel at a roof; a rule about a ceiling this
+    diagnosis set aside gets the reason."""
     k = next(k for k in _kernels(name) if k.raw.index == index)
     text = k.to_dict()["rules_comparison"]
-    assert ("agrees with this diagnosis" in text) is agrees, text
-    assert ("does not rank" in text) is not agrees, text
+    assert says in text, text
+    assert ("agrees with this diagnosis" in text) is (says == "agrees with this diagnosis"), text
 
 
 def test_rule_kinds_by_title_then_rule() -> None:
@@ -1227,3 +1233,21 @@ def test_a_latency_at_the_launchs_occupancy_names_what_nsight_compute_says_limit
     if name == "self-join-mistic__profileBIGCROSS3.out.ncu-rep":
         assert seen and "fewer registers per thread than its 145" in next(
             f.action for k in _kernels(name) for f in k.diagnosis if f.kind == "latency")
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_idle_compute_pipes_are_called_expected_only_at_a_memory_limit(name: str) -> None:
+    """"compute pipes left idle, as they are in a kernel at its memory limit" only where the limiter is a memory level
+    or a memory unit (by Nsight Compute's own grouping), and the set-aside reason quoted is one of the kernel's."""
+    from ncu_roofline.knowledge import throughputs as T
+
+    wrong = []
+    for k in _kernels(name):
+        text = k.to_dict()["rules_comparison"]
+        memory = k.bound_by in ("dram", "l2", "l1") or (k.bound_by in T.BY_ID and T.BY_ID[k.bound_by].group == "memory")
+        if "compute pipes left idle" in text and not memory:
+            wrong.append(f"#{k.raw.index} {k.raw.name[:40]}: bound by {k.bound_by}")
+        if "which this diagnosis set aside: " in text and not any(n.reason in text for n in k.not_applicable):
+            wrong.append(f"#{k.raw.index} {k.raw.name[:40]}: {text[:120]}")
+    assert not wrong, "\n".join(wrong)

@@ -44,7 +44,7 @@ class AnalysedKernel(KernelModel):
         d["precision_options"] = [dict(o) for o in self.precision_options]
         rules = self.rules()
         d["nsight_compute_rules"] = rules
-        d["rules_comparison"] = compare_with_rules(self.diagnosis, rules, self.regime)
+        d["rules_comparison"] = compare_with_rules(self.diagnosis, rules, self.regime, self.not_applicable)
         return d
 
     def rules(self) -> list[dict[str, Any]]:

@@ -87,10 +87,43 @@ def _tokens(f: Finding) -> set[str]:
     return found
 
 
-def compare_with_rules(findings: list[Finding], rules: list[dict[str, Any]], regime: str | None = None) -> str:
-    """Where Nsight Compute's largest estimated speed-up points elsewhere than this diagnosis, say so; and
-    where its Bottleneck rule reads a latency issue off its two headline figures while this verdict is at
-    a limit (a unit of the same Speed Of Light section above the threshold), say that too."""
+_LOW_UTILIZATION = ("HighPipeUtilization", "Low Utilization")
+
+
+def _at_memory_limit(f: Finding) -> bool:
+    """A finding that the kernel presses against a memory roof or a memory unit."""
+    tokens = _tokens(f)
+    return f.kind in ("at_limit", "unit_throughput") and bool(tokens & {"at_limit@memory", "unit_throughput@memory"})
+
+
+def _elsewhere(top: dict[str, Any], kinds: frozenset[str], findings: list[Finding],
+               set_aside: list[Any]) -> str:
+    """The sentence for an estimate that speaks of none of the findings: what this diagnosis did with its cause
+    where it set a ceiling of that kind aside (with its reason), or why idle compute pipes are expected at a
+    memory limit, else that this diagnosis does not rank it."""
+    what = top.get("title") or top.get("name") or top.get("rule")
+    head = f"Nsight Compute's largest estimated speed-up ({what}, {top['speedup_pct']:.0f} %)"
+    leads = findings[0].kind.replace("_", " ")
+    title = str(what).upper()
+    # the one of the level the rule's title names first (L1TEX Global Load Access Pattern: coalescing, at L1)
+    aside = min((n for n in set_aside if n.kind in kinds),
+                key=lambda n: not any(level.upper() in title for level in n.roof.split("/")), default=None)
+    if aside is not None:
+        return (f"{head} speaks of {aside.kind.replace('_', ' ')}, which this diagnosis set aside: {aside.reason}; it "
+                f"leads with {leads}.")
+    if (str(top.get("rule")), _title_key(top.get("title"))) == (_LOW_UTILIZATION[0], _title_key(_LOW_UTILIZATION[1])) \
+            and _at_memory_limit(findings[0]):
+        return (f"{head} is for compute pipes left idle, as they are in a kernel at its memory limit: more warps or "
+                f"instructions would not make it faster; this diagnosis leads with {leads}.")
+    return f"{head} points at something this diagnosis does not rank; this diagnosis leads with {leads}."
+
+
+def compare_with_rules(findings: list[Finding], rules: list[dict[str, Any]], regime: str | None = None,
+                       set_aside: list[Any] | None = None) -> str:
+    """Where Nsight Compute's largest estimated speed-up points elsewhere than this diagnosis, say so (and what
+    this diagnosis did with its cause where it set that ceiling aside: `set_aside`, the kernel's not-applicable
+    ceilings); and where its Bottleneck rule reads a latency issue off its two headline figures while this
+    verdict is at a limit (a unit of the same Speed Of Light section above the threshold), say that too."""
     sentences = []
     estimated = [r for r in rules if r.get("speedup_pct") is not None and r["speedup_pct"] > 0]
     kinds = None
@@ -114,9 +147,7 @@ def compare_with_rules(findings: list[Finding], rules: list[dict[str, Any]], reg
             sentences.append(f"Nsight Compute's largest estimated speed-up ({what}, {top['speedup_pct']:.0f} %) "
                              f"agrees with this diagnosis on the cause{bound}.")
         else:
-            sentences.append(f"Nsight Compute's largest estimated speed-up ({what}, {top['speedup_pct']:.0f} %) "
-                             "points at something this diagnosis does not rank; this diagnosis leads with "
-                             f"{findings[0].kind.replace('_', ' ')}.")
+            sentences.append(_elsewhere(top, kinds, findings, set_aside or []))
     latency = any(r.get("rule") == "SOLBottleneck" and r.get("title") == "Latency Issue" for r in rules)
     if latency and regime == T.AT_LIMIT and findings:
         head = findings[0]
