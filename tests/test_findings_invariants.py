@@ -1251,3 +1251,18 @@ def test_idle_compute_pipes_are_called_expected_only_at_a_memory_limit(name: str
         if "which this diagnosis set aside: " in text and not any(n.reason in text for n in k.not_applicable):
             wrong.append(f"#{k.raw.index} {k.raw.name[:40]}: {text[:120]}")
     assert not wrong, "\n".join(wrong)
+
+
+@needs_corpus
+def test_a_busy_fp64_pipe_beside_a_busy_xu_pipe_points_at_divisions() -> None:
+    """compute_tendencies_x_279_gpu: the FP64 pipe at 70 % is its limit and the XU pipe, which starts each FP64
+    division (MUFU.RCP64H), is at 13 %: the lever names divisions first-hand (MW_DivToMult, which multiplies by
+    reciprocals, runs that kernel 1.78x faster). The FMA-balance bound (1.17x) stays what the mix allows."""
+    k = next(k for k in _kernels("gpu-workshop__MW_Baseline.ncu-rep") if k.raw.name == "compute_tendencies_x_279_gpu")
+    assert k.bound_by == "sm__pipe_fp64_cycles_active" and round(k.units["sm__inst_executed_pipe_xu"].share, 3) == 0.133
+    head = k.diagnosis[0]
+    assert "the XU pipe, which starts each FP64 division and square root" in head.action
+    assert "is at 13%: divisions or square roots are likely a good part of the FP64 instructions" in head.action
+    faster = next(d for d in _kernels("gpu-workshop__MW_DivToMult.ncu-rep")
+                  if d.raw.name == "compute_tendencies_x_279_gpu")
+    assert k.q.duration_s.value / faster.q.duration_s.value == pytest.approx(1.78, abs=0.01)

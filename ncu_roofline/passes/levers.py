@@ -118,6 +118,8 @@ def unit_lever(m: KernelModel, unit: UnitShare) -> str:
 
 
 FP64_PIPE = "sm__pipe_fp64_cycles_active"
+XU_PIPE = "sm__inst_executed_pipe_xu"
+BUSY_XU = 0.05  # an XU pipe this busy beside a busy FP64 pipe: divisions or square roots are likely
 # GPUs with FP64 tensor cores faster than their FP64 pipe (GA100, GH100: DMMA at twice the DFMA rate), for a
 # report that holds no tensor roofs to tell.
 _DMMA_ARCHES = ("8.0", "9.0")
@@ -135,10 +137,17 @@ def fp64_lever(m: KernelModel) -> str:
     if library_of(m) is not None:  # the precision is the caller's choice: the routine called
         text = f"less double-precision work: {lower}"
     else:
+        xu = m.units.get(XU_PIPE)
+        if xu is not None and xu.share >= BUSY_XU:
+            division = (f"the XU pipe, which starts each FP64 division and square root (MUFU.RCP64H, MUFU.RSQ64H; "
+                        f"the Newton steps that follow are DFMAs, counted here as FP64 work), is at {xu.share:.0%}: "
+                        "divisions or square roots are likely a good part of the FP64 instructions; where a divisor "
+                        "repeats, compute its reciprocal once and multiply")
+        else:
+            division = ("each FP64 division is a sequence of FP64 instructions: where a divisor repeats, compute its "
+                        "reciprocal once and multiply")
         text = ("check that the kernel needs double precision (a double literal such as `1.0` for `1.0f`, or a "
-                f"double math function on a float, makes float arithmetic FP64 silently); {lower}; each FP64 "
-                "division is a sequence of FP64 instructions: where a divisor repeats, compute its reciprocal once "
-                "and multiply")
+                f"double math function on a float, makes float arithmetic FP64 silently); {lower}; {division}")
     dmma = m.tensor_peaks.get("src_fp64")
     if dmma is not None and fp64 is not None and dmma.value > 1.2 * fp64.value:
         text += (f"; matrix products can run on the FP64 tensor cores (DMMA: cuBLAS DGEMM, CUTLASS), at up to "
