@@ -350,7 +350,8 @@ def _latency(m: KernelModel, ceilings: list[Ceiling], parts: Parts) -> list[Find
         where = f"where the ceilings allow {reachable:.0%}" if m.limiter_is_roof else "of its peak"
         speedup = reachable / share if share > 0 else None
         note = ("what the ceilings allow ÷ what the kernel reaches" if m.limiter_is_roof else
-                "the unit's peak ÷ its busy share, which counts wasted work too")
+                "the unit's peak ÷ its busy share: the headroom before that unit saturates, an upper bound since "
+                "its busy share counts wasted work too")
         busiest, rest = "the busiest limit", "latency"
         if not limits_measured(m):
             busiest, speedup, rest, why = ("the busiest limit the report holds", None,
