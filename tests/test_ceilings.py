@@ -128,6 +128,21 @@ def test_coalescing_from_nsight_compute_where_the_average_claims_more_waste() ->
     assert "would claim 1,500 excessive sectors where Nsight Compute counts 100" in skipped.reason
 
 
+def test_coalescing_from_nsight_compute_where_the_average_sees_less_waste() -> None:
+    """Bytes per sector say every sector is used (32 of 32) while Nsight Compute counts 1,000 excessive sectors of
+    4,000: its count is the cap, 3/4, and the per-direction one (no waste) is set aside without the broadcast
+    explanation."""
+    metrics = memory_metrics() | {
+        "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct": (100.0, "%"),
+        "memory_l2_theoretical_sectors_global": (4000.0, "sector"),
+        "memory_l2_theoretical_sectors_global_ideal": (3000.0, "sector"),
+    }
+    model = analyse_kernel(make_kernel(metrics))
+    assert by_kind(model, "coalescing").factor == pytest.approx(3000 / 4000)
+    (skipped,) = [n for n in model.not_applicable if n.kind == "coalescing"]
+    assert "would claim 0 excessive sectors where Nsight Compute counts 1,000: its count" in skipped.reason
+
+
 def test_coalescing_from_nsight_compute_alone() -> None:
     """No bytes-per-sector ratio (Nsight Compute's source counters alone): the cap is needed ÷ touched sectors,
     2/3 for 16,384 excessive of 49,152 (a halo exchange's strided accesses)."""

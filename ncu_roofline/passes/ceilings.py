@@ -386,11 +386,13 @@ def _coalescing(m: KernelModel, res: Resolver, used: dict[str, float], out: list
                                          "need"))
         return
     caps = C.per_direction(res, used)
-    if excess is not None and caps and C.excess_of(caps) > excess.excessive * C.AGREEMENT + 1.0:
+    claimed = C.excess_of(caps)
+    if excess is not None and caps and not C.agrees(claimed, excess.excessive):
+        why = (" (an average over all loads or stores, which a broadcast access lowers without wasting a sector)"
+               if claimed > excess.excessive else "")
         skipped.append(NotApplicable("coalescing", "l1", (
-            f"per direction, the bytes used per sector would claim {C.excess_of(caps):,.0f} excessive sectors where "
-            f"Nsight Compute counts {excess.excessive:,.0f} (an average over all loads or stores, which a broadcast "
-            "access lowers without wasting a sector): its count for loads and stores together is used")))
+            f"per direction, the bytes used per sector would claim {claimed:,.0f} excessive sectors where "
+            f"Nsight Compute counts {excess.excessive:,.0f}{why}: its count for loads and stores together is used")))
         caps = []
     if not caps and excess is not None:
         caps = [C.from_nsight(excess)]

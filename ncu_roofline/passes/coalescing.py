@@ -33,8 +33,8 @@ TOTALS = (("memory_l2_theoretical_sectors_global", "memory_l2_theoretical_sector
           ("memory_l2_sectors_global", "memory_l2_sectors_global_ideal"))
 SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_{}.sum"
 REQUESTS = "l1tex__t_requests_pipe_lsu_mem_global_op_{}.sum"
-# The per-direction estimate may count this much more excess than Nsight Compute before it is set aside
-# (the corpus: 0 to 0.05 % apart where both are held).
+# The per-direction estimate may count this much more, or less, excess than Nsight Compute before it is set
+# aside (the corpus: 0 to 0.05 % apart where both are held).
 AGREEMENT = 1.05
 COALESCE = ("coalesce: let consecutive threads access consecutive, aligned addresses; use 8- or 16-byte "
             "vector accesses where each thread needs several elements")
@@ -101,6 +101,12 @@ def excess_of(caps: list[Cap]) -> float:
     """The excessive sectors the per-direction caps claim: each direction's sectors × (1 − factor)."""
     return sum(v * (1.0 - c.factor) for c in caps for k, v in c.evidence.items()
                if k.endswith("_sectors") and not k.endswith("ideal_sectors"))
+
+
+def agrees(claimed: float, counted: float) -> bool:
+    """The per-direction caps' excessive sectors are Nsight Compute's count within `AGREEMENT` (a sector either way
+    for rounding)."""
+    return counted / AGREEMENT - 1.0 <= claimed <= counted * AGREEMENT + 1.0
 
 
 def from_nsight(excess: Excess) -> Cap:
