@@ -13,6 +13,7 @@ from sys import intern  # a recipe's text is the same for every launch of a kern
 
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
+from ..knowledge.targets import parse_compute_capability
 from ..readers.record import RawKernel, metric_names_starting
 from .hierarchy import within_hierarchy
 from .resolver import Missing, Options, Resolver, Value, unit_of
@@ -188,7 +189,7 @@ def _duration_from_cycles(res: Resolver) -> Value | None:
 
 def _ampere_or_later(compute_capability: str | None) -> bool:
     try:
-        return float(str(compute_capability).split(".")[0]) >= 8
+        return int(parse_compute_capability(compute_capability or "").split(".")[0]) >= 8
     except ValueError:
         return False
 
@@ -196,7 +197,7 @@ def _ampere_or_later(compute_capability: str | None) -> bool:
 def _without_register_moves(kernel: RawKernel, res: Resolver, fp16: Value | None) -> Value | None:
     """No FP16 work where the HFMA2s counted ran on no FP16 datapath (Ampere and later, no HADD2/HMUL2): they are
     the compiler's HFMA2.MMA register moves (`R.FP16_DATAPATH_SHARES`). The silu and rms_norm kernels of FP32
-    tensors on A100 and H100 count 4-69 M such "FLOP"."""
+    tensors on A100 and H100 count 4-277 M such "FLOP"."""
     if fp16 is None or not fp16.value > 0 or not _ampere_or_later(kernel.compute_capability):
         return fp16
     if any((v := res.number(name)) is not None and v > 0 for name in R.HALF_OPS):
