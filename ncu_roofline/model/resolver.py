@@ -192,6 +192,11 @@ class Resolver:
                 return rate * self.duration.value, f"{per_second} × {self.duration.recipe}"
         return None
 
+    def total(self, metric: str) -> float | None:
+        """A total count's value (`count` without its formula)."""
+        got = self.count(metric)
+        return None if got is None else got[0]
+
     def held(self, options: tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...]) -> tuple[str, ...]:
         """The recipes' terms the kernel holds in some form (raw, per cycle, per second), in order."""
         possible, get = self._possible, self._get

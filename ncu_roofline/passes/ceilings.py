@@ -259,15 +259,10 @@ def _ratio(res: Resolver, op: str) -> float | None:
     return None if pct is None else pct / 100.0 * 32.0
 
 
-def _executed(res: Resolver, name: str) -> float | None:
-    c = res.count(name)
-    return None if c is None else c[0]
-
-
 def _async_copies(res: Resolver) -> float:
     """LDGSTS (cp.async) instructions: they load global memory without an LDG."""
     for name in R.ASYNC_COPY_COUNTS:
-        v = _executed(res, name)
+        v = res.total(name)
         if v is not None and v > 0:
             return v
     return 0.0
@@ -278,7 +273,7 @@ def _global_ops(res: Resolver, skipped: list[NotApplicable]) -> dict[str, float]
     used: dict[str, float] = {}
     for op, what in (("ld", "loads (LDG)"), ("st", "stores (STG)")):
         r = _ratio(res, op)
-        executed = _executed(res, f"smsp__sass_inst_executed_op_global_{op}.sum")
+        executed = res.total(f"smsp__sass_inst_executed_op_global_{op}.sum")
         if r is None:
             continue
         if executed == 0 or (executed is None and r == 0):
@@ -326,8 +321,8 @@ def _memory_ceilings(m: KernelModel, res: Resolver, out: list[Ceiling], skipped:
     used = _global_ops(res, skipped)
     copies = _async_copies(res)
     if copies > 0:
-        async_sectors = _executed(res, "sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum")
-        async_requests = _executed(res, "sm__sass_l1tex_t_requests_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum")
+        async_sectors = res.total("sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum")
+        async_requests = res.total("sm__sass_l1tex_t_requests_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum")
         measured = (f" ({async_sectors / async_requests:.1f} sectors per request; 16 is ideal for 16-byte copies "
                     "by a full warp)") if async_sectors and async_requests else ""
         skipped.append(NotApplicable("sector_use", "l2/dram", f"{copies:,.0f} asynchronous copies (cp.async / "

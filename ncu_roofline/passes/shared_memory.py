@@ -28,11 +28,6 @@ class BankConflicts:
     detail: str
 
 
-def _count(res: Resolver, name: str) -> float | None:
-    c = res.count(name)
-    return None if c is None else c[0]
-
-
 def bank_conflicts(res: Resolver) -> BankConflicts | str | None:
     """The conflict-free share of the kernel's shared-memory wavefronts; a reason where the kernel issues no
     shared-memory accesses; None where the report holds no conflict counts."""
@@ -40,7 +35,7 @@ def bank_conflicts(res: Resolver) -> BankConflicts | str | None:
     wavefronts = conflicts = 0.0
     found = False
     for op in OPS:
-        w, c = _count(res, WAVEFRONTS.format(f"_op_{op}")), _count(res, CONFLICTS.format(f"_op_{op}"))
+        w, c = res.total(WAVEFRONTS.format(f"_op_{op}")), res.total(CONFLICTS.format(f"_op_{op}"))
         if w is None or c is None:
             continue
         found = True
@@ -49,10 +44,10 @@ def bank_conflicts(res: Resolver) -> BankConflicts | str | None:
         if w or op != "atom":
             evidence[f"shared_{op}_wavefronts"] = w
             evidence[f"shared_{op}_bank_conflicts"] = c
-    total = _count(res, WAVEFRONTS.format(""))
+    total = res.total(WAVEFRONTS.format(""))
     whole = ""
     if not found:
-        all_conflicts = _count(res, CONFLICTS.format(""))
+        all_conflicts = res.total(CONFLICTS.format(""))
         if total is None or all_conflicts is None:
             return None
         wavefronts, conflicts = total, all_conflicts
@@ -64,7 +59,7 @@ def bank_conflicts(res: Resolver) -> BankConflicts | str | None:
     conflicts = min(max(conflicts, 0.0), wavefronts)
     free = (wavefronts - conflicts) / wavefronts
     evidence |= {"shared_wavefronts": wavefronts, "bank_conflicts": conflicts, "conflict_free_share": free}
-    ldsm = _count(res, "smsp__inst_executed_op_ldsm.sum")
+    ldsm = res.total("smsp__inst_executed_op_ldsm.sum")
     if ldsm:
         evidence["ldmatrix_inst"] = ldsm
     ways = 1.0 / free if free > 0 else float("inf")
