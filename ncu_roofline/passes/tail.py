@@ -15,6 +15,11 @@ if TYPE_CHECKING:
     from ..model.roofline import KernelModel
 
 
+def _last_wave_blocks(grid: float, waves: float, whole: int) -> float:
+    """The blocks of the last of `whole` waves: the grid less the `whole` − 1 full waves of grid ÷ waves blocks."""
+    return grid - (whole - 1) * grid / waves
+
+
 def tail_time_share(launch: dict[str, float | None], waves: float, whole: int) -> float | None:
     """The last wave's share of the run that the measured achieved occupancy implies, or None.
 
@@ -29,9 +34,8 @@ def tail_time_share(launch: dict[str, float | None], waves: float, whole: int) -
     theoretical, achieved = launch.get("theoretical_occupancy"), launch.get("achieved_occupancy")
     if not grid or not sms or not theoretical or achieved is None or not achieved > 0:
         return None
-    per_wave = grid / waves
-    per_sm = per_wave / sms  # blocks an SM holds at the theoretical occupancy
-    tail = grid - (whole - 1) * per_wave
+    per_sm = grid / waves / sms  # blocks an SM holds at the theoretical occupancy
+    tail = _last_wave_blocks(grid, waves, whole)
     active = min(sms, tail)
     if per_sm <= 0 or tail <= 0 or active <= 0:
         return None
@@ -51,7 +55,7 @@ def idle_tail_share(launch: dict[str, float | None], waves: float, whole: int) -
     grid, sms, active = launch.get("grid_blocks"), launch.get("sm_count"), launch.get("sm_active_share")
     if not grid or not sms or active is None:
         return None
-    tail = grid - (whole - 1) * grid / waves
+    tail = _last_wave_blocks(grid, waves, whole)
     idle_sms = sms - min(sms, max(tail, 0.0))
     if idle_sms < 1:
         return None  # every SM has a block of the last wave: activity cannot tell its length
