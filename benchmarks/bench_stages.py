@@ -11,8 +11,9 @@ under `--names` names), then measures in one fresh process each:
   too), each analysis pass, and grouping plus encoding the JSON document (written to /dev/null, so
   the file system's cost is left out).
 
-Each stage is timed with `time.process_time` around its call (the clocks add about a microsecond a
-call, under 1 % here), with Python's cyclic collector paused as `report` pauses it. The figures
+Each stage is timed with `time.process_time` around its call (eight timed calls a launch, each
+adding a microsecond or two: about 1 % of the total), with Python's cyclic collector paused as
+`report` pauses it. The figures
 are CPU seconds and ratios against the baseline: what a bulk model or a faster reader would have
 to remove for `report -f json` to reach its target (≤ 5× the baseline, `bench_scale.py`).
 Exit status 0; 2 when the capture is missing.
