@@ -556,6 +556,76 @@ def test_hot_columns_parse_every_cell_as_a_read_on_demand_does() -> None:
     assert fast >= 20  # the all-number rows took the one-loop path
 
 
+def test_a_block_of_rows_reads_as_each_row_does() -> None:
+    """Runs of all-quoted rows are read as one block (one quote search, the number columns of every row
+    cut and parsed at once): each row's cells, values, kinds and absences must be exactly what the row
+    read on its own gives (a seeded mix of plain, grouped and tricky cells, in blocks of every size)."""
+    import random
+
+    from ncu_roofline.readers.csv_cells import plain_line, quoted_block, quoted_cells
+
+    header = [f"u{i}__m.sum" for i in range(12)]
+    hot, cold, row_metrics = _hot_and_cold(header, [str(float(i)) for i in range(12)])
+    rng = random.Random(5)
+    grouped = ["1,024", "12,345,678", "-1,234.5", "+1,234E+2", "1,234.5e3", "2.5", "7", "1e-05"]
+    tricky = [c for c in _TRICKY_CELLS if "\x00" not in c]
+    whole = 0
+    for _ in range(150):
+        pool = grouped if rng.random() < 0.6 else grouped + tricky
+        rows = [[rng.choice(pool) for _ in header] for _ in range(rng.randint(2, 9))]
+        lines = ['"' + '","'.join(r) + '"' + rng.choice(["\n", "\r\n"]) for r in rows]
+        lines = [line for line in lines if plain_line(line)]
+        if len(lines) < 2:
+            continue
+        block = quoted_block(lines)
+        assert len(block) == len(lines)
+        for line, row in zip(lines, block, strict=True):
+            alone = quoted_cells(line)
+            assert row == alone and list(row) == list(alone)
+            a, b = row_metrics(row, hot), row_metrics(alone, cold)
+            for name in header:
+                got, want = a.get(name), b.get(name)
+                if want is not None and isinstance(want.value, float) and want.value != want.value:
+                    assert got is not None and got.value != got.value and got.unit == want.unit
+                else:
+                    assert got == want and type(got) is type(want), (name, list(alone))
+            assert list(a) == list(b)
+        parsed = block[0].block.parsed if block[0].block is not None else None
+        whole += sum(values is not None for values in parsed[1]) if parsed else 0
+    assert whole >= 300  # rows of numbers took the block's one-pass reading
+
+
+def test_a_block_stops_at_the_first_row_that_is_not_all_quoted_at_its_width() -> None:
+    from ncu_roofline.readers.csv_cells import quoted_block
+
+    row = '"1","2","3"\n'
+    assert len(quoted_block([row, row, '"1","2"\n', row])) == 2  # another width
+    assert len(quoted_block([row, '"1","2"x","3"\n', row])) == 1  # a quote of a cell's own
+    assert len(quoted_block([row, '"1", "2","3"\n'])) == 1  # a blank between two cells
+    assert quoted_block(['"1","2""\n', row]) == []  # an odd number of quotes
+
+
+def test_stray_commas_are_found_where_a_grouped_number_does_not_hold_them() -> None:
+    """Where no comma is stray, removing every comma is what the sub of well-formed groups does; where
+    one is, the sub leaves a comma (a seeded search over short texts of number characters)."""
+    import random
+
+    from ncu_roofline.readers.csv_rows import _GROUPED, _STRAY_COMMA, _ungroup
+
+    rng = random.Random(3)
+    plain = 0
+    for _ in range(40_000):
+        pieces = ["1", "12", "123", "4567", ",", ",123", ",123", ",12", ".", "e", "E", "-", "+", "\x00", "x"]
+        text = "\x00" + "".join(rng.choice(pieces) for _ in range(rng.randint(1, 8))) + "\x00"
+        subbed = _GROUPED.sub(_ungroup, text)
+        if _STRAY_COMMA.search(text) is None:
+            plain += "," in text
+            assert subbed == text.replace(",", ""), repr(text)
+        else:
+            assert "," in subbed, repr(text)
+    assert plain > 200
+
+
 def test_hot_columns_read_thousands_separators_in_one_pass(monkeypatch) -> None:
     """ncu writes "2,048": a row of grouped numbers still takes the one-pass reading (no cell is read
     alone), with each value what `parse_value` gives."""

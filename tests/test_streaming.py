@@ -350,3 +350,37 @@ def test_no_row_outlives_its_launch_analysis(tmp_path: Path) -> None:
     kept = analyze([path])  # the API default keeps every row's metrics at hand
     assert rows_alive() == before + 50
     assert len(dropped.reports[0].kernels) == len(kept.reports[0].kernels) == 50
+
+
+def test_rows_read_in_blocks_keep_their_order_their_line_numbers_and_their_values(tmp_path: Path) -> None:
+    """Runs of all-quoted rows are read 64 lines ahead and parse their number columns as one block;
+    rows csv.reader must read (a quoted line break, here in the kernel name) and ncu's marker lines
+    cut the runs anywhere: the kernels come out in file order with the values each row holds, and a
+    fault further down names its own line."""
+    broken = _row(70).replace("gemm_kernel", "gemm\nkernel")
+    rows = [_row(i) for i in range(1, 70)] + [broken] + ["==WARNING== a note\n"] + [_row(i) for i in range(71, 200)]
+    text = HEADER + UNITS + ROW0 + "".join(rows)
+    export = CsvExport(_write(tmp_path, text))
+    kernels, blocks = [], 0
+    for kernel in export.kernels():
+        if not kernels:  # what the analysis reads of the first kernel is parsed at once in later rows
+            for name in export.header:
+                kernel.metrics.get(name)
+        else:
+            row = kernel.metrics._row
+            block = getattr(row, "block", None)
+            blocks += block is not None and bool(block.parsed and block.parsed[1])
+        kernels.append(kernel)
+    report = export.report(kernels)
+    assert [k.index for k in report.kernels] == list(range(200))
+    assert report.kernels[70].name == "gemm\nkernel" and report.kernels[71].name == "gemm_kernel"
+    for kernel in report.kernels:
+        assert kernel.metrics["dram__bytes_read.sum"] == Metric(10_240_000.0, "Kbyte")
+        assert kernel.metrics["gpu__time_duration.sum"] == Metric(1234.5678, "usecond")
+    assert blocks >= 150  # most rows took the block reading
+    assert any("a note" in w for w in report.warnings)
+    # line numbers: header 1, units 2, kernel 0 on 3, kernel i on 3 + i (+1 for the break, +1 for the marker)
+    bad = _row(150).rstrip("\n") + ',"extra"\n'
+    damaged = text.replace(_row(150), bad)
+    with pytest.raises(InputError, match=r"line 155 has 21 field\(s\)"):
+        read_report(_write(tmp_path, damaged))

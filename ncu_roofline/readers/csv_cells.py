@@ -3,8 +3,11 @@
 A full-set row is about 30 kB in 700 cells, of which the analysis reads about a hundred. Splitting
 it into 700 strings is most of what reading an export costs, so an all-quoted ASCII row is kept as
 its text and the positions of its quotes, found in one vectorised pass (`QuotedRow`); a cell
-becomes a string only when it is read. Any other line (a quote inside a cell, a quoted line break,
-an unquoted cell) is left to `csv.reader`.
+becomes a string only when it is read. Consecutive rows of that kind form a block (`quoted_block`)
+whose number columns a reader cuts out and parses at once (`RowBlock.joined`: numpy's per-call cost
+paid per block, not per row; the quotes are still found line by line, where a 30 kB line stays in the
+processor's cache). Any other line (a quote inside a cell, a quoted line break, an unquoted cell) is left to
+`csv.reader`.
 """
 
 from __future__ import annotations
@@ -32,15 +35,18 @@ def _np() -> Any:
 
 
 class QuotedRow(Sequence[str]):
-    """An all-quoted row: its line and the positions of its 2n quotes, cell i between quotes 2i and
-    2i + 1. Reads as the list of its n cells; `pick` reads many at once."""
+    """An all-quoted row: a text that holds it (its own line, or a block of lines) and the positions of
+    its 2n quotes in that text, cell i between quotes 2i and 2i + 1. Reads as the list of its n cells;
+    `pick` reads many at once. A row of a block knows it (`block`, `position`)."""
 
-    __slots__ = ("_cells", "_line", "_quotes")
+    __slots__ = ("_cells", "_line", "_quotes", "block", "position")
 
-    def __init__(self, line: str, quotes: IndexArray) -> None:
+    def __init__(self, line: str, quotes: IndexArray, block: RowBlock | None = None, position: int = 0) -> None:
         self._line = line
         self._quotes = quotes
         self._cells: list[str] | None = None
+        self.block = block
+        self.position = position
 
     def __len__(self) -> int:
         return len(self._quotes) // 2
@@ -73,14 +79,81 @@ class QuotedRow(Sequence[str]):
     def cells(self) -> list[str]:
         """Every cell, split once (a row read whole: a repeated header, the negative-value scan)."""
         if self._cells is None:
-            end = -3 if self._line.endswith("\r\n") else -2
-            self._cells = self._line[1:end].split('","')
+            q = self._quotes
+            self._cells = self._line[int(q[0]) + 1:int(q[-1])].split('","')
         return self._cells
 
     def pick(self, starts: IndexArray, ends: IndexArray) -> list[str]:
         """The cells whose opening and closing quotes are at these quote numbers (2i and 2i + 1)."""
         line, q = self._line, self._quotes
         return [line[a:b] for a, b in zip((q[starts] + 1).tolist(), q[ends].tolist(), strict=True)]
+
+
+class RowBlock:
+    """Consecutive all-quoted rows of one width, for what is read of all of them at once (a reader's
+    number columns, `HotColumns.parse`): their lines' text and the (rows, 2n) positions of their quotes
+    in it. `parsed` holds what the reader made of them; the text is let go then (`release`)."""
+
+    __slots__ = ("parsed", "quotes", "rows", "text")
+
+    def __init__(self, text: str, quotes: Any, rows: int) -> None:
+        self.text: str | None = text
+        self.quotes: Any = quotes
+        self.rows = rows
+        self.parsed: tuple[object, Any] | None = None  # (the reader, its result)
+
+    def __len__(self) -> int:
+        return self.rows
+
+    def joined(self, opening: IndexArray, closing: IndexArray) -> str:
+        """The cells between these quote numbers (`quote_numbers`) of every row, row after row, each
+        followed by a NUL, after one NUL: `"\\x00" + "\\x00".join(cells) + "\\x00"` of all the rows'
+        cells at once (no row's cell holds a NUL: `quoted_cells` leaves such lines to csv.reader)."""
+        np = _np()
+        if self.text is None:
+            raise RuntimeError("RowBlock.joined() after release()")
+        quotes = self.quotes
+        starts = (quotes[:, opening] + 1).ravel()
+        lengths = quotes[:, closing].ravel() - starts
+        spans = lengths + 1  # each cell and the NUL after it
+        begins = np.cumsum(spans) - spans  # where each cell starts in the result
+        index = np.arange(int(spans.sum()), dtype=np.intp) - np.repeat(begins - starts, spans)
+        out = np.frombuffer(self.text.encode("ascii"), dtype=np.uint8)[index]
+        out[begins + lengths] = 0
+        text: str = out.tobytes().decode("ascii")
+        return "\x00" + text
+
+    def release(self) -> None:
+        """Let the text and the quotes go (each row keeps its own line)."""
+        self.text = self.quotes = None
+
+
+def plain_line(line: str) -> bool:
+    """Whether a line may be an all-quoted ASCII row (`quoted_cells` checks the rest): what a block holds."""
+    return line.startswith('"') and line.endswith(('"\n', '"\r\n', '"\r')) and line.isascii() and "\x00" not in line
+
+
+def quoted_block(lines: Sequence[str]) -> list[QuotedRow]:
+    """The leading lines that are all-quoted ASCII rows of the first one's width (`quoted_cells`), as rows
+    of one RowBlock; the first line that is not and those after it are left out, for `quoted_cells` or
+    csv.reader. Each row is the one `quoted_cells` makes of its line (its quotes found on their own: a
+    30 kB line stays in the processor's cache, a block of them would not), and knows its block."""
+    np = _np()
+    rows: list[QuotedRow] = []
+    for line in lines:
+        row = quoted_cells(line)
+        if type(row) is not QuotedRow or (rows and len(row) != len(rows[0])):
+            break
+        rows.append(row)
+    if len(rows) < 2:
+        return rows
+    lengths = [len(row._line) for row in rows]
+    offsets = np.cumsum(lengths) - lengths
+    quotes = np.vstack([row._quotes for row in rows]) + offsets[:, None]
+    block = RowBlock("".join(row._line for row in rows), quotes, len(rows))
+    for position, row in enumerate(rows):
+        row.block, row.position = block, position
+    return rows
 
 
 def quote_numbers(indices: Sequence[int]) -> tuple[IndexArray, IndexArray]:
@@ -94,15 +167,15 @@ class CellPicker:
     """The cells at fixed indices of every row of an export, in that order: cut from an all-quoted row's
     line at once (`QuotedRow.pick`), taken from any other row one by one."""
 
-    __slots__ = ("_quotes", "indices")
+    __slots__ = ("indices", "quote_numbers")
 
     def __init__(self, indices: Sequence[int]) -> None:
         self.indices = tuple(indices)
-        self._quotes = quote_numbers(self.indices)
+        self.quote_numbers = quote_numbers(self.indices)
 
     def __call__(self, row: Sequence[str]) -> Sequence[str]:
         if type(row) is QuotedRow:
-            return row.pick(*self._quotes)
+            return row.pick(*self.quote_numbers)
         return [row[i] for i in self.indices]
 
 

@@ -25,12 +25,14 @@ Decisions, so both readers give the same RawKernel:
 - `==WARNING==` texts go to `RawReport.warnings` (as do `==ERROR==` texts, marked as errors).
 - Repeated header/units rows are skipped and negative counts, shares and rates left out, each
   with a warning (`csv_rows.py`).
-- The file is read as it is iterated (`CsvExport`, lines from `csv_text.py`): a fault further
-  down is raised when the reading reaches it, and the kernels handed out before it are no report.
+- The file is read as it is iterated (`CsvExport`, lines from `csv_text.py`, up to 64 lines ahead
+  so that a block of rows parses its number columns at once): a fault further down is raised when
+  the reading reaches it, and the kernels handed out before it are no report.
 """
 
 from __future__ import annotations
 
+import collections
 import csv
 import itertools
 import re
@@ -38,7 +40,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ..errors import InputError
-from .csv_cells import CellPicker, dash_starts_a_cell, quoted_cells
+from .csv_cells import CellPicker, dash_starts_a_cell, plain_line, quoted_block, quoted_cells
 from .csv_rows import (
     Columns,
     RepeatedRows,
@@ -67,6 +69,7 @@ _HEADER_START_RE = re.compile(r'^\s*(?:"ID"|ID)\s*,')
 _PREFIXED_METRIC_RE = re.compile(r"^[a-z][a-z_]*:")
 _TRIPLE_RE = re.compile(r"^\(?\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)?$")
 _INT_RE = re.compile(r"^\d+$")
+_BLOCK_ROWS = 64  # lines read as one block: ~2 MB of a full-set export
 
 
 def is_metric_column(name: str) -> bool:
@@ -111,8 +114,26 @@ def _check_layout(path: Path, header: list[str], header_line: int) -> None:
         )
 
 
+_IDENTITY_FIELDS = ("Process Name", "Host Name", "Mangled Name", "Device", "CC", "Grid Size", "Block Size", "Stream")
+_NO_CELLS = ("",) * len(_IDENTITY_FIELDS)
+_IDENTITIES_KEPT = 4096  # distinct launch identities remembered per process (repeated launches share one)
+_identities: dict[tuple[str, ...], dict[str, object]] = {}
+
+
 def _identity(cells: dict[str, str]) -> dict[str, object]:
-    """RawKernel keyword arguments from the identity columns that hold a value."""
+    """RawKernel keyword arguments from the identity columns that hold a value (the same cells give the
+    same arguments: the launches of one kernel parse them once). Not to be changed: passed on as `**`."""
+    key = tuple(map(cells.get, _IDENTITY_FIELDS, _NO_CELLS))
+    found = _identities.get(key)
+    if found is None:
+        found = _parse_identity(cells)
+        if len(_identities) >= _IDENTITIES_KEPT:
+            _identities.clear()
+        _identities[key] = found
+    return found
+
+
+def _parse_identity(cells: dict[str, str]) -> dict[str, object]:
     out: dict[str, object] = {}
     for column, field_name in (("Process Name", "process_name"), ("Host Name", "host_name"),
                                ("Mangled Name", "mangled_name")):
@@ -131,8 +152,6 @@ def _identity(cells: dict[str, str]) -> dict[str, object]:
     if _INT_RE.match(stream):
         out["stream_id"] = int(stream)
     return out
-
-
 
 
 class CsvExport:
@@ -250,26 +269,14 @@ class CsvExport:
         hold a negative number (False only where the line shows none can); a row is checked against
         the header once the next one is read (the last row may be cut, any other is damaged)."""
         path, width = self.path, len(self.header)
-        source = self._source
         pending: tuple[int, Sequence[str], bool] | None = None
-        while True:
-            line = next(source, None)
-            if line is None:
-                break
-            row: Sequence[str] | None = quoted_cells(line)
-            may_be_negative = row is None or dash_starts_a_cell(line)
-            if row is None:  # anything but the plain all-quoted row: csv decides (it may read on)
-                try:
-                    row = next(csv.reader(itertools.chain((line,), source)))
-                except csv.Error as exc:
-                    raise InputError(path, f"line {self._lines.line_no}: malformed CSV ({exc})",
-                                     "the export may be truncated or damaged; " + REEXPORT_HINT) from exc
+        for row_line, row, may_be_negative in self._lines_read():
             if len(row) <= 1 and not "".join(row).strip():
                 continue  # a blank line (a units row of empty cells is not blank: it has many)
             if pending is not None:
                 _check_width(path, pending, width, last=False)
                 yield pending
-            pending = (self._lines.line_no, row, may_be_negative)
+            pending = (row_line, row, may_be_negative)
         if pending is None:
             return
         _check_width(path, pending, width, last=True)
@@ -277,6 +284,56 @@ class CsvExport:
             raise InputError(path, f"line {pending[0]} ends inside a quoted value: the export looks truncated",
                              REEXPORT_HINT)
         yield pending
+
+    def _lines_read(self) -> Iterator[tuple[int, Sequence[str], bool]]:
+        """Each row as `_rows` takes it, blank ones too: runs of all-quoted rows read as one block
+        (`quoted_block`, up to `_BLOCK_ROWS` lines), any other line on its own (`quoted_cells`, or
+        csv.reader, which may read on over the next lines to end a quoted line break)."""
+        path, lines, source = self.path, self._lines, self._source
+        back: collections.deque[tuple[int, str]] = collections.deque()  # lines read ahead, not yet rows
+        last_no = 0
+
+        def reading_on() -> Iterator[str]:  # the lines after one, for csv.reader: those read ahead first
+            nonlocal last_no
+            while back:
+                last_no, ahead = back.popleft()
+                yield ahead
+            for ahead in source:
+                last_no = lines.line_no
+                yield ahead
+
+        ended = False
+        while True:
+            if not back and not ended:
+                batch: list[tuple[int, str]] = []
+                ended = True  # unless a line stops the batch, or it is full
+                for line in source:
+                    if not plain_line(line):
+                        back.append((lines.line_no, line))
+                        ended = False
+                        break
+                    batch.append((lines.line_no, line))
+                    if len(batch) == _BLOCK_ROWS:
+                        ended = False
+                        break
+                rows = quoted_block([text for _, text in batch]) if len(batch) > 1 else []
+                for (line_no, text), quoted in zip(batch, rows, strict=False):  # rows: a leading part
+                    yield line_no, quoted, dash_starts_a_cell(text)
+                back.extendleft(reversed(batch[len(rows):]))
+            if not back:
+                if ended:
+                    return
+                continue
+            last_no, line = back.popleft()
+            row: Sequence[str] | None = quoted_cells(line)
+            may_be_negative = row is None or dash_starts_a_cell(line)
+            if row is None:  # anything but the plain all-quoted row: csv decides (it may read on)
+                try:
+                    row = next(csv.reader(itertools.chain((line,), reading_on())))
+                except csv.Error as exc:
+                    raise InputError(path, f"line {last_no}: malformed CSV ({exc})",
+                                     "the export may be truncated or damaged; " + REEXPORT_HINT) from exc
+            yield last_no, row, may_be_negative
 
     def close(self) -> None:
         """Close the file (after the last row, or when the reading stops early)."""

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .csv_cells import CellPicker, QuotedRow, cell_list
+from .csv_cells import CellPicker, QuotedRow, RowBlock, cell_list
 from .record import UNREAD, Metric
 
 # Plain or thousands-grouped decimal numbers, with optional fraction and exponent.
@@ -153,6 +154,10 @@ class HotColumns:
         `parse_value` reads as grouped), and the whole converted in one C-level loop. Any other cell
         (empty, text, a comma elsewhere) sends the row to the cell-by-cell reading.
         """
+        if type(row) is QuotedRow and row.block is not None:
+            values = self._block_values(row.block)[row.position]
+            if values is not None:
+                return dict(zip(self.names, values, strict=True)), {}
         cells = self.cells_of(row)
         joined = "\x00" + "\x00".join(cells) + "\x00"
         if "," in joined:
@@ -168,6 +173,38 @@ class HotColumns:
                     return dict(zip(self.names, values, strict=True)), {}
         return {}, {name: _read_cell(cell, unit) for name, cell, unit in
                     zip(self.names, cells, self.units, strict=True)}
+
+    def _block_values(self, block: RowBlock) -> list[list[float] | None]:
+        """The columns' values of each row of a block, read as `parse` reads one row (from the text of
+        all the rows' cells at once: a grouped number never spans a NUL, so the block's groups are its
+        rows' groups); None for a row that is not all numbers (it is read on its own). Once per block."""
+        if block.parsed is not None and block.parsed[0] is self:
+            found: list[list[float] | None] = block.parsed[1]
+            return found
+        joined = block.joined(*self.cells_of.quote_numbers)
+        block.release()
+        if "," in joined:  # every comma in a well-formed group: one C-level replace does what the sub would
+            joined = _GROUPED.sub(_ungroup, joined) if _STRAY_COMMA.search(joined) else joined.replace(",", "")
+        width, rows = len(self.names), len(block)
+        parts = joined[1:-1].split("\x00")
+        values: list[list[float] | None] = [None] * rows
+        if len(parts) == rows * width:  # no cell held a NUL of its own
+            if not joined.translate(_PLAIN_DELETE):
+                try:
+                    whole = list(map(float, parts))
+                except ValueError:  # an empty cell, or characters that make no number: row by row
+                    pass
+                else:
+                    values = [whole[k * width:(k + 1) * width] for k in range(rows)]
+                    block.parsed = (self, values)
+                    return values
+            for k in range(rows):
+                chunk = parts[k * width:(k + 1) * width]
+                if not "".join(chunk).translate(_PLAIN_DELETE):
+                    with contextlib.suppress(ValueError):  # characters that make no number
+                        values[k] = list(map(float, chunk))
+        block.parsed = (self, values)
+        return values
 
 
 def _read_cell(cell: str, unit: str) -> Metric | None:
@@ -189,6 +226,15 @@ _PLAIN_DELETE = str.maketrans("", "", _PLAIN_NUMBER_CHARS + "\x00")
 # (It consumes the NUL before the cell and leaves the one after it, which starts the next cell: a
 # literal first character lets the engine skip to each cell instead of trying every position.)
 _GROUPED = re.compile(r"\x00[+-]?\d{1,3}(?:,\d{3})+(?=[.eE\x00])")
+
+
+# A comma that no match of `_GROUPED` holds: one not followed by 3 digits and the end of the cell, its
+# fraction, its exponent or the next group, or one not preceded by the cell's first 1-3 digits (and
+# sign) or by a group. Where there is none, every comma is a group's (a cell's first comma can only
+# follow its first digits, each next one a group, the last group ends the number), and removing
+# them all is what `_GROUPED.sub(_ungroup, ...)` does.
+_STRAY_COMMA = re.compile(r",(?:(?!\d{3}[,.eE\x00])|(?<!\x00\d,)(?<!\x00\d\d,)(?<!\x00\d\d\d,)"
+                          r"(?<!\x00[+-]\d,)(?<!\x00[+-]\d\d,)(?<!\x00[+-]\d\d\d,)(?<!,\d\d\d,))")
 
 
 def _ungroup(match: re.Match[str]) -> str:
