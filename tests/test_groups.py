@@ -501,3 +501,32 @@ def test_the_markdown_table_says_when_launches_have_another_limiter() -> None:
             "(wavefronts) in 10 |") in histogram
     single = next(line for line in md.splitlines() if "\\[grid 2045×1×1\\]" in line)
     assert "| L1/TEX (wavefronts) | 47 % |" in single
+
+
+def test_unit_shares_are_duration_weighted_whether_or_not_the_launches_hold_the_same_units() -> None:
+    """A group's unit throughput is Σ duration × share ÷ Σ duration over the launches that hold the
+    unit: read column by column where every launch holds the same units, per unit where one lacks some
+    (both exactly rounded, so the two readings agree to the bit)."""
+    import dataclasses
+
+    def timed(index: int, duration_ns: float, sm: float, l2: float, issue: float):
+        return launch(index, duration_ns, 1e6, **{
+            "sm__throughput__dot__avg__dot__pct_of_peak_sustained_elapsed": (sm, "%"),
+            "lts__throughput__dot__avg__dot__pct_of_peak_sustained_elapsed": (l2, "%"),
+            "sm__issue_active__dot__avg__dot__pct_of_peak_sustained_elapsed": (issue, "%")})
+
+    a, b, c = timed(0, 1000, 30.0, 10.0, 20.0), timed(1, 2000, 60.0, 40.0, 50.0), timed(2, 3000, 90.0, 70.0, 33.3)
+    assert len(a.units) == 3 and list(a.units) == list(b.units) == list(c.units)
+    same = group_kernels([a, b, c])[0].summary.units
+    for uid in a.units:
+        want = math.fsum(k.q.duration_s.value * k.units[uid].share for k in (a, b, c)) / 6e-6
+        assert same[uid].share == want
+        assert same[uid].share == pytest.approx((1 * a.units[uid].share + 2 * b.units[uid].share
+                                                 + 3 * c.units[uid].share) / 6)
+    assert same["sm_throughput"].share == pytest.approx((30 + 120 + 270) / 600)  # by hand: 0.7
+    dropped = next(iter(a.units))
+    lacking = dataclasses.replace(b, units={u: s for u, s in b.units.items() if u != dropped})
+    mixed = group_kernels([a, lacking, c])[0].summary.units
+    assert mixed[dropped].share == pytest.approx((1 * a.units[dropped].share + 3 * c.units[dropped].share) / 4)
+    for uid in list(a.units)[1:]:
+        assert mixed[uid].share == same[uid].share  # the per-unit reading gives the column's to the bit
