@@ -384,3 +384,17 @@ def test_rows_read_in_blocks_keep_their_order_their_line_numbers_and_their_value
     damaged = text.replace(_row(150), bad)
     with pytest.raises(InputError, match=r"line 155 has 21 field\(s\)"):
         read_report(_write(tmp_path, damaged))
+
+
+def test_rows_hold_no_block_text_where_no_columns_are_parsed_at_once(tmp_path: Path) -> None:
+    """Where the first kernel's reading learns no columns to parse at once (nothing read of it), the
+    block it came in lets its text go and no later block is formed: a kept kernel holds its own line
+    only, not a share of a second copy of 64 lines."""
+    text = HEADER + UNITS + ROW0 + "".join(_row(i) for i in range(1, 200))
+    export = CsvExport(_write(tmp_path, text))
+    kept = list(export.kernels())
+    assert len(kept) == 200
+    blocks = [getattr(k.metrics._row, "block", None) for k in kept]
+    assert all(b is None or b.text is None for b in blocks)
+    assert all(b is None for b in blocks[64:])  # after the first batch, no block at all
+    assert kept[150].metrics["dram__bytes_read.sum"] == Metric(10_240_000.0, "Kbyte")

@@ -122,7 +122,7 @@ _identities: dict[tuple[str, ...], dict[str, object]] = {}
 
 def _identity(cells: dict[str, str]) -> dict[str, object]:
     """RawKernel keyword arguments from the identity columns that hold a value (the same cells give the
-    same arguments: the launches of one kernel parse them once). Not to be changed: passed on as `**`."""
+    same arguments: the launches of one kernel parse them once)."""
     key = tuple(map(cells.get, _IDENTITY_FIELDS, _NO_CELLS))
     found = _identities.get(key)
     if found is None:
@@ -130,7 +130,7 @@ def _identity(cells: dict[str, str]) -> dict[str, object]:
         if len(_identities) >= _IDENTITIES_KEPT:
             _identities.clear()
         _identities[key] = found
-    return found
+    return dict(found)
 
 
 def _parse_identity(cells: dict[str, str]) -> dict[str, object]:
@@ -174,6 +174,7 @@ class CsvExport:
         self._unnamed: list[tuple[int, bool]] = []  # (row position, demangled name too) of rows with no name
         self._impossible: list[tuple[int, str, float]] = []  # (row position, metric, value) left out
         self._done = False
+        self._blocks = True  # rows read in blocks (`quoted_block`): until no columns are learnt to parse at once
         skipped = 0
         header: list[str] | None = None
         for line in self._source:
@@ -251,6 +252,11 @@ class CsvExport:
             yield kernel_from_metrics(index, name, demangled, metrics, **_identity(cells))
             if count == 1:  # the first kernel has been used (analysed, where this feeds an analysis)
                 columns.learn_hot(metrics)
+                if columns.hot is None:  # no columns to parse at once: blocks would only hold text
+                    self._blocks = False
+                    block = getattr(row, "block", None)
+                    if block is not None:
+                        block.release()
         if repeated.warning:
             self._notes.append(repeated.warning)
         if not count:
@@ -316,7 +322,7 @@ class CsvExport:
                     if len(batch) == _BLOCK_ROWS:
                         ended = False
                         break
-                rows = quoted_block([text for _, text in batch]) if len(batch) > 1 else []
+                rows = quoted_block([text for _, text in batch]) if len(batch) > 1 and self._blocks else []
                 for (line_no, text), quoted in zip(batch, rows, strict=False):  # rows: a leading part
                     yield line_no, quoted, dash_starts_a_cell(text)
                 back.extendleft(reversed(batch[len(rows):]))
