@@ -35,9 +35,9 @@ def _np() -> Any:
 
 
 class QuotedRow(Sequence[str]):
-    """An all-quoted row: a text that holds it (its own line, or a block of lines) and the positions of
-    its 2n quotes in that text, cell i between quotes 2i and 2i + 1. Reads as the list of its n cells;
-    `pick` reads many at once. A row of a block knows it (`block`, `position`)."""
+    """An all-quoted row: its line and the positions of its 2n quotes, cell i between quotes 2i and
+    2i + 1. Reads as the list of its n cells; `pick` reads many at once. A row of a block
+    (`quoted_block`) knows it (`block`, `position`)."""
 
     __slots__ = ("_cells", "_line", "_quotes", "block", "position")
 

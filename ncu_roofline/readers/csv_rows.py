@@ -159,9 +159,7 @@ class HotColumns:
             if values is not None:
                 return dict(zip(self.names, values, strict=True)), {}
         cells = self.cells_of(row)
-        joined = "\x00" + "\x00".join(cells) + "\x00"
-        if "," in joined:
-            joined = _GROUPED.sub(_ungroup, joined)
+        joined = _ungrouped("\x00" + "\x00".join(cells) + "\x00")
         if not joined.translate(_PLAIN_DELETE):  # only number characters (and the joins) are left
             parts = joined[1:-1].split("\x00")
             if len(parts) == len(cells):  # no cell held a NUL of its own
@@ -183,8 +181,7 @@ class HotColumns:
             return found
         joined = block.joined(*self.cells_of.quote_numbers)
         block.release()
-        if "," in joined:  # every comma in a well-formed group: one C-level replace does what the sub would
-            joined = _GROUPED.sub(_ungroup, joined) if _STRAY_COMMA.search(joined) else joined.replace(",", "")
+        joined = _ungrouped(joined)
         width, rows = len(self.names), len(block)
         parts = joined[1:-1].split("\x00")
         values: list[list[float] | None] = [None] * rows
@@ -239,6 +236,16 @@ _STRAY_COMMA = re.compile(r",(?:(?!\d{3}[,.eE\x00])|(?<!\x00\d,)(?<!\x00\d\d,)(?
 
 def _ungroup(match: re.Match[str]) -> str:
     return match.group().replace(",", "")
+
+
+def _ungrouped(joined: str) -> str:
+    """NUL-separated cells with the separators of their well-formed thousands groups removed: one C-level
+    replace where every comma is a group's (no `_STRAY_COMMA`), else the sub of each group."""
+    if "," not in joined:
+        return joined
+    return _GROUPED.sub(_ungroup, joined) if _STRAY_COMMA.search(joined) else joined.replace(",", "")
+
+
 _SUSPECT = " \t\r\nnN"  # first characters of a cell that may be missing ("", " ", "n/a", "N/A")
 
 
