@@ -834,3 +834,41 @@ def test_a_line_without_a_cell_opening_dash_holds_no_negative_value() -> None:
     assert found > 300 and skipped > 300  # both sides were tried
     assert not _dash_starts_a_cell('"1","Tesla V100-SXM2","2.5e-07"\n')
     assert _dash_starts_a_cell('"1"," -3"\n') and _dash_starts_a_cell('"-3"\n')
+
+
+def _read_every_metric(path: Path) -> tuple[list[tuple[object, ...]], int]:
+    """Every kernel of an export with every header metric read, the first kernel's read first (so that
+    later rows parse what it read at once, in blocks where they can), and how many rows a block parsed."""
+    from ncu_roofline.readers.csv_export import CsvExport
+
+    export = CsvExport(path)
+    out: list[tuple[object, ...]] = []
+    parsed = 0
+    for kernel in export.kernels():
+        block = getattr(getattr(kernel.metrics, "_row", None), "block", None)
+        if block is not None and block.parsed is not None:
+            parsed += block.parsed[1][kernel.metrics._row.position] is not None
+        metrics = {name: repr(kernel.metrics.get(name)) for name in export.header}
+        out.append((kernel.index, kernel.name, kernel.grid_size, kernel.block_size, metrics))
+    return out, parsed
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", sorted(p.name for p in REPORTS.glob("*.ncu-rep")) if REPORTS.is_dir() else [])
+def test_every_corpus_report_reads_the_same_in_blocks_as_row_by_row(tmp_path: Path, name: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Invariant over the corpus: an export of each report's kernels, repeated past one block (70 rows),
+    reads the same, value for value (kind, unit, absence), whether its rows' number columns are parsed
+    64 rows at once or each row on its own."""
+    import dataclasses
+
+    from ncu_roofline.readers import csv_export
+
+    report = _corpus_report(name)
+    kernels = [dataclasses.replace(report.kernels[i % len(report.kernels)], index=i) for i in range(70)]
+    path = write_ncu_csv(RawReport(name, "csv", kernels), tmp_path / "export.csv")
+    in_blocks, parsed = _read_every_metric(path)
+    monkeypatch.setattr(csv_export, "_BLOCK_ROWS", 1)  # a batch of one line: never a block
+    row_by_row, none = _read_every_metric(path)
+    assert row_by_row == in_blocks and len(in_blocks) == 70
+    assert none == 0 and parsed >= 35  # most rows took the block reading (one with a missing cell reads alone)
