@@ -130,7 +130,7 @@ class RowBlock:
 
 def plain_line(line: str) -> bool:
     """Whether a line may be an all-quoted ASCII row (`quoted_cells` checks the rest): what a block holds."""
-    return line.startswith('"') and line.endswith(('"\n', '"\r\n', '"\r')) and line.isascii() and "\x00" not in line
+    return line.startswith('"') and line.endswith(('"\n', '"\r\n', '"\r')) and line.isascii()
 
 
 def quoted_block(lines: Sequence[str]) -> list[QuotedRow]:

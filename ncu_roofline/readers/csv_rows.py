@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -160,15 +159,10 @@ class HotColumns:
                 return dict(zip(self.names, values, strict=True)), {}
         cells = self.cells_of(row)
         joined = _ungrouped("\x00" + "\x00".join(cells) + "\x00")
-        if not joined.translate(_PLAIN_DELETE):  # only number characters (and the joins) are left
-            parts = joined[1:-1].split("\x00")
-            if len(parts) == len(cells):  # no cell held a NUL of its own
-                try:
-                    values = list(map(float, parts))
-                except ValueError:  # an empty cell, or characters that do not make a number
-                    pass
-                else:  # plain floats: a metric is made only for a name asked for through `get`
-                    return dict(zip(self.names, values, strict=True)), {}
+        parts = joined[1:-1].split("\x00")
+        found = _plain_floats(parts, joined) if len(parts) == len(cells) else None  # no cell held a NUL
+        if found is not None:  # plain floats: a metric is made only for a name asked for through `get`
+            return dict(zip(self.names, found, strict=True)), {}
         return {}, {name: _read_cell(cell, unit) for name, cell, unit in
                     zip(self.names, cells, self.units, strict=True)}
 
@@ -186,22 +180,26 @@ class HotColumns:
         parts = joined[1:-1].split("\x00")
         values: list[list[float] | None] = [None] * rows
         if len(parts) == rows * width:  # no cell held a NUL of its own
-            if not joined.translate(_PLAIN_DELETE):
-                try:
-                    whole = list(map(float, parts))
-                except ValueError:  # an empty cell, or characters that make no number: row by row
-                    pass
-                else:
-                    values = [whole[k * width:(k + 1) * width] for k in range(rows)]
-                    block.parsed = (self, values)
-                    return values
-            for k in range(rows):
-                chunk = parts[k * width:(k + 1) * width]
-                if not "".join(chunk).translate(_PLAIN_DELETE):
-                    with contextlib.suppress(ValueError):  # characters that make no number
-                        values[k] = list(map(float, chunk))
+            whole = _plain_floats(parts, joined)
+            if whole is not None:
+                values = [whole[k * width:(k + 1) * width] for k in range(rows)]
+            else:  # a row is not all numbers: each row on its own
+                for k in range(rows):
+                    chunk = parts[k * width:(k + 1) * width]
+                    values[k] = _plain_floats(chunk, "".join(chunk))
         block.parsed = (self, values)
         return values
+
+
+def _plain_floats(parts: Sequence[str], text: str) -> list[float] | None:
+    """The cells as floats, where their text (joined) holds only number characters and NULs and each
+    makes a number (the reading `get` gives them: `float`); None otherwise (an empty cell, text)."""
+    if text.translate(_PLAIN_DELETE):
+        return None
+    try:
+        return list(map(float, parts))
+    except ValueError:  # characters that do not make a number ("1e5e", "+-")
+        return None
 
 
 def _read_cell(cell: str, unit: str) -> Metric | None:
