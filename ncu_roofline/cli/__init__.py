@@ -14,6 +14,7 @@ from ..version import __version__
 from .batch import batch
 from .common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED, fail
 from .diff import diff
+from .heap import pad_heap
 from .metrics import metrics
 from .report import report
 from .trend import trend
@@ -47,6 +48,7 @@ class _Commands(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         thresholds = gc.get_threshold()
         gc.set_threshold(*GC_THRESHOLDS)  # for this command only (an embedding program gets its own back)
+        pad_heap()  # freed blocks' pages stay for the next ones (`heap`); glibc has no query to restore it by
         try:
             return self._invoke(ctx)
         finally:
