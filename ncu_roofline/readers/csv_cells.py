@@ -39,12 +39,14 @@ class QuotedRow(Sequence[str]):
     2i + 1. Reads as the list of its n cells; `pick` reads many at once. A row of a block
     (`quoted_block`) knows it (`block`, `position`)."""
 
-    __slots__ = ("_cells", "_line", "_quotes", "block", "position")
+    __slots__ = ("_cells", "_data", "_line", "_quotes", "block", "position")
 
-    def __init__(self, line: str, quotes: IndexArray, block: RowBlock | None = None, position: int = 0) -> None:
+    def __init__(self, line: str, quotes: IndexArray, block: RowBlock | None = None, position: int = 0,
+                 data: bytes | None = None) -> None:
         self._line = line
         self._quotes = quotes
         self._cells: list[str] | None = None
+        self._data = data  # the line's ASCII bytes, until a block has joined them (`quoted_block`)
         self.block = block
         self.position = position
 
@@ -91,13 +93,13 @@ class QuotedRow(Sequence[str]):
 
 class RowBlock:
     """Consecutive all-quoted rows of one width, for what is read of all of them at once (a reader's
-    number columns, `HotColumns.parse`): their lines' text and the (rows, 2n) positions of their quotes
-    in it. `parsed` holds what the reader made of them; the text is let go then (`release`)."""
+    number columns, `HotColumns.parse`): their lines' text (ASCII bytes) and the (rows, 2n) positions of
+    their quotes in it. `parsed` holds what the reader made of them; the text is let go then (`release`)."""
 
     __slots__ = ("parsed", "quotes", "rows", "text")
 
-    def __init__(self, text: str, quotes: Any, rows: int) -> None:
-        self.text: str | None = text
+    def __init__(self, text: bytes, quotes: Any, rows: int) -> None:
+        self.text: bytes | None = text
         self.quotes: Any = quotes
         self.rows = rows
         self.parsed: tuple[object, Any] | None = None  # (the reader, its result)
@@ -117,8 +119,9 @@ class RowBlock:
         lengths = quotes[:, closing].ravel() - starts
         spans = lengths + 1  # each cell and the NUL after it
         begins = np.cumsum(spans) - spans  # where each cell starts in the result
-        index = np.arange(int(spans.sum()), dtype=np.intp) - np.repeat(begins - starts, spans)
-        out = np.frombuffer(self.text.encode("ascii"), dtype=np.uint8)[index]
+        index = np.repeat(starts - begins, spans)  # in place from here: no more temporaries of the result's size
+        index += np.arange(len(index), dtype=np.intp)
+        out = np.frombuffer(self.text, dtype=np.uint8)[index]
         out[begins + lengths] = 0
         text: str = out.tobytes().decode("ascii")
         return "\x00" + text
@@ -141,18 +144,22 @@ def quoted_block(lines: Sequence[str]) -> list[QuotedRow]:
     np = _np()
     rows: list[QuotedRow] = []
     for line in lines:
-        row = quoted_cells(line)
+        row = quoted_cells(line, keep_bytes=True)
         if type(row) is not QuotedRow or (rows and len(row) != len(rows[0])):
             break
         rows.append(row)
     if len(rows) < 2:
+        for row in rows:
+            row._data = None  # a row alone is in no block
         return rows
     lengths = [len(row._line) for row in rows]
     offsets = np.cumsum(lengths) - lengths
-    quotes = np.vstack([row._quotes for row in rows]) + offsets[:, None]
-    block = RowBlock("".join(row._line for row in rows), quotes, len(rows))
+    quotes = np.vstack([row._quotes for row in rows])
+    quotes += offsets[:, None]
+    block = RowBlock(b"".join([row._line.encode("ascii") if row._data is None else row._data
+                                for row in rows]), quotes, len(rows))
     for position, row in enumerate(rows):
-        row.block, row.position = block, position
+        row.block, row.position, row._data = block, position, None
     return rows
 
 
@@ -179,7 +186,7 @@ class CellPicker:
         return [row[i] for i in self.indices]
 
 
-def quoted_cells(line: str) -> QuotedRow | list[str] | None:
+def quoted_cells(line: str, keep_bytes: bool = False) -> QuotedRow | list[str] | None:
     """The cells of a row as ncu writes it, `"a","b",...,"z"` and a line end, with no other quote in
     it; None for any other line, which csv.reader reads.
 
@@ -187,7 +194,8 @@ def quoted_cells(line: str) -> QuotedRow | list[str] | None:
     (a closing quote, a comma, an opening quote), so every quote is one of the cells' own; a quoted
     line break, an escaped quote or an unquoted cell breaks the pattern. That is the same test as
     "the line holds 2n quotes and splits on `","` into n cells", which a line that is not ASCII
-    takes instead (its characters are not its bytes).
+    takes instead (its characters are not its bytes). `keep_bytes`: the row keeps its line's ASCII bytes, for a
+    block to join (`quoted_block`).
     """
     if not line.startswith('"') or "\x00" in line:  # csv.reader refuses NUL on Python 3.10: let it say so
         return None
@@ -203,14 +211,15 @@ def quoted_cells(line: str) -> QuotedRow | list[str] | None:
         cells = line[1:end].split('","')
         return cells if line.count('"') == 2 * len(cells) else None
     np = _numpy or _np()
-    data = np.frombuffer(line.encode("ascii"), dtype=np.uint8)
+    raw = line.encode("ascii")
+    data = np.frombuffer(raw, dtype=np.uint8)
     quotes = np.flatnonzero(data == _QUOTE)
     if len(quotes) % 2 or len(quotes) < 2:
         return None
     closing, opening = quotes[1:-1:2], quotes[2:-1:2]
     if len(closing) and not ((opening - closing == 2).all() and (data[closing + 1] == _COMMA).all()):
         return None
-    return QuotedRow(line, quotes)
+    return QuotedRow(line, quotes, data=raw if keep_bytes else None)
 
 
 def dash_starts_a_cell(line: str) -> bool:
