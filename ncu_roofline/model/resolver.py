@@ -12,11 +12,26 @@ import math
 from collections.abc import Container
 from dataclasses import dataclass
 from sys import intern  # a recipe's text is the same for every launch of a kernel: one copy
-from typing import Any, TypeVar
+from typing import Any
 
 from ..knowledge import recipes as R
 from ..knowledge.units import SI_FACTORS, to_si
 from ..readers.record import UNREAD, RawKernel, hot_values, read_so_far
+from .plans import (
+    RecipePlan,
+    TermPlan,
+    cycle_names,
+    export_plans,
+    filled,
+    rate_forms,
+    recipe_plan,
+    remember,
+    term_plan,
+    unit_of,
+    weighted,
+)
+
+__all__ = ["Missing", "Resolver", "Value", "unit_of"]
 
 
 @dataclass(slots=True)  # not frozen: built a few hundred times a launch, and frozen costs 4x to build
@@ -39,12 +54,6 @@ class Missing:
     collect_with: str
 
 
-def unit_of(metric: str) -> str:
-    """The hardware unit whose cycles pace a metric: `dram__bytes_read.sum` -> `dram`."""
-    name = metric.removeprefix("derived__")
-    return name.split("__", 1)[0]
-
-
 Options = tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...]
 # id(options) -> (options, each term's metric once, with its raw, per-cycle and per-second names). The
 # options are the recipe tables' own tuples (kept alive here, so that an id names one tuple only).
@@ -61,33 +70,26 @@ def _terms_of(options: Options) -> tuple[tuple[str, tuple[str, str, str]], ...]:
     return entry[1]
 
 
-_T = TypeVar("_T")
-# Names built once, not on every look-up: a count's per-cycle and per-second forms and the unit whose
-# cycles pace it; a unit's elapsed-cycle metric and its rate.
-_RATE_FORMS: dict[str, tuple[str, str, str]] = {}
-_CYCLE_NAMES: dict[str, tuple[str, str]] = {}
-_KEPT = 4096  # names come from the recipe tables and a report's tensor paths: a hand-edited file cannot grow these
+_PEAK_FORMULAS: dict[tuple[str, str], str] = {}
 
 
-def _remember(cache: dict[str, _T], key: str, value: _T) -> _T:
-    if len(cache) < _KEPT:
-        cache[key] = value
-    return value
-
-
-def _rate_forms(metric: str) -> tuple[str, str, str]:
-    """A count's per-cycle and per-second forms, and the unit whose cycles pace it."""
-    forms = _RATE_FORMS.get(metric)
-    if forms is None:
-        forms = _remember(_RATE_FORMS, metric, (f"{metric}.per_cycle_elapsed", f"{metric}.per_second",
-                                                unit_of(metric)))
-    return forms
+def _peak_formula(plan: RecipePlan, clock: str) -> str:
+    """A peak's formula, `(terms) × clock`, made once per recipe and clock formula."""
+    key = (plan.formula, clock)
+    found = _PEAK_FORMULAS.get(key)
+    if found is None:
+        text = f"({plan.formula}) × {clock}" if len(plan.terms) > 1 else f"{plan.formula} × {clock}"
+        found = remember(_PEAK_FORMULAS, key, intern(text))
+    return found
 
 
 def _count_forms(metric: str) -> tuple[str, str, str]:
     """The names a count may be stored under: raw, per cycle, per second."""
-    per_cycle, per_second, _ = _rate_forms(metric)
+    per_cycle, per_second, _ = rate_forms(metric)
     return metric, per_cycle, per_second
+
+
+_PLANS_KEPT = 4096  # plans per export: recipes and counts of the recipe tables and a report's tensor paths
 
 
 class Resolver:
@@ -107,7 +109,10 @@ class Resolver:
         self._possible: Container[str] = getattr(kernel.metrics, "possible_names", kernel.metrics)
         # A CSV export's header, shared by its rows, keeps per recipe table the options that can succeed
         # at all (`_feasible`); a report's per-kernel name list has none.
-        self._plans: dict[int, tuple[Options, Options]] | None = getattr(self._possible, "plans", None)
+        self._plans: dict[int, Any] | None = getattr(self._possible, "plans", None)
+        # Where such an export's rows hold each count, once their number cells parsed at once (`plans`).
+        self._hot_plans: dict[Any, Any] | None = (export_plans(self._plans) if self._hot_units and
+                                                  self._plans is not None else None)
         self.duration: Value | None = None
         self.nan_seen: set[str] = set()  # metrics whose value is NaN or infinite: not measurements
         self.infinite: set[str] = set()  # those of them that are infinite (a hand-edited or damaged value)
@@ -147,11 +152,7 @@ class Resolver:
 
     def cycles(self, unit: str) -> tuple[float, str] | None:
         """Elapsed cycles of a unit: stored, or clock x duration."""
-        names = _CYCLE_NAMES.get(unit)
-        if names is None:
-            names = _remember(_CYCLE_NAMES, unit, (f"{unit}__cycles_elapsed.avg",
-                                                   f"{unit}__cycles_elapsed.avg.per_second"))
-        name, per_second = names
+        name, per_second = cycle_names(unit)
         v = self.number(name)
         if v is not None:
             return v, name
@@ -162,23 +163,36 @@ class Resolver:
 
     def clock(self, unit: str) -> tuple[float, str] | None:
         """Measured clock of a unit in hz: stored rate, or cycles / duration."""
-        name = f"{unit}__cycles_elapsed.avg.per_second"
+        cycles, name = cycle_names(unit)
         v = self.number(name)
         if v is not None:
             return v, name
-        cyc = self.number(f"{unit}__cycles_elapsed.avg")
+        cyc = self.number(cycles)
         if cyc is not None and self.duration is not None and self.duration.value > 0:
-            return cyc / self.duration.value, f"{unit}__cycles_elapsed.avg ÷ {self.duration.recipe}"
+            return cyc / self.duration.value, f"{cycles} ÷ {self.duration.recipe}"
         return None
 
     def count(self, metric: str, raw_only: bool = False, default_unit: str = "") -> tuple[float, str] | None:
         """A total count: raw, per-cycle rate x cycles, per-second rate x duration."""
+        plans = self._hot_plans
+        if plans is not None:
+            key = (metric, raw_only, default_unit)
+            plan = plans.get(key, UNREAD)
+            if plan is UNREAD:
+                plan = term_plan(metric, raw_only, default_unit, self._hot_units, self._possible)
+                if len(plans) < _PLANS_KEPT:
+                    plans[key] = plan
+            if plan is not None:
+                value = self._value_of(plan)
+                if value is not None:
+                    return value, (filled(plan.text, self.duration.recipe) if plan.by_duration  # type: ignore[union-attr]
+                                   else plan.text)
         v = self.number(metric, default_unit)
         if v is not None:
             return v, metric
         if raw_only:
             return None
-        per_cycle, per_second, unit = _rate_forms(metric)
+        per_cycle, per_second, unit = rate_forms(metric)
         possible = self._possible  # most counts have no rate form in a report: no call for those
         if per_cycle in possible:
             rate = self.number(per_cycle)
@@ -197,6 +211,46 @@ class Resolver:
         got = self.count(metric)
         return None if got is None else got[0]
 
+    def _recipe_plan(self, recipe: R.Recipe | R.PeakRecipe) -> RecipePlan | None:
+        plans = self._hot_plans
+        assert plans is not None
+        entry = plans.get(id(recipe))
+        if entry is None or entry[0] is not recipe:  # keyed by identity: the entry keeps the recipe alive
+            entry = (recipe, recipe_plan(recipe, self._hot_units, self._possible))
+            if len(plans) < _PLANS_KEPT:
+                plans[id(recipe)] = entry
+        return entry[1]
+
+    def _value_of(self, term: TermPlan) -> float | None:
+        """A count's value in SI units from this row's parsed cells, computed as `count` computes it; None
+        where one of them is absent, NaN or infinite, or the duration it needs is not known (yet)."""
+        v = self._hot(term.name)
+        if v is None or v - v != 0.0:
+            return None
+        v = v * term.factor
+        duration = self.duration
+        if term.by_duration and duration is None:
+            return None
+        if term.cycles:
+            c = self._hot(term.cycles)
+            if c is None or c - c != 0.0:
+                return None
+            c = c * term.cycles_factor
+            return v * (c * duration.value) if term.by_duration else v * c  # type: ignore[union-attr]
+        return v * duration.value if term.by_duration else v  # type: ignore[union-attr]
+
+    def _applied(self, plan: RecipePlan) -> tuple[float, str] | None:
+        """A recipe plan's total and formula, as `recipe` computes them; None where `_value_of` is None."""
+        total = 0.0
+        for weight, term in plan.terms:
+            v = self._value_of(term)
+            if v is None:
+                return None
+            total += weight * v
+        if plan.by_duration:
+            return total, filled(plan.formula, self.duration.recipe)  # type: ignore[union-attr]
+        return total, plan.formula
+
     def held(self, options: tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...]) -> tuple[str, ...]:
         """The recipes' terms the kernel holds in some form (raw, per cycle, per second), in order."""
         possible, get = self._possible, self._get
@@ -210,6 +264,13 @@ class Resolver:
 
     def recipe(self, recipe: R.Recipe) -> Value | None:
         """Apply a recipe: every term must resolve."""
+        if self._hot_plans is not None:
+            plan = self._recipe_plan(recipe)
+            got = self._applied(plan) if plan is not None else None
+            if got is not None:
+                if got[0] - got[0] != 0.0:  # as below: a sum past the float range is no count
+                    return None
+                return Value(got[0], got[1], recipe.estimate, recipe.definition, recipe.note)
         total = 0.0
         parts = []
         complete = True
@@ -219,7 +280,7 @@ class Resolver:
                 complete = False
                 continue
             total += term.weight * got[0]
-            parts.append(_weighted(term.weight, got[1]))
+            parts.append(weighted(term.weight, got[1]))
         if not complete or total - total != 0.0:  # a sum past the float range (edited values) is no count
             return None
         return Value(total, intern(" + ".join(parts)), recipe.estimate, recipe.definition, recipe.note)
@@ -239,7 +300,7 @@ class Resolver:
             entry = (options, kept)
             if len(plans) < 1024:
                 plans[id(options)] = entry
-        return entry[1]  # type: ignore[return-value]
+        return entry[1]
 
     def first(self, options: tuple[R.Recipe, ...]) -> Value | None:
         for option in self._feasible(options):
@@ -252,6 +313,14 @@ class Resolver:
         """Per-cycle peak x measured clock, in units per second."""
         if recipe.ratio_pct:
             return self._ratio_peak(recipe)
+        if self._hot_plans is not None:
+            plan = self._recipe_plan(recipe)
+            got = self._applied(plan) if plan is not None else None
+            if plan is not None and got is not None:
+                clk = self.clock(recipe.clock_unit)
+                if clk is None:
+                    return None
+                return self._peak_value(recipe, got[0] * clk[0], _peak_formula(plan, clk[1]))
         per_cycle = 0.0
         parts = []
         for term in recipe.terms:
@@ -259,16 +328,18 @@ class Resolver:
             if v is None:
                 return None
             per_cycle += term.weight * v
-            parts.append(_weighted(term.weight, term.metric))
+            parts.append(weighted(term.weight, term.metric))
         clk = self.clock(recipe.clock_unit)
         if clk is None:
             return None
         formula = f"({' + '.join(parts)}) × {clk[1]}" if len(parts) > 1 else f"{parts[0]} × {clk[1]}"
-        peak = per_cycle * clk[0]
+        return self._peak_value(recipe, per_cycle * clk[0], intern(formula))
+
+    def _peak_value(self, recipe: R.PeakRecipe, peak: float, formula: str) -> Value | None:
         if not 0.0 < peak < math.inf:  # a zero or overflowing peak (edited values) is no roof
             self.unusable_peaks.append(formula)
             return None
-        return Value(peak, intern(formula), definition=recipe.definition, note=recipe.note)
+        return Value(peak, formula, definition=recipe.definition, note=recipe.note)
 
 
     def _ratio_peak(self, recipe: R.PeakRecipe) -> Value | None:
@@ -279,16 +350,9 @@ class Resolver:
         if got is None or pct is None or pct <= 0 or self.duration is None:
             return None
         rate = term.weight * got[0] / self.duration.value
-        formula = f"{_weighted(term.weight, got[1])} ÷ {self.duration.recipe} ÷ ({recipe.ratio_pct} ÷ 100)"
+        formula = f"{weighted(term.weight, got[1])} ÷ {self.duration.recipe} ÷ ({recipe.ratio_pct} ÷ 100)"
         peak = rate / (pct / 100.0)
         if not 0.0 < peak < math.inf:
             self.unusable_peaks.append(formula)
             return None
         return Value(peak, intern(formula), definition=recipe.definition, note=recipe.note)
-
-
-def _weighted(weight: float, text: str) -> str:
-    if weight == 1.0:
-        return text
-    w = int(weight) if float(weight).is_integer() else weight
-    return f"{w} × {text}"

@@ -1,0 +1,113 @@
+"""The resolver's plans (`model.plans`): a recipe or count whose cells a CSV export's rows parse at once is
+applied from those values, with its formula made once per export. It must give exactly what the general
+path gives (value, formula, notes, and every Missing entry), on every report of the corpus."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import pytest
+from ncu_csv_writer import write_ncu_csv
+
+from ncu_roofline.model import resolver
+from ncu_roofline.model.quantities import compute_quantities
+from ncu_roofline.readers import read_report
+from ncu_roofline.readers.csv_export import CsvExport
+from ncu_roofline.readers.record import Metric, RawKernel, RawReport
+
+REPORTS = Path(__file__).resolve().parents[1].parent / "shared" / "reports"
+needs_corpus = pytest.mark.skipif(not REPORTS.is_dir(), reason=f"shared report corpus not found at {REPORTS}")
+CORPUS = sorted(p.name for p in REPORTS.glob("*.ncu-rep")) if REPORTS.is_dir() else []
+
+
+def _quantities(path: Path) -> list[object]:
+    return [compute_quantities(kernel) for kernel in CsvExport(path).kernels()]
+
+
+def _export(kernels: list[RawKernel], path: Path) -> Path:
+    # Twice over, the first kernel first: the later rows parse at once what the first one's model read.
+    rows = [dataclasses.replace(kernels[i % len(kernels)], index=i) for i in range(2 * len(kernels) + 1)]
+    return write_ncu_csv(RawReport("export", "csv", rows), path, autoscale=True, thousands=True)
+
+
+def _both_ways(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[object], list[object], int]:
+    """Every row's quantities with the plans and without, and how many plans were made (once per recipe or
+    count and export)."""
+    made = 0
+
+    def counted(make):  # type: ignore[no-untyped-def]
+        def plan(*args):  # type: ignore[no-untyped-def]
+            nonlocal made
+            found = make(*args)
+            made += found is not None
+            return found
+        return plan
+
+    monkeypatch.setattr(resolver, "recipe_plan", counted(resolver.recipe_plan))
+    monkeypatch.setattr(resolver, "term_plan", counted(resolver.term_plan))
+    with_plans = _quantities(path)
+    monkeypatch.setattr(resolver, "recipe_plan", lambda *args: None)
+    monkeypatch.setattr(resolver, "term_plan", lambda *args: None)
+    general = _quantities(path)
+    return with_plans, general, made
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", CORPUS)
+def test_every_corpus_report_gives_the_same_quantities_with_and_without_the_plans(
+        tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    kernels = read_report(REPORTS / name).kernels
+    with_plans, general, used = _both_ways(_export(kernels, tmp_path / "export.csv"), monkeypatch)
+    assert with_plans == general and len(general) == 2 * len(kernels) + 1
+    if any(q.duration_s is not None for q in general):  # type: ignore[attr-defined]
+        assert used > 0  # the later rows' durations, counts and peaks at least took a plan
+
+
+def _kernel(index: int) -> RawKernel:
+    metrics = {
+        "gpu__time_duration.sum": Metric(1500.0, "nsecond"),
+        "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum": Metric(1.0e6, "inst"),
+        "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum": Metric(2.0e6, "inst"),
+        "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": Metric(3.0e6, "inst"),
+        "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": Metric(8192.0, "inst/cycle"),
+        "sm__cycles_elapsed.avg.per_second": Metric(1.755, "Ghz"),
+        "dram__bytes_read.sum": Metric(4.0e6, "byte"),
+        "dram__bytes_write.sum": Metric(1.0e6, "byte"),
+    }
+    return RawKernel(index, f"k{index}", f"k{index}", metrics, device="NVIDIA H100", compute_capability="9.0")
+
+
+def test_a_plan_gives_the_hand_computed_value_and_formula(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _export([_kernel(0)], tmp_path / "one.csv")
+    with_plans, general, used = _both_ways(path, monkeypatch)
+    assert used > 0 and with_plans == general
+    q = with_plans[-1]
+    assert q.duration_s.value == pytest.approx(1.5e-6, rel=1e-15)  # type: ignore[attr-defined]
+    fp32 = q.flop["fp32"]  # type: ignore[attr-defined]
+    assert fp32.value == 1.0e6 + 2.0e6 + 2 * 3.0e6
+    assert fp32.recipe == ("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum + "
+                           "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum + "
+                           "2 × smsp__sass_thread_inst_executed_op_ffma_pred_on.sum")
+    peak = q.peaks["fp32"]  # type: ignore[attr-defined]
+    assert peak.value == pytest.approx(2 * 8192 * 1.755e9, rel=1e-12)
+    assert peak.recipe == ("2 × sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained × "
+                           "sm__cycles_elapsed.avg.per_second")
+    assert q.bytes["dram"].value == 5.0e6  # type: ignore[attr-defined]
+
+
+def test_a_row_whose_hot_value_is_nan_takes_the_general_path(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first row teaches the hot columns; a later row's NaN count is noticed and worded as NaN, the same
+    with the plans as without."""
+    nan_row = _kernel(1)
+    nan_row.metrics["smsp__sass_thread_inst_executed_op_fmul_pred_on.sum"] = Metric(math.nan, "inst")  # type: ignore[index]
+    path = write_ncu_csv(RawReport("export", "csv", [_kernel(0), nan_row, _kernel(2)]), tmp_path / "nan.csv")
+    with_plans, general, _ = _both_ways(path, monkeypatch)
+    assert with_plans == general
+    q = with_plans[1]
+    assert q.flop["fp32"] is None  # type: ignore[attr-defined]
+    reason = next(m.reason for m in q.missing if m.quantity == "work_flop.fp32")  # type: ignore[attr-defined]
+    assert "NaN" in reason and "fmul" in reason
+    assert with_plans[2].flop["fp32"].value == 9.0e6  # type: ignore[attr-defined]
