@@ -1,18 +1,21 @@
-"""The resolver's plans (`model.plans`): a recipe or count whose cells a CSV export's rows parse at once is
-applied from those values, with its formula made once per export. It must give exactly what the general
-path gives (value, formula, notes, and every Missing entry), on every report of the corpus."""
+"""The model's plans for CSV exports (`model.plans`, `model.throughputs`): a recipe, count or unit share whose
+cells a CSV export's rows parse at once is read from those values, with its formula made once per export. It
+must give exactly what the general path gives (value, formula, notes, every Missing entry, unit shares and
+launch facts), on every report of the corpus."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from ncu_csv_writer import write_ncu_csv
 
-from ncu_roofline.model import resolver
+from ncu_roofline.model import resolver, throughputs
 from ncu_roofline.model.quantities import compute_quantities
+from ncu_roofline.model.roofline import build_kernel_model
 from ncu_roofline.readers import read_report
 from ncu_roofline.readers.csv_export import CsvExport
 from ncu_roofline.readers.record import Metric, RawKernel, RawReport
@@ -26,13 +29,19 @@ def _quantities(path: Path) -> list[object]:
     return [compute_quantities(kernel) for kernel in CsvExport(path).kernels()]
 
 
+def _models(path: Path) -> list[object]:
+    """Every row's model as the JSON writes it: unit shares and launch facts included."""
+    return [build_kernel_model(kernel).to_dict() for kernel in CsvExport(path).kernels()]
+
+
 def _export(kernels: list[RawKernel], path: Path) -> Path:
     # Twice over, the first kernel first: the later rows parse at once what the first one's model read.
     rows = [dataclasses.replace(kernels[i % len(kernels)], index=i) for i in range(2 * len(kernels) + 1)]
     return write_ncu_csv(RawReport("export", "csv", rows), path, autoscale=True, thousands=True)
 
 
-def _both_ways(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[object], list[object], int]:
+def _both_ways(path: Path, monkeypatch: pytest.MonkeyPatch, read: Callable[[Path], list[object]] = _quantities
+               ) -> tuple[list[object], list[object], int]:
     """Every row's quantities with the plans and without, and how many plans were made (once per recipe or
     count and export)."""
     made = 0
@@ -47,10 +56,13 @@ def _both_ways(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[object
 
     monkeypatch.setattr(resolver, "recipe_plan", counted(resolver.recipe_plan))
     monkeypatch.setattr(resolver, "term_plan", counted(resolver.term_plan))
-    with_plans = _quantities(path)
+    monkeypatch.setattr(throughputs, "_hot_units_plan", counted(throughputs._hot_units_plan))
+    with_plans = read(path)
     monkeypatch.setattr(resolver, "recipe_plan", lambda *args: None)
     monkeypatch.setattr(resolver, "term_plan", lambda *args: None)
-    general = _quantities(path)
+    # No parsed values for the unit shares and launch facts either: each read through the metric mapping.
+    monkeypatch.setattr(throughputs, "hot_values", lambda metrics: ({}.get, {}))
+    general = read(path)
     return with_plans, general, made
 
 
@@ -111,3 +123,54 @@ def test_a_row_whose_hot_value_is_nan_takes_the_general_path(tmp_path: Path,
     reason = next(m.reason for m in q.missing if m.quantity == "work_flop.fp32")  # type: ignore[attr-defined]
     assert "NaN" in reason and "fmul" in reason
     assert with_plans[2].flop["fp32"].value == 9.0e6  # type: ignore[attr-defined]
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", CORPUS)
+def test_every_corpus_report_gives_the_same_model_with_and_without_the_plans(
+        tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole model (unit shares from the per-export unit plan, launch facts from the parsed values)."""
+    kernels = read_report(REPORTS / name).kernels
+    with_plans, general, _ = _both_ways(_export(kernels, tmp_path / "export.csv"), monkeypatch, _models)
+    assert with_plans == general and len(general) == 2 * len(kernels) + 1
+
+
+def test_a_damaged_unit_share_in_a_parsed_row_falls_back_to_the_units_next_metric(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A negative share (damage) or a NaN in a row whose cells parsed at once: the unit is read from its next
+    metric, as without the plan; a good row takes the plan."""
+    def kernel(index: int, dram: float) -> RawKernel:
+        k = _kernel(index)
+        k.metrics["gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"] = Metric(dram, "%")  # type: ignore[index]
+        k.metrics["dram__throughput.avg.pct_of_peak_sustained_elapsed"] = Metric(40.0, "%")  # type: ignore[index]
+        k.metrics["sm__throughput.avg.pct_of_peak_sustained_elapsed"] = Metric(12.5, "%")  # type: ignore[index]
+        return k
+
+    rows = [kernel(0, 50.0), kernel(1, -3.0), kernel(2, math.nan), kernel(3, 62.0)]
+    path = write_ncu_csv(RawReport("export", "csv", rows), tmp_path / "units.csv")
+    with_plans, general, made = _both_ways(path, monkeypatch, _models)
+    assert with_plans == general and made > 0
+    shares = [m["utilization"] for m in with_plans]  # type: ignore[index]
+    assert [s["dram_throughput"] for s in shares] == [0.5, 0.4, 0.4, 0.62]
+    assert [m["unit_recipes"]["dram_throughput"] for m in with_plans] == [  # type: ignore[index]
+        "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed ÷ 100",
+        "dram__throughput.avg.pct_of_peak_sustained_elapsed ÷ 100",
+        "dram__throughput.avg.pct_of_peak_sustained_elapsed ÷ 100",
+        "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed ÷ 100"]
+    assert all(s["sm_throughput"] == 0.125 for s in shares)
+
+
+def test_a_nan_launch_figure_in_a_parsed_row_is_not_available(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Launch facts read from a row's parsed values: a NaN is no figure (None), as `RawKernel.number` has it."""
+    def kernel(index: int, waves: float) -> RawKernel:
+        k = _kernel(index)
+        k.metrics["launch__waves_per_multiprocessor"] = Metric(waves, "")  # type: ignore[index]
+        k.metrics["launch__registers_per_thread"] = Metric(40.0, "register/thread")  # type: ignore[index]
+        return k
+
+    path = write_ncu_csv(RawReport("export", "csv", [kernel(0, 2.5), kernel(1, math.nan), kernel(2, 0.75)]),
+                         tmp_path / "launch.csv")
+    with_plans, general, _ = _both_ways(path, monkeypatch, _models)
+    assert with_plans == general
+    assert [m["launch"]["waves_per_sm"] for m in with_plans] == [2.5, None, 0.75]  # type: ignore[index]
+    assert [m["launch"]["registers_per_thread"] for m in with_plans] == [40.0] * 3  # type: ignore[index]

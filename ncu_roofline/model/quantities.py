@@ -212,9 +212,11 @@ def _without_register_moves(kernel: RawKernel, res: Resolver, fp16: Value | None
     return fp16
 
 
-def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART) -> KernelQuantities:
-    """Apply every recipe to one kernel."""
-    res = Resolver(kernel)
+def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART,
+                       res: Resolver | None = None) -> KernelQuantities:
+    """Apply every recipe to one kernel (through `res`, a new resolver of `kernel` unless given)."""
+    if res is None:
+        res = Resolver(kernel)
     missing: list[Missing] = []
 
     res.duration = res.first(R.DURATION) or _duration_from_cycles(res)

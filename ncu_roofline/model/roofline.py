@@ -19,6 +19,7 @@ from ..knowledge.peaks_file import UserPeaks
 from ..readers.record import RawKernel
 from ..settings import AnalysisSettings
 from .quantities import DURATION_FROM_CYCLES_NOTES, KernelQuantities, Missing, Value, compute_quantities
+from .resolver import Resolver
 from .throughputs import UnitShare, launch_facts, unit_throughputs
 
 DEFAULT_SETTINGS = AnalysisSettings()
@@ -204,9 +205,11 @@ def _apply_user_peaks(q: KernelQuantities, raw: RawKernel, user: UserPeaks | Non
 
 def build_kernel_model(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETTINGS) -> KernelModel:
     """Quantities -> roofline model for one kernel, built once from named values."""
-    q = compute_quantities(raw, settings.bytes_definition)
+    res = Resolver(raw)
+    q = compute_quantities(raw, settings.bytes_definition, res)
     units = unit_throughputs(raw)
-    launch = launch_facts(raw, q.duration_s)
+    res.duration = q.duration_s  # none for a kernel without a usable duration
+    launch = launch_facts(raw, res)
     peaks, tensor_peaks, flags = _apply_user_peaks(q, raw, settings.peaks)
     missing = [m for m in q.missing if not _covered_by_user(m, peaks, tensor_peaks)]
     empty_levels: dict[str, float | None] = {lv: None for lv in R.LEVELS}

@@ -9,12 +9,13 @@ tool has no label for (they keep their metric name). Nothing is derived from roo
 from __future__ import annotations
 
 import math
-from collections.abc import Container
-from typing import NamedTuple
+from collections.abc import Container, Mapping
+from typing import Any, NamedTuple
 
 from ..knowledge import throughputs as T
 from ..readers.record import UNREAD, RawKernel, hot_values, read_so_far
-from .resolver import Resolver, Value
+from .plans import export_plans
+from .resolver import Resolver
 
 _NON_NEGATIVE_TOLERANCE = -1e-9
 
@@ -83,10 +84,11 @@ _UNIT_FORMS = tuple((unit.id, unit.label, unit.group, unit.parent, unit.explains
 
 _new_share = tuple.__new__  # UnitShare(...) without the named tuple's Python-level __new__
 _FORMS_KEY = id(_UNIT_FORMS)
+_HOT_UNITS_KEY = "unit shares"  # the per-export plan of `_hot_units_plan`, among the model's plans (`model.plans`)
+_UnitForm = tuple[str, str, str, str | None, str, tuple[tuple[str, str], ...]]
 
 
-def _unit_forms(possible: Container[str]) -> tuple[tuple[str, str, str, str | None, str,
-                                                        tuple[tuple[str, str], ...]], ...]:
+def _unit_forms(possible: Container[str]) -> tuple[_UnitForm, ...]:
     """`_UNIT_FORMS` less the units none of whose metrics a CSV export's header holds (kept with the header's
     plans, once per export); all of them for a report's per-kernel name list."""
     plans: dict[int, object] | None = getattr(possible, "plans", None)
@@ -98,37 +100,72 @@ def _unit_forms(possible: Container[str]) -> tuple[tuple[str, str, str, str | No
     return found  # type: ignore[return-value]
 
 
+def _hot_units_plan(possible: Container[str], hot_units: Mapping[str, str]
+                    ) -> tuple[tuple[str | None, str, _UnitForm], ...]:
+    """`_unit_forms` with, per unit, the metric a CSV export's rows read it from (its first one in the header)
+    where that is a column every row parses at once (`hot_values`), and its recipe: (metric or None, recipe,
+    unit form). Once per export, kept with its header's plans."""
+    plans: dict[int, Any] | None = getattr(possible, "plans", None)
+    mine = export_plans(plans) if plans is not None else {}
+    found = mine.get(_HOT_UNITS_KEY)
+    if found is None or found[0] is not hot_units:
+        plan = []
+        for form in _unit_forms(possible):
+            name, recipe = next(((n, r) for n, r in form[5] if n in possible), ("", ""))
+            plan.append((name if name in hot_units else None, recipe, form))
+        found = mine[_HOT_UNITS_KEY] = (hot_units, tuple(plan))
+    return found[1]
+
+
+def _unit_share(raw: RawKernel, form: _UnitForm, possible: Container[str], hot: Any, read: Any, get: Any
+                ) -> UnitShare | None:
+    """A unit's share from the first of its metrics that the kernel holds as a share (`_percent`)."""
+    uid, label, group, parent, explains, forms = form
+    for name, recipe in forms:
+        if name not in possible:
+            continue
+        value = hot(name)
+        if value is None:
+            m = read(name, UNREAD)
+            if m is UNREAD:
+                m = get(name)
+            if m is None:
+                continue
+            value = m.value
+        if type(value) is not float:
+            share = _percent(raw, name)
+        elif value != value or value < _NON_NEGATIVE_TOLERANCE or value == math.inf:
+            share = None  # NaN, damage (a negative share) or infinity: not a measurement
+        else:
+            share = value / 100.0 if value > 0.0 else 0.0
+        if share is not None:
+            return _new_share(UnitShare, (uid, share, label, group, parent, recipe, explains))
+    return None
+
+
 def unit_throughputs(raw: RawKernel) -> dict[str, UnitShare]:
     """Every unit throughput the report holds for this kernel, by unit id."""
     out: dict[str, UnitShare] = {}
-    get = raw.metrics.get  # about 50 look-ups a launch: the share test is inlined (see `_percent`)
+    get = raw.metrics.get
     # The metrics read so far (a CSV row's parsed cells): a C-level look-up before the mapping's `get`.
     read = read_so_far(raw.metrics)
-    hot, _ = hot_values(raw.metrics)  # a CSV row's plain values, parsed at once
+    hot, hot_units = hot_values(raw.metrics)  # a CSV row's plain values, parsed at once
     # The names the metrics may hold at all (an export's header, a report's list for the kernel): a
     # name not there is passed over by a C-level `in`, without a call of the mapping's `get`.
     possible: Container[str] = getattr(raw.metrics, "possible_names", raw.metrics)
-    for uid, label, group, parent, explains, forms in _unit_forms(possible):
-        for name, recipe in forms:
-            if name not in possible:
-                continue
-            value = hot(name)
-            if value is None:
-                m = read(name, UNREAD)
-                if m is UNREAD:
-                    m = get(name)
-                if m is None:
-                    continue
-                value = m.value
-            if type(value) is not float:
-                share = _percent(raw, name)
-            elif value != value or value < _NON_NEGATIVE_TOLERANCE or value == math.inf:
-                share = None  # NaN, damage (a negative share) or infinity: not a measurement
-            else:
-                share = value / 100.0 if value > 0.0 else 0.0
-            if share is not None:
-                out[uid] = _new_share(UnitShare, (uid, share, label, group, parent, recipe, explains))
-                break
+    if hot_units:  # about 50 units a launch, most read from one parsed value each: the share test inlined
+        for name, recipe, form in _hot_units_plan(possible, hot_units):
+            value = hot(name) if name is not None else None
+            if value is not None and value == value and _NON_NEGATIVE_TOLERANCE <= value != math.inf:
+                uid = form[0]
+                out[uid] = _new_share(UnitShare, (uid, value / 100.0 if value > 0.0 else 0.0, form[1], form[2],
+                                                  form[3], recipe, form[4]))
+            elif (unit := _unit_share(raw, form, possible, hot, read, get)) is not None:
+                out[unit.id] = unit
+    else:
+        for form in _unit_forms(possible):
+            if (unit := _unit_share(raw, form, possible, hot, read, get)) is not None:
+                out[unit.id] = unit
     for headline in T.BREAKDOWNS:
         group = T.BY_ID[headline].group
         for name in _breakdown_names(raw, headline):
@@ -147,31 +184,38 @@ def _count(value: int) -> float | None:
         return None
 
 
-def launch_facts(raw: RawKernel, duration: Value | None = None) -> dict[str, float | None]:
+def launch_facts(raw: RawKernel, res: Resolver) -> dict[str, float | None]:
     """Grid, block, waves per SM and occupancy, where the report holds them (None where not); the share of the
-    run the SMs were active (their elapsed cycles stored, or their clock × `duration`)."""
+    run the SMs were active (their elapsed cycles stored, or their clock × `res.duration`). `res` reads `raw`."""
+    hot, _ = hot_values(raw.metrics)  # a CSV row's plain values: what `raw.number` gives for a finite one
+
+    def number(name: str) -> float | None:
+        value = hot(name)
+        if value is None:
+            return raw.number(name)
+        return value if value - value == 0.0 else None
+
     facts: dict[str, float | None] = {}
     for key, names in T.LAUNCH.items():
         value = None
         for name in names:
-            value = raw.number(name)
+            value = number(name)
             if value is not None:
                 break
         if value is not None and key in T.PERCENT_FACTS:
             value /= 100.0
         facts[key] = value
-    own = [raw.number(name) for name in T.SHARED_MEMORY_OWN]
+    own = [number(name) for name in T.SHARED_MEMORY_OWN]
     driver = facts.get("shared_memory_driver_per_block")
     if all(v is not None for v in own):  # the kernel's own shared memory: static + dynamic
         facts["shared_memory_per_block"] = math.fsum(v for v in own if v is not None)
     elif facts.get("shared_memory_per_block") is not None and driver is not None:
         facts["shared_memory_per_block"] = max(0.0, (facts["shared_memory_per_block"] or 0.0) - driver)
-    if raw.number(T.SM_ACTIVE_CYCLES) is not None:
-        res = Resolver(raw)
-        res.duration = duration
-        active, cycles = res.number(T.SM_ACTIVE_CYCLES), res.cycles("sm")
+    active = res.number(T.SM_ACTIVE_CYCLES)
+    if active is not None:
+        cycles = res.cycles("sm")
         elapsed = cycles[0] if cycles is not None else res.number(T.GPC_ELAPSED_CYCLES)
-        if active is not None and elapsed is not None and elapsed > 0:
+        if elapsed is not None and elapsed > 0:
             facts["sm_active_share"] = min(1.0, active / elapsed)
     if facts.get("grid_blocks") is None and raw.grid_size:
         facts["grid_blocks"] = _count(math.prod(raw.grid_size))
