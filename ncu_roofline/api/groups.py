@@ -247,9 +247,11 @@ def _exact_sum(values: Iterable[float]) -> float | None:
     return total if math.isfinite(total) else None
 
 
-def _aggregate(launches: list[AnalysedKernel], longest: AnalysedKernel, threshold: float) -> AnalysedKernel:
-    """The group as one kernel: weighted limits, summed-work intensity, the verdict of those limits."""
-    timed = [(d, k) for k in launches if (d := _duration(k)) is not None and d > 0]
+def _aggregate(launches: list[AnalysedKernel], longest: AnalysedKernel, threshold: float,
+               durations: list[tuple[float, AnalysedKernel]]) -> AnalysedKernel:
+    """The group as one kernel: weighted limits, summed-work intensity, the verdict of those limits
+    (`durations`: the launches that have a duration, with it)."""
+    timed = [(d, k) for d, k in durations if d > 0]
     if not timed or len(launches) == 1:
         return longest  # one launch is its own group, to the last bit
     util = _weighted_shares([(d, k.utilization) for d, k in timed])
@@ -318,7 +320,8 @@ def _shared_ceilings(timed: list[tuple[float, AnalysedKernel]], longest: Analyse
     partial: Partial = {}
 
     def counted(c: Ceiling) -> Ceiling:
-        having = [d for d, held in caps if c.key in held]
+        key = c.key
+        having = [d for d, held in caps if key in held]
         if len(having) == len(timed):
             return dataclasses.replace(c, launches=(len(having), len(timed)))
         share = math.fsum(having) / total
@@ -397,7 +400,7 @@ def group_kernels(kernels: Sequence[AnalysedKernel], group_by: str = GROUP_BY_LA
         timed = [(d, k) for k in launches if (d := _duration(k)) is not None]
         longest = max(timed, key=lambda t: (t[0], -t[1].raw.index))[1] if timed else launches[0]
         stats = DurationStats.of([d for d, _ in timed])
-        summary = _aggregate(launches, longest, threshold)
+        summary = _aggregate(launches, longest, threshold, timed)
         limiters = Counter(k.bound_by or NO_LIMITER for k in launches if k.usable)
         disagreeing = [k.raw.index for k in launches if k.usable and k.bound_by != summary.bound_by]
         summary = _mixed(summary, launches, limiters)
