@@ -174,3 +174,16 @@ def test_a_nan_launch_figure_in_a_parsed_row_is_not_available(tmp_path: Path, mo
     assert with_plans == general
     assert [m["launch"]["waves_per_sm"] for m in with_plans] == [2.5, None, 0.75]  # type: ignore[index]
     assert [m["launch"]["registers_per_thread"] for m in with_plans] == [40.0] * 3  # type: ignore[index]
+
+
+def test_a_zero_duration_kernel_keeps_its_sm_active_share_from_the_gpc_cycles() -> None:
+    """A kernel whose duration is 0 is unusable; its SMs' active share still comes from the GPCs' elapsed cycles
+    (the model's resolver then holds no duration: clock × 0 would give 0 elapsed cycles and no share)."""
+    from conftest import make_kernel
+
+    k = make_kernel({"gpu__time_duration.sum": (0.0, "ns"), "sm__cycles_active.avg": (600.0, "cycle"),
+                     "gpc__cycles_elapsed.max": (800.0, "cycle"),
+                     "sm__cycles_elapsed.avg.per_second": (1.5, "Ghz")})
+    model = build_kernel_model(k)
+    assert not model.usable
+    assert model.launch["sm_active_share"] == 0.75

@@ -40,6 +40,20 @@ _TENSOR_PATH_RE = re.compile(r"^sm__ops_path_tensor_(.+?)\.sum(?:\.per_cycle_ela
 _SPARSITY_RE = re.compile(r"_sparsity_(on|off)$")
 
 
+_SM_PEAKS: dict[str, R.PeakRecipe] = {}
+
+
+def _sm_peak(metric: str) -> R.PeakRecipe:
+    """A tensor datapath's peak recipe, one object per metric: the resolver's per-export plans are keyed by the
+    recipe's identity, and a new recipe per launch would fill them with entries no later launch finds."""
+    found = _SM_PEAKS.get(metric)
+    if found is None:
+        found = R.PeakRecipe((R.Term(metric),), "sm")
+        if len(_SM_PEAKS) < 4096:  # names come from a report's tensor paths: a hand-edited file cannot grow it
+            _SM_PEAKS[metric] = found
+    return found
+
+
 def _tensor_paths(kernel: RawKernel, res: Resolver) -> tuple[dict[str, Value], dict[str, Value]]:
     """Tensor operations and dense peaks per datapath, without double counting.
 
@@ -61,14 +75,14 @@ def _tensor_paths(kernel: RawKernel, res: Resolver) -> tuple[dict[str, Value], d
         work[path] = Value(got[0], got[1])
         peak = None
         if not _SPARSITY_RE.search(path):
-            dense = [res.peak(R.PeakRecipe((R.Term(f"{R.TENSOR_PATH_PREFIX}{n}.sum.peak_sustained"),), "sm"))
+            dense = [res.peak(_sm_peak(f"{R.TENSOR_PATH_PREFIX}{n}.sum.peak_sustained"))
                      for n in names if n.startswith("op_") and n.endswith(f"_{path}_sparsity_off")]
             dense_values = [d for d in dense if d is not None]
             if dense_values:
                 peak = max(dense_values, key=lambda v: v.value)
                 peak = Value(peak.value, peak.recipe, note="dense peak of the fastest instruction family")
         if peak is None:
-            peak = res.peak(R.PeakRecipe((R.Term(f"{metric}.peak_sustained"),), "sm"))
+            peak = res.peak(_sm_peak(f"{metric}.peak_sustained"))
         if peak is not None:
             peaks[path] = peak
     return work, peaks

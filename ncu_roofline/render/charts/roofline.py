@@ -233,7 +233,7 @@ def _draw(spec: ChartSpec) -> tuple[Figure, _Hooks]:
     max_title_chars = int((spec.width_in - _MARGIN_LEFT_IN) / (_CHAR_WIDTH_EM * 10.5 / 72))
     if len(title) > max_title_chars:
         title = title[: max_title_chars - 1] + "\u2026"
-    ax.set_title(title, loc="left")
+    ax.set_title(title, loc="left", y=1.0)  # fixed: no measuring of every tick label to place it (no top ticks)
     if notes:
         fig.text(0.1 / spec.width_in, 0.08 / fig_height_in, "\n".join(notes), ha="left", va="bottom",
                  fontsize=_ANNOTATION_FONT_PT, color="#444444", linespacing=1.35)

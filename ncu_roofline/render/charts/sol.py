@@ -47,7 +47,7 @@ def render_sol_svg(title: str, points: Sequence[SolPoint], threshold: float, sal
         ax.set_ylim(0, 105)
         ax.set_xlabel("SM (compute) throughput, % of peak")
         ax.set_ylabel("Memory throughput, % of peak")
-        ax.set_title(title, loc="left")
+        ax.set_title(title, loc="left", y=1.0)  # fixed: no measuring of tick labels (no top ticks, no offset)
         t = threshold * 100
         ax.axvline(t, color="#8a8f99", linestyle="--", linewidth=0.9)
         ax.axhline(t, color="#8a8f99", linestyle="--", linewidth=0.9)

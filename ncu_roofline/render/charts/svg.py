@@ -30,9 +30,6 @@ SVG_RC: dict[RcKeyType, Any] = {
     "svg.hashsalt": "ncu-roofline",
     "svg.fonttype": "none",  # text stays text: smaller, selectable, searchable
     "text.parse_math": False,  # a "$" in a kernel or report name is a dollar, not mathtext
-    # A fixed title height: matplotlib then skips measuring every tick label to place the title above top ticks,
-    # which these charts do not have (the same drawing; a tenth of the time of a small chart).
-    "axes.titley": 1.0,
     "font.family": "sans-serif",
     # Short list: with svg.fonttype "none" matplotlib writes it into every text element.
     "font.sans-serif": ["DejaVu Sans", "Arial", "Helvetica"],
