@@ -530,3 +530,16 @@ def test_unit_shares_are_duration_weighted_whether_or_not_the_launches_hold_the_
     assert mixed[dropped].share == pytest.approx((1 * a.units[dropped].share + 3 * c.units[dropped].share) / 4)
     for uid in list(a.units)[1:]:
         assert mixed[uid].share == same[uid].share  # the per-unit reading gives the column's to the bit
+
+
+def test_duration_statistics_past_the_float_range_are_not_available() -> None:
+    """Hand-edited durations whose sum or squares pass the float range: no total, mean or CV, no exception."""
+    from ncu_roofline.api.groups import DurationStats
+
+    huge = DurationStats.of([1e308, 1e308, 5e307])
+    assert (huge.total, huge.mean, huge.cv) == (None, None, None)
+    assert (huge.count, huge.min, huge.max, huge.median) == (3, 5e307, 1e308, 1e308)
+    squares = DurationStats.of([1e200, 3e200])
+    assert squares.total == 4e200 and squares.mean == 2e200 and squares.cv is None
+    plain = DurationStats.of([1.0, 3.0])
+    assert plain.cv == 0.5

@@ -61,9 +61,14 @@ class DurationStats:
     def of(cls, values: Sequence[float]) -> DurationStats:
         if not values:
             return cls(0, None, None, None, None, None, None)
-        total = math.fsum(values)
+        total = _exact_sum(values)  # None past the float range (hand-edited durations): no total, mean or CV
+        if total is None:
+            return cls(len(values), None, None, statistics.median(values), min(values), max(values), None)
         mean = total / len(values)
-        cv = statistics.pstdev(values, mean) / mean if len(values) > 1 and mean > 0 else None
+        try:
+            cv = statistics.pstdev(values, mean) / mean if len(values) > 1 and mean > 0 else None
+        except (OverflowError, AttributeError, ValueError):  # squares past the float range: statistics fails
+            cv = None
         return cls(len(values), total, mean, statistics.median(values), min(values), max(values), cv)
 
     def to_dict(self) -> dict[str, float | None]:
@@ -145,7 +150,7 @@ def _summed(launches: Sequence[AnalysedKernel], quantity: str) -> dict[str, floa
     for key in keys:
         values = [(k.q.flop if quantity == "flop" else k.q.bytes).get(key) for k in usable]
         known = [v.value for v in values if v is not None]
-        out[key] = math.fsum(known) if usable and len(known) == len(values) else None
+        out[key] = _fsum(known) if usable and len(known) == len(values) else None
     return out
 
 
@@ -164,10 +169,10 @@ def _duration(k: AnalysedKernel) -> float | None:
 
 def _weighted(pairs: list[tuple[float, float]]) -> float | None:
     """Duration-weighted mean of (duration, share) pairs."""
-    weight = math.fsum(d for d, _ in pairs)
+    weight = _fsum(d for d, _ in pairs)
     if weight <= 0:
         return None
-    return math.fsum(d * v for d, v in pairs) / weight
+    return _fsum(d * v for d, v in pairs) / weight
 
 
 def _weighted_shares(timed: list[tuple[float, dict[str, float]]]) -> dict[str, float]:
@@ -247,6 +252,15 @@ def _exact_sum(values: Iterable[float]) -> float | None:
     return total if math.isfinite(total) else None
 
 
+def _fsum(values: Iterable[float]) -> float:
+    """`math.fsum`, infinite where an intermediate sum passes the float range (hand-edited values) instead of
+    raising: such a total is shown as not available."""
+    try:
+        return math.fsum(values)
+    except OverflowError:
+        return math.inf
+
+
 def _aggregate(launches: list[AnalysedKernel], longest: AnalysedKernel, threshold: float,
                durations: list[tuple[float, AnalysedKernel]]) -> AnalysedKernel:
     """The group as one kernel: weighted limits, summed-work intensity, the verdict of those limits
@@ -263,14 +277,14 @@ def _aggregate(launches: list[AnalysedKernel], longest: AnalysedKernel, threshol
             launch[fact] = _weighted(pairs)
     bound_by, regime, verdict_flags = limiter_and_regime(util, shares, launch, threshold,
                                                          longest.raw.compute_capability)
-    total_time = math.fsum(d for d, _ in timed)
+    total_time = _fsum(d for d, _ in timed)
     flops = [k.total_flop for _, k in timed]
-    total_flop = math.fsum(f for f in flops if f is not None) if all(f is not None for f in flops) else None
+    total_flop = _fsum(f for f in flops if f is not None) if all(f is not None for f in flops) else None
     intensity: dict[str, float | None] = {lv: None for lv in R.LEVELS}
     for lv in R.LEVELS:
         moved_at = [k.q.bytes.get(lv) for _, k in timed]
         if total_flop is not None and all(b is not None for b in moved_at):
-            moved = math.fsum(b.value for b in moved_at if b is not None)
+            moved = _fsum(b.value for b in moved_at if b is not None)
             intensity[lv] = total_flop / moved if moved > 0 else None
     per_precision: dict[str, float] = {}
     for _, k in timed:
@@ -313,7 +327,7 @@ def _shared_ceilings(timed: list[tuple[float, AnalysedKernel]], longest: Analyse
     launches that have it; where not all do, its text says so with their share of the group's time.
     Also: (kind, roof, factor) of those partial caps -> (their text, that time share): a coalescing cap
     of loads and one of stores may share kind, roof and factor, and only one of them be partial."""
-    total = math.fsum(d for d, _ in timed)
+    total = _fsum(d for d, _ in timed)
     caps = [(d, {o.key: o for o in k.ceilings if o.factor < SIGNIFICANT})
             for d, k in sorted(timed, key=lambda t: (-t[0], t[1].raw.index))]  # the longest first
     out: list[Ceiling] = []
@@ -324,7 +338,7 @@ def _shared_ceilings(timed: list[tuple[float, AnalysedKernel]], longest: Analyse
         having = [d for d, held in caps if key in held]
         if len(having) == len(timed):
             return dataclasses.replace(c, launches=(len(having), len(timed)))
-        share = math.fsum(having) / total
+        share = _fsum(having) / total
         detail = (f"{c.detail} (in {len(having)} of {len(timed)} launches, {share:.0%} of the group's time, "
                   "the longest among them)")
         partial.setdefault((c.kind, c.roof, c.factor), []).append((detail, share))
@@ -394,7 +408,7 @@ def group_kernels(kernels: Sequence[AnalysedKernel], group_by: str = GROUP_BY_LA
         members.setdefault(group_key(k, group_by), []).append(k)
     if total_s is None:
         durations = [d for k in kernels if (d := _duration(k)) is not None]
-        total_s = math.fsum(durations) if durations else None
+        total_s = _fsum(durations) if durations else None
     groups: list[KernelGroup] = []
     for key, launches in members.items():
         timed = [(d, k) for k in launches if (d := _duration(k)) is not None]
