@@ -988,7 +988,7 @@ def test_a_latency_row_shows_its_latency_finding() -> None:
 
     md = CliRunner().invoke(main, ["report", str(CORPUS / "cudaprogramming__readSegmentUnroll.ncu-rep"), "-f", "md"])
     rows = [line for line in md.stdout.splitlines() if line.startswith("| readOffsetUnroll2")]
-    assert rows and all(row.endswith("| latency | latency |") for row in rows)
+    assert rows and all(row.endswith("| latency or an unmeasured limit | latency |") for row in rows)
 
 
 @needs_corpus
@@ -1266,3 +1266,23 @@ def test_a_busy_fp64_pipe_beside_a_busy_xu_pipe_points_at_divisions() -> None:
     faster = next(d for d in _kernels("gpu-workshop__MW_DivToMult.ncu-rep")
                   if d.raw.name == "compute_tendencies_x_279_gpu")
     assert k.q.duration_s.value / faster.q.duration_s.value == pytest.approx(1.78, abs=0.01)
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_an_at_limit_roof_is_pressed_against_only_from_nsight_computes_high_throughput(name: str) -> None:
+    """"Presses against it" and "not more parallelism" only from 80 % of the roof (Nsight Compute's Speed-Of-Light
+    rule's mark for high use); below, the finding states what is left to the roof itself, 1 / share."""
+    from ncu_roofline.passes.diagnosis import ratio_text
+
+    wrong = []
+    for k in _kernels(name):
+        for f in k.diagnosis:
+            if f.kind != "at_limit":
+                continue
+            share = k.limiter_share or 0.0
+            pressed = "presses against it" in f.text and "not more parallelism" in f.action
+            left = f"up to {ratio_text(1 / share)}× is left to the roof itself" in f.text if share else False
+            if (share >= 0.8) != pressed or (share < 0.8) != left or f.speedup is not None:
+                wrong.append(f"#{k.raw.index} {k.raw.name[:30]} at {share:.1%}: {f.text!r}")
+    assert not wrong, "\n".join(wrong)

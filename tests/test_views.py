@@ -149,3 +149,48 @@ def test_silu_basic_set_row_has_no_tensor_badge() -> None:
     assert pipe.value == pytest.approx(0.0135, abs=5e-4)
     from ncu_roofline.views.texts import table_flags
     assert table_flags(k.flags) == []
+
+
+@pytest.mark.parametrize(("report", "kernel", "noted"), [
+    ("cs599k__2025-04-21-77_06-MT.ncu-rep", 0, True),  # SMs' sectors at 15 % beside L2's data sectors at 31 %
+    ("gpu-workshop__MW_Baseline.ncu-rep", 0, False),  # 9.1 % beside 9.2 %: nothing to explain
+])
+def test_a_memory_point_well_below_its_levels_sector_count_is_explained(report: str, kernel: int, noted: bool) -> None:
+    from ncu_roofline.views.kernel_numbers import ROOF_BELOW_UNIT, roof_unit_notes
+
+    path = CORPUS / report
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    k = ncu_roofline.analyze(path).reports[0].kernels[kernel]
+    point = k.utilization["l2"]
+    counted = {uid: u.share for uid, u in k.units.items() if uid.startswith("lts__") and "sectors" in uid
+               and "fill" not in uid}
+    busiest = max(counted.values())
+    assert (busiest > ROOF_BELOW_UNIT * point) is noted
+    notes = [n for n in roof_unit_notes(k) if n.startswith("L2:")]
+    assert len(notes) == (1 if noted else 0)
+    if noted:
+        assert f"({busiest / point:.2g}× the point)" in notes[0] and k.q.bytes["l2"].recipe in notes[0]
+        assert "different traffic against different peaks" in notes[0]  # lts__d_sectors vs a peak of lts__t_sectors
+
+
+def test_latency_in_a_capture_of_few_limits_reads_as_latency_or_an_unmeasured_limit() -> None:
+    """DRAM reads alone (no SM or memory throughput, no L2 or L1 roof): a row below the threshold cannot be told
+    latency-limited in the table either, as its verdict says; a row at its limit keeps "at limit"."""
+    path = CORPUS / "cudaprogramming__readSegmentUnroll.ncu-rep"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    md = render(REPORT, ncu_roofline.analyze(path), "md", RenderOptions())
+    regimes = [line.split(" | ")[7] for line in md.splitlines() if line.startswith("| readOffset")]
+    assert set(regimes) == {"latency or an unmeasured limit", "at limit"}
+
+
+def test_a_nan_kernel_is_named_by_its_duration_metric_not_a_clock() -> None:
+    path = CORPUS / "esmm-research__profile.5c6231e.ncu-rep"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    unusable = [k for k in ncu_roofline.analyze(path).reports[0].kernels if not k.usable]
+    assert unusable
+    for k in unusable:
+        assert k.raw.number("gpu__time_duration.sum") is None  # NaN in the report
+        assert "starting with the duration (gpu__time_duration.sum)" in (k.q.unusable_reason or "")

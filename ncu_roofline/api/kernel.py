@@ -11,10 +11,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model.roofline import DEFAULT_SETTINGS, KernelModel, build_kernel_model
+from ..model.ranges import FIGURE_LIMIT, past_range_reason
+from ..model.roofline import DEFAULT_SETTINGS, KernelModel, build_kernel_model, made_unusable
 from ..passes.ceilings import Ceiling, NotApplicable, analyse_ceilings
 from ..passes.diagnosis import diagnose
-from ..passes.facts import counter_facts
+from ..passes.facts import FACTS, counter_facts
 from ..passes.finding import Finding
 from ..passes.instruction_roofline import instruction_roofline
 from ..passes.rules_comparison import compare_with_rules
@@ -56,7 +57,11 @@ class AnalysedKernel(KernelModel):
 def analyse_kernel(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETTINGS) -> AnalysedKernel:
     """Model one kernel, then run every pass over the model."""
     model = build_kernel_model(raw, settings)
-    model.facts = counter_facts(raw)
+    facts = counter_facts(raw)
+    if model.usable and not sum(map(abs, filter(None, facts))) <= FIGURE_LIMIT:  # one C-level pass (NaN: None here)
+        name, value = next((n, v) for n, v in zip(FACTS, facts, strict=True) if v is not None and abs(v) > FIGURE_LIMIT)
+        model = made_unusable(model, past_range_reason(f"the counter {name}", value, ""))
+    model.facts = facts
     found = analyse_ceilings(model)
     values = {f.name: getattr(model, f.name) for f in dataclasses.fields(KernelModel)}
     values["missing"] = [*model.missing, *found.missing]

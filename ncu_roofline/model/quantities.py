@@ -242,9 +242,11 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART,
                 unusable = (f"the report's values for this kernel are infinite ({named}): the file is damaged "
                             "or was edited by hand; re-export or re-profile it")
             else:
-                unusable = ("every usable metric is NaN, starting with the duration "
-                            f"({sorted(res.nan_seen)[0]}); the profiler could not collect this kernel "
-                            "(check the report's rule messages, re-profile it)")
+                # named by the duration's own metric where it is among them (not a clock the fallback read)
+                durations = sorted(n for n in res.nan_seen if n.startswith("gpu__time_duration"))
+                first = f"the duration ({durations[0]})" if durations else sorted(res.nan_seen)[0]
+                unusable = (f"every usable metric is NaN, starting with {first}; the profiler could not collect "
+                            "this kernel (check the report's rule messages, re-profile it)")
         elif res.duration is not None:
             unusable = "the measured duration is 0; nothing can be placed on a roofline"
         else:

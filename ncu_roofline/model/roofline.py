@@ -7,6 +7,7 @@ kernel; below `threshold` the kernel is latency-limited rather than roof-limited
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from ..knowledge.peaks_file import UserPeaks
 from ..readers.record import RawKernel
 from ..settings import AnalysisSettings
 from .quantities import DURATION_FROM_CYCLES_NOTES, KernelQuantities, Missing, Value, compute_quantities
+from .ranges import FIGURE_LIMIT, magnitude, named_figures, past_range, past_range_reason
 from .resolver import Resolver
 from .throughputs import UnitShare, launch_facts, unit_throughputs
 
@@ -214,11 +216,7 @@ def build_kernel_model(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETT
     missing = [m for m in q.missing if not _covered_by_user(m, peaks, tensor_peaks)]
     empty_levels: dict[str, float | None] = {lv: None for lv in R.LEVELS}
     if q.unusable_reason is not None or q.duration_s is None:
-        return KernelModel(raw=raw, q=q, peaks=peaks, tensor_peaks=tensor_peaks, utilization={},
-                           intensity=dict(empty_levels), achieved_flop_per_s=None,
-                           attainable_flop_per_s=dict(empty_levels), dominant_precision=None,
-                           bound_by=None, regime=None, flags=[*flags, "unusable"], provenance={},
-                           missing=missing, units=units, launch=launch)
+        return _unusable_model(raw, q, peaks, tensor_peaks, flags, missing, units, launch)
     duration = q.duration_s.value
     provenance = _provenance(q, peaks, tensor_peaks)
     util = _utilization(q, peaks, tensor_peaks, duration, flags)
@@ -231,12 +229,38 @@ def build_kernel_model(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETT
             attainable[lv] = min(compute_roof, i * bw.value)
     if q.duration_s.note in DURATION_FROM_CYCLES_NOTES:
         flags.append("duration_from_cycles")
+    figures = (q, peaks, tensor_peaks, util, units, launch, work.intensity, work.achieved_flop_per_s, attainable)
+    past = None if magnitude(*figures) <= FIGURE_LIMIT else past_range(named_figures(*figures))
+    if past is not None:
+        return made_unusable(_unusable_model(raw, q, peaks, tensor_peaks, flags, missing, units, launch),
+                             past_range_reason(*past))
     bound_by, regime = _verdict(raw.compute_capability, util, units, launch, settings.threshold, flags)
     return KernelModel(raw=raw, q=q, peaks=peaks, tensor_peaks=tensor_peaks, utilization=util,
                        intensity=work.intensity, achieved_flop_per_s=work.achieved_flop_per_s,
                        attainable_flop_per_s=attainable, dominant_precision=work.dominant_precision,
                        bound_by=bound_by, regime=regime, flags=flags, provenance=provenance,
                        missing=missing, total_flop=work.total, units=units, launch=launch)
+
+
+def _unusable_model(raw: RawKernel, q: KernelQuantities, peaks: dict[str, Value | None],
+                    tensor_peaks: dict[str, Value], flags: list[str], missing: list[Missing],
+                    units: dict[str, UnitShare], launch: dict[str, float | None]) -> KernelModel:
+    """The model of a launch that cannot be placed (`q.unusable_reason`, or no duration): no roof, no verdict."""
+    empty_levels: dict[str, float | None] = {lv: None for lv in R.LEVELS}
+    return KernelModel(raw=raw, q=q, peaks=peaks, tensor_peaks=tensor_peaks, utilization={},
+                       intensity=dict(empty_levels), achieved_flop_per_s=None,
+                       attainable_flop_per_s=dict(empty_levels), dominant_precision=None,
+                       bound_by=None, regime=None, flags=[*flags, "unusable"], provenance={},
+                       missing=missing, units=units, launch=launch)
+
+
+def made_unusable(m: KernelModel, reason: str) -> KernelModel:
+    """`m` as a launch that cannot be placed, for `reason` (a counter a later pass reads is past `FIGURE_LIMIT`):
+    no roof, no verdict, no unit shares; its launch figures within the limit are kept."""
+    launch = {n: v for n, v in m.launch.items() if v is None or abs(v) <= FIGURE_LIMIT}
+    flags = [f for f in m.flags if f != "unusable"]
+    return _unusable_model(m.raw, dataclasses.replace(m.q, unusable_reason=reason), m.peaks, m.tensor_peaks, flags,
+                           m.missing, {}, launch)
 
 
 def _provenance(q: KernelQuantities, peaks: dict[str, Value | None], tensor_peaks: dict[str, Value]

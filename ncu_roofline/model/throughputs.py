@@ -48,11 +48,17 @@ def _recipe(name: str) -> str:
     return found
 
 
-def _percent(raw: RawKernel, name: str) -> float | None:
-    value = raw.number(name)
-    if value is None or not math.isfinite(value) or value < _NON_NEGATIVE_TOLERANCE:
-        return None  # a negative share is damage, not a measurement
+def _share(value: float) -> float | None:
+    """A unit's percentage of its peak as a share; None for NaN, infinity and a negative value past the noise
+    around zero (damage, not a measurement); the noise itself reads as 0."""
+    if value != value or value < _NON_NEGATIVE_TOLERANCE or value == math.inf:
+        return None
     return value / 100.0 if value > 0.0 else 0.0
+
+
+def _percent(raw: RawKernel, name: str) -> float | None:
+    value = raw.number(name)  # None for an absent, non-numeric, NaN or infinite value
+    return None if value is None else _share(value)
 
 
 _KNOWN = frozenset(name for unit in T.UNITS for name in unit.metrics)
@@ -132,12 +138,7 @@ def _unit_share(raw: RawKernel, form: _UnitForm, possible: Container[str], hot: 
             if m is None:
                 continue
             value = m.value
-        if type(value) is not float:
-            share = _percent(raw, name)
-        elif value != value or value < _NON_NEGATIVE_TOLERANCE or value == math.inf:
-            share = None  # NaN, damage (a negative share) or infinity: not a measurement
-        else:
-            share = value / 100.0 if value > 0.0 else 0.0
+        share = _share(value) if type(value) is float else _percent(raw, name)
         if share is not None:
             return _new_share(UnitShare, (uid, share, label, group, parent, recipe, explains))
     return None
@@ -153,13 +154,13 @@ def unit_throughputs(raw: RawKernel) -> dict[str, UnitShare]:
     # The names the metrics may hold at all (an export's header, a report's list for the kernel): a
     # name not there is passed over by a C-level `in`, without a call of the mapping's `get`.
     possible: Container[str] = getattr(raw.metrics, "possible_names", raw.metrics)
-    if hot_units:  # about 50 units a launch, most read from one parsed value each: the share test inlined
+    if hot_units:  # about 50 units a launch, most read from one parsed value each
         for name, recipe, form in _hot_units_plan(possible, hot_units):
             value = hot(name) if name is not None else None
-            if value is not None and value == value and _NON_NEGATIVE_TOLERANCE <= value != math.inf:
+            share = _share(value) if value is not None else None
+            if share is not None:
                 uid = form[0]
-                out[uid] = _new_share(UnitShare, (uid, value / 100.0 if value > 0.0 else 0.0, form[1], form[2],
-                                                  form[3], recipe, form[4]))
+                out[uid] = _new_share(UnitShare, (uid, share, form[1], form[2], form[3], recipe, form[4]))
             elif (unit := _unit_share(raw, form, possible, hot, read, get)) is not None:
                 out[unit.id] = unit
     else:

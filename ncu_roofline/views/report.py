@@ -23,6 +23,7 @@ from ..version import __version__
 from . import format as F
 from . import wording as W
 from .groups import GROUPING_TEXT, MAX_CHART_GROUPS, MAX_GROUP_SECTIONS, bound_mix, page_groups, roof_side, size_points
+from .kernel_numbers import quantity_rows, roof_unit_notes
 from .labels import LONG_LABELS, family, is_unit, long_label, regime_label, roof_css, short_label
 from .texts import CEILING_LABELS, DRAM_LEVER_READS_ONCE, LEVERS, created_at, flag_text, quantity_label, table_flags
 
@@ -36,6 +37,7 @@ TOP_N = 5
 
 MAX_DRAWN_CEILINGS = 4
 MAX_UNITS_SHOWN = 8  # the busiest unit throughputs listed in a kernel's section
+UNMEASURED_LATENCY = "latency or an unmeasured limit"
 MAX_RULES_SHOWN = 6  # Nsight Compute's rule results with a speed-up estimate or a warning
 
 
@@ -237,33 +239,6 @@ def _off_chart(k: AnalysedKernel) -> str | None:
     return W.off_chart(k, drawn)
 
 
-def _numbers(k: AnalysedKernel) -> list[dict[str, str]]:
-    """The kernel's quantities with the recipe that produced each (or why it is missing)."""
-    rows: list[dict[str, str]] = []
-    q = k.q
-
-    def add(label: str, value: str, key: str) -> None:
-        rows.append({"quantity": label, "value": value, "recipe": k.provenance.get(key, "")})
-
-    add("Duration", F.seconds(q.duration_s.value if q.duration_s else None), "duration_s")
-    for p in (*R.PRECISIONS, "tensor"):
-        v = q.flop.get(p)
-        add(f"{short_label(p)} work", F.si(v.value if v else None, "FLOP"), f"work_flop.{p}")
-    for lv in R.LEVELS:
-        v = q.bytes.get(lv)
-        definition = f" ({v.definition})" if v is not None and v.definition else ""
-        add(f"{short_label(lv)} bytes{definition}", F.si(v.value if v else None, "B"), f"traffic_bytes.{lv}")
-    for lv in R.LEVELS:
-        v = k.peaks.get(lv)
-        add(f"{short_label(lv)} roof", F.si(v.value if v else None, "B/s"), f"peaks.{lv}")
-    for p in R.PRECISIONS:
-        v = k.peaks.get(p)
-        add(f"{short_label(p)} roof", F.si(v.value if v else None, "FLOP/s"), f"peaks.{p}")
-    for dp, v in sorted(k.tensor_peaks.items()):
-        add(f"Tensor roof {dp}", F.si(v.value, "FLOP/s"), f"peaks.tensor.{dp}")
-    return rows
-
-
 def _unit_share(k: AnalysedKernel, uid: str) -> float | None:
     unit = k.units.get(uid)
     return unit.share if unit is not None else None
@@ -310,19 +285,22 @@ def kernel_view(report_no: int, k: AnalysedKernel, d: dict[str, Any], total_s: f
         "bound_utilization_text": F.pct(bound_u),
         "utilization": {r: k.utilization.get(r) for r in R.ROOFS},
         "utilization_text": {r: F.pct(k.utilization.get(r)) for r in R.ROOFS},
+        "roof_unit_notes": roof_unit_notes(k),
         "regime": k.regime,
-        "regime_text": regime_label(k.regime),
+        # a capture that measured few limits cannot tell latency from a limit it did not measure (see `verdict`)
+        "regime_text": (UNMEASURED_LATENCY if k.regime == T.LATENCY and not limits_measured(k)
+                        else regime_label(k.regime)),
         "launch_text": launch_text(k),
         "units": [{"id": uid, "label": u.label, "share": F.pct(u.share), "recipe": u.recipe,
                    "headline": u.parent is None, "busiest": uid == k.bound_by}
                   for uid, u in sorted(k.units.items(), key=lambda item: -item[1].share)[:MAX_UNITS_SHOWN]],
         "sol": {"sm": _unit_share(k, "sm_throughput"), "memory": _unit_share(k, "memory_throughput")},
         "flags": list(k.flags),
-        "flag_texts": [flag_text(f) for f in k.flags],
-        "table_flags": table_flags(k.flags),
+        "flag_texts": [flag_text(f, k.q.unusable_reason) for f in k.flags],
+        "table_flags": table_flags(k.flags, k.q.unusable_reason),
         "top": kid in top_ids,
         "verdict": verdict(k),
-        "numbers": _numbers(k),
+        "numbers": quantity_rows(k),
         "missing": [dict(m, label=quantity_label(m["quantity"])) for m in d["missing"]],
         "off_chart_kind": off,
         "off_chart": W.OFF_CHART_TEXT[off] if off else None,

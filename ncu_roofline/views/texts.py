@@ -55,7 +55,7 @@ TABLE_FLAGS = {  # flag prefix -> short label in the table (the rest stay in the
 }
 
 CEILING_LABELS = {
-    "unit_throughput": "busy unit", "too_little_work": "too little work", "at_limit": "at the roof",
+    "unit_throughput": "busy unit", "too_little_work": "too little work", "at_limit": "at its limit",
     "intensity_gap": "intensity gap", "tail_effect": "tail effect",
     "fma_balance": "FMA balance", "issue_share": "issue share", "lane_efficiency": "lane efficiency",
     "tensor_datapath": "tensor datapath", "tensor_share": "tensor share", "sector_use": "sector use",
@@ -72,8 +72,9 @@ def quantity_label(key: str) -> str:
     return {"work_flop": f"{name} work", "traffic_bytes": f"{name} bytes", "peaks": f"{name} roof",
             "duration": "Duration"}.get(group, key)
 
-def table_flags(flags: list[str]) -> list[dict[str, str]]:
-    """The flags worth a badge in the table, each once, with its explanation for the tooltip."""
+def table_flags(flags: list[str], unusable_reason: str | None = None) -> list[dict[str, str]]:
+    """The flags worth a badge in the table, each once, with its explanation for the tooltip (`unusable_reason`:
+    see `flag_text`)."""
     out: dict[str, dict[str, str]] = {}
     negligible = "tensor_pipe_negligible" in flags  # a pipe share under 5 % is no tensor work: no badge
     for flag in flags:
@@ -85,13 +86,16 @@ def table_flags(flags: list[str]) -> list[dict[str, str]]:
             arg = flag.split(":", 1)[1] if ":" in flag else ""
             if kind == "above_roof" and arg:
                 label = f"{label} ({short_label(arg)})"
-            entry = out.setdefault(label, {"label": label, "title": flag_text(flag)})
-            if entry["title"] != flag_text(flag):
-                entry["title"] += "; " + flag_text(flag)
+            text = flag_text(flag, unusable_reason)
+            entry = out.setdefault(label, {"label": label, "title": text})
+            if entry["title"] != text:
+                entry["title"] += "; " + text
     return list(out.values())
 
-def flag_text(flag: str) -> str:
-    """One flag in words."""
+def flag_text(flag: str, unusable_reason: str | None = None) -> str:
+    """One flag in words; `unusable` with the kernel's own reason where it is known (`unusable_reason`)."""
+    if flag == "unusable" and unusable_reason:
+        return f"it is not analysed: {unusable_reason}"
     if flag in FLAG_TEXT:
         return FLAG_TEXT[flag]
     kind, _, arg = flag.partition(":")

@@ -27,7 +27,7 @@ NO_BYTE_COUNTS = "no_byte_counts"
 ABSENT = (TENSOR_NO_COUNT, NO_FLOP_COUNTS, NO_BYTE_COUNTS)
 
 OFF_CHART_TEXT = {
-    UNUSABLE: "not analysable (its section says why: NaN metrics, or no duration)",
+    UNUSABLE: "not analysable (its section says why: NaN, infinite or impossible values, or no usable duration)",
     TENSOR_NO_COUNT: "tensor-core work with no FLOP count and no tensor roof: shown by its tensor-pipe utilisation "
                      "in the table",
     NO_FLOP_COUNTS: "no FLOP counts in the report",
@@ -44,8 +44,9 @@ _BANNER_CLAUSE = {
     NO_BYTE_COUNTS: ("has FLOP counts but no byte counts in the capture",
                      "have FLOP counts but no byte counts in the capture"),
     TENSOR_NO_COUNT: ("did tensor-core work that the capture holds no FLOP count or tensor roof for",) * 2,
-    UNUSABLE: ("could not be analysed (its section says why: NaN metrics, or no duration)",
-               "could not be analysed (each one's section says why: NaN metrics, or no duration)"),
+    UNUSABLE: ("could not be analysed (its section says why: NaN, infinite or impossible values, or no usable "
+               "duration)", "could not be analysed (each one's section says why: NaN, infinite or impossible values, "
+               "or no usable duration)"),
 }
 _ORDER = (NO_FP_WORK, NO_FLOP_COUNTS, NO_BYTE_COUNTS, TENSOR_NO_COUNT, UNUSABLE)
 
