@@ -234,7 +234,10 @@ def test_user_peaks_override(tmp_path) -> None:
 
 @pytest.mark.parametrize("content, words", [
     ("{", "not valid JSON"),
-    ('{"peaks": {"dram_bytes_per_s": -1}}', "positive"),
+    ('{"peaks": {"dram_bytes_per_s": -1}}', "must be at least 1"),
+    ('{"peaks": {"dram_bytes_per_s": 1e-20}}', "must be at least 1"),  # a unit mistake, not a GPU
+    ('{"peaks": {"dram_bytes_per_s": 1e35}}', "greater than the maximum of 1e+30"),  # past any figure the model takes
+    ('{"peaks": {"tensor_flop_per_s": {"bf16": 1e31}}}', "greater than the maximum"),
     ('{"peaks": {"hbm": 1}}', "unknown key"),
     ('{"schema": "other/2"}', "unsupported schema"),
     ("[]", "JSON object"),
@@ -313,3 +316,17 @@ def test_shared_memory_per_block_is_the_kernels_own_allocation() -> None:
     # a report with the total alone (no reserve stated) keeps it
     m = analyse_kernel(make_kernel({**base_metrics(), "launch__shared_mem_per_block": (4096.0, "byte")}))
     assert m.launch["shared_memory_per_block"] == 4096.0 and m.launch["shared_memory_driver_per_block"] is None
+
+
+def test_a_compute_roof_under_high_throughput_states_what_is_left_and_its_lever(tmp_path) -> None:
+    """FP32 at 70 % of a 3.57 TFLOP/s peak (2.5 MFLOP in 1 µs): at its limit by the 60 % threshold, short of the
+    80 % Nsight Compute calls high use: 1 / 0.7 = 1.43× left, reached by instruction-level parallelism."""
+    path = tmp_path / "peaks.json"
+    path.write_text(json.dumps({"peaks": {"fp32_flop_per_s": 2.5e6 / 1e-6 / 0.7, "dram_bytes_per_s": 1e13}}))
+    m = analyse_kernel(make_kernel(base_metrics()), AnalysisSettings(peaks=load_peaks(path)))
+    assert (m.bound_by, m.regime) == ("fp32", "at_limit") and m.utilization["fp32"] == pytest.approx(0.7)
+    head = m.diagnosis[0]
+    assert head.kind == "at_limit" and head.speedup is None
+    assert "up to 1.43× is left to the roof itself" in head.text and "presses" not in head.text
+    assert head.action.startswith("the lever is less work at this roof; more work in flight per SM (independent "
+                                  "instructions per thread")

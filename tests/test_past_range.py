@@ -61,7 +61,22 @@ def test_a_figure_past_the_limit_makes_the_launch_unusable_with_the_figure_named
     assert m.q.unusable_reason.startswith(named), m.q.unusable_reason
     assert "edited or damaged" in m.q.unusable_reason and "re-profile" in m.q.unusable_reason
     assert (m.bound_by, m.regime, m.utilization, m.units, m.ceilings, m.diagnosis) == (None, None, {}, {}, [], [])
-    assert "unusable" in m.flags and m.flags.count("unusable") == 1
+    assert m.flags == ["unusable"]  # no verdict, so none of a verdict's flags (unit_throughputs, above_roof, ...)
+
+
+def test_counters_that_only_sum_past_the_limit_set_nothing_aside() -> None:
+    """Two counters of 6e29 each: their sum passes the limit, neither does (the quick check's slow path)."""
+    m = analyse_kernel(make_kernel({**_plain(), "smsp__inst_executed.sum": 6e29,
+                                    "smsp__sass_inst_executed_op_global_ld.sum": 6e29}))
+    assert m.usable and m.bound_by == "dram"
+
+
+def test_shared_memory_sizes_past_the_float_range_set_the_launch_aside() -> None:
+    """Static + dynamic shared memory of 1e308 each overflow their sum (math.fsum would raise): not available."""
+    m = analyse_kernel(make_kernel({**_plain(), "launch__shared_mem_per_block_static": (1e308, "byte"),
+                                    "launch__shared_mem_per_block_dynamic": (1e308, "byte")}))
+    assert not m.usable and "launch.shared_memory_per_block is inf" in (m.q.unusable_reason or "")
+    assert m.launch["shared_memory_per_block"] is None and m.launch["block_threads"] is None
 
 
 def test_the_limit_is_a_bound_not_a_verdict_on_large_real_figures() -> None:
@@ -107,6 +122,11 @@ def test_a_scaled_export_gives_every_output_and_no_verdict_past_the_limit(
     doc = json.loads((tmp_path / "out.json").read_text())
     set_aside = [k for k in doc["reports"][0]["kernels"]
                  if "past anything a GPU counter measures" in (k["unusable_reason"] or "")]
+    # Each scaling puts some figure of every report past the limit, but for a duration of 1e-300 s in a capture
+    # with no byte or FLOP roof (its unit shares do not depend on the duration: nothing there leaves the range).
+    kernels = doc["reports"][0]["kernels"]
+    assert set_aside or not any(k["utilization"].get(r) is not None for k in kernels
+                                for r in ("dram", "l2", "l1", "fp64", "fp32", "fp16"))
     if set_aside:  # the pages give the launch's own reason, not a generic one
         assert "past anything a GPU counter measures" in (tmp_path / "out.md").read_text()
         assert "past anything a GPU counter measures" in (tmp_path / "out.html").read_text()

@@ -194,3 +194,18 @@ def test_a_nan_kernel_is_named_by_its_duration_metric_not_a_clock() -> None:
     for k in unusable:
         assert k.raw.number("gpu__time_duration.sum") is None  # NaN in the report
         assert "starting with the duration (gpu__time_duration.sum)" in (k.q.unusable_reason or "")
+
+
+def test_a_memory_point_of_zero_gets_no_note_and_no_division() -> None:
+    """A write-only kernel's L2 point of reads is 0 beside L2's sectors: nothing to compare, no ZeroDivisionError."""
+    import dataclasses
+
+    from ncu_roofline.views.kernel_numbers import roof_unit_notes
+
+    path = CORPUS / "cs599k__2025-04-21-77_06-MT.ncu-rep"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    k = ncu_roofline.analyze(path).reports[0].kernels[0]
+    assert any(n.startswith("L2:") for n in roof_unit_notes(k))
+    zero = dataclasses.replace(k, utilization={**k.utilization, "l2": 0.0})
+    assert not any(n.startswith("L2:") for n in roof_unit_notes(zero))

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model.ranges import FIGURE_LIMIT, past_range_reason
+from ..model.ranges import FIGURE_LIMIT, past_range, past_range_reason
 from ..model.roofline import DEFAULT_SETTINGS, KernelModel, build_kernel_model, made_unusable
 from ..passes.ceilings import Ceiling, NotApplicable, analyse_ceilings
 from ..passes.diagnosis import diagnose
@@ -58,9 +58,10 @@ def analyse_kernel(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETTINGS
     """Model one kernel, then run every pass over the model."""
     model = build_kernel_model(raw, settings)
     facts = counter_facts(raw)
-    if model.usable and not sum(map(abs, filter(None, facts))) <= FIGURE_LIMIT:  # one C-level pass (NaN: None here)
-        name, value = next((n, v) for n, v in zip(FACTS, facts, strict=True) if v is not None and abs(v) > FIGURE_LIMIT)
-        model = made_unusable(model, past_range_reason(f"the counter {name}", value, ""))
+    past = None if not model.usable or sum(map(abs, filter(None, facts))) <= FIGURE_LIMIT else past_range(
+        [(f"the counter {n}", v, "") for n, v in zip(FACTS, facts, strict=True) if v is not None])
+    if past is not None:
+        model = made_unusable(model, past_range_reason(*past))
     model.facts = facts
     found = analyse_ceilings(model)
     values = {f.name: getattr(model, f.name) for f in dataclasses.fields(KernelModel)}

@@ -25,6 +25,9 @@ PEAK_KEYS = ("dram_bytes_per_s", "l2_bytes_per_s", "l1_bytes_per_s",
              "fp64_flop_per_s", "fp32_flop_per_s", "fp16_flop_per_s")
 
 _POSITIVE: dict[str, Any] = {"type": "number", "exclusiveMinimum": 0}
+# A peak in bytes or FLOP per second: from 1 (a rate below 1 B/s is a unit mistake) to 1e30 (past any GPU, and
+# the model's limit on any figure, `model.ranges.FIGURE_LIMIT`).
+_PEAK: dict[str, Any] = {"type": "number", "minimum": 1, "maximum": 1e30}
 _NUMBER_OR_NULL: dict[str, Any] = {"type": ["number", "null"]}
 _AT_LEAST_0_OR_NULL: dict[str, Any] = {"type": ["number", "null"], "minimum": 0}
 _COUNT_OR_NULL: dict[str, Any] = {"type": ["integer", "null"], "minimum": 0}
@@ -37,8 +40,8 @@ _NUMBERS_BY_NAME: dict[str, Any] = {"type": "object", "additionalProperties": _N
 _PEAK_SET: dict[str, Any] = {
     "type": "object",
     "properties": {
-        **{key: _POSITIVE for key in PEAK_KEYS},
-        "tensor_flop_per_s": {"anyOf": [_POSITIVE, {"type": "object", "additionalProperties": _POSITIVE}]},
+        **{key: _PEAK for key in PEAK_KEYS},
+        "tensor_flop_per_s": {"anyOf": [_PEAK, {"type": "object", "additionalProperties": _PEAK}]},
     },
     "additionalProperties": False,
 }

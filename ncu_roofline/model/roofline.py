@@ -247,6 +247,7 @@ def _unusable_model(raw: RawKernel, q: KernelQuantities, peaks: dict[str, Value 
                     units: dict[str, UnitShare], launch: dict[str, float | None]) -> KernelModel:
     """The model of a launch that cannot be placed (`q.unusable_reason`, or no duration): no roof, no verdict."""
     empty_levels: dict[str, float | None] = {lv: None for lv in R.LEVELS}
+    launch = {n: (v if v is None or abs(v) <= FIGURE_LIMIT else None) for n, v in launch.items()}
     return KernelModel(raw=raw, q=q, peaks=peaks, tensor_peaks=tensor_peaks, utilization={},
                        intensity=dict(empty_levels), achieved_flop_per_s=None,
                        attainable_flop_per_s=dict(empty_levels), dominant_precision=None,
@@ -254,11 +255,15 @@ def _unusable_model(raw: RawKernel, q: KernelQuantities, peaks: dict[str, Value 
                        missing=missing, units=units, launch=launch)
 
 
+# What a set-aside launch keeps of its flags: where its figures came from, not what a verdict found.
+_KEPT_FLAGS = ("peak_from_file:", "duration_from_cycles")
+
+
 def made_unusable(m: KernelModel, reason: str) -> KernelModel:
     """`m` as a launch that cannot be placed, for `reason` (a counter a later pass reads is past `FIGURE_LIMIT`):
     no roof, no verdict, no unit shares; its launch figures within the limit are kept."""
-    launch = {n: v for n, v in m.launch.items() if v is None or abs(v) <= FIGURE_LIMIT}
-    flags = [f for f in m.flags if f != "unusable"]
+    flags = [f for f in m.flags if f.startswith(_KEPT_FLAGS)]  # no verdict: none of its flags
+    launch = {n: (v if v is None or abs(v) <= FIGURE_LIMIT else None) for n, v in m.launch.items()}
     return _unusable_model(m.raw, dataclasses.replace(m.q, unusable_reason=reason), m.peaks, m.tensor_peaks, flags,
                            m.missing, {}, launch)
 

@@ -209,7 +209,9 @@ def launch_facts(raw: RawKernel, res: Resolver) -> dict[str, float | None]:
     own = [number(name) for name in T.SHARED_MEMORY_OWN]
     driver = facts.get("shared_memory_driver_per_block")
     if all(v is not None for v in own):  # the kernel's own shared memory: static + dynamic
-        facts["shared_memory_per_block"] = math.fsum(v for v in own if v is not None)
+        # a plain sum: past the float range (an edited file) it gives infinity, which the model sets aside,
+        # where math.fsum would raise
+        facts["shared_memory_per_block"] = sum(v for v in own if v is not None)
     elif facts.get("shared_memory_per_block") is not None and driver is not None:
         facts["shared_memory_per_block"] = max(0.0, (facts["shared_memory_per_block"] or 0.0) - driver)
     active = res.number(T.SM_ACTIVE_CYCLES)

@@ -233,18 +233,21 @@ def _at_roof(m: KernelModel, ceilings: list[Ceiling], parts: Parts, reuse: dict[
     bound = m.bound_by or ""
     share = m.limiter_share or 0.0
     what = "bytes" if bound in R.LEVELS else "work"
+    less = "fewer bytes" if what == "bytes" else "less work"
     if share >= HIGH_THROUGHPUT:
         head = Finding("at_limit", bound, None, f"at {share:.0%} of the {bound.upper()} roof: the kernel presses "
-                       "against it", (f"the lever is fewer {what} at this roof, not more parallelism"), bound, None,
+                       "against it", (f"the lever is {less} at this roof, not more parallelism"), bound, None,
                        "at its limit: only less work for this roof makes it faster")
     else:  # at the limit by the threshold, short of what Nsight Compute calls high throughput: say what is left
         left = ratio_text(1.0 / share) if share > 0 else "∞"
+        how = ("independent accesses per thread, wider loads" if what == "bytes" else
+               "independent instructions per thread: instruction-level parallelism")
         head = Finding("at_limit", bound, None,
                        f"at {share:.0%} of the {bound.upper()} roof, short of pressing against it: up to {left}× is "
                        f"left to the roof itself (Nsight Compute reads a unit as highly used from "
                        f"{HIGH_THROUGHPUT:.0%})",
-                       (f"the lever is fewer {what} at this roof; more {what} in flight per SM (independent "
-                        f"accesses per thread, wider loads) reaches toward the roof's last {1 - share:.0%}"),
+                       (f"the lever is {less} at this roof; more {what} in flight per SM ({how}) reaches "
+                        f"toward the roof's last {1 - share:.0%}"),
                        bound, None, f"at its limit: less work for this roof makes it faster; the roof itself is at "
                        f"most {left}× away")
     findings = [head]

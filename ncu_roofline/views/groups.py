@@ -18,7 +18,7 @@ from ..api.nvtx import RangeNode, nvtx_rollup, top_groups
 from ..knowledge import recipes as R
 from ..settings import GROUP_BY_LAUNCH, GROUP_BY_NAME
 from . import format as F
-from .labels import long_label, regime_label, roof_css, short_label
+from .labels import long_label, regime_label, regime_text, roof_css, short_label
 from .wording import count
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ def _launch_line(k: Any, differs: bool) -> dict[str, Any]:
     return {"index": k.raw.index, "duration": F.seconds(k.q.duration_s.value if k.q.duration_s else None),
             "bound_short": short_label(k.bound_by) if k.bound_by else F.NA, "bound_css": roof_css(k.bound_by),
             "bound_label": long_label(k.bound_by, F.NA), "utilization": F.pct(share),
-            "regime": regime_label(k.regime), "differs": differs}
+            "regime": regime_text(k), "differs": differs}
 
 
 def group_view(kernel_view: KernelView, report_no: int, g: KernelGroup, page_total: float | None,

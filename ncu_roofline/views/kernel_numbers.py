@@ -52,12 +52,14 @@ def roof_unit_notes(k: AnalysedKernel) -> list[str]:
     notes = []
     for lv in R.LEVELS:
         point, measured = k.utilization.get(lv), k.q.bytes.get(lv)
-        if point is None or measured is None:
+        if point is None or not point > 0 or measured is None:
             continue
         # units that count the level's traffic (sectors, bytes), not a composite such as lts__throughput (the
         # busiest of its sub-units: tag look-ups, banks, atomics)
+        # (the L2-to-L1 returns show under L1 on the chart, but count L2's misses to L1, not L1's own traffic)
         related = [u for uid, u in k.units.items()
-                   if T.related_roof(uid) == lv and ("sectors" in uid or "bytes" in uid) and "fill" not in uid]
+                   if T.related_roof(uid) == lv and ("sectors" in uid or "bytes" in uid) and "fill" not in uid
+                   and "xbar2l1tex" not in uid]
         unit = max(related, key=lambda u: u.share, default=None)
         if unit is None or not unit.share > ROOF_BELOW_UNIT * point:
             continue

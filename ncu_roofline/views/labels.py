@@ -8,7 +8,13 @@ know, `b-none` for no roof).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..knowledge import throughputs as T
+from ..passes.levers import limits_measured
+
+if TYPE_CHECKING:
+    from ..model.roofline import KernelModel
 
 ROOF_ORDER = ("dram", "l2", "l1", "fp64", "fp32", "fp16", "tensor")
 SHORT_LABELS = {"dram": "DRAM", "l2": "L2", "l1": "L1", "fp64": "FP64", "fp32": "FP32", "fp16": "FP16",
@@ -64,6 +70,17 @@ def is_unit(limit: str | None) -> bool:
 
 
 REGIME_LABELS = {T.AT_LIMIT: "at limit", T.LATENCY: "latency", T.TOO_LITTLE_WORK: "too little work"}
+
+
+UNMEASURED_LATENCY = "latency or an unmeasured limit"
+
+
+def regime_text(k: KernelModel) -> str:
+    """A kernel's (or launch's) regime in words; latency in a capture that measured few limits is "latency or an
+    unmeasured limit" (`passes.levers.limits_measured`: its verdict says why)."""
+    if k.regime == T.LATENCY and not limits_measured(k):
+        return UNMEASURED_LATENCY
+    return regime_label(k.regime)
 
 
 def regime_label(regime: str | None) -> str:

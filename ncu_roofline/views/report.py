@@ -24,7 +24,7 @@ from . import format as F
 from . import wording as W
 from .groups import GROUPING_TEXT, MAX_CHART_GROUPS, MAX_GROUP_SECTIONS, bound_mix, page_groups, roof_side, size_points
 from .kernel_numbers import quantity_rows, roof_unit_notes
-from .labels import LONG_LABELS, family, is_unit, long_label, regime_label, roof_css, short_label
+from .labels import LONG_LABELS, family, is_unit, long_label, regime_label, regime_text, roof_css, short_label
 from .texts import CEILING_LABELS, DRAM_LEVER_READS_ONCE, LEVERS, created_at, flag_text, quantity_label, table_flags
 
 if TYPE_CHECKING:
@@ -37,7 +37,6 @@ TOP_N = 5
 
 MAX_DRAWN_CEILINGS = 4
 MAX_UNITS_SHOWN = 8  # the busiest unit throughputs listed in a kernel's section
-UNMEASURED_LATENCY = "latency or an unmeasured limit"
 MAX_RULES_SHOWN = 6  # Nsight Compute's rule results with a speed-up estimate or a warning
 
 
@@ -287,9 +286,7 @@ def kernel_view(report_no: int, k: AnalysedKernel, d: dict[str, Any], total_s: f
         "utilization_text": {r: F.pct(k.utilization.get(r)) for r in R.ROOFS},
         "roof_unit_notes": roof_unit_notes(k),
         "regime": k.regime,
-        # a capture that measured few limits cannot tell latency from a limit it did not measure (see `verdict`)
-        "regime_text": (UNMEASURED_LATENCY if k.regime == T.LATENCY and not limits_measured(k)
-                        else regime_label(k.regime)),
+        "regime_text": regime_text(k),
         "launch_text": launch_text(k),
         "units": [{"id": uid, "label": u.label, "share": F.pct(u.share), "recipe": u.recipe,
                    "headline": u.parent is None, "busiest": uid == k.bound_by}

@@ -29,7 +29,8 @@ DRAM_LEVER_READS_ONCE = ("{evidence}, so tiling has nothing to reuse: fewer byte
                          "kernels that produce or consume its data, or a narrower data type) is the lever")
 
 FLAG_TEXT = {
-    "unusable": "the report's metrics for this kernel are NaN or absent; it is not analysed",
+    "unusable": ("it is not analysed: its section says why (NaN, infinite or impossible values, or no usable "
+                 "duration)"),
     "tensor_pipe_utilization_only": "tensor-core work is known only as the pipe's busy share (no FLOP count)",
     "flop_incomplete": "the FLOP total is unknown because tensor-core work was not counted",
     "tensor_work_estimated": "tensor FLOP estimated as tensor-pipe instructions x 512 (true count varies by MMA shape)",
