@@ -245,7 +245,8 @@ def build_kernel_model(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETT
 def _unusable_model(raw: RawKernel, q: KernelQuantities, peaks: dict[str, Value | None],
                     tensor_peaks: dict[str, Value], flags: list[str], missing: list[Missing],
                     units: dict[str, UnitShare], launch: dict[str, float | None]) -> KernelModel:
-    """The model of a launch that cannot be placed (`q.unusable_reason`, or no duration): no roof, no verdict."""
+    """The model of a launch that cannot be placed (`q.unusable_reason`, or no duration): no roof, no verdict; a
+    launch figure past `FIGURE_LIMIT` is not available."""
     empty_levels: dict[str, float | None] = {lv: None for lv in R.LEVELS}
     launch = {n: (v if v is None or abs(v) <= FIGURE_LIMIT else None) for n, v in launch.items()}
     return KernelModel(raw=raw, q=q, peaks=peaks, tensor_peaks=tensor_peaks, utilization={},
@@ -261,11 +262,10 @@ _KEPT_FLAGS = ("peak_from_file:", "duration_from_cycles")
 
 def made_unusable(m: KernelModel, reason: str) -> KernelModel:
     """`m` as a launch that cannot be placed, for `reason` (a counter a later pass reads is past `FIGURE_LIMIT`):
-    no roof, no verdict, no unit shares; its launch figures within the limit are kept."""
+    no roof, no verdict, no unit shares; its launch figures within the limit are kept (`_unusable_model`)."""
     flags = [f for f in m.flags if f.startswith(_KEPT_FLAGS)]  # no verdict: none of its flags
-    launch = {n: (v if v is None or abs(v) <= FIGURE_LIMIT else None) for n, v in m.launch.items()}
     return _unusable_model(m.raw, dataclasses.replace(m.q, unusable_reason=reason), m.peaks, m.tensor_peaks, flags,
-                           m.missing, {}, launch)
+                           m.missing, {}, m.launch)
 
 
 def _provenance(q: KernelQuantities, peaks: dict[str, Value | None], tensor_peaks: dict[str, Value]
