@@ -1272,7 +1272,8 @@ def test_a_busy_fp64_pipe_beside_a_busy_xu_pipe_points_at_divisions() -> None:
 @pytest.mark.parametrize("name", FILES)
 def test_an_at_limit_roof_is_pressed_against_only_from_nsight_computes_high_throughput(name: str) -> None:
     """"Presses against it" and "not more parallelism" only from 80 % of the roof (Nsight Compute's Speed-Of-Light
-    rule's mark for high use); below, the finding states what is left to the roof itself, 1 / share."""
+    rule's mark for high use); below, the finding states what is left to the roof itself, 1 / share. A busy unit
+    likewise: "only less work" from 80 %, what is left to its peak below."""
     from ncu_roofline.passes.diagnosis import ratio_text
 
     wrong = []
@@ -1285,4 +1286,11 @@ def test_an_at_limit_roof_is_pressed_against_only_from_nsight_computes_high_thro
             left = f"up to {ratio_text(1 / share)}× is left to the roof itself" in f.text if share else False
             if (share >= 0.8) != pressed or (share < 0.8) != left or f.speedup is not None:
                 wrong.append(f"#{k.raw.index} {k.raw.name[:30]} at {share:.1%}: {f.text!r}")
+        head = k.diagnosis[0] if k.diagnosis else None
+        if head is not None and head.kind == "unit_throughput" and k.regime == "at_limit":  # a busy unit alike
+            share = k.limiter_share or 0.0
+            only = head.speedup_note.startswith("at its limit: only less work")
+            left = f"its own peak is at most {ratio_text(1 / share)}× away" in head.speedup_note
+            if (share >= 0.8) != only or (share < 0.8) != left:
+                wrong.append(f"#{k.raw.index} {k.raw.name[:30]} unit at {share:.1%}: {head.speedup_note!r}")
     assert not wrong, "\n".join(wrong)

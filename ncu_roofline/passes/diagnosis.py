@@ -343,9 +343,15 @@ def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
     # the kernel back is in the findings after this one (`diagnose` words the note once they are known).
     action = (unit_lever(m, unit) or f"the busiest unit is {unit.label}") if at else \
         f"{unit.label} is the busiest unit but below the threshold{_SEE_BELOW}"
+    note = _BELOW_THRESHOLD
+    if at and unit.share >= HIGH_THROUGHPUT:
+        note = "at its limit: only less work for this unit makes it faster"
+    elif at:  # short of what Nsight Compute calls high use: the rest of the unit's peak is not ruled out
+        note = (f"at its limit: less work for this unit makes it faster; its own peak is at most "
+                f"{ratio_text(1.0 / unit.share)}× away (Nsight Compute reads a unit as highly used from "
+                f"{HIGH_THROUGHPUT:.0%})")
     head = Finding("unit_throughput", bound, None, f"{unit.label} at {unit.share:.0%} of peak{contrast}", action,
-                   bound, None, "at its limit: only less work for this unit makes it faster" if at
-                   else _BELOW_THRESHOLD)
+                   bound, None, note)
     where = f"the {roof.upper()} roof" if roof else ""
     return [head] + [_ceiling_finding(m, c, where) for c in _unit_ceilings(m, ceilings, roof)]
 
