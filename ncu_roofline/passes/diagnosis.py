@@ -227,6 +227,7 @@ def _saturates_after(at: float | None, share: float, level: str) -> str:
 # 80.0% of the available compute or memory performance"): below it, an at-limit kernel has the rest of the
 # roof left, part of which better latency hiding reaches (a copy kernel on the same GPU reaches 90-95 %).
 HIGH_THROUGHPUT = 0.8
+_HIGH_USE = f"Nsight Compute reads a unit as highly used from {HIGH_THROUGHPUT:.0%}"
 
 
 def _at_roof(m: KernelModel, ceilings: list[Ceiling], parts: Parts, reuse: dict[str, float]) -> list[Finding]:
@@ -244,8 +245,7 @@ def _at_roof(m: KernelModel, ceilings: list[Ceiling], parts: Parts, reuse: dict[
                "independent instructions per thread: instruction-level parallelism")
         head = Finding("at_limit", bound, None,
                        f"at {share:.0%} of the {bound.upper()} roof, short of pressing against it: up to {left}× is "
-                       f"left to the roof itself (Nsight Compute reads a unit as highly used from "
-                       f"{HIGH_THROUGHPUT:.0%})",
+                       f"left to the roof itself ({_HIGH_USE})",
                        (f"the lever is {less} at this roof; more {what} in flight per SM ({how}) reaches "
                         f"toward the roof's last {1 - share:.0%}"),
                        bound, None, f"at its limit: less work for this roof makes it faster; the roof itself is at "
@@ -348,8 +348,7 @@ def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
         note = "at its limit: only less work for this unit makes it faster"
     elif at:  # short of what Nsight Compute calls high use: the rest of the unit's peak is not ruled out
         note = (f"at its limit: less work for this unit makes it faster; its own peak is at most "
-                f"{ratio_text(1.0 / unit.share)}× away (Nsight Compute reads a unit as highly used from "
-                f"{HIGH_THROUGHPUT:.0%})")
+                f"{ratio_text(1.0 / unit.share)}× away ({_HIGH_USE})")
     head = Finding("unit_throughput", bound, None, f"{unit.label} at {unit.share:.0%} of peak{contrast}", action,
                    bound, None, note)
     where = f"the {roof.upper()} roof" if roof else ""
