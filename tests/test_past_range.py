@@ -17,7 +17,7 @@ from ncu_csv_writer import write_ncu_csv
 from ncu_roofline.api.analysis import analyze
 from ncu_roofline.api.kernel import analyse_kernel
 from ncu_roofline.cli import main
-from ncu_roofline.model.ranges import FIGURE_LIMIT
+from ncu_roofline.model.ranges import DURATION_FLOOR, FIGURE_LIMIT
 from ncu_roofline.model.roofline import build_kernel_model
 from ncu_roofline.readers import read_report
 from ncu_roofline.readers.record import Metric, RawKernel, RawReport
@@ -51,7 +51,7 @@ def test_a_plain_launch_is_placed() -> None:
     ("sm__throughput.avg.pct_of_peak_sustained_elapsed", 1.7e308, "utilization.sm_throughput is 1.7e+306 "
                                                                   "(sm__throughput.avg.pct_of_peak_sustained_elapsed"),
     ("dram__bytes.sum", (4.0e300, "byte"), "traffic_bytes.dram is 4e+300 (dram__bytes.sum"),
-    ("gpu__time_duration.sum", (1.0e-300, "nsecond"), "utilization.dram is 2e+303"),  # 4e6 B / 2e12 B/s / 1e-309 s
+    ("gpu__time_duration.sum", (1.0e-300, "nsecond"), "duration_s is 1e-309 s (gpu__time_duration.sum)"),
     ("smsp__inst_executed.sum", 1.0e40, "the counter smsp__inst_executed.sum is 1e+40"),  # read by the passes
 ])
 def test_a_figure_past_the_limit_makes_the_launch_unusable_with_the_figure_named(
@@ -62,6 +62,25 @@ def test_a_figure_past_the_limit_makes_the_launch_unusable_with_the_figure_named
     assert "edited or damaged" in m.q.unusable_reason and "re-profile" in m.q.unusable_reason
     assert (m.bound_by, m.regime, m.utilization, m.units, m.ceilings, m.diagnosis) == (None, None, {}, {}, [], [])
     assert m.flags == ["unusable"]  # no verdict, so none of a verdict's flags (unit_throughputs, above_roof, ...)
+
+
+@pytest.mark.parametrize(("ns", "usable"), [(0.9e-3, False), (1e-3, True), (1.0, True), (1e-300, False)])
+def test_a_duration_under_one_cycle_of_a_terahertz_clock_sets_the_launch_aside(ns: float, usable: bool) -> None:
+    """The floor is 1e-12 s (1e-3 ns): a shorter positive duration is no measurement. A capture with no byte or
+    FLOP counts (NC's basic set: unit shares only, which do not depend on the duration) is set aside too: no figure
+    of it leaves the range, but its time share would be meaningless."""
+    basic = {"gpu__time_duration.sum": (ns, "nsecond"), "sm__throughput.avg.pct_of_peak_sustained_elapsed": 30.0,
+             "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": 70.0}
+    m = analyse_kernel(make_kernel(basic))
+    assert DURATION_FLOOR == 1e-12
+    assert m.usable is usable, m.q.unusable_reason
+    if usable:
+        assert m.bound_by is not None
+    else:
+        assert (m.q.unusable_reason or "").startswith(f"duration_s is {ns * 1e-9:.3g} s (gpu__time_duration.sum), "
+                                                      "shorter than one cycle of any GPU clock")
+        assert (m.bound_by, m.regime, m.units, m.diagnosis) == (None, None, {}, [])
+        assert m.flags == ["unusable"]
 
 
 def test_counters_that_only_sum_past_the_limit_set_nothing_aside() -> None:
@@ -120,21 +139,17 @@ def test_a_scaled_export_gives_every_output_and_no_verdict_past_the_limit(
         assert result.exit_code == 0 and result.exception is None, (fmt, result.output)
         assert out.stat().st_size > 0
     doc = json.loads((tmp_path / "out.json").read_text())
-    set_aside = [k for k in doc["reports"][0]["kernels"]
-                 if "past anything a GPU counter measures" in (k["unusable_reason"] or "")]
-    # Each scaling puts some figure of every report past the limit, but for a duration of 1e-300 s in a capture
-    # with no byte or FLOP roof (its unit shares do not depend on the duration: nothing there leaves the range).
-    kernels = doc["reports"][0]["kernels"]
-    assert set_aside or not any(k["utilization"].get(r) is not None for k in kernels
-                                for r in ("dram", "l2", "l1", "fp64", "fp32", "fp16"))
-    if set_aside:  # the pages give the launch's own reason, not a generic one
-        assert "past anything a GPU counter measures" in (tmp_path / "out.md").read_text()
-        assert "past anything a GPU counter measures" in (tmp_path / "out.html").read_text()
+    # Each scaling puts some figure of every report past the limit, or (1e-300 s) its duration under the floor
+    reason = "shorter than one cycle of any GPU clock" if factor < 1 else "past anything a GPU counter measures"
+    set_aside = [k for k in doc["reports"][0]["kernels"] if reason in (k["unusable_reason"] or "")]
+    assert set_aside
+    # the pages give the launch's own reason, not a generic one
+    assert reason in (tmp_path / "out.md").read_text() and reason in (tmp_path / "out.html").read_text()
     for k in doc["reports"][0]["kernels"]:
         if k["usable"]:
             shares = [v for v in k["utilization"].values() if v is not None]
             assert all(abs(v) <= FIGURE_LIMIT for v in shares), k["name"]
-        elif "past anything a GPU counter measures" in (k["unusable_reason"] or ""):
+        elif reason in (k["unusable_reason"] or ""):
             assert k["bound_by"] is None and k["utilization"] == {}
     for g in doc["reports"][0]["groups"]:
         total = g["duration_s"]["total"]
@@ -145,7 +160,9 @@ def test_a_scaled_export_gives_every_output_and_no_verdict_past_the_limit(
 @needs_corpus
 @pytest.mark.parametrize("name", CORPUS)
 def test_no_real_report_has_a_figure_past_the_limit(name: str) -> None:
-    """The limit never sets a real launch aside: every corpus launch keeps its figures within it."""
+    """The limits never set a real launch aside: every corpus launch keeps its figures within them."""
     report = analyze(REPORTS / name).reports[0]
     for k in report.kernels:
-        assert "past anything a GPU counter measures" not in (k.q.unusable_reason or ""), (name, k.raw.index)
+        reason = k.q.unusable_reason or ""
+        assert "past anything a GPU counter measures" not in reason, (name, k.raw.index)
+        assert "shorter than one cycle of any GPU clock" not in reason, (name, k.raw.index)

@@ -14,6 +14,9 @@ from .quantities import KernelQuantities, Value
 from .throughputs import UnitShare
 
 FIGURE_LIMIT = 1e30
+# The shortest duration a measurement can give: one cycle of a 1 THz clock (no GPU clock comes within two orders of
+# magnitude of it; Nsight Compute times a kernel in whole nanoseconds). A shorter positive one was edited.
+DURATION_FLOOR = 1e-12
 
 
 def past_range(figures: list[tuple[str, float, str]]) -> tuple[str, float, str] | None:
@@ -27,6 +30,16 @@ def past_range_reason(name: str, value: float, formula: str) -> str:
     source = f" ({formula})" if formula else ""
     return (f"{name} is {value:.3g}{source}, past anything a GPU counter measures (no Nsight Compute counter "
             "exceeds 2^64): the report was edited or damaged; re-export or re-profile it")
+
+
+def too_short(duration: Value) -> str | None:
+    """Why a launch whose duration is positive but under `DURATION_FLOOR` is not analysed (its rates and time share
+    would be meaningless), or None."""
+    if not 0.0 < duration.value < DURATION_FLOOR:
+        return None
+    return (f"duration_s is {duration.value:.3g} s ({duration.recipe}), shorter than one cycle of any GPU clock (none "
+            "reaches 1 THz; Nsight Compute times kernels in whole nanoseconds): the report was edited or damaged; "
+            "re-export or re-profile it")
 
 
 def magnitude(q: KernelQuantities, peaks: dict[str, Value | None], tensor_peaks: dict[str, Value],

@@ -20,7 +20,7 @@ from ..knowledge.peaks_file import UserPeaks
 from ..readers.record import RawKernel
 from ..settings import AnalysisSettings
 from .quantities import DURATION_FROM_CYCLES_NOTES, KernelQuantities, Missing, Value, compute_quantities
-from .ranges import FIGURE_LIMIT, magnitude, named_figures, past_range, past_range_reason
+from .ranges import FIGURE_LIMIT, magnitude, named_figures, past_range, past_range_reason, too_short
 from .resolver import Resolver
 from .throughputs import UnitShare, launch_facts, unit_throughputs
 
@@ -217,6 +217,10 @@ def build_kernel_model(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETT
     empty_levels: dict[str, float | None] = {lv: None for lv in R.LEVELS}
     if q.unusable_reason is not None or q.duration_s is None:
         return _unusable_model(raw, q, peaks, tensor_peaks, flags, missing, units, launch)
+    if q.duration_s.note in DURATION_FROM_CYCLES_NOTES:
+        flags.append("duration_from_cycles")
+    if (short := too_short(q.duration_s)) is not None:
+        return made_unusable(_unusable_model(raw, q, peaks, tensor_peaks, flags, missing, units, launch), short)
     duration = q.duration_s.value
     provenance = _provenance(q, peaks, tensor_peaks)
     util = _utilization(q, peaks, tensor_peaks, duration, flags)
@@ -227,8 +231,6 @@ def build_kernel_model(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETT
         i, bw = work.intensity[lv], peaks.get(lv)
         if i is not None and bw is not None and compute_roof is not None:
             attainable[lv] = min(compute_roof, i * bw.value)
-    if q.duration_s.note in DURATION_FROM_CYCLES_NOTES:
-        flags.append("duration_from_cycles")
     figures = (q, peaks, tensor_peaks, util, units, launch, work.intensity, work.achieved_flop_per_s, attainable)
     past = None if magnitude(*figures) <= FIGURE_LIMIT else past_range(named_figures(*figures))
     if past is not None:
