@@ -40,10 +40,18 @@ def _svg_summary(match: re.Match[str]) -> str:
     return "\n".join(lines) + "\n</svg-scrubbed>"
 
 
+# Absolute paths of the machine a capture was made on, as Nsight Compute's own rule messages quote them
+# ("/root/Documents/NVIDIA Nsight Compute/2023.1.1/Sections/Occupancy.py:44"): up to a quote, an angle
+# bracket, a line end or a JSON escape. Golden files hold none of a capturer's paths.
+_CAPTURE_PATH_RE = re.compile(r"/(?:root|home|usr|opt|Users|mnt|scratch|var|workspace)/[^\"'<>\n\\]*")
+
+
 def scrub(text: str, replacements: dict[str, str]) -> str:
-    """Paths and temporary folders -> placeholders; tool version -> <VERSION>; charts -> structure."""
+    """Paths and temporary folders -> placeholders (a capturer's own paths -> <CAPTURE-PATH>); tool version ->
+    <VERSION>; charts -> structure."""
     for old, new in sorted(replacements.items(), key=lambda kv: -len(kv[0])):
         text = text.replace(old, new)
+    text = _CAPTURE_PATH_RE.sub("<CAPTURE-PATH>", text)
     text = re.sub(r"(ncu-roofline[ /]|\"version\": ?\"|>v)" + re.escape(__version__), r"\1<VERSION>", text)
     return _SVG_RE.sub(_svg_summary, text)
 

@@ -227,6 +227,56 @@ def test_tensor_ceilings() -> None:
     assert option["in_use"] == "src_tf32_dst_fp32_sparsity_off"
     share = by_kind(model, "tensor_share")
     assert share.factor == pytest.approx(3e8 / (3e8 + 2.5e6 + 6e4))
+    # The FP32 instructions beside the tensor work are not the kernel's: no ceiling on the FP32 roof, each said
+    assert model.dominant_precision == "tensor" and model.q.flop["fp32"].value == pytest.approx(2.5e6)
+    assert not [c for c in model.ceilings if c.roof in ("fp32", "fp64", "fp16")]
+    side = [(n.kind, n.roof, n.reason) for n in model.not_applicable if n.roof == "fp32"]
+    reason = ("the kernel's work runs on the tensor cores (2,500,000 FP32 FLOP beside them): the FP32 roof is not "
+              "its roof")
+    assert side == [(kind, "fp32", reason) for kind in ("fma_balance", "issue_share", "lane_efficiency")]
+
+
+def test_cuda_core_ceilings_stay_where_the_tensor_cores_are_not_the_kernels_work() -> None:
+    """The same FP32 kernel with an idle tensor path keeps its FP32 ceilings (FP32 is its dominant precision)."""
+    m = instruction_metrics()
+    m["sm__ops_path_tensor_src_bf16_dst_fp32_sparsity_off.sum"] = (0.0, "")
+    m["sm__ops_path_tensor_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained"] = (500_000.0, "")
+    model = analyse_kernel(make_kernel(m))
+    assert model.dominant_precision == "fp32"
+    assert {c.kind for c in model.ceilings if c.roof == "fp32"} == {"fma_balance", "issue_share", "lane_efficiency"}
+
+
+@needs_corpus
+def test_an_int8_tensor_gemm_gets_no_ceiling_on_the_fp32_roof() -> None:
+    """CUTLASS's int8 GEMM on an A100: IMMA kept the tensor pipe busy with work no counter turns into FLOP; its
+    147,456 FP32 FLOP are the epilogue's. FMA balance 50 % or issue share 6 % on the FP32 roof would describe
+    them, not the kernel."""
+    a = ncu_roofline.analyze(CORPUS / "cutlass__report-s8.ncu-rep")
+    (k,) = [k for k in a.reports[0].kernels if k.raw.name == "Kernel"]
+    assert "flop_incomplete" in k.flags and k.q.flop["fp32"].value == 147_456.0
+    assert not [c for c in k.ceilings if c.roof == "fp32"]
+    reasons = {n.kind: n.reason for n in k.not_applicable if n.roof == "fp32"}
+    assert set(reasons) == {"fma_balance", "issue_share", "lane_efficiency"}
+    assert reasons["fma_balance"].startswith("the tensor pipe did work that no counter here turns into FLOP (busy "
+                                             "2.9% of the run): 147,456 FP32 FLOP are a side part of the kernel")
+
+
+@needs_corpus
+def test_no_cuda_core_ceiling_on_a_kernel_whose_work_is_on_the_tensor_cores() -> None:
+    """Corpus invariant: a kernel whose measured tensor FLOP are the most, or whose tensor pipe did uncounted work,
+    has no FMA-balance, issue-share or lane-efficiency ceiling; every other kernel with FP32 instruction counts
+    and work keeps its FMA balance where the report holds the mix."""
+    a = ncu_roofline.analyze(corpus_files())
+    tensor_kernels = 0
+    for _, k in a.models:
+        on_tensor = k.dominant_precision == "tensor" or "flop_incomplete" in k.flags
+        cuda_core = [c for c in k.ceilings if c.kind in ("fma_balance", "issue_share", "lane_efficiency")]
+        if on_tensor:
+            tensor_kernels += 1
+            assert not cuda_core, (k.raw.name, cuda_core)
+        else:
+            assert not [n for n in k.not_applicable if "is not its roof" in n.reason], k.raw.name
+    assert tensor_kernels >= 1
 
 
 def test_every_factor_in_range_and_diagnosis_ranked() -> None:
@@ -385,7 +435,15 @@ def test_bank_conflicts_state_nsight_computes_source_level_count_beside_its_coun
     assert set(ceiling) == {"transposeSmem", "transposeSmemPad", "transposeSmemUnrollPad"}  # not the global copies
     c = ceiling["transposeSmem"]
     assert c.factor == pytest.approx((8_995_831 - 7_913_647) / 8_995_831)
-    assert "8.3 wavefronts per conflict-free one" in c.detail
+    assert "8.31 wavefronts per conflict-free one" in c.detail and c.action.startswith("remove shared-memory bank")
+    # the padded transposes keep 2.3 % and 5.8 % of their wavefronts as conflicts: no advice to pad them again
+    for name in ("transposeSmemPad", "transposeSmemUnrollPad"):
+        pad = ceiling[name]
+        conflicts = pad.evidence["bank_conflicts"] / pad.evidence["shared_wavefronts"]
+        assert 0 < conflicts < 0.1 and "pad the tile" not in pad.action, name
+        assert pad.action == (f"little to gain from the shared-memory layout: only {conflicts:.1%} of its wavefronts "
+                              "are bank conflicts (a padded or swizzled tile can keep a few)")
+        assert f"{1 / (1 - conflicts):.3g} wavefronts per conflict-free one" in pad.detail
     assert c.detail.endswith("its source-level count: 7,864,320 wavefronts over an ideal 1,048,576 (8.5× the ideal))")
     assert "source-level" not in ceiling["transposeSmemPad"].detail
     b = ncu_roofline.analyze(CORPUS / "cutlass__report-s8.ncu-rep")

@@ -325,3 +325,53 @@ def test_overlap_of_outlines() -> None:
     assert not overlap(square, [(2.0, 0.0), (3.0, 0.0), (3.0, 2.0), (2.0, 2.0)])  # touching is not overlapping
     assert overlap(square, [(-1.0, 1.0), (3.0, 1.0)])  # a segment through it
     assert not overlap([(2.5, -1.0), (4.0, 0.5)], square)  # a 45° segment past its corner
+
+
+def test_a_kept_figure_shows_nothing_of_the_chart_before() -> None:
+    """Charts are drawn one after another on one kept figure per size (`charts/reuse.py`): the second of two
+    different charts holds none of the first's labels, and is the same SVG as when drawn on a new figure."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ncu_roofline.render.charts.reuse import figure_for
+    from ncu_roofline.render.charts.svg import chart_style
+
+    with chart_style():
+        assert figure_for(6.5, 4.25)[0] is figure_for(6.5, 4.25)[0]  # kept, not built anew
+    small = {"width_in": 6.0, "height_in": 3.9, "annotations": ["one line of notes"]}
+    first = ChartSpec("First chart", h100_roofs(), kernel_points(6, seed=1), id_prefix="first-",
+                      ceilings=[Roof("fp32", "compute", 50e12, "FP32 first ceiling 75 %")],
+                      walls=[(2.0, "first wall")], **small)
+    second = ChartSpec("Second chart", [Roof("dram", "bandwidth", 0.9e12, "DRAM second 0.9 TB/s"),
+                                        Roof("fp32", "compute", 20e12, "FP32 second 20 TFLOP/s")],
+                       [Point("s0", "l2", 3.0, 1e12, "fp32", "second_kernel")], id_prefix="second-",
+                       **{**small, "annotations": ["other notes"]})
+    empty = ChartSpec("Empty chart", [], [], **{**small, "annotations": ["no kernels"]})
+    overflow = ChartSpec("Overflow chart", [Roof("dram", "bandwidth", 1e-300, "DRAM"),
+                                            Roof("fp32", "compute", 1e300, "FP32")], [], **small)
+
+    def alone(spec: ChartSpec) -> str:  # a new thread keeps no figure: drawn on a new one
+        with ThreadPoolExecutor(1) as pool:
+            return pool.submit(render_roofline_svg, spec).result()
+
+    first_labels = set(texts(parse(render_roofline_svg(first)))) - set(texts(parse(alone(second))))
+    assert {"First chart", "FP32 first ceiling 75 %", "first wall", "Tensor FP16 989 TFLOP/s"} <= first_labels
+    first_marks = ("First", "first", "elementwise_add_0", "one line of notes", "Tensor")  # in labels, ids, tooltips
+    for before, after in ((first, second), (first, empty), (empty, second), (second, first), (overflow, second)):
+        render_roofline_svg(before)
+        svg = render_roofline_svg(after)
+        assert svg == alone(after)
+        if after is not first:
+            assert not first_labels & set(texts(parse(svg)))
+            assert [mark for mark in first_marks if mark in svg] == []
+
+
+def test_svg_is_what_savefig_writes(spec: ChartSpec, svg: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`svg.figure_svg` draws with its own renderer (one text-size cache for all charts) where the chart has no
+    layout engine: the same bytes as matplotlib's `savefig`."""
+    from ncu_roofline.render.charts import svg as svg_module
+
+    crowded = render_roofline_svg(crowded_spec())
+    monkeypatch.setattr(svg_module, "_draw_svg", lambda fig, buffer: fig.savefig(
+        buffer, format="svg", metadata=svg_module.SVG_METADATA))
+    assert render_roofline_svg(spec) == svg
+    assert render_roofline_svg(crowded_spec()) == crowded

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import CORPUS, make_kernel
-from goldtest import compare
+from goldtest import _CAPTURE_PATH_RE, GOLD, compare
 from ncu_csv_writer import write_ncu_csv
 from test_model import base_metrics
 
@@ -135,3 +135,11 @@ _HASH_RE = re.compile(r"-[0-9a-f]{10}(?=[.\"])")
 _SECONDS_RE = re.compile(r'"seconds": [0-9.e+-]+')
 # Workers come from a forkserver that may predate SOURCE_DATE_EPOCH in this test process.
 _DATE_RE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")
+
+
+def test_golden_files_hold_no_capturer_paths() -> None:
+    """Nsight Compute's rule messages quote the capturing machine's paths ("/root/Documents/NVIDIA Nsight
+    Compute/…/Occupancy.py:44"): the scrubber replaces them, so no golden file holds one."""
+    held = {p.relative_to(GOLD).as_posix(): m.group(0) for p in sorted(GOLD.rglob("*")) if p.is_file()
+            for m in [_CAPTURE_PATH_RE.search(p.read_text(encoding="utf-8"))] if m is not None}
+    assert held == {}

@@ -199,17 +199,22 @@ def test_a_memory_fix_stops_at_the_lsu_requests_it_leaves() -> None:
 
 @pytest.mark.skipif(not (CORPUS / "esmm-research__profile_output.ncu-rep").is_file(), reason="corpus absent")
 def test_too_little_work_bounds_the_idle_sms_of_a_long_kernel_only() -> None:
-    """esmm's warptiling: 64 blocks on 80 SMs for 222 µs: the same work on every SM is up to 80 / 64 =
-    1.25x faster. simpleDivergence's 3 µs kernels (1 block each on 128 SMs) get no bound: their launch
-    overhead is much of their time, which the action says instead."""
+    """esmm's warptiling: 64 blocks on 80 SMs for 222 µs, 0.4 waves (registers let an SM hold 2 blocks): the same
+    work split over the 160 blocks the GPU runs at once is up to 160 / 64 = 2.5x faster (never past the busiest
+    limit's headroom): SMs ÷ blocks (1.25x) would leave out the second block an SM can hold. simpleDivergence's
+    3 µs kernels (1 block each on 128 SMs) get no bound: their launch overhead is much of their time, which the
+    action says instead."""
     import ncu_roofline
 
     a = ncu_roofline.analyze(CORPUS / "esmm-research__profile_output.ncu-rep")
     (k,) = [k for k in a.reports[0].kernels if k.raw.name == "warptiling"]
     (f,) = [f for f in k.diagnosis if f.kind == "too_little_work"]
     assert (k.launch["grid_blocks"], k.launch["sm_count"]) == (64.0, 80.0) and k.q.duration_s.value > 20e-6
-    assert f.speedup == pytest.approx(80 / 64) and f.speedup_note.startswith("SMs ÷ blocks = 80 / 64")
-    assert f.action.endswith("split the same work into at least 80 blocks") and "launch overhead" not in f.action
+    waves, share = k.launch["waves_per_sm"], k.limiter_share
+    assert waves == pytest.approx(0.4) and k.launch["occupancy_limit_registers"] == 2.0
+    assert f.speedup == pytest.approx(min(2.5, 1 / share)) and f.speedup > 80 / 64
+    assert f.speedup_note.startswith("blocks the GPU runs at once ÷ blocks = 160 / 64 (1 / 0.4 waves)")
+    assert f.action.endswith("split the same work into at least 160 blocks") and "launch overhead" not in f.action
     b = ncu_roofline.analyze(CORPUS / "cudaprogramming__simpleDivergence.ncu-rep")
     for k in b.reports[0].kernels:
         (f,) = [f for f in k.diagnosis if f.kind == "too_little_work"]
@@ -347,7 +352,31 @@ def test_the_idle_sms_bound_stops_at_the_busiest_limits_headroom() -> None:
 
     f = _too_little_work(kernel(0.5, 100e-6))
     assert f.speedup == pytest.approx(2.0) and "headroom (1 / 0.5)" in f.speedup_note
+    assert f.speedup_note.startswith("blocks the GPU runs at once ÷ blocks = 100 / 10 (1 / 0.1 waves)")
     assert _too_little_work(kernel(0.05, 100e-6)).speedup == pytest.approx(10.0)
     unknown = _too_little_work(kernel(0.05, None))  # no duration: not known to be long, nor short
     assert unknown.speedup is None and "launch overhead" not in unknown.action
     assert "(1 / 0.004)" in _too_little_work(kernel(0.004, 100e-6)).speedup_note
+
+
+def test_the_under_one_wave_bound_counts_every_block_an_sm_holds() -> None:
+    """120 blocks on 100 SMs that hold 3 blocks each (0.4 waves): no SM is idle, yet 300 blocks run at once, so
+    the same work split over them is up to 2.5x faster. Without the waves in the report there is no bound (how
+    many blocks an SM holds is unknown), said in the note."""
+    from types import SimpleNamespace
+
+    from ncu_roofline.passes.diagnosis import _too_little_work
+
+    def kernel(waves: float | None) -> SimpleNamespace:
+        launch = {"grid_blocks": 120.0 if waves else 60.0, "sm_count": 100.0, "waves_per_sm": waves}
+        return SimpleNamespace(q=SimpleNamespace(duration_s=SimpleNamespace(value=1e-3)), launch=launch,
+                               limiter_share=0.1, bound_by="dram")
+
+    f = _too_little_work(kernel(0.4))
+    assert f.speedup == pytest.approx(2.5) and f.action.endswith("split the same work into at least 300 blocks")
+    assert f.speedup_note.startswith("blocks the GPU runs at once ÷ blocks = 300 / 120 (1 / 0.4 waves)")
+    unknown = _too_little_work(kernel(None))  # 60 blocks on 100 SMs, waves not collected
+    assert unknown.speedup is None
+    assert unknown.speedup_note.endswith("the report does not hold how many blocks an SM runs at once "
+                                         "(launch__waves_per_multiprocessor), so spreading its blocks has no bound "
+                                         "either")

@@ -62,6 +62,20 @@ def test_verdicts() -> None:
                                  "peak. The kernel is limited by latency")
 
 
+@pytest.mark.skipif(not (CORPUS / "cutlass__report-s8.ncu-rep").is_file(), reason="corpus absent")
+def test_tensor_work_with_no_flop_count_points_to_where_its_pipe_share_is() -> None:
+    """CUTLASS's int8 GEMM (tensor pipe 2.9 %, IMMA counted, no FLOP count): off the chart, with a note that says
+    where its tensor-pipe share is shown: its section's TENSOR roof utilisation, which holds that share (the
+    table's limit column shows its busiest limit, L2 throughput)."""
+    a = ncu_roofline.analyze(CORPUS / "cutlass__report-s8.ncu-rep")
+    view = build_report_view(a)
+    notes = [n for c in view["charts"] for n in c["off_chart"] if "tensor-core work with no FLOP count" in n]
+    assert len(notes) == 1 and notes[0].endswith("its tensor-pipe busy share is in its section (the TENSOR roof's "
+                                                 "utilisation)")
+    (k,) = [k for k in a.reports[0].kernels if k.raw.name == "Kernel"]
+    assert k.utilization["tensor"] == k.q.tensor_pipe_utilization.value == pytest.approx(0.0285, abs=5e-4)
+
+
 def test_memory_only_and_unusable_kernels_are_explained_off_chart() -> None:
     metrics = base_metrics()
     for op in ("ffma", "fadd", "fmul"):

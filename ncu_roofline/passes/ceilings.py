@@ -23,7 +23,8 @@ from ..model.quantities import Missing, Resolver
 from . import coalescing as C
 from .facts import global_loads
 from .fusion import MIX, fma_action
-from .shared_memory import BANK_CONFLICT_ACTION, bank_conflicts
+from .shared_memory import bank_conflicts, conflict_action
+from .side_work import CUDA_CORE_CEILINGS, tensor_side_part
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
@@ -161,7 +162,7 @@ def _counts(res: Resolver, names: tuple[str, ...]) -> dict[str, float] | None:
     return got
 
 
-def _compute_ceilings(m: KernelModel, res: Resolver, out: list[Ceiling]) -> None:
+def _compute_ceilings(m: KernelModel, res: Resolver, out: list[Ceiling], skipped: list[NotApplicable]) -> None:
     raw = m.raw
     warp_inst = res.count("smsp__inst_executed.sum")
     issue_peak = next((v for v in (res.number(n) for n in ISSUE_PEAKS) if v is not None), None)
@@ -173,6 +174,10 @@ def _compute_ceilings(m: KernelModel, res: Resolver, out: list[Ceiling]) -> None
     for precision, (add, mul, fma) in MIX.items():
         work = m.q.flop.get(precision)
         if work is None or work.value <= 0:
+            continue
+        side = tensor_side_part(m, precision)
+        if side is not None:
+            skipped.extend(NotApplicable(kind, precision, side) for kind in CUDA_CORE_CEILINGS)
             continue
         counts = _counts(res, (add, mul, fma))
         if counts is None:
@@ -400,7 +405,8 @@ def _bank_conflicts(res: Resolver, out: list[Ceiling], skipped: list[NotApplicab
     if isinstance(found, str):
         skipped.append(NotApplicable("bank_conflicts", "l1", found))
     elif found is not None:
-        _add(out, m, "bank_conflicts", "l1", found.free, found.evidence, found.detail, BANK_CONFLICT_ACTION)
+        _add(out, m, "bank_conflicts", "l1", found.free, found.evidence, found.detail,
+             conflict_action(found.free))
 
 
 def dram_reads_per_load_byte(res: Resolver) -> tuple[float, float] | None:
@@ -475,7 +481,7 @@ def analyse_ceilings(m: KernelModel) -> CeilingAnalysis:
     res.duration = m.q.duration_s
     ceilings: list[Ceiling] = []
     skipped: list[NotApplicable] = []
-    _compute_ceilings(m, res, ceilings)
+    _compute_ceilings(m, res, ceilings, skipped)
     _memory_ceilings(m, res, ceilings, skipped)
     ceilings = _drop_contradictions(m, ceilings, skipped)
     return CeilingAnalysis(ceilings, _reuse(m, res), _missing_ceilings(m, ceilings, skipped), skipped,

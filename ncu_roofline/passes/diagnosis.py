@@ -128,7 +128,7 @@ _TINY_S = 20e-6  # a kernel this short pays a launch overhead (a few µs) of the
 
 
 def _too_little_work(m: KernelModel) -> Finding:
-    """More work per launch; where blocks leave SMs idle, the bound of spreading the same work over all."""
+    """More work per launch; under one wave, the bound of spreading the same work over every block slot."""
     tiny = m.q.duration_s is not None and m.q.duration_s.value < _TINY_S
     long = m.q.duration_s is not None and not tiny
     action = ("give the launch more independent work (a larger grid, batching several calls into one launch, or "
@@ -136,15 +136,21 @@ def _too_little_work(m: KernelModel) -> Finding:
                                                   "cost" if tiny else ""))
     why, grid, sms = too_little_work_reason(m.launch, m.limiter_share), m.launch.get("grid_blocks"), m.launch.get(
         "sm_count")
-    share = m.limiter_share or 0.0
-    if grid and sms and grid < sms and long and share > 0:  # idle SMs: the same work on all, at today's pace
-        note = (f"SMs ÷ blocks = {sms:,.0f} / {grid:,.0f}, if the same work were spread over every SM at the pace "
-                "the busy ones have now (an estimate: work that cannot be split, or more blocks per SM, changes "
-                f"it), never past the busiest limit's headroom (1 / {share:.3g})")
+    share, waves = m.limiter_share or 0.0, m.launch.get("waves_per_sm")
+    if grid and waves and 0 < waves < T.MIN_WAVES and long and share > 0:
+        # Under one wave: the same work split over every block the GPU runs at once (grid ÷ waves), each warp at
+        # today's pace, runs at most 1 / waves faster; never past the busiest limit's headroom.
+        held = grid / waves
+        note = (f"blocks the GPU runs at once ÷ blocks = {held:,.0f} / {grid:,.0f} (1 / {waves:.2g} waves): the same "
+                "work split over every block slot, each warp at the pace it has now, an upper bound for spreading "
+                f"the work (changing it counts apart), never past the busiest limit's headroom (1 / {share:.3g})")
         return Finding("too_little_work", m.bound_by, None, why, action + f"; split the same work into at least "
-                       f"{sms:,.0f} blocks", m.bound_by, max(1.0, min(sms / grid, 1 / share)), note)
+                       f"{held:,.0f} blocks", m.bound_by, max(1.0, min(1 / waves, 1 / share)), note)
+    idle = bool(grid and sms and grid < sms)
     short = (f"; under {_TINY_S * 1e6:.0f} µs a launch's overhead, a few µs, is of the order of its run, so "
-             "spreading its blocks over more SMs bounds nothing" if tiny and grid and sms and grid < sms else "")
+             "spreading its blocks over more SMs bounds nothing" if tiny and idle else
+             "; the report does not hold how many blocks an SM runs at once (launch__waves_per_multiprocessor), "
+             "so spreading its blocks has no bound either" if idle and long and not waves else "")
     return Finding("too_little_work", m.bound_by, None, why, action, m.bound_by, None,
                    f"no bound: it depends on how much more work each launch is given{short}")
 
@@ -375,8 +381,9 @@ def _latency(m: KernelModel, ceilings: list[Ceiling], parts: Parts) -> list[Find
         where = f"where the ceilings allow {reachable:.0%}" if m.limiter_is_roof else "of its peak"
         speedup = reachable / share if share > 0 else None
         note = ("what the ceilings allow ÷ what the kernel reaches" if m.limiter_is_roof else
-                "the unit's peak ÷ its busy share: the headroom before that unit saturates, an upper bound since "
-                "its busy share counts wasted work too")
+                "the unit's peak ÷ its busy share: how far hiding latency can take the same instructions before "
+                "that unit saturates; a fix that removes work (the ceiling findings) is counted apart and can go "
+                "past it")
         busiest, rest = "the busiest limit", "latency"
         if not limits_measured(m):
             busiest, speedup, rest, why = ("the busiest limit the report holds", None,

@@ -19,6 +19,16 @@ WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared{}.sum"
 CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared{}.sum"
 BANK_CONFLICT_ACTION = ("remove shared-memory bank conflicts: pad the tile by one element per row (e.g. [32][33]) or "
                         "swizzle the index so a warp's 32 accesses fall in 32 different banks")
+FEW_CONFLICTS = 0.1  # under this share of the wavefronts, conflicts are what a padded or swizzled layout keeps
+
+
+def conflict_action(free: float) -> str:
+    """The lever for a conflict-free share `free`: the layout fix, or, where conflicts are few, that little is left
+    to gain from it (a kernel that already pads or swizzles its tile shows a few percent)."""
+    if 1.0 - free >= FEW_CONFLICTS:
+        return BANK_CONFLICT_ACTION
+    return (f"little to gain from the shared-memory layout: only {1.0 - free:.1%} of its wavefronts are bank "
+            "conflicts (a padded or swizzled tile can keep a few)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +78,7 @@ def bank_conflicts(res: Resolver) -> BankConflicts | str | None:
     ideal, excess = res.number("memory_l1_wavefronts_shared_ideal"), res.number(
         "derived__memory_l1_wavefronts_shared_excessive")
     source = (f"; its source-level count: {excess:,.0f} wavefronts over an ideal {ideal:,.0f} "
-              f"({(ideal + excess) / ideal:.1f}× the ideal)") if conflicts > 0 and ideal and excess else ""
+              f"({(ideal + excess) / ideal:.3g}× the ideal)") if conflicts > 0 and ideal and excess else ""
     detail = (f"{conflicts:,.0f} of {wavefronts:,.0f} shared-memory wavefronts are bank conflicts (Nsight Compute's "
-              f"count; {ways:.1f} wavefronts per conflict-free one{source}{whole})")
+              f"count; {ways:.3g} wavefronts per conflict-free one{source}{whole})")
     return BankConflicts(free, evidence, detail)

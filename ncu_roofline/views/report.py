@@ -128,7 +128,7 @@ def verdict(k: AnalysedKernel) -> str:
     if k.regime == T.TOO_LITTLE_WORK:
         busiest = f" The busiest limit is {label} at {F.pct(share)} of peak." if k.bound_by else ""
         return (f"Too little work for this GPU: {too_little_work_reason(k.launch, share)}.{busiest} Give the launch "
-                "more work (a larger grid, batching, fusion) before tuning the code.")
+                "more work (a larger grid, batching, fusion).")
     if k.regime == T.AT_LIMIT:
         library = library_of(k)
         whose = (f" This is {library}'s own kernel: the next step says what a caller can change." if library

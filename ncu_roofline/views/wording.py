@@ -28,8 +28,8 @@ ABSENT = (TENSOR_NO_COUNT, NO_FLOP_COUNTS, NO_BYTE_COUNTS)
 
 OFF_CHART_TEXT = {
     UNUSABLE: "not analysable (its section says why: NaN, infinite or impossible values, or no usable duration)",
-    TENSOR_NO_COUNT: "tensor-core work with no FLOP count and no tensor roof: shown by its tensor-pipe utilisation "
-                     "in the table",
+    TENSOR_NO_COUNT: "tensor-core work with no FLOP count and no tensor roof: its tensor-pipe busy share is in its "
+                     "section (the TENSOR roof's utilisation)",
     NO_FLOP_COUNTS: "no FLOP counts in the report",
     NO_FP_WORK: ("no floating-point work (FLOP counts of zero: integer or data-movement work): shown by its "
                  "bandwidth utilisation in the table"),

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
+from matplotlib.lines import Line2D
 
 from .spec import Roof, roof_family, valid_roofs
 from .svg import xml_text
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.backend_bases import RendererBase
     from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
     from matplotlib.text import Text
 
 Outline = list[tuple[float, float]]  # a convex polygon, display coordinates
@@ -74,7 +74,8 @@ def draw_ceilings(fig: Figure, ax: Axes, ceilings: Sequence[Roof], *, top: float
     for c, name, (x0, y0), (x1, y1) in lines:
         gid = hook({"class": "ceiling", "data-roof": roof_family(c.name) or c.name, "data-kind": c.kind},
                    xml_text(c.title or c.label), name)
-        ax.plot([x0, x1], [y0, y1], color=colour(c.name), linewidth=1.1, linestyle=(0, (4, 3)), zorder=2.4, gid=gid)
+        ax.add_line(Line2D([x0, x1], [y0, y1], color=colour(c.name), linewidth=1.1, linestyle=(0, (4, 3)),
+                           zorder=2.4, gid=gid))
     column: float | None = None  # the bottom of the last compute ceiling's label
     for c, _name, (x0, y0), (x1, y1) in lines:
         label = ax.text(x1, y1, xml_text(c.label), fontsize=_FONT_PT, color=colour(c.name), zorder=3, clip_on=True,

@@ -34,10 +34,12 @@ from xml.sax.saxutils import escape, quoteattr
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 from .ceilings import Marker, draw_ceilings, text_outline
 from .legend import draw_legends
+from .reuse import discard, figure_for
 from .spec import (
     LEVEL_MARKERS,
     LEVEL_NAMES,
@@ -153,13 +155,17 @@ def render_roofline_svg(spec: ChartSpec) -> str:
     try:
         with chart_style(), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # numpy's overflow warnings on such values
-            fig, hooks = _draw(spec)
-            svg = figure_svg(fig)
+            fig, hooks = _draw(spec, reuse=True)
+            try:
+                svg = figure_svg(fig)
+            except BaseException:
+                discard(fig)  # a half-written figure is not kept for the next chart
+                raise
     except (OverflowError, ZeroDivisionError, ValueError) as exc:
         if isinstance(exc, ValueError) and str(exc) != "math domain error":
             raise  # a malformed spec (an unknown roof kind, a bad range) is a caller's error, not a value's
         return f'<p class="note">{escape(NOT_DRAWN.format(title=spec.title, reason=exc))}</p>'
-    # No pyplot: the figure is in no global registry and goes with its last reference.
+    # No pyplot: the figure is in no global registry; `reuse.py` keeps it (per thread) for the next chart.
     del fig
     return _decorate_svg(svg, hooks)
 
@@ -203,8 +209,9 @@ def _annotation_lines(spec: ChartSpec) -> list[str]:
     return lines
 
 
-def _draw(spec: ChartSpec) -> tuple[Figure, _Hooks]:
-    """Draw the chart on a new figure; call inside `svg.chart_style()`."""
+def _draw(spec: ChartSpec, reuse: bool = False) -> tuple[Figure, _Hooks]:
+    """Draw the chart on a new figure, or with `reuse` on one kept from an earlier chart (`reuse.py`);
+    call inside `svg.chart_style()`."""
     if spec.width_in < _MIN_WIDTH_IN or spec.height_in < _MIN_HEIGHT_IN:
         raise ValueError(f"chart must be at least {_MIN_WIDTH_IN} x {_MIN_HEIGHT_IN} inches, "
                          f"got {spec.width_in} x {spec.height_in}")
@@ -216,10 +223,6 @@ def _draw(spec: ChartSpec) -> tuple[Figure, _Hooks]:
     right_in = _MARGIN_RIGHT_IN if points else _MARGIN_RIGHT_BARE_IN
     bottom_in = _MARGIN_BOTTOM_IN + len(notes) * _ANNOTATION_LINE_IN
     fig_height_in = spec.height_in + len(notes) * _ANNOTATION_LINE_IN
-    fig = Figure(figsize=(spec.width_in, fig_height_in))
-    fig.subplots_adjust(left=_MARGIN_LEFT_IN / spec.width_in, right=1 - right_in / spec.width_in,
-                        bottom=bottom_in / fig_height_in, top=1 - _MARGIN_TOP_IN / fig_height_in)
-    ax = fig.add_subplot()
     plot = _Plot(
         bandwidths=bandwidths, computes=computes, points=points, x_range=x_range, y_range=y_range,
         clip_points=spec.x_range is not None or spec.y_range is not None,
@@ -227,6 +230,22 @@ def _draw(spec: ChartSpec) -> tuple[Figure, _Hooks]:
         axes_height_in=spec.height_in - _MARGIN_TOP_IN - _MARGIN_BOTTOM_IN,
         x_unit=spec.x_unit, y_unit=spec.y_unit, x_label=spec.x_label, y_label=spec.y_label,
     )
+    if reuse:
+        fig, ax = figure_for(spec.width_in, fig_height_in)
+    else:
+        fig = Figure(figsize=(spec.width_in, fig_height_in))
+        ax = fig.add_subplot()
+    try:
+        fig.subplots_adjust(left=_MARGIN_LEFT_IN / spec.width_in, right=1 - right_in / spec.width_in,
+                            bottom=bottom_in / fig_height_in, top=1 - _MARGIN_TOP_IN / fig_height_in)
+        return fig, _draw_on(fig, ax, spec, plot, notes)
+    except BaseException:
+        discard(fig)  # half drawn: not to be kept for the next chart
+        raise
+
+
+def _draw_on(fig: Figure, ax: Axes, spec: ChartSpec, plot: _Plot, notes: list[str]) -> _Hooks:
+    """Draw the chart on `fig`, an empty figure with one axes placed; returns the SVG hooks."""
     hooks = _Hooks(spec.id_prefix)
 
     title = xml_text(spec.title)
@@ -235,27 +254,27 @@ def _draw(spec: ChartSpec) -> tuple[Figure, _Hooks]:
         title = title[: max_title_chars - 1] + "\u2026"
     ax.set_title(title, loc="left", y=1.0)  # fixed: no measuring of every tick label to place it (no top ticks)
     if notes:
-        fig.text(0.1 / spec.width_in, 0.08 / fig_height_in, "\n".join(notes), ha="left", va="bottom",
+        fig.text(0.1 / spec.width_in, 0.08 / fig.get_figheight(), "\n".join(notes), ha="left", va="bottom",
                  fontsize=_ANNOTATION_FONT_PT, color="#444444", linespacing=1.35)
 
-    if not (bandwidths or computes or points):
+    if not (plot.bandwidths or plot.computes or plot.points):
         ax.set_axis_off()
         ax.text(0.5, 0.5, "nothing to plot", transform=ax.transAxes, ha="center", va="center",
                 fontsize=12, color="#777777")
-        return fig, hooks
+        return hooks
 
     _setup_axes(ax, plot)
     _draw_roofs(ax, plot, hooks)
-    draw_ceilings(fig, ax, spec.ceilings, top=max((r.value for r in computes), default=None),
-                  fastest=max((r.value for r in bandwidths), default=None), colour=_colour, hook=hooks.add,
+    draw_ceilings(fig, ax, spec.ceilings, top=max((r.value for r in plot.computes), default=None),
+                  fastest=max((r.value for r in plot.bandwidths), default=None), colour=_colour, hook=hooks.add,
                   markers=[Marker(p.intensity, p.flop_per_s, p.size if p.size is not None else _MARKER_PT)
-                           for p in points])
+                           for p in plot.points])
     _draw_walls(ax, plot, spec.walls)
     _draw_points(ax, plot, hooks)
     _draw_arrows(ax, plot, hooks, spec.arrows)
-    if points:
-        draw_legends(ax, points)
-    return fig, hooks
+    if plot.points:
+        draw_legends(ax, plot.points)
+    return hooks
 
 
 def _setup_axes(ax: Axes, plot: _Plot) -> None:
@@ -285,21 +304,21 @@ def _draw_roofs(ax: Axes, plot: _Plot, hooks: _Hooks) -> None:
     for roof in plot.bandwidths:
         x_end = top.value / roof.value if top else x_high
         gid = hooks.add(_roof_attrs(roof), xml_text(roof.label), f"roof-{roof.name}")
-        ax.plot([x_low, x_end], [roof.value * x_low, roof.value * x_end], color=_colour(roof.name),
-                linewidth=1.6, solid_capstyle="butt", zorder=2.5, gid=gid)
+        ax.add_line(Line2D([x_low, x_end], [roof.value * x_low, roof.value * x_end], color=_colour(roof.name),
+                           linewidth=1.6, solid_capstyle="butt", zorder=2.5, gid=gid))
     for roof in plot.computes:
         x_start = roof.value / fastest.value if fastest else x_low
         gid = hooks.add(_roof_attrs(roof), xml_text(roof.label), f"roof-{roof.name}")
-        ax.plot([x_start, x_high], [roof.value, roof.value], color=_colour(roof.name),
-                linewidth=1.6, solid_capstyle="butt", zorder=2.5, gid=gid)
+        ax.add_line(Line2D([x_start, x_high], [roof.value, roof.value], color=_colour(roof.name),
+                           linewidth=1.6, solid_capstyle="butt", zorder=2.5, gid=gid))
     if top is not None:
         for roof in plot.bandwidths:
             ridge = top.value / roof.value
             title = xml_text(f"Ridge point, {roof.label} \u00d7 {top.label}: {ridge:.3g} {plot.x_unit}")
             gid = hooks.add({"class": "ridge", "data-roof": roof.name}, title, f"ridge-{roof.name}")
-            ax.plot([ridge], [top.value], linestyle="none", marker="o", markersize=4,
-                    markerfacecolor="white", markeredgecolor="#333333", markeredgewidth=0.9,
-                    zorder=2.7, gid=gid)
+            ax.add_line(Line2D([ridge], [top.value], linestyle="none", marker="o", markersize=4,
+                               markerfacecolor="white", markeredgecolor="#333333", markeredgewidth=0.9,
+                               zorder=2.7, gid=gid))
     _label_bandwidth_roofs(ax, plot)
     _label_compute_roofs(ax, plot)
 
@@ -412,17 +431,18 @@ def _draw_points(ax: Axes, plot: _Plot, hooks: _Hooks) -> None:
             continue
         group = sorted(group, key=lambda p: p.intensity)
         gid = hooks.add({"class": "link", "data-link": kernel_id})
-        ax.plot([p.intensity for p in group], [p.flop_per_s for p in group], color="#BDBDBD",
-                linewidth=0.6, zorder=2.2, clip_on=plot.clip_points, gid=gid)
+        ax.add_line(Line2D([p.intensity for p in group], [p.flop_per_s for p in group], color="#BDBDBD",
+                           linewidth=0.6, zorder=2.2, clip_on=plot.clip_points, gid=gid))
     for point in plot.points:
         attrs = {"class": "pt", "data-kernel": point.kernel_id, "data-level": point.level}
         gid = hooks.add(attrs, _point_title(point, plot))
-        ax.plot([point.intensity], [point.flop_per_s], linestyle="none",
-                marker=LEVEL_MARKERS.get(point.level, OTHER_LEVEL_MARKER),
-                markersize=point.size if point.size is not None else _MARKER_PT,
-                markerfacecolor="none" if point.upper_bound else _colour(point.bound_by),
-                markeredgecolor=_colour(point.bound_by) if point.upper_bound else "white",
-                markeredgewidth=1.2 if point.upper_bound else 0.5, zorder=3, clip_on=plot.clip_points, gid=gid)
+        ax.add_line(Line2D([point.intensity], [point.flop_per_s], linestyle="none",
+                           marker=LEVEL_MARKERS.get(point.level, OTHER_LEVEL_MARKER),
+                           markersize=point.size if point.size is not None else _MARKER_PT,
+                           markerfacecolor="none" if point.upper_bound else _colour(point.bound_by),
+                           markeredgecolor=_colour(point.bound_by) if point.upper_bound else "white",
+                           markeredgewidth=1.2 if point.upper_bound else 0.5, zorder=3, clip_on=plot.clip_points,
+                           gid=gid))
 
 
 def _draw_arrows(ax: Axes, plot: _Plot, hooks: _Hooks, arrows: Sequence[tuple[Point, Point]]) -> None:

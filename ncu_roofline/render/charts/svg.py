@@ -4,21 +4,28 @@ Charts are drawn inside `chart_style()`: matplotlib's own defaults plus `SVG_RC`
 rcParams (styles, notebooks) never change a chart, with an optional hash salt per chart so that
 the ids matplotlib derives from it (clip paths, markers) differ between the charts of one page.
 `figure_svg` saves a figure as an `<svg>` element: no XML prolog or DOCTYPE, no `<metadata>`
-(no date, no creator), so the same drawing gives the same bytes. `drop_group_ids` removes the
-names matplotlib gives every group (`figure_1`, `axes_1`, `line2d_3`): nothing refers to them,
-and they would repeat across the charts of one page. `xml_text` keeps text XML can hold.
+(no date, no creator), so the same drawing gives the same bytes; it measures text through one
+cache for all charts (the bytes `savefig` writes, which measures every chart's text anew).
+`drop_group_ids` removes the names matplotlib gives every group (`figure_1`, `axes_1`,
+`line2d_3`): nothing refers to them, and they would repeat across the charts of one page.
+`xml_text` keeps text XML can hold.
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import matplotlib
 import matplotlib.style
+from matplotlib import rcParams
+from matplotlib.backends.backend_svg import RendererSVG
+from matplotlib.font_manager import FontProperties
+from matplotlib.textpath import TextToPath
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -70,9 +77,58 @@ def figure_svg(fig: Figure) -> str:
     Call inside `chart_style()`, which sets the hash salt and how text is written.
     """
     buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", metadata=SVG_METADATA)
+    if fig.get_layout_engine() is not None:  # the layout engine measures on the renderer savefig sets up
+        fig.savefig(buffer, format="svg", metadata=SVG_METADATA)
+    else:
+        _draw_svg(fig, buffer)
     svg = buffer.getvalue()
     return _METADATA.sub("", svg[svg.index("<svg"):], count=1)
+
+
+def _draw_svg(fig: Figure, buffer: io.StringIO) -> None:
+    """What `fig.savefig(buffer, format="svg")` writes for a figure with no layout engine, no rasterized
+    artist (the charts here have none) and the default savefig settings, drawn as `FigureCanvasSVG.print_svg`
+    draws it (one display unit per point), but measuring text through `_SharedMetricsRendererSVG`."""
+    dpi = fig.dpi
+    fig.dpi = 72
+    try:
+        width, height = fig.get_size_inches()
+        renderer = _SharedMetricsRendererSVG(width * 72, height * 72, buffer, image_dpi=dpi,  # type: ignore[no-untyped-call]
+                                             metadata=SVG_METADATA)
+        fig.draw(renderer)
+        renderer.finalize()  # type: ignore[no-untyped-call]
+    finally:
+        fig.dpi = dpi
+
+
+class _SharedMetricsRendererSVG(RendererSVG):
+    """matplotlib's SVG renderer, with one text-size cache for all charts.
+
+    matplotlib caches text sizes per renderer, and `savefig` makes a new renderer for every chart, so each
+    chart measured its tick labels, titles and legend texts again (about a quarter of writing a small chart).
+    """
+
+    def get_text_width_height_descent(self, s: str, prop: FontProperties,
+                                      ismath: bool | Literal["TeX"]) -> tuple[float, float, float]:
+        if ismath:
+            size: tuple[float, float, float] = super().get_text_width_height_descent(  # type: ignore[no-untyped-call]
+                s, prop, ismath)
+            return size
+        fonts = (*(tuple(rcParams[key]) for key in _FONT_RC), rcParams["text.hinting_factor"])
+        return _text_size(s, prop.copy(), fonts)
+
+
+# What picks the font file and its scaling for a `FontProperties` beyond its own fields: part of the cache key.
+_FONT_RC: tuple[RcKeyType, ...] = ("font.sans-serif", "font.serif", "font.monospace", "font.cursive", "font.fantasy")
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_size(s: str, prop: FontProperties, _fonts: object) -> tuple[float, float, float]:
+    size: tuple[float, float, float] = _TEXT_TO_PATH.get_text_width_height_descent(s, prop, False)
+    return size
+
+
+_TEXT_TO_PATH = TextToPath()
 
 
 def drop_group_ids(svg: str) -> str:
