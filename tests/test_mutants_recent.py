@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from conftest import make_kernel
 from test_model import base_metrics
+from test_past_range import _plain
 
 from ncu_roofline.api.kernel import AnalysedKernel, analyse_kernel
 from ncu_roofline.model.ranges import FIGURE_LIMIT, magnitude, named_figures, past_range, too_short
@@ -27,19 +28,6 @@ from ncu_roofline.views.labels import (
     roof_rank,
     short_label,
 )
-
-
-def _plain() -> dict[str, float | tuple[float, str] | str]:
-    """A launch of 2 µs that reads 4 MB from DRAM (2 TB/s peak: 100 % busy) with the SM unit at 30 %."""
-    return {
-        "gpu__time_duration.sum": (2000.0, "nsecond"),
-        "dram__bytes.sum": (4.0e6, "byte"),
-        "dram__bytes.sum.peak_sustained": (1000.0, "byte/cycle"),
-        "dram__cycles_elapsed.avg.per_second": (2.0, "Ghz"),
-        "sm__throughput.avg.pct_of_peak_sustained_elapsed": 30.0,
-        "smsp__inst_executed.sum": 1.0e6,
-    }
-
 
 # --- model.ranges -------------------------------------------------------------------------------------------------
 

@@ -146,11 +146,13 @@ def _too_little_work(m: KernelModel) -> Finding:
                 f"the work (changing it counts apart), never past the busiest limit's headroom (1 / {share:.3g})")
         return Finding("too_little_work", m.bound_by, None, why, action + f"; split the same work into at least "
                        f"{held:,.0f} blocks", m.bound_by, max(1.0, min(1 / waves, 1 / share)), note)
-    idle = bool(grid and sms and grid < sms)
-    short = (f"; under {_TINY_S * 1e6:.0f} µs a launch's overhead, a few µs, is of the order of its run, so "
-             "spreading its blocks over more SMs bounds nothing" if tiny and idle else
-             "; the report does not hold how many blocks an SM runs at once (launch__waves_per_multiprocessor), "
-             "so spreading its blocks has no bound either" if idle and long and not waves else "")
+    idle, short = bool(grid and sms and grid < sms), ""
+    if idle and tiny:
+        short = (f"; under {_TINY_S * 1e6:.0f} µs a launch's overhead, a few µs, is of the order of its run, so "
+                 "spreading its blocks over more SMs bounds nothing")
+    elif idle and long and not waves:
+        short = ("; the report does not hold how many blocks an SM runs at once (launch__waves_per_multiprocessor), "
+                 "so spreading its blocks has no bound either")
     return Finding("too_little_work", m.bound_by, None, why, action, m.bound_by, None,
                    f"no bound: it depends on how much more work each launch is given{short}")
 
