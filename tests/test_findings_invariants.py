@@ -13,7 +13,7 @@ from conftest import CORPUS, corpus_files
 
 import ncu_roofline
 from ncu_roofline.api.kernel import AnalysedKernel
-from ncu_roofline.passes.ceilings import Ceiling
+from ncu_roofline.passes.ceilings import SIGNIFICANT, Ceiling
 
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared report corpus not found at {CORPUS}")
 FILES = [p.name for p in corpus_files()]
@@ -390,6 +390,46 @@ def test_lane_efficiency_explains_an_fp64_pipe_limiter() -> None:
     assert "is at 20% of its peak: the rest is latency" in kinds["latency"].text
     assert "ceilings allow" not in kinds["latency"].text
     assert kinds["latency"].speedup == pytest.approx(1.0 / k.limiter_share)
+
+
+@needs_corpus
+def test_lane_efficiency_explains_an_issue_slot_limiter() -> None:
+    """nodeByPoint5 (Higgs, launch #0): the issue slots are the busiest limit at 30 %, below the threshold;
+    14.32 of 32 lanes do useful work per warp instruction (Nsight Compute's ThreadDivergence rule warns on the
+    same launch). A warp instruction takes its issue slot whatever its active lanes, so warps whose threads take
+    one path issue up to 32 / 14.32 = 2.23× fewer instructions for the same work: a finding beside the latency,
+    not capped by the memory side (its busiest, L1/TEX wavefronts, is at 25 %: 4×)."""
+    k = _kernels("self-join-mistic__profileHiggs.out.ncu-rep")[0]
+    lanes = k.raw.number("smsp__thread_inst_executed_pred_on_per_inst_executed.ratio")
+    assert k.bound_by == "sm__issue_active" and k.regime == "latency" and lanes == pytest.approx(14.32, abs=0.01)
+    assert any(r.get("rule") == "ThreadDivergence" and r.get("severity") == "warning" for r in k.rules())
+    kinds = {f.kind: f for f in k.diagnosis}
+    lane = kinds["lane_efficiency"]
+    assert lane.speedup == pytest.approx(32 / lanes)
+    assert lane.text.endswith("caps the useful work of the issue slots at 45%")
+    assert lane.speedup_note.startswith("32 lanes ÷ the lanes that do useful work = 1 / 0.45: warps whose threads")
+    assert kinds["latency"].speedup == pytest.approx(1 / k.limiter_share)  # the same instructions: unchanged
+
+
+_ISSUE_UNITS = ("sm__issue_active", "sm__inst_executed")
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_divergence_is_a_finding_wherever_the_issue_slots_lead(name: str) -> None:
+    """Over every launch whose busiest limit is an instruction-issue unit (no roof of its own): where a
+    lane-efficiency ceiling caps its useful work, the diagnosis names it, with a bound of 32 ÷ the useful lanes
+    (never past the memory side's headroom); where none does, no lane-efficiency finding appears."""
+    for k in _kernels(name):
+        if k.bound_by not in _ISSUE_UNITS or not k.diagnosis:
+            continue
+        lanes = [c for c in k.ceilings if c.kind == "lane_efficiency" and c.factor < SIGNIFICANT]
+        found = [f for f in k.diagnosis if f.kind == "lane_efficiency"]
+        assert len(found) == min(1, len(lanes)), (k.raw.index, k.raw.name)
+        for f in found:
+            on = k.raw.number("smsp__thread_inst_executed_pred_on_per_inst_executed.ratio")
+            assert on is not None and f.factor == pytest.approx(on / 32)
+            assert f.speedup is not None and 1.0 <= f.speedup <= 32 / on * (1 + 1e-9)
 
 
 LATENCY_UNIT_NOTE = ("the unit's peak ÷ its busy share: how far hiding latency can take the same instructions "

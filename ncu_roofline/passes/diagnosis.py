@@ -107,6 +107,10 @@ def _ceiling_finding(m: KernelModel, c: Ceiling, where: str) -> Finding:
         if used is not None and point is not None and used < point:
             detail += (f" (the bytes they use are {used:.1%} of the {level} roof; its point, {point:.0%}, counts "
                        "every byte moved)")
+    elif c.kind == "lane_efficiency" and m.bound_by in _ISSUE and c.factor > 0:
+        speedup, note = 1.0 / c.factor, (
+            f"32 lanes ÷ the lanes that do useful work = 1 / {c.factor:.2f}: warps whose threads take one path issue "
+            "as many times fewer instructions for the same work; counted apart from the latency finding")
     else:
         speedup, note = (1.0 / c.factor if c.factor > 0 else None), f"roof ÷ ceiling = 1 / {c.factor:.2f}"
     other = _other_side(m, c.kind)
@@ -325,7 +329,17 @@ _COMPUTE_KINDS = ("fma_balance", "issue_share", "tensor_share")
 _FLOP_SHARE_OF_PIPE = 0.5
 
 
+# Units whose work is warp instructions: a warp instruction takes its issue slot whatever its active lanes, so
+# warps whose threads take one path do the same work in fewer of them (the lane-efficiency ceiling; every
+# precision's holds the same lanes per instruction: one is named).
+_ISSUE = frozenset({"sm__issue_active", "sm__inst_executed"})
+
+
 def _unit_ceilings(m: KernelModel, ceilings: list[Ceiling], roof: str | None) -> list[Ceiling]:
+    if roof is None and m.bound_by in _ISSUE:
+        return [c for c in _under(ceilings, m.dominant_precision) if c.kind == "lane_efficiency"][:1] or \
+            sorted((c for c in ceilings if c.kind == "lane_efficiency" and c.factor < SIGNIFICANT),
+                   key=lambda c: c.factor)[:1]
     under = _under(ceilings, roof)
     if roof is None or roof in R.LEVELS:
         return under
@@ -359,8 +373,14 @@ def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
                 f"{ratio_text(1.0 / unit.share)}× away ({_HIGH_USE})")
     head = Finding("unit_throughput", bound, None, f"{unit.label} at {unit.share:.0%} of peak{contrast}", action,
                    bound, None, note)
-    where = f"the {roof.upper()} roof" if roof else ""
-    return [head] + [_ceiling_finding(m, c, where) for c in _unit_ceilings(m, ceilings, roof)]
+    return [head] + [_ceiling_finding(m, c, _where(m, roof)) for c in _unit_ceilings(m, ceilings, roof)]
+
+
+def _where(m: KernelModel, roof: str | None) -> str:
+    """What a ceiling under the limiter caps, in words: the roof, or the useful work of an issue unit."""
+    if roof:
+        return f"the {roof.upper()} roof"
+    return f"the useful work of the {m.units[m.bound_by].label}" if m.bound_by in _ISSUE else "its roof"
 
 
 _BELOW_THRESHOLD = "below the threshold: see the latency finding"
@@ -372,7 +392,7 @@ def _latency(m: KernelModel, ceilings: list[Ceiling], parts: Parts) -> list[Find
     share = m.limiter_share or 0.0
     roof = bound if m.limiter_is_roof else T.related_roof(bound)
     mine = _under(ceilings, roof) if m.limiter_is_roof else _unit_ceilings(m, ceilings, roof)
-    findings = [_ceiling_finding(m, c, f"the {roof.upper()} roof" if roof else "its roof") for c in mine]
+    findings = [_ceiling_finding(m, c, _where(m, roof)) for c in mine]
     # Ceilings cap a roof's useful work (bytes used, FLOP). A unit's busy share counts the wasted work
     # too (a divergent warp instruction holds its pipe whatever its active lanes; a conflicting
     # wavefront keeps L1 busy): they do not cap how busy the unit can be.
