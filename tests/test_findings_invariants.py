@@ -432,6 +432,93 @@ def test_divergence_is_a_finding_wherever_the_issue_slots_lead(name: str) -> Non
             assert f.speedup is not None and 1.0 <= f.speedup <= 32 / on * (1 + 1e-9)
 
 
+@needs_corpus
+def test_rms_norm_launches_get_their_coalescing_finding_whichever_limit_leads() -> None:
+    """cs599k v1 rms_norm: four launches of one kernel, below every limit. L2 throughput (37-39 %) and L1/TEX
+    wavefronts (36-37 %) trade places as the busiest; the global loads touch 16 sectors per request where 8
+    would do (Nsight Compute's UncoalescedGlobalAccess rule: 43 % excessive sectors, est. 31 %). Every launch gets
+    the coalescing finding, ≤ 1 / 0.5 = 2× (under the 1 / 0.389 = 2.57× of the busiest limit's headroom)."""
+    kernels = _kernels("cs599k__2025-04-21-v1.ncu-rep")
+    assert [k.bound_by for k in kernels] == ["l2_throughput"] * 3 + ["l1tex__data_pipe_lsu_wavefronts"]
+    for k in kernels:
+        found = [f for f in k.diagnosis if f.kind == "coalescing"]
+        assert len(found) == 1 and found[0].speedup == pytest.approx(2.0), k.raw.index
+        assert found[0].text.startswith("global loads touch 16.0 sectors per request where 8.0 would hold")
+        within = "is within a tenth of the busiest limit, L2 throughput at" in found[0].text
+        assert within == (k.bound_by == "l2_throughput"), k.raw.index
+    first = kernels[0].diagnosis[2].text
+    assert first.endswith("caps the L1 roof at 50% (L1/TEX (wavefronts) at 36% is within a tenth of the busiest "
+                          "limit, L2 throughput at 39%)")
+
+
+@needs_corpus
+def test_a_near_busiest_limits_ceiling_stops_at_the_busiest_limits_headroom() -> None:
+    """The same launch (#0: L2 throughput busiest at 38.9 %, L1/TEX wavefronts at 35.8 %) with its coalescing
+    ceiling made 0.1: roof ÷ ceiling would be 10×, the compute side (issue slots at 31 %) caps it at 3.2×, and the
+    busiest limit, whose work a fix at L1 may leave as it is, at 1 / 0.389 = 2.57×."""
+    import dataclasses
+
+    from ncu_roofline.passes.diagnosis import diagnose
+
+    k = _kernels("cs599k__2025-04-21-v1.ncu-rep")[0]
+    ceilings = [dataclasses.replace(c, factor=0.1) if c.kind == "coalescing" and c.factor < 0.9 else c
+                for c in k.ceilings]
+    found = next(f for f in diagnose(k, ceilings, {}) if f.kind == "coalescing")
+    assert found.speedup == pytest.approx(1 / k.limiter_share) and round(1 / k.limiter_share, 2) == 2.57
+    assert found.speedup_note.endswith("; capped at 1 / 0.389 by L2 throughput, the busiest limit, at 39%")
+
+
+def _limits_near_the_busiest(k: AnalysedKernel) -> list[tuple[str | None, str | None]]:
+    """(roof, unit) of the busiest limit and of every limit at 90 % of its share or more (a unit's own roof)."""
+    from ncu_roofline.knowledge.throughputs import related_roof
+
+    share = k.limiter_share or 0.0
+    near: list[tuple[str | None, str | None]] = [
+        (k.bound_by, None) if k.limiter_is_roof else (related_roof(k.bound_by or ""), k.bound_by)]
+    near += [(r, None) for r, v in k.utilization.items() if v >= 0.9 * share]
+    near += [(related_roof(uid), uid) for uid, u in k.units.items() if u.parent is not None and u.share >= 0.9 * share]
+    return near
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_below_every_limit_the_ceilings_of_each_near_busiest_limit_are_findings(name: str) -> None:
+    """In the latency regime, a memory ceiling (sector use, coalescing, bank conflicts) under a roof within a tenth
+    of the busiest limit's share, or under the roof of a unit that busy, is a finding, never bound past the
+    busiest limit's headroom (1 / its share); no memory ceiling finding is about a level no such limit shows."""
+    memory = ("sector_use", "coalescing", "bank_conflicts")
+    for k in _kernels(name):
+        if k.regime != "latency" or not k.limiter_share:
+            continue
+        levels = {roof for roof, _ in _limits_near_the_busiest(k) if roof in ("dram", "l2", "l1")}
+        expected = {(c.kind, c.roof, round(c.factor, 6)) for c in k.ceilings
+                    if c.kind in memory and c.roof in levels and c.factor < SIGNIFICANT}
+        found = {(f.kind, f.roof, round(f.factor or 0.0, 6)) for f in k.diagnosis if f.kind in memory}
+        assert found == expected, (k.raw.index, k.raw.name, found, expected)
+        for f in k.diagnosis:
+            if f.kind in memory and f.speedup is not None:
+                assert f.speedup <= max(1.0, 1.0 / k.limiter_share) * (1 + 1e-9), (k.raw.index, f.kind)
+
+
+def test_co_limits_are_the_sub_units_and_roofs_within_a_tenth() -> None:
+    """Hand-made shares: the busiest at 0.40; a unit at 0.361 (over 90 %) and a roof at 0.37 count, a unit at 0.359 and
+    the memory headline (no parent: its sub-units are named) at 0.39 do not."""
+    from types import SimpleNamespace
+
+    from ncu_roofline.passes.co_limits import co_limits
+
+    def unit(share: float, parent: str | None = "memory_throughput") -> SimpleNamespace:
+        return SimpleNamespace(share=share, parent=parent)
+
+    m = SimpleNamespace(limiter_share=0.40, bound_by="l2_throughput", utilization={"l1": 0.37, "dram": 0.2},
+                        units={"l2_throughput": unit(0.40), "l1tex__data_pipe_lsu_wavefronts": unit(0.361),
+                               "dram__throughput": unit(0.359), "memory_throughput": unit(0.39, None)})
+    found = co_limits(m)  # type: ignore[arg-type]
+    assert [(c.id, c.roof, c.share, c.is_roof) for c in found] == [
+        ("l1", "l1", 0.37, True), ("l1tex__data_pipe_lsu_wavefronts", "l1", 0.361, False)]
+    assert co_limits(SimpleNamespace(limiter_share=0.0, bound_by="x", utilization={}, units={})) == []  # type: ignore[arg-type]
+
+
 LATENCY_UNIT_NOTE = ("the unit's peak ÷ its busy share: how far hiding latency can take the same instructions "
                      "before that unit saturates; a fix that removes work (the ceiling findings) is counted apart "
                      "and can go past it")

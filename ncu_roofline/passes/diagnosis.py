@@ -30,6 +30,7 @@ from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
 from ..model.throughputs import too_little_work_reason
 from .ceilings import SIGNIFICANT, Ceiling, used_share
+from .co_limits import co_limits
 from .finding import Finding
 from .fusion import fusion_bound
 from .latency import latency_words
@@ -335,15 +336,19 @@ _FLOP_SHARE_OF_PIPE = 0.5
 _ISSUE = frozenset({"sm__issue_active", "sm__inst_executed"})
 
 
-def _unit_ceilings(m: KernelModel, ceilings: list[Ceiling], roof: str | None) -> list[Ceiling]:
-    if roof is None and m.bound_by in _ISSUE:
+def _unit_ceilings(m: KernelModel, ceilings: list[Ceiling], roof: str | None, unit: str | None = None,
+                   unit_share: float | None = None) -> list[Ceiling]:
+    """The ceilings that explain a unit's work (by default the limiter's): those under the roof its work shows
+    under (a pipe's compute ceilings only where its work is mostly that FLOP), the lane efficiency under an issue
+    unit."""
+    if roof is None and (unit or m.bound_by) in _ISSUE:
         return [c for c in _under(ceilings, m.dominant_precision) if c.kind == "lane_efficiency"][:1] or \
             sorted((c for c in ceilings if c.kind == "lane_efficiency" and c.factor < SIGNIFICANT),
                    key=lambda c: c.factor)[:1]
     under = _under(ceilings, roof)
     if roof is None or roof in R.LEVELS:
         return under
-    unit_share = m.limiter_share or 0.0
+    unit_share = (m.limiter_share or 0.0) if unit_share is None else unit_share
     if m.utilization.get(roof, 0.0) >= _FLOP_SHARE_OF_PIPE * unit_share:
         return under
     return [c for c in under if c.kind not in _COMPUTE_KINDS]
@@ -376,11 +381,32 @@ def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
     return [head] + [_ceiling_finding(m, c, _where(m, roof)) for c in _unit_ceilings(m, ceilings, roof)]
 
 
-def _where(m: KernelModel, roof: str | None) -> str:
-    """What a ceiling under the limiter caps, in words: the roof, or the useful work of an issue unit."""
+def _where(m: KernelModel, roof: str | None, unit: str | None = None) -> str:
+    """What a ceiling under a limit (by default the limiter) caps, in words: the roof, or the useful work of an
+    issue unit."""
+    unit = unit or m.bound_by
     if roof:
         return f"the {roof.upper()} roof"
-    return f"the useful work of the {m.units[m.bound_by].label}" if m.bound_by in _ISSUE else "its roof"
+    return f"the useful work of the {m.units[unit].label}" if unit in _ISSUE else "its roof"
+
+
+def _co_limit_findings(m: KernelModel, ceilings: list[Ceiling], named: list[Ceiling]) -> list[Finding]:
+    """The ceilings under the limits within a tenth of the busiest (`co_limits`) not `named` yet, as findings,
+    each bound never past the busiest limit's headroom (a fix for another limit may leave its work as it is)."""
+    found, share, bound, near = [], m.limiter_share or 0.0, m.bound_by or "", co_limits(m)
+    label = f"the {bound.upper()} roof" if m.limiter_is_roof or not near else m.units[bound].label
+    for co in near:
+        extra = _under(ceilings, co.roof) if co.is_roof else _unit_ceilings(m, ceilings, co.roof, co.id, co.share)
+        for c in (c for c in extra if not any(c is n for n in named)):
+            named.append(c)
+            f = _ceiling_finding(m, c, _where(m, co.roof, None if co.is_roof else co.id))
+            own = f"the {co.id.upper()} roof" if co.is_roof else m.units[co.id].label
+            f.text += f" ({own} at {co.share:.0%} is within a tenth of the busiest limit, {label} at {share:.0%})"
+            if f.speedup is not None and share > 0 and f.speedup > 1.0 / share:
+                f.speedup = max(1.0, 1.0 / share)
+                f.speedup_note += f"; capped at 1 / {share:.3g} by {label}, the busiest limit, at {share:.0%}"
+            found.append(f)
+    return found
 
 
 _BELOW_THRESHOLD = "below the threshold: see the latency finding"
@@ -421,7 +447,7 @@ def _latency(m: KernelModel, ceilings: list[Ceiling], parts: Parts) -> list[Find
         findings.append(Finding("latency", bound, None, f"the busiest limit is at {share:.0%}: latency, not a "
                                 "resource, holds the kernel back", "check the warp-stall reasons and occupancy",
                                 bound, 1.0 / share if share > 0 else None, "roof ÷ what the kernel reaches"))
-    return findings
+    return findings + _co_limit_findings(m, ceilings, list(mine))
 
 
 def _in_a_library(found: list[Finding], name: str) -> None:
