@@ -342,7 +342,7 @@ def test_the_idle_sms_bound_stops_at_the_busiest_limits_headroom() -> None:
     can give at most 2x."""
     from types import SimpleNamespace
 
-    from ncu_roofline.passes.diagnosis import _too_little_work
+    from ncu_roofline.passes.too_little_work import too_little_work as _too_little_work
 
     def kernel(share: float, seconds: float | None) -> SimpleNamespace:
         duration = None if seconds is None else SimpleNamespace(value=seconds)
@@ -365,7 +365,7 @@ def test_the_under_one_wave_bound_counts_every_block_an_sm_holds() -> None:
     many blocks an SM holds is unknown), said in the note."""
     from types import SimpleNamespace
 
-    from ncu_roofline.passes.diagnosis import _too_little_work
+    from ncu_roofline.passes.too_little_work import too_little_work as _too_little_work
 
     def kernel(waves: float | None) -> SimpleNamespace:
         launch = {"grid_blocks": 120.0 if waves else 60.0, "sm_count": 100.0, "waves_per_sm": waves}

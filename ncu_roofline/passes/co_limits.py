@@ -1,9 +1,16 @@
-"""The limits as busy as the busiest, in a kernel below every limit (the latency regime).
+"""The limits as busy as the busiest, in a kernel below every limit (the latency regime), and the ceilings of
+the other limits, listed without a bound.
 
 Below the threshold the busiest limit is picked among near-equals: an rms-norm kernel's L2 throughput at 38.9 %
 and its L1/TEX wavefronts at 35.8 % trade places between launches of one kernel. The ceilings under a limit
 within a tenth of the busiest (`CO_LIMIT`) explain the gap as much as those under the busiest, so they are
 findings too: the same launch gets the same findings whichever of the two its busiest is.
+
+A memory-access ceiling (sector use, coalescing, bank conflicts) or the lane efficiency under any other limit,
+below every limit or with too little work, is a finding too (`listed`), without a bound: its fix lowers the work
+of a limit that does not bound the kernel (the sectors, wavefronts or warp instructions behind its loads' latency,
+where Nsight Compute's access-pattern and divergence rules point), by a share of the run the report does not
+measure. The FP-mix ceilings are not listed there: a kernel whose FP work bounds nothing gains little from it.
 """
 
 from __future__ import annotations
@@ -11,6 +18,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..knowledge import throughputs as T
+from .ceilings import SIGNIFICANT, Ceiling
+from .finding import Finding
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
@@ -36,3 +45,26 @@ def co_limits(m: KernelModel) -> list[CoLimit]:
     found += [CoLimit(uid, T.related_roof(uid), u.share, False) for uid, u in m.units.items()
               if uid != bound and u.parent is not None and u.share >= CO_LIMIT * share]
     return sorted(found, key=lambda c: -c.share)
+
+
+LISTED = frozenset({"sector_use", "coalescing", "bank_conflicts", "lane_efficiency"})
+
+
+def listed(m: KernelModel, ceilings: list[Ceiling], named: list[Ceiling], busiest: str) -> list[Finding]:
+    """The ceilings of `LISTED` kinds below `SIGNIFICANT` not `named` yet (one lane efficiency: every precision's
+    counts the same lanes), as findings without a bound; `busiest` says what bounds the kernel instead."""
+    found = []
+    lanes = any(c.kind == "lane_efficiency" for c in named)
+    for c in sorted(ceilings, key=lambda c: c.factor):
+        if c.kind not in LISTED or c.factor >= SIGNIFICANT or any(c is n for n in named) or \
+                (c.kind == "lane_efficiency" and lanes):
+            continue
+        lanes = lanes or c.kind == "lane_efficiency"
+        where = "the useful lanes of every warp instruction" if c.kind == "lane_efficiency" else \
+            f"the {c.roof.upper()} roof"
+        what = "warp instructions" if c.kind == "lane_efficiency" else f"{c.roof.upper()} sectors or wavefronts"
+        found.append(Finding(
+            c.kind, c.roof, c.factor, f"{c.detail}: caps {where} at {c.factor:.0%}", c.action, m.bound_by, None,
+            f"no bound: {busiest}; fixing this means fewer {what} and less waiting on them, worth a share of the "
+            "run the report does not measure"))
+    return found

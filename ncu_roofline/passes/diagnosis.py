@@ -28,10 +28,9 @@ from typing import TYPE_CHECKING
 
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
-from ..model.throughputs import too_little_work_reason
 from .ceilings import SIGNIFICANT, Ceiling, used_share
-from .co_limits import co_limits
-from .finding import Finding
+from .co_limits import co_limits, listed
+from .finding import Finding, ratio_text
 from .fusion import fusion_bound
 from .latency import latency_words
 from .levers import limits_measured, sets_against, unit_lever
@@ -39,6 +38,7 @@ from .libraries import library_of
 from .reuse import fewer_bytes_action, issue_left, read_once_bound, reads_once, reuse_note
 from .spills import local_memory
 from .tail import apart_from_tail, tail_effect
+from .too_little_work import too_little_work
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
@@ -127,44 +127,6 @@ def _ceiling_finding(m: KernelModel, c: Ceiling, where: str) -> Finding:
                                    f"work as it is (its headroom, {ratio_text(capped)}×, is no gain of this fix)")
     return Finding(c.kind, c.roof, c.factor, f"{detail}: caps {where} at {c.factor:.0%}", c.action, m.bound_by,
                    speedup, note)
-
-
-_TINY_S = 20e-6  # a kernel this short pays a launch overhead (a few µs) of the order of its run
-
-
-def _too_little_work(m: KernelModel) -> Finding:
-    """More work per launch; under one wave, the bound of spreading the same work over every block slot."""
-    tiny = m.q.duration_s is not None and m.q.duration_s.value < _TINY_S
-    long = m.q.duration_s is not None and not tiny
-    action = ("give the launch more independent work (a larger grid, batching several calls into one launch, or "
-              "fusing it with its neighbours)" + ("; for a kernel this short, its launch overhead is much of the "
-                                                  "cost" if tiny else ""))
-    why, grid, sms = too_little_work_reason(m.launch, m.limiter_share), m.launch.get("grid_blocks"), m.launch.get(
-        "sm_count")
-    share, waves = m.limiter_share or 0.0, m.launch.get("waves_per_sm")
-    if grid and waves and 0 < waves < T.MIN_WAVES and long and share > 0:
-        # Under one wave: the same work split over every block the GPU runs at once (grid ÷ waves), each warp at
-        # today's pace, runs at most 1 / waves faster; never past the busiest limit's headroom.
-        held = grid / waves
-        note = (f"blocks the GPU runs at once ÷ blocks = {held:,.0f} / {grid:,.0f} (1 / {waves:.2g} waves): the same "
-                "work split over every block slot, each warp at the pace it has now, an upper bound for spreading "
-                f"the work (changing it counts apart), never past the busiest limit's headroom (1 / {share:.3g})")
-        return Finding("too_little_work", m.bound_by, None, why, action + f"; split the same work into at least "
-                       f"{held:,.0f} blocks", m.bound_by, max(1.0, min(1 / waves, 1 / share)), note)
-    idle, short = bool(grid and sms and grid < sms), ""
-    if idle and tiny:
-        short = (f"; under {_TINY_S * 1e6:.0f} µs a launch's overhead, a few µs, is of the order of its run, so "
-                 "spreading its blocks over more SMs bounds nothing")
-    elif idle and long and not waves:
-        short = ("; the report does not hold how many blocks an SM runs at once (launch__waves_per_multiprocessor), "
-                 "so spreading its blocks has no bound either")
-    return Finding("too_little_work", m.bound_by, None, why, action, m.bound_by, None,
-                   f"no bound: it depends on how much more work each launch is given{short}")
-
-
-def ratio_text(x: float) -> str:
-    """A ratio for a sentence: 1.21, 18, 146 (never 1.5e+02)."""
-    return f"{x:.3g}" if x < 10 else f"{x:,.0f}"
 
 
 def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling], parts: Parts,
@@ -390,12 +352,16 @@ def _where(m: KernelModel, roof: str | None, unit: str | None = None) -> str:
     return f"the useful work of the {m.units[unit].label}" if unit in _ISSUE else "its roof"
 
 
+def _limit_label(m: KernelModel) -> str:
+    bound = m.bound_by or ""
+    return f"the {bound.upper()} roof" if m.limiter_is_roof or bound not in m.units else m.units[bound].label
+
+
 def _co_limit_findings(m: KernelModel, ceilings: list[Ceiling], named: list[Ceiling]) -> list[Finding]:
     """The ceilings under the limits within a tenth of the busiest (`co_limits`) not `named` yet, as findings,
     each bound never past the busiest limit's headroom (a fix for another limit may leave its work as it is)."""
-    found, share, bound, near = [], m.limiter_share or 0.0, m.bound_by or "", co_limits(m)
-    label = f"the {bound.upper()} roof" if m.limiter_is_roof or not near else m.units[bound].label
-    for co in near:
+    found, share, label = [], m.limiter_share or 0.0, _limit_label(m)
+    for co in co_limits(m):
         extra = _under(ceilings, co.roof) if co.is_roof else _unit_ceilings(m, ceilings, co.roof, co.id, co.share)
         for c in (c for c in extra if not any(c is n for n in named)):
             named.append(c)
@@ -447,7 +413,9 @@ def _latency(m: KernelModel, ceilings: list[Ceiling], parts: Parts) -> list[Find
         findings.append(Finding("latency", bound, None, f"the busiest limit is at {share:.0%}: latency, not a "
                                 "resource, holds the kernel back", "check the warp-stall reasons and occupancy",
                                 bound, 1.0 / share if share > 0 else None, "roof ÷ what the kernel reaches"))
-    return findings + _co_limit_findings(m, ceilings, list(mine))
+    named = list(mine)
+    findings += _co_limit_findings(m, ceilings, named)
+    return findings + listed(m, ceilings, named, f"the busiest limit is {_limit_label(m)}, not this one")
 
 
 def _in_a_library(found: list[Finding], name: str) -> None:
@@ -479,7 +447,7 @@ def _ranked(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], wa
     if not m.usable or m.regime is None:
         return []
     if m.regime == T.TOO_LITTLE_WORK:
-        return [_too_little_work(m), *local_memory(m)]
+        return [too_little_work(m), *local_memory(m), *listed(m, ceilings, [], "the launch's too little work bounds the kernel first")]
     if m.regime == T.AT_LIMIT:
         found = _at_roof(m, ceilings, parts, reuse) if m.limiter_is_roof else _unit_limit(m, ceilings)
     elif not m.limiter_is_roof:

@@ -34,3 +34,8 @@ def top_index(speedups: list[float | None], kinds: list[str] | None = None) -> i
     if (speedups[best] or 0.0) > 1.0:
         return best
     return next((i for i, kind in enumerate(kinds or []) if kind == "latency"), 0)
+
+
+def ratio_text(x: float) -> str:
+    """A ratio for a sentence: 1.21, 18, 146 (never 1.5e+02)."""
+    return f"{x:.3g}" if x < 10 else f"{x:,.0f}"

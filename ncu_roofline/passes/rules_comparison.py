@@ -8,8 +8,7 @@ from typing import Any
 
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
-from .diagnosis import ratio_text
-from .finding import Finding
+from .finding import Finding, ratio_text
 from .latency import IDLE_CAUSE
 
 # Nsight Compute rule (and title, where one rule id carries several findings) -> the findings of
@@ -23,8 +22,9 @@ _LSU = ("unit_throughput:sm__inst_executed_pipe_lsu", "unit_throughput:l1tex__ls
 # launch and its balance too, beside those about its active cycles (occupancy, stalls).
 _IDLE = "latency:idle_sms"
 RULE_KINDS: dict[tuple[str, str | None], frozenset[str]] = {
-    ("UncoalescedGlobalAccess", None): frozenset({"sector_use", "coalescing", *_MEMORY}),
-    ("MemoryCacheAccessPattern", None): frozenset({"sector_use", "coalescing", *_MEMORY}),
+    # An access pattern's cause is the sectors its requests touch: a finding about them, not any memory limit.
+    ("UncoalescedGlobalAccess", None): frozenset({"sector_use", "coalescing"}),
+    ("MemoryCacheAccessPattern", None): frozenset({"sector_use", "coalescing"}),
     ("UncoalescedSharedAccess", None): frozenset({"bank_conflicts", "unit_throughput:l1tex__data_pipe_lsu_wavefronts",
                                                  "unit_throughput:l1tex__data_bank_reads",
                                                  "unit_throughput:l1tex__data_bank_writes"}),
@@ -62,8 +62,12 @@ def _title_key(title: str | None) -> str:
 _RULE_TITLES = {(rule, _title_key(title)): kinds for (rule, title), kinds in RULE_KINDS.items() if title}
 
 
-def rule_kinds(rule: str, title: str | None) -> frozenset[str] | None:
-    """The findings an Nsight Compute rule result speaks of (None for a rule this tool does not map)."""
+def rule_kinds(rule: str, title: str | None, message: str | None = None) -> frozenset[str] | None:
+    """The findings an Nsight Compute rule result speaks of (None for a rule this tool does not map). Releases
+    before titles (2020.3) wrote HighPipeUtilization's "All pipelines are under-utilized" untitled: its message
+    tells it from a busy pipe."""
+    if rule == _LOW_UTILIZATION[0] and not title and "under-utilized" in (message or ""):
+        title = _LOW_UTILIZATION[1]
     key = (rule, _title_key(title))
     if key in _UNMAPPED:
         return None
@@ -129,7 +133,7 @@ def compare_with_rules(findings: list[Finding], rules: list[dict[str, Any]], reg
     kinds = None
     if estimated and findings:
         top = max(estimated, key=lambda r: r["speedup_pct"])
-        kinds = rule_kinds(str(top.get("rule")), top.get("title"))
+        kinds = rule_kinds(str(top.get("rule")), top.get("title"), top.get("message"))
     if kinds is not None:
         ours = set().union(*(_tokens(f) for f in findings))
         what = top.get("title") or top.get("name") or top.get("rule")
