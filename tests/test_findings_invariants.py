@@ -310,8 +310,8 @@ def test_rule_kinds_by_title_then_rule() -> None:
     assert rule_kinds("HighPipeUtilization", "", untitled) == rule_kinds("HighPipeUtilization", "Low Utilization")
     assert "unit_throughput@compute" in rule_kinds("HighPipeUtilization", "", "Shared is the highest-utilized")
     # An access pattern speaks of the sectors its requests touch, not of any memory limit.
-    assert rule_kinds("UncoalescedGlobalAccess", "") == rule_kinds("MemoryCacheAccessPattern", "L2 Load Access Pattern") \
-        == {"coalescing", "sector_use"}
+    pattern = rule_kinds("MemoryCacheAccessPattern", "L2 Load Access Pattern")
+    assert rule_kinds("UncoalescedGlobalAccess", "") == pattern == {"coalescing", "sector_use"}
 
 
 def test_an_access_pattern_rule_agrees_only_with_a_finding_about_the_sectors() -> None:
@@ -520,7 +520,8 @@ def test_below_every_limit_each_access_ceiling_is_a_finding_ranked_only_near_the
         if k.regime not in ("latency", "too_little_work") or not k.limiter_share:
             continue
         near = {roof for roof, _ in _limits_near_the_busiest(k)} if k.regime == "latency" else set()
-        expected = {(c.kind, c.roof, round(c.factor, 6)) for c in k.ceilings if c.kind in memory and c.factor < SIGNIFICANT}
+        expected = {(c.kind, c.roof, round(c.factor, 6)) for c in k.ceilings
+                    if c.kind in memory and c.factor < SIGNIFICANT}
         found = {(f.kind, f.roof, round(f.factor or 0.0, 6)): f for f in k.diagnosis if f.kind in memory}
         assert set(found) == expected, (k.raw.index, k.raw.name, set(found), expected)
         for (_, roof, _), f in found.items():

@@ -447,7 +447,8 @@ def _ranked(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], wa
     if not m.usable or m.regime is None:
         return []
     if m.regime == T.TOO_LITTLE_WORK:
-        return [too_little_work(m), *local_memory(m), *listed(m, ceilings, [], "the launch's too little work bounds the kernel first")]
+        first = "the launch's too little work bounds the kernel first"
+        return [too_little_work(m), *local_memory(m), *listed(m, ceilings, [], first)]
     if m.regime == T.AT_LIMIT:
         found = _at_roof(m, ceilings, parts, reuse) if m.limiter_is_roof else _unit_limit(m, ceilings)
     elif not m.limiter_is_roof:
