@@ -275,7 +275,8 @@ def test_tail_bound_follows_the_measured_occupancy() -> None:
                                               "memory limit"),
     # theoretical occupancy vs a small grid
     ("accelsim-test__n1000_int8_abt_view_algo64_profile.1528422.ncu-rep", 0, "does not rank"),
-    ("cs599k__silu-2025-04-18-v9.ncu-rep", 0, "does not rank"),  # theoretical occupancy vs busy issue slots
+    # theoretical occupancy vs issue slots at 67%, short of high use: the rest of their peak is for more warps
+    ("cs599k__silu-2025-04-18-v9.ncu-rep", 0, "agrees with this diagnosis"),
     ("cs599k__silu-pytorch.ncu-rep", 0, "agrees with this diagnosis"),  # Tail Effect vs the tail-effect finding
     ("cudacode__naive.ncu-rep", 0, "agrees with this diagnosis"),  # Lg Throttle Stalls vs the LSU pipe at its limit
     # L1TEX Global Load Access Pattern: the coalescing cap this diagnosis set aside, with Nsight Compute's own count
@@ -290,6 +291,35 @@ def test_rules_comparison_agrees_only_where_the_rule_speaks_of_a_finding(name: s
     text = k.to_dict()["rules_comparison"]
     assert says in text, text
     assert ("agrees with this diagnosis" in text) is (says == "agrees with this diagnosis"), text
+
+
+@needs_corpus
+def test_a_unit_short_of_high_use_names_the_occupancy_lever_nsight_compute_estimates() -> None:
+    """silu v9 #0: issue slots at 67 %, at the limit but short of Nsight Compute's 80 %; its Theoretical Occupancy
+    rule (est. 50 %) says registers hold the warps per scheduler to 8. The finding's next step names that lever
+    for the last 33 %, and the comparison agrees, with this diagnosis's own bound: the peak at most 1 / 0.674 away."""
+    k = _kernels("cs599k__silu-2025-04-18-v9.ncu-rep")[0]
+    head = k.diagnosis[0]
+    assert k.bound_by == "sm__issue_active" and round(k.limiter_share, 3) == 0.674
+    assert "toward its own peak (the last 33%), check the warp-stall reasons" in head.action
+    assert "the theoretical occupancy of 50% caps the warps in flight: raise it with fewer registers" in head.action
+    assert k.to_dict()["rules_comparison"] == (
+        "Nsight Compute's largest estimated speed-up (Theoretical Occupancy, 50 %) agrees with this diagnosis on the "
+        f"cause; this diagnosis puts the limit's own peak at most {1 / k.limiter_share:.3g}× away.")
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_every_limit_short_of_high_use_says_what_reaches_toward_its_peak(name: str) -> None:
+    """At the limit but under Nsight Compute's 80 %, the head finding's next step names more work in flight (a unit:
+    from the occupancy Nsight Compute measured; a roof: more bytes or instructions in flight); from 80 %, only less
+    work."""
+    for k in _kernels(name):
+        if k.regime != "at_limit" or not k.diagnosis or k.limiter_share is None:
+            continue
+        head = k.diagnosis[0]
+        reaches = "toward its own peak (the last" in head.action or "reaches toward the roof's last" in head.action
+        assert reaches == (k.limiter_share < 0.8), (k.raw.index, k.raw.name, k.limiter_share, head.action)
 
 
 def test_rule_kinds_by_title_then_rule() -> None:

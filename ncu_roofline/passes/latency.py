@@ -43,6 +43,11 @@ def latency_words(launch: Mapping[str, float | None]) -> tuple[str, str]:
             f"elapsed): {IDLE_CAUSE}; in their active cycles{text}", f"{IDLE_LEVER}; for the active part, {action}")
 
 
+def in_flight_lever(launch: Mapping[str, float | None]) -> str:
+    """What puts more work in flight on the SMs, from the occupancy Nsight Compute measured (the latency's lever)."""
+    return _active_words(launch)[1]
+
+
 def _active_words(launch: Mapping[str, float | None]) -> tuple[str, str]:
     """What the occupancy Nsight Compute measured (over the SMs' active cycles) says of the latency."""
     achieved, theoretical = launch.get("achieved_occupancy"), launch.get("theoretical_occupancy")

@@ -4,6 +4,7 @@ is at a limit, what the verdict rests on (`compare_with_rules`, the `rules_compa
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..knowledge import recipes as R
@@ -74,10 +75,17 @@ def rule_kinds(rule: str, title: str | None, message: str | None = None) -> froz
     return _RULE_TITLES.get(key) or RULE_KINDS.get((rule, None))
 
 
+# A limit at its limit short of what Nsight Compute calls high use (`diagnosis`): the rest of its own peak is for
+# more work in flight, which is what the latency's rules (occupancy, issue slots, stalls) speak of.
+_SHORT_OF_PEAK = re.compile(r"^at its limit: less work .*?at most ([\d.,]+)× away")
+
+
 def _tokens(f: Finding) -> set[str]:
     """A finding as `RULE_KINDS` names it: its kind, the kind with its unit, the kind with its group; a latency
-    finding that names idle SMs first, `_IDLE` too."""
+    finding that names idle SMs first, `_IDLE` too; a limit short of high use, "latency" too (`_SHORT_OF_PEAK`)."""
     found = {f.kind}
+    if f.kind in ("at_limit", "unit_throughput") and _SHORT_OF_PEAK.match(f.speedup_note):
+        found.add("latency")
     if f.kind == "latency" and IDLE_CAUSE in f.text:
         found.add(_IDLE)  # and its active cycles' occupancy: the latency's own rules agree too
     if f.roof:
@@ -148,6 +156,9 @@ def compare_with_rules(findings: list[Finding], rules: list[dict[str, Any]], reg
                          f"time: {match.kind.replace('_', ' ')})")
                 if saved < 0.5 * top["speedup_pct"] / 100.0:
                     bound += ", less than Nsight Compute's estimate: see that finding for why"
+            elif (short := next((m for f in findings if _tokens(f) & kinds
+                                 and (m := _SHORT_OF_PEAK.match(f.speedup_note))), None)) is not None:
+                bound = f"; this diagnosis puts the limit's own peak at most {short.group(1)}× away"
             sentences.append(f"Nsight Compute's largest estimated speed-up ({what}, {top['speedup_pct']:.0f} %) "
                              f"agrees with this diagnosis on the cause{bound}.")
         else:
