@@ -130,6 +130,20 @@ def test_markdown_counts_agree_in_number() -> None:
 
 
 @pytest.mark.skipif(not corpus_files(), reason=f"shared report corpus not found at {CORPUS}")
+def test_markdown_says_what_nsight_computes_largest_estimate_says_beside_the_diagnosis() -> None:
+    """A reviewer reads, per kernel of the table, the comparison with Nsight Compute's largest estimate (the same
+    sentence as the page's); a capture without rule results (a hand-built kernel, a CSV) gets no such list."""
+    a = ncu_roofline.analyze(CORPUS / "cs599k__profile.ncu-rep")
+    text = render_markdown(a)
+    said = text.split("Beside Nsight Compute's own rules (its largest estimated speed-up per kernel):\n\n")[1]
+    lines = said.split("\n\n")[0].splitlines()
+    assert len(lines) == 2 and lines[0].startswith("- vectorized\\_elementwise\\_kernel")
+    assert "Achieved Occupancy, 16 %\\) is for hiding latency" in lines[0]
+    assert "Tail Effect, 50 %\\) agrees with this diagnosis on the cause" in lines[1]
+    assert "Beside Nsight Compute" not in render_markdown(analysis_of(make_kernel(base_metrics(), name="k")))
+
+
+@pytest.mark.skipif(not corpus_files(), reason=f"shared report corpus not found at {CORPUS}")
 def test_view_on_real_reports() -> None:
     a = ncu_roofline.analyze([CORPUS / "gpu-workshop__MW_Baseline.ncu-rep",
                               CORPUS / "cs599k__2025-04-21-v1.ncu-rep"])

@@ -45,7 +45,8 @@ class AnalysedKernel(KernelModel):
         d["precision_options"] = [dict(o) for o in self.precision_options]
         rules = self.rules()
         d["nsight_compute_rules"] = rules
-        d["rules_comparison"] = compare_with_rules(self.diagnosis, rules, self.regime, self.not_applicable)
+        d["rules_comparison"] = compare_with_rules(self.diagnosis, rules, self.regime, self.not_applicable,
+                                                   self.limiter_share)
         return d
 
     def rules(self) -> list[dict[str, Any]]:

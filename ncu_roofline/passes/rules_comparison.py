@@ -9,6 +9,7 @@ from typing import Any
 
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
+from .diagnosis import HIGH_THROUGHPUT
 from .finding import Finding, ratio_text
 from .latency import IDLE_CAUSE
 
@@ -100,6 +101,7 @@ def _tokens(f: Finding) -> set[str]:
 
 
 _LOW_UTILIZATION = ("HighPipeUtilization", "Low Utilization")
+_AT_LIMIT_HEADS = ("at_limit", "unit_throughput")
 
 
 def _at_memory_limit(f: Finding) -> bool:
@@ -109,10 +111,11 @@ def _at_memory_limit(f: Finding) -> bool:
 
 
 def _elsewhere(top: dict[str, Any], kinds: frozenset[str], findings: list[Finding],
-               set_aside: list[Any]) -> str:
+               set_aside: list[Any], share: float | None = None) -> str:
     """The sentence for an estimate that speaks of none of the findings: what this diagnosis did with its cause
-    where it set a ceiling of that kind aside (with its reason), or why idle compute pipes are expected at a
-    memory limit, else that this diagnosis does not rank it."""
+    where it set a ceiling of that kind aside (with its reason), why idle compute pipes are expected at a
+    memory limit, why hiding latency gains little at a limit past high use (`share`, the limiter's) or before the
+    launch fills the GPU, else that this diagnosis does not rank it."""
     what = top.get("title") or top.get("name") or top.get("rule")
     head = f"Nsight Compute's largest estimated speed-up ({what}, {top['speedup_pct']:.0f} %)"
     leads = findings[0].kind.replace("_", " ")
@@ -127,11 +130,18 @@ def _elsewhere(top: dict[str, Any], kinds: frozenset[str], findings: list[Findin
             and _at_memory_limit(findings[0]):
         return (f"{head} is for compute pipes left idle, as they are in a kernel at its memory limit: more warps or "
                 f"instructions would not make it faster; this diagnosis leads with {leads}.")
+    if "latency" in kinds and findings[0].kind == "too_little_work":
+        return (f"{head} is for more warps in flight per SM, while this launch gives the GPU too little work to fill "
+                "it: more blocks come first (the too-little-work finding); this diagnosis leads with too little work.")
+    if "latency" in kinds and share is not None and share >= HIGH_THROUGHPUT and findings[0].kind in _AT_LIMIT_HEADS:
+        return (f"{head} is for hiding latency (more warps or work in flight), but the limit this diagnosis leads "
+                f"with is at {share:.0%} of its peak: at most {ratio_text(1.0 / share)}× is left to it, so only less "
+                f"work there makes the kernel much faster; this diagnosis leads with {leads}.")
     return f"{head} points at something this diagnosis does not rank; this diagnosis leads with {leads}."
 
 
 def compare_with_rules(findings: list[Finding], rules: list[dict[str, Any]], regime: str | None = None,
-                       set_aside: list[Any] | None = None) -> str:
+                       set_aside: list[Any] | None = None, share: float | None = None) -> str:
     """Where Nsight Compute's largest estimated speed-up points elsewhere than this diagnosis, say so (and what
     this diagnosis did with its cause where it set that ceiling aside: `set_aside`, the kernel's not-applicable
     ceilings); and where its Bottleneck rule reads a latency issue off its two headline figures while this
@@ -162,7 +172,7 @@ def compare_with_rules(findings: list[Finding], rules: list[dict[str, Any]], reg
             sentences.append(f"Nsight Compute's largest estimated speed-up ({what}, {top['speedup_pct']:.0f} %) "
                              f"agrees with this diagnosis on the cause{bound}.")
         else:
-            sentences.append(_elsewhere(top, kinds, findings, set_aside or []))
+            sentences.append(_elsewhere(top, kinds, findings, set_aside or [], share if regime == T.AT_LIMIT else None))
     latency = any(r.get("rule") == "SOLBottleneck" and r.get("title") == "Latency Issue" for r in rules)
     if latency and regime == T.AT_LIMIT and findings:
         head = findings[0]

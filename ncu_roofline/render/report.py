@@ -136,6 +136,7 @@ def render_report_markdown(analysis: Analysis, options: RenderOptions) -> str:
     mix = ", ".join(f"{m['label']}: {m['count']} ({m['share_text']})" for m in view["bound_mix_view"])
     lines += [f"Bound-by mix (kernels, share of GPU time): {mix}.", ""]
     lines += _worth_fixing(view["groups"])
+    lines += _beside_nsight_compute(ranked)
     lines += _nvtx_lines(view)
     notable = [(k, f) for k in view["groups"] for f in k["flags"]
                if f.startswith(("above_roof", "unusable", "tensor_work_estimated", "flop_incomplete"))]
@@ -172,6 +173,17 @@ def _worth_fixing(kernels: list[dict[str, Any]]) -> list[str]:
     lines = [f"Worth most to the program ({which} with a projected speed-up{alone}):", ""]
     for _, k, f in ranked[:TOP_FINDINGS]:
         lines.append(f"- {md_escape(k['short_name'])}: {md_escape(f['label'])}: {md_escape(f['worth'])}")
+    return [*lines, ""]
+
+
+def _beside_nsight_compute(kernels: list[dict[str, Any]]) -> list[str]:
+    """For the kernels in the table, what Nsight Compute's own largest estimate says beside this diagnosis (where the
+    report holds its rule results: a `.ncu-rep`; the comparison of a group's longest launch)."""
+    said = [(k, k["rules_comparison"]) for k in kernels if k.get("rules_comparison")]
+    if not said:
+        return []
+    lines = ["Beside Nsight Compute's own rules (its largest estimated speed-up per kernel):", ""]
+    lines += [f"- {md_escape(k['short_name'])}: {md_escape(text)}" for k, text in said]
     return [*lines, ""]
 
 
