@@ -144,6 +144,16 @@ def test_markdown_says_what_nsight_computes_largest_estimate_says_beside_the_dia
 
 
 @pytest.mark.skipif(not corpus_files(), reason=f"shared report corpus not found at {CORPUS}")
+def test_a_finding_names_the_roof_its_share_is_of_only_where_it_caps_that_roof() -> None:
+    """Higgs nodeByPoint5: the lane efficiency under the issue slots caps their useful work (45 %), not the FP64 roof
+    its ceiling was computed for; the coalescing finding caps the L1 roof (78 %)."""
+    view = build_report_view(ncu_roofline.analyze(CORPUS / "self-join-mistic__profileHiggs.out.ncu-rep"))
+    found = {f["kind"]: f for f in view["groups"][0]["findings"]}
+    assert (found["lane_efficiency"]["factor_text"], found["lane_efficiency"]["factor_of"]) == ("45 %", "")
+    assert (found["coalescing"]["factor_text"], found["coalescing"]["factor_of"]) == ("78 %", " of the L1 roof")
+
+
+@pytest.mark.skipif(not corpus_files(), reason=f"shared report corpus not found at {CORPUS}")
 def test_view_on_real_reports() -> None:
     a = ncu_roofline.analyze([CORPUS / "gpu-workshop__MW_Baseline.ncu-rep",
                               CORPUS / "cs599k__2025-04-21-v1.ncu-rep"])

@@ -79,6 +79,9 @@ def _findings(k: AnalysedKernel, share: float | None) -> list[dict[str, Any]]:
     return [{"kind": f.kind, "label": CEILING_LABELS.get(f.kind, f.kind), "roof": f.roof,
              "roof_label": short_label(f.roof) if f.roof else "",
              "factor": f.factor, "factor_text": F.pct(f.factor) if f.factor is not None else "",
+             # what the factor is a share of: the roof where the finding caps one (a lane-efficiency finding under the
+             # issue slots caps their useful work, not the FP roof its ceiling was computed for)
+             "factor_of": f" of the {short_label(f.roof)} roof" if f.roof and "caps the useful " not in f.text else "",
              "text": f.text, "action": f.action, "speedup": f.speedup,
              "speedup_text": f"≤{F.times(f.speedup)}" if f.speedup and f.speedup > 1 else "",
              "worth": _worth(f.speedup, f.speedup_note, share)} for f in k.diagnosis]
