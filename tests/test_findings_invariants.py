@@ -655,6 +655,9 @@ def test_a_groups_findings_are_about_the_groups_limiter(name: str, group_by: str
         written = g.to_dict()  # the JSON, CSV and Parquet rows: the same findings as the page
         if written["diagnosis"] != [f.to_dict() for f in s.diagnosis] or written["diagnosis"][0]["limit"] != s.bound_by:
             wrong.append(f"{g.longest.raw.name}: written findings {[f['limit'] for f in written['diagnosis']]}")
+        alone = len(g.launches) == 1 and g.launches[0].usable  # Nsight Compute's estimate beside it: the launch's
+        if alone and written["rules_comparison"] != g.launches[0].to_dict()["rules_comparison"]:
+            wrong.append(f"{g.longest.raw.name}: rules comparison {written['rules_comparison']!r}")
         waves = {k.launch.get("waves_per_sm") for k in g.launches}
         if len(waves) > 1 and any(f.kind == "tail_effect" for f in s.diagnosis):
             wrong.append(f"{g.longest.raw.name}: a tail effect over launches of {sorted(map(str, waves))} waves")

@@ -35,6 +35,7 @@ from ..passes.ceilings import SIGNIFICANT, Ceiling
 from ..passes.diagnosis import diagnose
 from ..passes.finding import Finding
 from ..passes.reuse import summed_reuse
+from ..passes.rules_comparison import compare_with_rules
 from ..settings import DEFAULT_THRESHOLD, GROUP_BY_LAUNCH, GROUP_BY_NAME
 from .kernel import AnalysedKernel
 from .names import NameEntry, display_names
@@ -135,6 +136,9 @@ class KernelGroup:
             "regime_disagreeing_launches": list(self.regime_disagreeing),
             "findings_from_launch": self.longest.raw.index,
             "diagnosis": [f.to_dict() for f in s.diagnosis],
+            # what Nsight Compute's largest estimate (of the longest launch's rules) says beside the group's findings
+            "rules_comparison": compare_with_rules(s.diagnosis, self.longest.rules(), s.regime, s.not_applicable,
+                                                   s.limiter_share),
             "ceilings": [c.to_dict() for c in s.ceilings],
             "nvtx_ranges": [] if redact else sorted({r for k in self.launches for r in k.raw.nvtx_ranges}),
             "flags": list(s.flags),
