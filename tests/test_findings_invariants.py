@@ -119,6 +119,9 @@ def test_findings_lead_with_the_limiter_and_say_what_they_are_worth(name: str) -
             continue
         if k.diagnosis[0].limit != k.bound_by:
             wrong.append(f"#{k.raw.index}: first finding about {k.diagnosis[0].limit}, limiter {k.bound_by}")
+        said = [(f.kind, f.roof, f.factor) for f in k.diagnosis if f.factor is not None]
+        if len(said) != len(set(said)) or sum(f.kind == "lane_efficiency" for f in k.diagnosis) > 1:
+            wrong.append(f"#{k.raw.index}: a ceiling said twice, or two lane efficiencies: {said}")
         for f in k.diagnosis:
             if _BAD_WORDS.search(f.text) or _BAD_WORDS.search(f.action):
                 wrong.append(f"#{k.raw.index} {f.kind}: {f.text}")
@@ -327,6 +330,40 @@ def test_every_limit_short_of_high_use_says_what_reaches_toward_its_peak(name: s
         assert reaches == (k.limiter_share < 0.8), (k.raw.index, k.raw.name, k.limiter_share, head.action)
 
 
+def test_the_comparison_sentences_keep_to_what_each_rule_speaks_of() -> None:
+    """Hand-made heads and Nsight Compute estimates: Low Utilization never agrees with a roof short of high use; a
+    stall rule (a throttled pipe) is not called hiding latency; "more blocks come first" only for a grid under one
+    wave; the untitled 2020.3 under-utilized rule is read as Low Utilization beside a memory limit."""
+    from ncu_roofline.passes.finding import Finding
+    from ncu_roofline.passes.rules_comparison import compare_with_rules
+
+    def rule(name: str, title: str = "", message: str = "") -> list[dict[str, object]]:
+        return [{"rule": name, "title": title, "name": name, "message": message, "speedup_pct": 40.0}]
+
+    short = Finding("at_limit", "dram", None, "at 70% of the DRAM roof, short of pressing against it", "fewer bytes",
+                    "dram", None, "at its limit: less work for this roof makes it faster; the roof itself is at most "
+                    "1.43× away")
+    low = compare_with_rules([short], rule("HighPipeUtilization", "Low Utilization"), "at_limit", [], 0.7)
+    assert "agrees" not in low and "is for compute pipes left idle, as they are in a kernel at its memory limit" in low
+    assert "agrees with this diagnosis on the cause; this diagnosis puts the limit's own peak at most 1.43× away" in \
+        compare_with_rules([short], rule("TheoreticalOccupancy"), "at_limit", [], 0.7)
+    pipe = Finding("unit_throughput", "sm__pipe_fma_cycles_active", None, "FMA pipe at 85% of peak", "less work",
+                   "sm__pipe_fma_cycles_active", None, "at its limit: only less work for this unit makes it faster")
+    throttle = compare_with_rules([pipe], rule("CPIStall", "Math Pipe Throttle Stalls"), "at_limit", [], 0.85)
+    assert "hiding latency" not in throttle and "does not rank" in throttle
+    assert "is for hiding latency" in compare_with_rules([pipe], rule("AchievedOccupancy"), "at_limit", [], 0.85)
+    idle = Finding("too_little_work", "dram", None, "every measured limit is under 5% of its peak", "more work", "dram",
+                   None, "no bound")
+    assert "more blocks come first" not in compare_with_rules([idle], rule("TheoreticalOccupancy"), "too_little_work")
+    small = Finding("too_little_work", "dram", None, "the grid has 64 blocks for 148 SMs: 84 SMs have nothing to run "
+                    "(0.43 waves)", "more work", "dram", None, "no bound")
+    assert "more blocks come first" in compare_with_rules([small], rule("TheoreticalOccupancy"), "too_little_work")
+    dram = Finding("at_limit", "dram", None, "at 85% of the DRAM roof: the kernel presses against it", "fewer bytes",
+                   "dram", None, "at its limit: only less work for this roof makes it faster")
+    untitled = rule("HighPipeUtilization", "", "All pipelines are under-utilized. Either this kernel is very small")
+    assert "is for compute pipes left idle" in compare_with_rules([dram], untitled, "at_limit", [], 0.85)
+
+
 def test_rule_kinds_by_title_then_rule() -> None:
     from ncu_roofline.passes.rules_comparison import rule_kinds
 
@@ -470,8 +507,28 @@ def test_lane_efficiency_explains_an_issue_slot_limiter() -> None:
     lane = kinds["lane_efficiency"]
     assert lane.speedup == pytest.approx(32 / lanes)
     assert lane.text.endswith("caps the useful work of the issue slots at 45%")
-    assert lane.speedup_note.startswith("32 lanes ÷ the lanes that do useful work = 1 / 0.45: warps whose threads")
+    assert lane.speedup_note.startswith("32 lanes ÷ the lanes that do useful work = 1 / 0.45: warps whose 32 lanes "
+                                        "all do useful work (no divergence, no predicated-off lanes) issue as many")
+    assert lane.speedup_note.endswith("; counted apart from the latency finding")
     assert kinds["latency"].speedup == pytest.approx(1 / k.limiter_share)  # the same instructions: unchanged
+
+
+@needs_corpus
+def test_one_lane_efficiency_finding_when_another_precisions_roof_is_near_the_busiest() -> None:
+    """Higgs nodeByPoint5 #0 with its FP32 roof made 29 % (within a tenth of the issue slots' 30 %) and a lane
+    ceiling under it too: the lanes are one count, so one lane-efficiency finding, about the issue slots."""
+    import copy
+    import dataclasses
+
+    from ncu_roofline.passes.diagnosis import diagnose
+
+    k = _kernels("self-join-mistic__profileHiggs.out.ncu-rep")[0]
+    m = copy.copy(k)
+    m.utilization = dict(k.utilization, fp32=0.29)
+    lane = next(c for c in k.ceilings if c.kind == "lane_efficiency")
+    found = [f for f in diagnose(m, [*k.ceilings, dataclasses.replace(lane, roof="fp32")], {})
+             if f.kind == "lane_efficiency"]
+    assert len(found) == 1 and found[0].text.endswith("caps the useful work of the issue slots at 45%")
 
 
 _ISSUE_UNITS = ("sm__issue_active", "sm__inst_executed")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ..knowledge import throughputs as T
 from .ceilings import SIGNIFICANT, Ceiling
-from .finding import Finding
+from .finding import USEFUL, Finding
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
@@ -60,11 +60,12 @@ def listed(m: KernelModel, ceilings: list[Ceiling], named: list[Ceiling], busies
                 (c.kind == "lane_efficiency" and lanes):
             continue
         lanes = lanes or c.kind == "lane_efficiency"
-        where = "the useful lanes of every warp instruction" if c.kind == "lane_efficiency" else \
+        where = f"{USEFUL}lanes per warp instruction, on average," if c.kind == "lane_efficiency" else \
             f"the {c.roof.upper()} roof"
-        what = "warp instructions" if c.kind == "lane_efficiency" else f"{c.roof.upper()} sectors or wavefronts"
+        what = "warp instructions" if c.kind == "lane_efficiency" else \
+            f"{c.roof.upper()} sectors or wavefronts and less waiting on them"
         found.append(Finding(
             c.kind, c.roof, c.factor, f"{c.detail}: caps {where} at {c.factor:.0%}", c.action, m.bound_by, None,
-            f"no bound: {busiest}; fixing this means fewer {what} and less waiting on them, worth a share of the "
-            "run the report does not measure"))
+            f"no bound: {busiest}; fixing this means fewer {what}, worth a share of the run the report does not "
+            "measure"))
     return found

@@ -30,7 +30,7 @@ from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
 from .ceilings import SIGNIFICANT, Ceiling, used_share
 from .co_limits import co_limits, listed
-from .finding import Finding, ratio_text
+from .finding import USEFUL, Finding, ratio_text
 from .fusion import fusion_bound
 from .latency import in_flight_lever, latency_words
 from .levers import limits_measured, sets_against, unit_lever
@@ -93,7 +93,7 @@ def _busiest_on(m: KernelModel, side: str, kind: str = "", arithmetic: bool = Fa
     return None if best is None else (best[0], best[2])
 
 
-def _ceiling_finding(m: KernelModel, c: Ceiling, where: str) -> Finding:
+def _ceiling_finding(m: KernelModel, c: Ceiling, where: str, unit: str | None = None) -> Finding:
     detail = c.detail
     if c.kind == "fma_balance":  # fusion gives at most one FMA per (add, multiply) pair
         speedup, note = fusion_bound(c.roof, c.factor, c.evidence)
@@ -108,10 +108,11 @@ def _ceiling_finding(m: KernelModel, c: Ceiling, where: str) -> Finding:
         if used is not None and point is not None and used < point:
             detail += (f" (the bytes they use are {used:.1%} of the {level} roof; its point, {point:.0%}, counts "
                        "every byte moved)")
-    elif c.kind == "lane_efficiency" and m.bound_by in _ISSUE and c.factor > 0:
+    elif c.kind == "lane_efficiency" and (unit or m.bound_by) in _ISSUE and c.factor > 0:
+        apart = "; counted apart from the latency finding" if m.regime == T.LATENCY else ""
         speedup, note = 1.0 / c.factor, (
-            f"32 lanes ÷ the lanes that do useful work = 1 / {c.factor:.2f}: warps whose threads take one path issue "
-            "as many times fewer instructions for the same work; counted apart from the latency finding")
+            f"32 lanes ÷ the lanes that do useful work = 1 / {c.factor:.2f}: warps whose 32 lanes all do useful work "
+            f"(no divergence, no predicated-off lanes) issue as many times fewer instructions for the same work{apart}")
     else:
         speedup, note = (1.0 / c.factor if c.factor > 0 else None), f"roof ÷ ceiling = 1 / {c.factor:.2f}"
     other = _other_side(m, c.kind)
@@ -350,7 +351,7 @@ def _where(m: KernelModel, roof: str | None, unit: str | None = None) -> str:
     unit = unit or m.bound_by
     if roof:
         return f"the {roof.upper()} roof"
-    return f"the useful work of the {m.units[unit].label}" if unit in _ISSUE else "its roof"
+    return f"{USEFUL}work of the {m.units[unit].label}" if unit in _ISSUE else "its roof"
 
 
 def _limit_label(m: KernelModel) -> str:
@@ -364,9 +365,10 @@ def _co_limit_findings(m: KernelModel, ceilings: list[Ceiling], named: list[Ceil
     found, share, label = [], m.limiter_share or 0.0, _limit_label(m)
     for co in co_limits(m):
         extra = _under(ceilings, co.roof) if co.is_roof else _unit_ceilings(m, ceilings, co.roof, co.id, co.share)
-        for c in (c for c in extra if not any(c is n for n in named)):
-            named.append(c)
-            f = _ceiling_finding(m, c, _where(m, co.roof, None if co.is_roof else co.id))
+        for c in (c for c in extra if not any(c is n or (c.kind == n.kind == "lane_efficiency") for n in named)):
+            named.append(c)  # one lane efficiency: every precision's counts the same lanes
+            unit = None if co.is_roof else co.id
+            f = _ceiling_finding(m, c, _where(m, co.roof, unit), unit)
             own = f"the {co.id.upper()} roof" if co.is_roof else m.units[co.id].label
             f.text += f" ({own} at {co.share:.0%} is within a tenth of the busiest limit, {label} at {share:.0%})"
             if f.speedup is not None and share > 0 and f.speedup > 1.0 / share:

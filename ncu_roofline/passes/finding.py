@@ -39,3 +39,8 @@ def top_index(speedups: list[float | None], kinds: list[str] | None = None) -> i
 def ratio_text(x: float) -> str:
     """A ratio for a sentence: 1.21, 18, 146 (never 1.5e+02)."""
     return f"{x:.3g}" if x < 10 else f"{x:,.0f}"
+
+
+# How a finding's text starts what it caps where that is no roof: the useful work of the issue slots, the useful lanes
+# per warp instruction (the page then gives its share without a roof: `views.report`).
+USEFUL = "the useful "

@@ -44,8 +44,9 @@ def latency_words(launch: Mapping[str, float | None]) -> tuple[str, str]:
 
 
 def in_flight_lever(launch: Mapping[str, float | None]) -> str:
-    """What puts more work in flight on the SMs, from the occupancy Nsight Compute measured (the latency's lever)."""
-    return _active_words(launch)[1]
+    """What puts more work in flight on the SMs: the latency's lever (idle SMs first, then what the occupancy Nsight
+    Compute measured says of their active cycles)."""
+    return latency_words(launch)[1]
 
 
 def _active_words(launch: Mapping[str, float | None]) -> tuple[str, str]:

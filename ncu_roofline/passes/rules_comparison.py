@@ -23,6 +23,9 @@ _LSU = ("unit_throughput:sm__inst_executed_pipe_lsu", "unit_throughput:l1tex__ls
 # A latency finding that names idle SMs first (no warp for much of the run) agrees with the rules about the
 # launch and its balance too, beside those about its active cycles (occupancy, stalls).
 _IDLE = "latency:idle_sms"
+# A limit at the threshold short of high use: the rest of its peak is for more warps or instructions in flight, what
+# the occupancy and issue-slot rules speak of (not Low Utilization, nor a stall that may be a throttled pipe).
+_SHORT = "latency:short_of_peak"
 RULE_KINDS: dict[tuple[str, str | None], frozenset[str]] = {
     # An access pattern's cause is the sectors its requests touch: a finding about them, not any memory limit.
     ("UncoalescedGlobalAccess", None): frozenset({"sector_use", "coalescing"}),
@@ -30,14 +33,14 @@ RULE_KINDS: dict[tuple[str, str | None], frozenset[str]] = {
     ("UncoalescedSharedAccess", None): frozenset({"bank_conflicts", "unit_throughput:l1tex__data_pipe_lsu_wavefronts",
                                                  "unit_throughput:l1tex__data_bank_reads",
                                                  "unit_throughput:l1tex__data_bank_writes"}),
-    ("IssueSlotUtilization", None): frozenset({"latency", "issue_share", *_ISSUE_UNITS}),
+    ("IssueSlotUtilization", None): frozenset({"latency", _SHORT, "issue_share", *_ISSUE_UNITS}),
     ("CPIStall", "Lg Throttle Stalls"): frozenset({"latency", "coalescing", "sector_use", *_LSU}),
     ("CPIStall", "Long Scoreboard Stalls"): frozenset({"latency", "reuse", "coalescing", "sector_use", *_MEMORY}),
     ("CPIStall", None): frozenset({"latency"}),
     ("CPIStallLongScoreboard", None): frozenset({"latency", "reuse", "coalescing", "sector_use", *_MEMORY}),
-    ("AchievedOccupancy", None): frozenset({"latency", "too_little_work"}),
-    ("TheoreticalOccupancy", None): frozenset({"latency"}),
-    ("Occupancy", None): frozenset({"latency"}),
+    ("AchievedOccupancy", None): frozenset({"latency", _SHORT, "too_little_work"}),
+    ("TheoreticalOccupancy", None): frozenset({"latency", _SHORT}),
+    ("Occupancy", None): frozenset({"latency", _SHORT}),
     ("LaunchConfiguration", "Tail Effect"): frozenset({"tail_effect"}),
     ("LaunchConfiguration", "Small Grid"): frozenset({"too_little_work", _IDLE}),
     ("LaunchConfiguration", None): frozenset({"too_little_work", "tail_effect", _IDLE}),
@@ -64,13 +67,17 @@ def _title_key(title: str | None) -> str:
 _RULE_TITLES = {(rule, _title_key(title)): kinds for (rule, title), kinds in RULE_KINDS.items() if title}
 
 
-def rule_kinds(rule: str, title: str | None, message: str | None = None) -> frozenset[str] | None:
-    """The findings an Nsight Compute rule result speaks of (None for a rule this tool does not map). Releases
-    before titles (2020.3) wrote HighPipeUtilization's "All pipelines are under-utilized" untitled: its message
-    tells it from a busy pipe."""
+def _rule_key(rule: str, title: str | None, message: str | None = None) -> tuple[str, str]:
+    """(rule, title) as compared: titles alike across releases (`_title_key`); releases before titles (2020.3) wrote
+    HighPipeUtilization's "All pipelines are under-utilized" untitled, and its message tells it from a busy pipe."""
     if rule == _LOW_UTILIZATION[0] and not title and "under-utilized" in (message or ""):
         title = _LOW_UTILIZATION[1]
-    key = (rule, _title_key(title))
+    return rule, _title_key(title)
+
+
+def rule_kinds(rule: str, title: str | None, message: str | None = None) -> frozenset[str] | None:
+    """The findings an Nsight Compute rule result speaks of (None for a rule this tool does not map)."""
+    key = _rule_key(rule, title, message)
     if key in _UNMAPPED:
         return None
     return _RULE_TITLES.get(key) or RULE_KINDS.get((rule, None))
@@ -83,10 +90,10 @@ _SHORT_OF_PEAK = re.compile(r"^at its limit: less work .*?at most ([\d.,]+)× aw
 
 def _tokens(f: Finding) -> set[str]:
     """A finding as `RULE_KINDS` names it: its kind, the kind with its unit, the kind with its group; a latency
-    finding that names idle SMs first, `_IDLE` too; a limit short of high use, "latency" too (`_SHORT_OF_PEAK`)."""
+    finding that names idle SMs first, `_IDLE` too; a limit short of high use, `_SHORT` too (`_SHORT_OF_PEAK`)."""
     found = {f.kind}
     if f.kind in ("at_limit", "unit_throughput") and _SHORT_OF_PEAK.match(f.speedup_note):
-        found.add("latency")
+        found.add(_SHORT)
     if f.kind == "latency" and IDLE_CAUSE in f.text:
         found.add(_IDLE)  # and its active cycles' occupancy: the latency's own rules agree too
     if f.roof:
@@ -102,6 +109,11 @@ def _tokens(f: Finding) -> set[str]:
 
 _LOW_UTILIZATION = ("HighPipeUtilization", "Low Utilization")
 _AT_LIMIT_HEADS = ("at_limit", "unit_throughput")
+# The rules whose estimate is for more warps or instructions in flight (not the stall rules: a stall may be a
+# throttled pipe, Math Pipe Throttle, MIO Throttle).
+_HIDING_LATENCY = frozenset({"AchievedOccupancy", "TheoreticalOccupancy", "Occupancy", "IssueSlotUtilization"})
+# The too-little-work findings of a grid under one wave (`model.throughputs.too_little_work_reason`): more blocks first.
+_UNDER_ONE_WAVE = re.compile(r"^the grid (has \S+ blocks? for|is smaller than one wave)")
 
 
 def _at_memory_limit(f: Finding) -> bool:
@@ -126,14 +138,15 @@ def _elsewhere(top: dict[str, Any], kinds: frozenset[str], findings: list[Findin
     if aside is not None:
         return (f"{head} speaks of {aside.kind.replace('_', ' ')}, which this diagnosis set aside: {aside.reason}; it "
                 f"leads with {leads}.")
-    if (str(top.get("rule")), _title_key(top.get("title"))) == (_LOW_UTILIZATION[0], _title_key(_LOW_UTILIZATION[1])) \
-            and _at_memory_limit(findings[0]):
+    key = _rule_key(str(top.get("rule")), top.get("title"), top.get("message"))
+    if key == _rule_key(*_LOW_UTILIZATION) and _at_memory_limit(findings[0]):
         return (f"{head} is for compute pipes left idle, as they are in a kernel at its memory limit: more warps or "
                 f"instructions would not make it faster; this diagnosis leads with {leads}.")
-    if "latency" in kinds and findings[0].kind == "too_little_work":
+    hiding = key[0] in _HIDING_LATENCY
+    if hiding and findings[0].kind == "too_little_work" and _UNDER_ONE_WAVE.search(findings[0].text):
         return (f"{head} is for more warps in flight per SM, while this launch gives the GPU too little work to fill "
                 "it: more blocks come first (the too-little-work finding); this diagnosis leads with too little work.")
-    if "latency" in kinds and share is not None and share >= HIGH_THROUGHPUT and findings[0].kind in _AT_LIMIT_HEADS:
+    if hiding and share is not None and share >= HIGH_THROUGHPUT and findings[0].kind in _AT_LIMIT_HEADS:
         return (f"{head} is for hiding latency (more warps or work in flight), but the limit this diagnosis leads "
                 f"with is at {share:.0%} of its peak: at most {ratio_text(1.0 / share)}× is left to it, so only less "
                 f"work there makes the kernel much faster; this diagnosis leads with {leads}.")

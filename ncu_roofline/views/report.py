@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
 from ..model.throughputs import too_little_work_reason
-from ..passes.finding import top_index
+from ..passes.finding import USEFUL, top_index
 from ..passes.latency import idle_share, latency_words
 from ..passes.levers import limits_measured, sets_against, unit_lever
 from ..passes.libraries import library_of
@@ -81,7 +81,7 @@ def _findings(k: AnalysedKernel, share: float | None) -> list[dict[str, Any]]:
              "factor": f.factor, "factor_text": F.pct(f.factor) if f.factor is not None else "",
              # what the factor is a share of: the roof where the finding caps one (a lane-efficiency finding under the
              # issue slots caps their useful work, not the FP roof its ceiling was computed for)
-             "factor_of": f" of the {short_label(f.roof)} roof" if f.roof and "caps the useful " not in f.text else "",
+             "factor_of": f" of the {short_label(f.roof)} roof" if f.roof and f"caps {USEFUL}" not in f.text else "",
              "text": f.text, "action": f.action, "speedup": f.speedup,
              "speedup_text": f"≤{F.times(f.speedup)}" if f.speedup and f.speedup > 1 else "",
              "worth": _worth(f.speedup, f.speedup_note, share)} for f in k.diagnosis]
