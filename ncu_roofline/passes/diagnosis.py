@@ -305,9 +305,8 @@ def _unit_ceilings(m: KernelModel, ceilings: list[Ceiling], roof: str | None, un
     under (a pipe's compute ceilings only where its work is mostly that FLOP), the lane efficiency under an issue
     unit."""
     if roof is None and (unit or m.bound_by) in _ISSUE:
-        return [c for c in _under(ceilings, m.dominant_precision) if c.kind == "lane_efficiency"][:1] or \
-            sorted((c for c in ceilings if c.kind == "lane_efficiency" and c.factor < SIGNIFICANT),
-                   key=lambda c: c.factor)[:1]
+        return sorted((c for c in ceilings if c.kind == "lane_efficiency" and c.factor < SIGNIFICANT),
+                      key=lambda c: (c.roof != m.dominant_precision, c.factor))[:1]  # the dominant precision's
     under = _under(ceilings, roof)
     if roof is None or roof in R.LEVELS:
         return under

@@ -83,8 +83,8 @@ def rule_kinds(rule: str, title: str | None, message: str | None = None) -> froz
     return _RULE_TITLES.get(key) or RULE_KINDS.get((rule, None))
 
 
-# A limit at its limit short of what Nsight Compute calls high use (`diagnosis`): the rest of its own peak is for
-# more work in flight, which is what the latency's rules (occupancy, issue slots, stalls) speak of.
+# How a limit at its limit short of what Nsight Compute calls high use reads (`diagnosis`): the rest of its own peak
+# is for more work in flight (`_SHORT`), with this diagnosis' bound on it (the group).
 _SHORT_OF_PEAK = re.compile(r"^at its limit: less work .*?at most ([\d.,]+)× away")
 
 
