@@ -32,7 +32,7 @@ from .ceilings import SIGNIFICANT, Ceiling, used_share
 from .co_limits import co_limits, listed
 from .finding import USEFUL, Finding, ratio_text
 from .fusion import fusion_bound
-from .latency import in_flight_lever, latency_words
+from .latency import latency_words
 from .levers import limits_measured, sets_against, unit_lever
 from .libraries import library_of
 from .reuse import fewer_bytes_action, issue_left, read_once_bound, reads_once, reuse_note
@@ -338,7 +338,7 @@ def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
     elif at:  # short of what Nsight Compute calls high use: the rest of the unit's peak is not ruled out
         note = (f"at its limit: less work for this unit makes it faster; its own peak is at most "
                 f"{ratio_text(1.0 / unit.share)}× away ({_HIGH_USE})")
-        action += f"; toward its own peak (the last {1 - unit.share:.0%}), {in_flight_lever(m.launch)}"
+        action += f"; toward its own peak (the last {1 - unit.share:.0%}), {latency_words(m.launch)[1]}"
     head = Finding("unit_throughput", bound, None, f"{unit.label} at {unit.share:.0%} of peak{contrast}", action,
                    bound, None, note)
     return [head] + [_ceiling_finding(m, c, _where(m, roof)) for c in _unit_ceilings(m, ceilings, roof)]

@@ -43,12 +43,6 @@ def latency_words(launch: Mapping[str, float | None]) -> tuple[str, str]:
             f"elapsed): {IDLE_CAUSE}; in their active cycles{text}", f"{IDLE_LEVER}; for the active part, {action}")
 
 
-def in_flight_lever(launch: Mapping[str, float | None]) -> str:
-    """What puts more work in flight on the SMs: the latency's lever (idle SMs first, then what the occupancy Nsight
-    Compute measured says of their active cycles)."""
-    return latency_words(launch)[1]
-
-
 def _active_words(launch: Mapping[str, float | None]) -> tuple[str, str]:
     """What the occupancy Nsight Compute measured (over the SMs' active cycles) says of the latency."""
     achieved, theoretical = launch.get("achieved_occupancy"), launch.get("theoretical_occupancy")

@@ -77,7 +77,6 @@ def _worth(speedup: float | None, note: str, share: float | None) -> str:
 
 def _findings(k: AnalysedKernel, share: float | None) -> list[dict[str, Any]]:
     return [{"kind": f.kind, "label": CEILING_LABELS.get(f.kind, f.kind), "roof": f.roof,
-             "roof_label": short_label(f.roof) if f.roof else "",
              "factor": f.factor, "factor_text": F.pct(f.factor) if f.factor is not None else "",
              # what the factor is a share of: the roof where the finding caps one (a lane-efficiency finding under the
              # issue slots caps their useful work, not the FP roof its ceiling was computed for)
