@@ -79,7 +79,7 @@ class QuotedRow(Sequence[str]):
     __hash__ = None  # type: ignore[assignment]  # a row is compared by its cells, as a list is
 
     def cells(self) -> list[str]:
-        """Every cell, split once (a row read whole: a repeated header, the negative-value scan)."""
+        """Every cell, split once (a row read whole: a repeated header, a row's metrics listed)."""
         if self._cells is None:
             q = self._quotes
             self._cells = self._line[int(q[0]) + 1:int(q[-1])].split('","')
@@ -102,7 +102,7 @@ class RowBlock:
         self.text: bytes | None = text
         self.quotes: Any = quotes
         self.rows = rows
-        self.parsed: tuple[object, Any] | None = None  # (the reader, its result)
+        self.parsed: tuple[Any, ...] | None = None  # (the reader, what it made of them)
 
     def __len__(self) -> int:
         return self.rows
@@ -220,23 +220,6 @@ def quoted_cells(line: str, keep_bytes: bool = False) -> QuotedRow | list[str] |
     if len(closing) and not ((opening - closing == 2).all() and (data[closing + 1] == _COMMA).all()):
         return None
     return QuotedRow(line, quotes, data=raw if keep_bytes else None)
-
-
-def dash_starts_a_cell(line: str) -> bool:
-    """Whether a cell of an all-quoted row (`quoted_cells`: every quote is a cell's own) may hold a
-    negative number: one of its dashes has only blanks between it and the quote that opens its cell.
-    A negative number starts with a dash once its blanks are stripped; a line holds few dashes (an
-    exponent's, a device name's), found by a C-level search, where a scan of every cell costs a
-    join and a regular expression over the whole row."""
-    pos = line.find("-")
-    while pos != -1:
-        j = pos - 1
-        while j >= 0 and line[j].isspace():
-            j -= 1
-        if j < 0 or line[j] == '"':
-            return True
-        pos = line.find("-", pos + 1)
-    return False
 
 
 def cell_list(row: Any) -> list[str]:

@@ -23,8 +23,14 @@ Decisions, so both readers give the same RawKernel:
   name, so the `device__attribute_display_name` metric names the GPU. A non-numeric Device wins.
 - Identity columns win over the equivalent `device__`/`launch__` metrics where both are present.
 - `==WARNING==` texts go to `RawReport.warnings` (as do `==ERROR==` texts, marked as errors).
-- Repeated header/units rows are skipped and negative counts, shares and rates left out, each
-  with a warning (`csv_rows.py`).
+- Repeated header or units rows (exports joined with `cat`, or a header ncu wrote again for a
+  second process) are not kernels: rows identical to the header or to the units row are skipped
+  with a warning; a second header with other columns means two different exports were joined,
+  which is refused (`RepeatedRows`).
+- A negative count, share or rate the analysis reads is left out, with one warning per file naming
+  its columns (`csv_rows.py`); a column it never reads is never checked (Nsight Compute itself
+  writes negative counters it has no use for). What it reads: every column its recipe and unit
+  tables name (`analysis_columns`), in every row, and whatever else it asks a row for.
 - The file is read as it is iterated (`CsvExport`, lines from `csv_text.py`, up to 64 lines ahead
   so that a block of rows parses its number columns at once): a fault further down is raised when
   the reading reaches it, and the kernels handed out before it are no report.
@@ -34,22 +40,17 @@ from __future__ import annotations
 
 import collections
 import csv
+import dataclasses
+import functools
 import itertools
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ..errors import InputError
-from .csv_cells import CellPicker, dash_starts_a_cell, plain_line, quoted_block, quoted_cells
-from .csv_rows import (
-    Columns,
-    RepeatedRows,
-    RowMetrics,
-    SignedColumns,
-    cannot_be_negative,
-    impossible_values_warning,
-    negative_cells,
-)
+from ..knowledge import recipes, throughputs
+from .csv_cells import CellPicker, plain_line, quoted_block, quoted_cells
+from .csv_rows import Columns, ImpossibleValues, RowMetrics
 from .csv_text import Marker, TextLines
 from .ncu_rep import kernel_from_metrics
 from .record import RawKernel, RawReport
@@ -67,9 +68,11 @@ IDENTITY_COLUMNS = frozenset({
 # The header row: ncu always writes the ID column first.
 _HEADER_START_RE = re.compile(r'^\s*(?:"ID"|ID)\s*,')
 _PREFIXED_METRIC_RE = re.compile(r"^[a-z][a-z_]*:")
+_METRIC_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*__[a-z0-9_.]+$")
 _TRIPLE_RE = re.compile(r"^\(?\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)?$")
 _INT_RE = re.compile(r"^\d+$")
 _BLOCK_ROWS = 64  # lines read as one block: ~2 MB of a full-set export
+_NAMED_LIMIT = 5
 
 
 def is_metric_column(name: str) -> bool:
@@ -87,12 +90,71 @@ def parse_triple(cell: str) -> tuple[int, int, int] | None:
     return (int(match.group(1)), int(match.group(2)), int(match.group(3)))
 
 
+@functools.cache
+def analysis_columns() -> frozenset[str]:
+    """Every metric name the knowledge tables give the model (`knowledge.recipes`: its recipes, peaks and
+    the counts its passes weigh; `knowledge.throughputs`: the unit throughputs): the columns any analysis
+    of an export may read, checked for impossible values in every row, analysed or not, so that a report
+    read alone warns as one analysed does. Found by walking the tables' values (strings in tuples, dicts
+    and dataclasses): a table added there is covered without a list kept here. The stored forms of a count
+    the resolver falls back to (per cycle, per second) are checked where the analysis reads them."""
+    found: set[str] = set()
+    pending: list[object] = [value for module in (recipes, throughputs) for name, value in vars(module).items()
+                             if name.isupper()]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, str):
+            if _METRIC_NAME_RE.match(value):  # a metric's name, not a note, a label or a `breakdown:` list
+                found.add(value)
+        elif isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, (tuple, list, set, frozenset)):
+            pending.extend(value)
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            pending.extend(getattr(value, field.name) for field in dataclasses.fields(value))
+    return frozenset(found)
+
+
 def _marker_summary(markers: list[Marker], kind: str) -> str:
     texts = [m.text for m in markers if m.kind == kind and m.text]
     if not texts:
         return ""
     more = f" (+{len(texts) - 1} more)" if len(texts) > 1 else ""
     return f"; ncu reported: {texts[0]}{more}"
+
+
+class RepeatedRows:
+    """Tells the repeats of the header and units rows among the rows after them (`skip`), and
+    refuses a second header with other columns; `warning` names the lines skipped."""
+
+    def __init__(self, path: Path, header: Sequence[str], units: Sequence[str], hint: str) -> None:
+        self._path, self._hint = path, hint
+        self._names = [h.strip() for h in header]
+        self._units = [u.strip() for u in units]
+        self._id = self._names.index("ID")
+        self._skipped: list[int] = []
+
+    def skip(self, line_no: int, row: Sequence[str]) -> bool:
+        ident = row[self._id].strip()
+        if ident and ident != "ID":
+            return False  # a kernel row (the cheap test: a repeat has "ID" or nothing there)
+        cells = [c.strip() for c in row]
+        if cells in (self._names, self._units):
+            self._skipped.append(line_no)
+            return True
+        if ident == "ID":
+            raise InputError(self._path, f"line {line_no} is a second header row with other columns: two "
+                                         "different exports were joined", self._hint)
+        return False
+
+    @property
+    def warning(self) -> str:
+        skipped = self._skipped
+        if not skipped:
+            return ""
+        lines = ", ".join(map(str, skipped[:_NAMED_LIMIT])) + (" …" if len(skipped) > _NAMED_LIMIT else "")
+        return (f"skipped {len(skipped)} repeated header or units row(s) (line {lines}): "
+                "exports joined, or a header written again")
 
 
 def _check_layout(path: Path, header: list[str], header_line: int) -> None:
@@ -172,7 +234,7 @@ class CsvExport:
         self._notes: list[str] = []  # repeated rows, IDs, impossible values
         self._renumber = False
         self._unnamed: list[tuple[int, bool]] = []  # (row position, demangled name too) of rows with no name
-        self._impossible: list[tuple[int, str, float]] = []  # (row position, metric, value) left out
+        self._impossible = ImpossibleValues()  # the values its rows left out where they were read
         self._done = False
         self._blocks = True  # rows read in blocks (`quoted_block`): until no columns are learnt to parse at once
         skipped = 0
@@ -209,7 +271,7 @@ class CsvExport:
                 "(0 kernels)" + _marker_summary(self._lines.markers, "ERROR"),
                 "the export stops after the header; " + REEXPORT_HINT,
             )
-        units_line, units, _ = first
+        units_line, units = first
         id_column = header.index("ID")
         if units[id_column].strip():
             raise InputError(
@@ -223,11 +285,11 @@ class CsvExport:
         identity_columns = [(i, name) for i, name in enumerate(header) if not is_metric_column(name)]
         identity_names = [name for _, name in identity_columns]
         identity_cells = CellPicker([i for i, _ in identity_columns])
-        columns = Columns((name, (i, unit)) for i, name, unit in metric_columns)
-        signed = SignedColumns([(i, name) for i, name, _ in metric_columns if cannot_be_negative(name)])
+        columns = Columns(((name, (i, unit)) for i, name, unit in metric_columns), impossible=self._impossible,
+                          watched=analysis_columns())
         seen_ids: set[int] = set()
         count = 0
-        for line_no, row, may_be_negative in rows:
+        for line_no, row in rows:
             if repeated.skip(line_no, row):
                 continue
             cells = {name: cell.strip() for name, cell in zip(identity_names, identity_cells(row), strict=True)}
@@ -238,16 +300,13 @@ class CsvExport:
             else:
                 index = count
                 self._renumber = True
-            metrics = RowMetrics(row, columns)
+            metrics = RowMetrics(row, columns, count)
             kernel_name = cells.get("Kernel Name", "")
             name = cells.get("Function Name") or kernel_name
             if not name:  # named by its index; `report` renames it if the IDs turn out not to number rows
                 name = f"kernel {index}"
                 self._unnamed.append((count, not cells.get("Demangled Name")))
             demangled = cells.get("Demangled Name") or kernel_name or name
-            for n, value in (negative_cells(row, signed) if may_be_negative else ()):
-                metrics.drop(n)
-                self._impossible.append((count, n, value))
             count += 1
             yield kernel_from_metrics(index, name, demangled, metrics, **_identity(cells))
             if count == 1:  # the first kernel has been used (analysed, where this feeds an analysis)
@@ -270,19 +329,18 @@ class CsvExport:
             self._notes.append("the ID column is missing, not numeric or repeats; kernels are numbered by row")
         self._done = True
 
-    def _rows(self) -> Iterator[tuple[int, Sequence[str], bool]]:
-        """Every non-blank row after the header with the line it ends on, and whether a cell of it may
-        hold a negative number (False only where the line shows none can); a row is checked against
-        the header once the next one is read (the last row may be cut, any other is damaged)."""
+    def _rows(self) -> Iterator[tuple[int, Sequence[str]]]:
+        """Every non-blank row after the header with the line it ends on; a row is checked against the
+        header once the next one is read (the last row may be cut, any other is damaged)."""
         path, width = self.path, len(self.header)
-        pending: tuple[int, Sequence[str], bool] | None = None
-        for row_line, row, may_be_negative in self._lines_read():
+        pending: tuple[int, Sequence[str]] | None = None
+        for row_line, row in self._lines_read():
             if len(row) <= 1 and not "".join(row).strip():
                 continue  # a blank line (a units row of empty cells is not blank: it has many)
             if pending is not None:
                 _check_width(path, pending, width, last=False)
                 yield pending
-            pending = (row_line, row, may_be_negative)
+            pending = (row_line, row)
         if pending is None:
             return
         _check_width(path, pending, width, last=True)
@@ -291,7 +349,7 @@ class CsvExport:
                              REEXPORT_HINT)
         yield pending
 
-    def _lines_read(self) -> Iterator[tuple[int, Sequence[str], bool]]:
+    def _lines_read(self) -> Iterator[tuple[int, Sequence[str]]]:
         """Each row as `_rows` takes it, blank ones too: runs of all-quoted rows read as one block
         (`quoted_block`, up to `_BLOCK_ROWS` lines), any other line on its own (`quoted_cells`, or
         csv.reader, which may read on over the next lines to end a quoted line break)."""
@@ -323,8 +381,8 @@ class CsvExport:
                         ended = False
                         break
                 rows = quoted_block([text for _, text in batch]) if len(batch) > 1 and self._blocks else []
-                for (line_no, text), quoted in zip(batch, rows, strict=False):  # rows: a leading part
-                    yield line_no, quoted, dash_starts_a_cell(text)
+                for (line_no, _), quoted in zip(batch, rows, strict=False):  # rows: a leading part
+                    yield line_no, quoted
                 back.extendleft(reversed(batch[len(rows):]))
             if not back:
                 if ended:
@@ -332,14 +390,13 @@ class CsvExport:
                 continue
             last_no, line = back.popleft()
             row: Sequence[str] | None = quoted_cells(line)
-            may_be_negative = row is None or dash_starts_a_cell(line)
             if row is None:  # anything but the plain all-quoted row: csv decides (it may read on)
                 try:
                     row = next(csv.reader(itertools.chain((line,), reading_on())))
                 except csv.Error as exc:
                     raise InputError(path, f"line {last_no}: malformed CSV ({exc})",
                                      "the export may be truncated or damaged; " + REEXPORT_HINT) from exc
-            yield last_no, row, may_be_negative
+            yield last_no, row
 
     def close(self) -> None:
         """Close the file (after the last row, or when the reading stops early)."""
@@ -358,9 +415,9 @@ class CsvExport:
                 if demangled_too:
                     kernels[position].demangled_name = kernels[position].name
         notes = list(self._notes)
-        if self._impossible:
-            notes.append(impossible_values_warning(
-                [(f"kernel {kernels[p].index} ({kernels[p].name})", n, v) for p, n, v in self._impossible]))
+        impossible = self._impossible.warning(lambda p: f"kernel {kernels[p].index} ({kernels[p].name})")
+        if impossible:  # the values read up to now: the analysis reads each kernel as it is handed out
+            notes.append(impossible)
         markers = self._lines.markers
         warnings = [m.text for m in markers if m.kind == "WARNING" and m.text]
         warnings += self._decoding + self._skipped
@@ -370,8 +427,8 @@ class CsvExport:
                          warnings=warnings, completeness=CSV_UNCHECKABLE)
 
 
-def _check_width(path: Path, row: tuple[int, Sequence[str], bool], width: int, last: bool) -> None:
-    line_no, cells, _ = row
+def _check_width(path: Path, row: tuple[int, Sequence[str]], width: int, last: bool) -> None:
+    line_no, cells = row
     if len(cells) == width:
         return
     why = ("the export looks truncated (cut off while it was written or copied)" if last and len(cells) < width

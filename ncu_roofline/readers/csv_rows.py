@@ -1,26 +1,25 @@
-"""Checks of an ncu CSV export's rows that the layout alone does not catch.
+"""The metrics of an ncu CSV export's rows, parsed as they are read, and what the layout alone does not catch.
 
-- Repeated header or units rows (exports joined with `cat`, or a header ncu wrote again for a
-  second process) are not kernels: rows identical to the header or to the units row are skipped
-  with a warning; a second header with other columns means two different exports were joined,
-  which is refused.
+- Values: `parse_value` reads a cell; `RowMetrics` parses a row's cells when the analysis asks for
+  them, and the columns it read of the first row at once in every later row (`HotColumns`).
 - Impossible values: a count, share or rate (`*.sum`, `*.avg`, `*.min`, `*.max`, `*pct*`,
   `*.ratio`, `*per_second`, `*peak_sustained*`) cannot be negative, except for the noise around
   zero that Nsight Compute writes itself in a share (-0.07 % for an idle pipe's `.min`; down to
-  -1 % is kept as read). Any other negative value (an edited or corrupted export) is left out of
-  the kernel's metrics, and a warning names the metric and the kernel, so that it shows up as
-  missing rather than as a -1e28 utilisation.
+  -1 % is kept as read). Such a value is left out when it is read (it shows up as missing, not as a
+  -1e28 utilisation) and noted for one warning per file (`ImpossibleValues`). Only what is read is
+  checked: unedited exports hold negative counters the analysis never reads (ncu's own
+  `lts__t_sectors_srcunit_tex_op_red_lookup_miss.sum = -24`), and checking every cell of such an
+  export cost a sixth of reading and analysing it; the columns every row parses at once are checked
+  in that pass (`HotColumns`), the others the analysis may read in one search per block of rows.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from ..errors import InputError
 from .csv_cells import CellPicker, QuotedRow, RowBlock, cell_list
 from .record import UNREAD, Metric
 
@@ -59,41 +58,6 @@ def parse_value(cell: str) -> float | str | None:
     return text
 
 
-
-class RepeatedRows:
-    """Tells the repeats of the header and units rows among the rows after them (`skip`), and
-    refuses a second header with other columns; `warning` names the lines skipped."""
-
-    def __init__(self, path: Path, header: Sequence[str], units: Sequence[str], hint: str) -> None:
-        self._path, self._hint = path, hint
-        self._names = [h.strip() for h in header]
-        self._units = [u.strip() for u in units]
-        self._id = self._names.index("ID")
-        self._skipped: list[int] = []
-
-    def skip(self, line_no: int, row: Sequence[str]) -> bool:
-        ident = row[self._id].strip()
-        if ident and ident != "ID":
-            return False  # a kernel row (the cheap test: a repeat has "ID" or nothing there)
-        cells = [c.strip() for c in row]
-        if cells in (self._names, self._units):
-            self._skipped.append(line_no)
-            return True
-        if ident == "ID":
-            raise InputError(self._path, f"line {line_no} is a second header row with other columns: two "
-                                         "different exports were joined", self._hint)
-        return False
-
-    @property
-    def warning(self) -> str:
-        skipped = self._skipped
-        if not skipped:
-            return ""
-        lines = ", ".join(map(str, skipped[:_NAMED_LIMIT])) + (" …" if len(skipped) > _NAMED_LIMIT else "")
-        return (f"skipped {len(skipped)} repeated header or units row(s) (line {lines}): "
-                "exports joined, or a header written again")
-
-
 def cannot_be_negative(name: str) -> bool:
     """True for the metrics whose name marks a count, share or rate (Nsight Compute's rollups)."""
     if "__" not in name:
@@ -104,14 +68,28 @@ def cannot_be_negative(name: str) -> bool:
 
 class Columns(dict[str, tuple[int, str]]):
     """One export's metric columns: name -> (cell index, unit), shared by every row's RowMetrics,
-    with the names under a prefix found once per export (`starting`), and the columns every row
-    parses at once (`hot`, see `learn_hot`)."""
+    with the names under a prefix found once per export (`starting`), the columns every row
+    parses at once (`hot`, see `learn_hot`), the lowest value each column that cannot be negative
+    may hold (`lowest`), the impossible values its rows left out (`impossible`), and the columns
+    the analysis may read that every row checks on its own (`always`: `watched` less `hot`)."""
 
-    def __init__(self, *args: Any) -> None:
+    def __init__(self, *args: Any, impossible: ImpossibleValues | None = None, watched: Iterable[str] = ()) -> None:
         super().__init__(*args)
         self._by_prefix: dict[str, tuple[str, ...]] = {}
         self.hot: HotColumns | None = None
         self.plans: dict[int, Any] = {}  # the model's recipe plans for this header (`model.resolver`)
+        self.lowest = {name: floor for name in self if (floor := lowest_value(name)) > -math.inf}
+        self.impossible = ImpossibleValues() if impossible is None else impossible
+        self._signed: SignedColumns | None = None
+        self._watched = [name for name in watched if name in self.lowest]
+        self.always = SignedColumns([(self[n][0], n) for n in self._watched]) if self._watched else None
+
+    @property
+    def signed(self) -> SignedColumns:
+        """The columns that cannot be negative, for a scan of a whole row (`RowMetrics` listed)."""
+        if self._signed is None:
+            self._signed = SignedColumns([(self[name][0], name) for name in self.lowest])
+        return self._signed
 
     def learn_hot(self, metrics: RowMetrics) -> None:
         """Parse, in every later row, the number columns the analysis read of this one (once, at the
@@ -123,7 +101,9 @@ class Columns(dict[str, tuple[int, str]]):
         """
         names = tuple(n for n, m in metrics.fetched().items() if type(m.value) is float and n in self)
         if len(names) >= 2:
-            self.hot = HotColumns(names, self)
+            rest = [(self[n][0], n) for n in self._watched if n not in names]
+            self.always = SignedColumns(rest) if rest else None
+            self.hot = HotColumns(names, self, self.always)  # which checks `always` in its pass
 
     def starting(self, prefix: str) -> tuple[str, ...]:
         found = self._by_prefix.get(prefix)
@@ -132,47 +112,77 @@ class Columns(dict[str, tuple[int, str]]):
         return found
 
 
+Impossible = tuple[tuple[str, float], ...]  # (column, value) of a row's values that a column cannot hold
+_NONE_IMPOSSIBLE: Impossible = ()
+
+
 class HotColumns:
-    """Number columns parsed at once in every row: names, a picker of their cells, units."""
+    """Number columns parsed at once in every row: names, a picker of their cells, units. The same pass
+    finds the values a column cannot hold (`Columns.lowest`): of these columns (`signed`: position,
+    lowest value), and of the other columns the analysis may read (`always`)."""
 
-    __slots__ = ("cells_of", "names", "unit_of", "units")
+    __slots__ = ("always", "cells_of", "names", "signed", "unit_of", "units")
 
-    def __init__(self, names: tuple[str, ...], columns: Mapping[str, tuple[int, str]]) -> None:
+    def __init__(self, names: tuple[str, ...], columns: Mapping[str, tuple[int, str]],
+                 always: SignedColumns | None = None) -> None:
         self.names = names
         self.cells_of = CellPicker([columns[n][0] for n in names])
         self.units = tuple(columns[n][1] for n in names)
         self.unit_of = dict(zip(names, self.units, strict=True))
+        lowest: Mapping[str, float] = getattr(columns, "lowest", _NO_FLOORS)
+        self.signed = tuple((j, lowest[n]) for j, n in enumerate(names) if n in lowest)
+        self.always = always
 
-    def parse(self, row: Sequence[str]) -> tuple[dict[str, float], dict[str, Metric | None]]:
+    def parse(self, row: Sequence[str]) -> tuple[dict[str, float], dict[str, Metric | None], Impossible]:
         """The columns' values in `row`: (name -> float, for a row of numbers only; name -> metric, as
-        `RowMetrics.get` reads it, None for a missing cell, for any other row).
+        `RowMetrics.get` reads it, None for a missing cell, for any other row), and the (name, value) the
+        row holds that a column cannot (`Columns.lowest`), for the row to leave out.
 
         The usual row is all numbers, some with thousands separators (ncu writes "2,048"): the cells
         are joined, the separators of well-formed groups removed in one pass (`_GROUPED`: a cell that
         starts with 1-3 digits, then groups of 3, then its end, a fraction or an exponent: what
         `parse_value` reads as grouped), and the whole converted in one C-level loop. Any other cell
-        (empty, text, a comma elsewhere) sends the row to the cell-by-cell reading.
+        (empty, text, a comma elsewhere) sends the row to the cell-by-cell reading. A negative plain
+        number starts its cell with a minus: where no cell does (one C-level search), none is checked.
         """
         if type(row) is QuotedRow and row.block is not None:
-            values = self._block_values(row.block)[row.position]
-            if values is not None:
-                return dict(zip(self.names, values, strict=True)), {}
+            _, values, impossible, suspect = self._block_values(row.block)
+            found = values[row.position]
+            if found is not None:
+                left_out = impossible.get(row.position, _NONE_IMPOSSIBLE)
+                if suspect:  # a cell of the other columns opens with a minus somewhere in the block
+                    left_out += tuple(negative_cells(row, suspect))
+                return dict(zip(self.names, found, strict=True)), {}, left_out
         cells = self.cells_of(row)
         joined = _ungrouped("\x00" + "\x00".join(cells) + "\x00")
         parts = joined[1:-1].split("\x00")
         found = _plain_floats(parts, joined) if len(parts) == len(cells) else None  # no cell held a NUL
+        others = tuple(negative_cells(row, self.always)) if self.always is not None else _NONE_IMPOSSIBLE
         if found is not None:  # plain floats: a metric is made only for a name asked for through `get`
-            return dict(zip(self.names, found, strict=True)), {}
-        return {}, {name: _read_cell(cell, unit) for name, cell, unit in
-                    zip(self.names, cells, self.units, strict=True)}
+            left_out = self._impossible(found) if self.signed and "\x00-" in joined else _NONE_IMPOSSIBLE
+            return dict(zip(self.names, found, strict=True)), {}, left_out + others
+        metrics = {name: _read_cell(cell, unit) for name, cell, unit in zip(self.names, cells, self.units, strict=True)}
+        names = self.names
+        return {}, metrics, others + tuple(
+            (names[j], m[0]) for j, floor in self.signed
+            if (m := metrics[names[j]]) is not None and m[0].__class__ is float and m[0] < floor)
 
-    def _block_values(self, block: RowBlock) -> list[list[float] | None]:
-        """The columns' values of each row of a block, read as `parse` reads one row (from the text of
-        all the rows' cells at once: a grouped number never spans a NUL, so the block's groups are its
-        rows' groups); None for a row that is not all numbers (it is read on its own). Once per block."""
+    def _impossible(self, values: Sequence[float]) -> Impossible:
+        """(name, value) of the row's plain values below what their column can hold."""
+        names = self.names
+        return tuple((names[j], values[j]) for j, floor in self.signed if values[j] < floor)
+
+    def _block_values(self, block: RowBlock) -> tuple[Any, ...]:
+        """`block.parsed`, made once per block: (this reader; the columns' values of each row, read as
+        `parse` reads one row, from the text of all the rows' cells at once (a grouped number never spans
+        a NUL, so the block's groups are its rows' groups), None for a row that is not all numbers (it is
+        read on its own); the impossible values of the rows that hold one, by row; `always` where a cell
+        of it opens with a minus or a blank in some row (each row then checks its own), else None)."""
         if block.parsed is not None and block.parsed[0] is self:
-            found: list[list[float] | None] = block.parsed[1]
-            return found
+            return block.parsed
+        always = self.always
+        if always is not None and not _MAY_BE_NEGATIVE_RE.search(block.joined(*always.cells.quote_numbers)):
+            always = None  # the usual answer, for every row of the block from one search in C
         joined = block.joined(*self.cells_of.quote_numbers)
         block.release()
         joined = _ungrouped(joined)
@@ -187,8 +197,13 @@ class HotColumns:
                 for k in range(rows):
                     chunk = parts[k * width:(k + 1) * width]
                     values[k] = _plain_floats(chunk, "".join(chunk))
-        block.parsed = (self, values)
-        return values
+        impossible: dict[int, Impossible] = {}
+        if self.signed and "\x00-" in joined:  # a cell opens with a minus: a row may hold an impossible value
+            for k, found in enumerate(values):
+                if found is not None and min(found) < 0.0:  # plain floats hold no NaN
+                    impossible[k] = self._impossible(found)
+        block.parsed = (self, values, impossible, always)
+        return block.parsed
 
 
 def _plain_floats(parts: Sequence[str], text: str) -> list[float] | None:
@@ -249,6 +264,7 @@ _SUSPECT = " \t\r\nnN"  # first characters of a cell that may be missing ("", " 
 
 _new_metric = tuple.__new__  # Metric(value, unit) without the named tuple's Python-level __new__
 _NO_UNITS: Mapping[str, str] = {}
+_NO_FLOORS: Mapping[str, float] = {}
 
 
 def is_missing(cell: str) -> bool:
@@ -261,23 +277,32 @@ class RowMetrics(Mapping[str, Metric]):
 
     A full-set export holds about 700 metric columns and the analysis reads a few hundred; at
     50,000 rows, parsing only what is read is most of the reader's cost saved. A metric whose
-    cell is empty or `n/a` is absent, as is one `drop`ped (an impossible value).
+    cell is empty or `n/a` is absent, as is one `drop`ped, and one its column cannot hold (`Columns.lowest`),
+    noted when read in `Columns.impossible` with the row's `position` among the kernel rows.
     """
 
-    __slots__ = ("_cache", "_columns", "_hot", "_hot_units", "_present", "_row")
+    __slots__ = ("_cache", "_columns", "_hot", "_hot_units", "_lowest", "_position", "_present", "_row")
 
-    def __init__(self, row: Sequence[str], columns: Mapping[str, tuple[int, str]]) -> None:
+    def __init__(self, row: Sequence[str], columns: Mapping[str, tuple[int, str]], position: int = 0) -> None:
         self._row = row
         self._columns = columns  # name -> (cell index, unit), shared by every row of the export
+        self._position = position
+        self._lowest: Mapping[str, float] = getattr(columns, "lowest", _NO_FLOORS)
+        self._present: tuple[str, ...] | None = None
         hot = getattr(columns, "hot", None)
         self._hot: dict[str, float]  # the hot columns' values of a row of numbers (`hot_values`)
         self._cache: dict[str, Metric | None]
+        impossible: Sequence[tuple[str, float]] = _NONE_IMPOSSIBLE
         if hot is not None:
-            self._hot, self._cache = hot.parse(row)
+            self._hot, self._cache, impossible = hot.parse(row)
             self._hot_units: Mapping[str, str] = hot.unit_of
         else:
             self._hot, self._cache, self._hot_units = {}, {}, _NO_UNITS
-        self._present: tuple[str, ...] | None = None
+            always = getattr(columns, "always", None)
+            if always is not None:
+                impossible = negative_cells(row, always)
+        for name, value in impossible:  # each column once: `always` holds no hot column
+            self._leave_out(name, value)
 
     def get(self, name: str, default: Any = None) -> Any:
         # The analysis asks for about 200 names a kernel, half of them absent from the export's
@@ -294,6 +319,10 @@ class RowMetrics(Mapping[str, Metric]):
             if column is None:  # not in the export's header: absent from every row
                 return default
             found = self._cache[name] = _read_cell(self._row[column[0]], column[1])
+            lowest = self._lowest.get(name)  # a count's check costs one look-up and one comparison
+            if lowest is not None and found is not None and (read := found[0]).__class__ is float and read < lowest:
+                self._leave_out(name, float(read))
+                return default
         return default if found is None else found
 
     @property
@@ -333,10 +362,17 @@ class RowMetrics(Mapping[str, Metric]):
         return found
 
     def drop(self, name: str) -> None:
-        """Leave a metric out (its value is impossible)."""
+        """Leave a metric out (read as absent from here on)."""
         self._cache[name] = None
         self._hot.pop(name, None)
         self._present = None
+
+    def _leave_out(self, name: str, value: float) -> None:
+        """Leave out a value its column cannot hold, and note it for the export's warning."""
+        self.drop(name)
+        impossible = getattr(self._columns, "impossible", None)
+        if impossible is not None:
+            impossible.note(name, self._position, value, self._columns[name][1])
 
     def __getitem__(self, name: str) -> Metric:
         found: Metric | None = self.get(name)
@@ -349,6 +385,10 @@ class RowMetrics(Mapping[str, Metric]):
 
     def _names(self) -> tuple[str, ...]:
         if self._present is None:
+            if isinstance(self._columns, Columns) and self._lowest:  # a value listed is a value read: checked
+                for name, value in negative_cells(self._row, self._columns.signed):
+                    if name not in self._cache:
+                        self._leave_out(name, value)
             row, cache = cell_list(self._row), self._cache
             self._present = tuple(
                 name for name, (i, _) in self._columns.items()
@@ -374,9 +414,16 @@ def is_noise(name: str, value: float) -> bool:
     return "pct" in name.partition(".")[2] and value >= NOISE_PCT  # a share by `cannot_be_negative`'s reading
 
 
+def lowest_value(name: str) -> float:
+    """The lowest value a column holds as read: 0 for a count or rate, `NOISE_PCT` for a share (`is_noise`),
+    -inf for any other metric; a value below it is impossible (NaN never is)."""
+    if not cannot_be_negative(name):
+        return -math.inf
+    return NOISE_PCT if "pct" in name.partition(".")[2] else 0.0
+
+
 class SignedColumns:
-    """An export's columns that cannot hold a negative value: their names and a picker of their cells
-    (an all-quoted row is checked without being split whole)."""
+    """An export's columns that cannot hold a negative value: their names and a picker of their cells."""
 
     __slots__ = ("cells", "names")
 
@@ -387,14 +434,15 @@ class SignedColumns:
 
 def negative_cells(row: Sequence[str], signed: list[tuple[int, str]] | SignedColumns) -> list[tuple[str, float]]:
     """(name, value) of the cells in `signed` (metrics that cannot be negative) holding a negative number
-    (past the noise around zero Nsight Compute writes itself, `is_noise`). An all-quoted row is not
-    scanned whole first: its reader has looked for a dash that opens a cell (`dash_starts_a_cell`)."""
+    (past the noise around zero Nsight Compute writes itself, `is_noise`): a row's values listed whole
+    (`RowMetrics`), where reading each one would cost more."""
     if not isinstance(signed, SignedColumns):
         signed = SignedColumns(signed)
-    if type(row) is not QuotedRow and not _MAY_BE_NEGATIVE_RE.search("\x00" + "\x00".join(row)):
-        return []  # one scan of the row in C: the usual answer
+    cells = signed.cells(row)
+    if not _MAY_BE_NEGATIVE_RE.search("\x00" + "\x00".join(cells)):
+        return []  # one scan of the cells in C: the usual answer
     found = []
-    for cell, name in zip(signed.cells(row), signed.names, strict=True):
+    for cell, name in zip(cells, signed.names, strict=True):
         if "-" in cell[:2] or cell[:1].isspace():  # cheap pre-check; the value decides
             value = parse_value(cell)
             if isinstance(value, float) and value < 0 and not is_noise(name, value):  # -nan is not negative
@@ -402,12 +450,32 @@ def negative_cells(row: Sequence[str], signed: list[tuple[int, str]] | SignedCol
     return found
 
 
-def impossible_values_warning(found: list[tuple[str, str, float]]) -> str:
-    """One warning for every impossible value left out: (kernel label, metric, value)."""
-    named = "; ".join(f"{kernel}: {metric} = {_number(value)}" for kernel, metric, value in found[:_NAMED_LIMIT])
-    more = f" (+{len(found) - _NAMED_LIMIT} more)" if len(found) > _NAMED_LIMIT else ""
-    return (f"{len(found)} impossible value(s) left out (a count, share or rate cannot be negative; "
-            f"the export was edited or damaged): {named}{more}")
+class ImpossibleValues:
+    """The values an export's rows left out as impossible, by column: how many rows held one, and the first
+    (row position, value), for one warning line per file (not one per cell, which would bury the others)."""
+
+    __slots__ = ("columns",)
+
+    def __init__(self) -> None:
+        self.columns: dict[str, list[Any]] = {}  # name -> [rows, first row's position, its value, the unit]
+
+    def note(self, name: str, position: int, value: float, unit: str = "") -> None:
+        """One row's value of a column left out (a row notes each column once: it is then read as absent)."""
+        seen = self.columns.setdefault(name, [0, position, value, unit])
+        seen[0] += 1
+
+    def warning(self, label: Callable[[int], str]) -> str:
+        """The warning naming every column noted (`label` names a row by its position), or "" for none."""
+        if not self.columns:
+            return ""
+        named = list(self.columns.items())
+        each = "; ".join(f"{label(position)}: {name} = {_number(value)}{' ' if unit else ''}{unit} "
+                         + (f"(the first of {rows:,} rows)" if rows > 1 else "(1 row)")
+                         for name, (rows, position, value, unit) in named[:_NAMED_LIMIT])
+        more = f"; +{len(named) - _NAMED_LIMIT} more column(s)" if len(named) > _NAMED_LIMIT else ""
+        return (f"{sum(seen[0] for _, seen in named):,} impossible value(s) in {len(named)} column(s) the "
+                "analysis reads were left out, shown as not available (a count, share or rate cannot be "
+                f"negative: the export was edited or damaged, or a counter is faulty): {each}{more}")
 
 
 def _number(value: float) -> str:
