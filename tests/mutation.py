@@ -1,7 +1,9 @@
 """Seeded mutations of `.ncu-rep` files at the container level, for the fault tests.
 
-Each mutant says what was done to the file (`kind`) and whether the container can tell
-(`detectable`): the README's "Known limits" lists what it cannot (a cut between two kernels'
+Each mutant says what was done to the file (`kind`), whether the container walk can see it
+(`seen`: the file is then refused or read with a note saying so), and whether the walk may refuse
+it (`refusable`: only proven loss, a cut inside a block, lengths that do not add up, no kernel
+result). The README's "Known limits" lists what the walk cannot see (a cut between two kernels'
 blocks after the session records, whole kernel blocks deleted, bit flips inside records).
 The block walk here is written independently of `ncu_roofline.readers.container`, so that the
 test does not grade the code with itself.
@@ -21,7 +23,7 @@ class Block:
     start: int
     payload: int
     end: int
-    kind: str  # "session", "source" or "result"
+    kind: str  # "session", "source", "result" or "table"
     session: int = 0  # a session block: the first field of its record (2 start, 6 device, 4 system, ...)
 
 
@@ -30,8 +32,9 @@ class Mutant:
     kind: str
     data: bytes
     note: str
-    detectable: bool        # the container can tell: the file must be refused
-    kernels_lost: int = 0   # when not detectable: how many kernels a whole-looking result may lack
+    seen: bool              # the walk can tell: the file is refused or read with a note
+    refusable: bool         # proven loss (or a change that may prove it): the file may be refused
+    kernels_lost: int = 0   # when not seen: how many kernels a whole-looking result may lack
 
 
 def _varint(buf: bytes, pos: int) -> tuple[int, int]:
@@ -74,7 +77,8 @@ def blocks(data: bytes) -> list[Block]:
         fields = _header_fields(data[offset + 4: offset + 4 + n])
         payload = offset + 4 + n
         end = payload + fields.get(5, 0)
-        kind = "session" if 3 in fields else "source" if fields.get(1) else "result"
+        kind = ("session" if 3 in fields else "source" if fields.get(1) else "result" if fields.get(2)
+                else "table")  # a 2023.3 addendum to the metric-name table
         found.append(Block(offset, payload, end, kind, fields.get(3, 0)))
         offset = end
     return found
@@ -107,28 +111,29 @@ def mutants(data: bytes, rng: random.Random, count: int) -> list[Mutant]:
             new = max(0, old + rng.choice([-7, -1, 1, 3, 64, 1 << 20, -(old // 2)]))
             buf = bytearray(data)
             struct.pack_into("<I", buf, where, new & 0xFFFFFFFF)
-            out.append(Mutant(kind, bytes(buf), f"u32 at {where}: {old} -> {new}", True))
+            out.append(Mutant(kind, bytes(buf), f"u32 at {where}: {old} -> {new}", True, True))
         elif kind == "swap":
             i, j = sorted(rng.sample(range(len(bs)), 2))
             ps = list(parts)
             ps[i], ps[j] = ps[j], ps[i]
             # Nothing is lost; the container tells when the order it requires is broken.
-            out.append(Mutant(kind, join(ps), f"blocks {i} <-> {j}", False))
+            out.append(Mutant(kind, join(ps), f"blocks {i} <-> {j}", False, False))
         elif kind == "delete":
             i = rng.randrange(len(bs))
             ps = parts[:i] + parts[i + 1:]
             later_result = bs[i].kind == "result" and i != results[0]
-            optional = bs[i].kind == "source" or (bs[i].kind == "session" and bs[i].session not in (2, 6, 4))
+            optional = bs[i].kind in ("source", "table") or (bs[i].kind == "session" and bs[i].session not in (2, 6, 4))
             # A later kernel's block, a code record or a tool-version record can go unnoticed; the
-            # session start, device and system records and the first result cannot.
+            # session start, device and system records and the first result cannot. Nothing but the
+            # only result is proven lost.
             out.append(Mutant(kind, join(ps), f"block {i} ({bs[i].kind})", not (later_result or optional),
-                              1 if later_result else 0))
+                              bs[i].kind == "result" and len(results) == 1, 1 if bs[i].kind == "result" else 0))
         elif kind == "duplicate":
             i = rng.randrange(len(bs))
             at = rng.randrange(i + 1, len(bs) + 1)
             ps = [*parts[:at], parts[i], *parts[at:]]
             out.append(Mutant(kind, join(ps), f"block {i} ({bs[i].kind}) again at {at}",
-                              bs[i].kind != "source"))
+                              bs[i].kind not in ("source", "table"), False))
         elif kind == "cut":  # at a block boundary
             i = rng.randrange(0, len(bs))
             kept = bs[:i]
@@ -136,14 +141,14 @@ def mutants(data: bytes, rng: random.Random, count: int) -> list[Mutant]:
             whole_looking = i >= group_end and kept[-1].kind != "source"
             lost = len(results) - sum(1 for b in kept if b.kind == "result")
             out.append(Mutant(kind, join(parts[:i]), f"after block {i - 1}", not whole_looking,
-                              lost if whole_looking else 0))
+                              lost == len(results), lost))
         elif kind == "cut_inside":  # between a block's header and payload, or anywhere inside
             b = rng.choice(bs)
             inside = [rng.randrange(b.start + 1, b.end)] + ([b.payload] if b.payload < b.end else [])
             cut = rng.choice(inside)
-            out.append(Mutant(kind, data[:cut], f"at byte {cut}", True))
+            out.append(Mutant(kind, data[:cut], f"at byte {cut}", True, True))
         elif kind == "append":
-            out.append(Mutant(kind, data + b"".join(parts), "its own blocks appended", True))
+            out.append(Mutant(kind, data + b"".join(parts), "its own blocks appended", True, False))
         else:  # bit flips anywhere after the signature
             buf = bytearray(data)
             flips = []
@@ -151,5 +156,5 @@ def mutants(data: bytes, rng: random.Random, count: int) -> list[Mutant]:
                 pos = rng.randrange(4, len(buf))
                 buf[pos] ^= 1 << rng.randrange(8)
                 flips.append(pos)
-            out.append(Mutant(kind, bytes(buf), f"bits flipped at {flips}", False, len(results)))
+            out.append(Mutant(kind, bytes(buf), f"bits flipped at {flips}", False, True, len(results)))
     return out

@@ -909,8 +909,8 @@ def test_a_library_kernels_next_steps_are_the_librarys() -> None:
                 else:
                     assert owned, (name, k.raw.name, f.kind, f.action)
                     seen.add(library)
-    # cuBLAS's two kernels of the corpus have too little work: their next steps are its, no verdict names a lever
-    assert seen == {"CUB", "PyTorch", "cuBLAS"} and worded == {None, "CUB", "PyTorch"}
+    # cuBLAS's kernels of the corpus: two with too little work, and the RTX 3080 sgemm beside gemm_v9 at a limit
+    assert seen == {"CUB", "PyTorch", "cuBLAS"} and worded == {None, "CUB", "PyTorch", "cuBLAS"}
 
 
 @needs_corpus

@@ -243,8 +243,25 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
         opened.close()
     if progress is not None:
         progress(str(path), len(kernels))
-    return ReportResult(raw.path, raw.source_format, raw.ncu_version, kernels, list(raw.warnings),
+    warnings = list(raw.warnings)
+    stopped = stopped_capture_warning(kernels)
+    if stopped:
+        warnings.append(stopped)
+    return ReportResult(raw.path, raw.source_format, raw.ncu_version, kernels, warnings,
                         completeness=raw.completeness)
+
+
+def stopped_capture_warning(kernels: list[AnalysedKernel]) -> str | None:
+    """The warning for a file whose last launch has no duration (absent, or every metric NaN): the sign of a
+    capture stopped while that kernel was profiled. The launch is set aside like any unusable one; the others
+    are analysed."""
+    if not kernels or not kernels[-1].q.no_duration:
+        return None
+    last = kernels[-1]
+    others = len(kernels) - 1
+    rest = f"the other {others:,} launch(es) are analysed" if others else "no other launch is in the file"
+    return (f"the last launch (#{last.raw.index}, {last.raw.name}) has no duration: the capture was likely stopped "
+            f"while profiling it, or the profiler could not collect it; it is set aside, {rest}")
 
 
 # Imported by the reader's child process before it forks, so each call starts warm.

@@ -34,6 +34,7 @@ class KernelQuantities:
     tensor_pipe_utilization: Value | None
     missing: list[Missing] = field(default_factory=list)
     unusable_reason: str | None = None
+    no_duration: bool = False  # unusable for want of a duration: NaN everywhere or absent (not 0, not infinite)
 
 
 _TENSOR_PATH_RE = re.compile(r"^sm__ops_path_tensor_(.+?)\.sum(?:\.per_cycle_elapsed|\.per_second|\.peak_sustained)?$")
@@ -254,7 +255,8 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART,
                         "without it no rate can be computed")
         q = KernelQuantities(None, {p: None for p in (*R.PRECISIONS, "tensor")}, {},
                              {lv: None for lv in R.LEVELS}, {r: None for r in R.ROOFS if r != "tensor"},
-                             {}, None, missing, unusable)
+                             {}, None, missing, unusable,
+                             no_duration=res.duration is None and not res.infinite)
         if res.duration is None and not res.nan_seen:
             missing.append(_missing("duration", "no duration", R.DURATION, res))
         return q

@@ -1,35 +1,40 @@
-"""The `.ncu-rep` container, checked without NVIDIA's reader: is this a whole report?
+"""The `.ncu-rep` container, walked without NVIDIA's reader: what the file holds, and what it may lack.
 
 `ncu_report.load_report` reads whatever it is given: a cut file loses its tail kernels silently,
 a file with doubled blocks doubles its kernels, and some edits abort the whole process. So the
 container is walked here first, in O(blocks), straight from a memory map (nothing is copied but
-a few small records), and every inconsistency becomes a reason to refuse the file.
+a few small records). The walk refuses a file only where it proves data was lost; everything
+else it notices is a note, and the file is read as NVIDIA's reader reads it.
 
-Layout, as measured on every report of the shared corpus (Nsight Compute 2019.x to 2025.2);
+Layout, as measured on the reports of the shared corpus (Nsight Compute 2019.x to 2025.2);
 records are protobuf messages, field numbers given:
 
-    "NVR\\0", u32 n, FileHeader[n]                       FileHeader: 1 = format version
+    "NVR\0", u32 n, FileHeader[n]                       FileHeader: 1 = format version
     then blocks up to the end of the file, each:
     u32 n, BlockHeader[n], payload[BlockHeader.5]
         BlockHeader: 1 = code records, 2 = kernel results, 3 = session record,
-                     4 = metric-name table, 5 = payload size, 6 = process record
+                     4 = metric-name table, 5 = payload size, 6 = process record,
+                     7 = a number (some 2020-2021 releases; not read)
         payload: (u32 m, record[m]) for each code record then each result, filling it exactly
         result record: 1 = thread id, 2 = API call id (rising in launch order), ...
 
-A whole report opens with a session-start record (session details whose first field is 2),
-then the first kernel's code record and result (that result block alone carries the
-metric-name table), then the session records ncu writes once (device = 6, tool versions = 8
-and 5, system = 4, and, from about 2023, the tool's path = 11), then more code and result
-blocks.
+A report usually opens with a session-start record (session details whose first field is 2),
+then the first kernel's code record and result (that result block carries the metric-name
+table), then the session records ncu writes once (device = 6, tool versions = 8 and 5,
+system = 4, and, from about 2023, the tool's path = 11), then more code and result blocks.
+Seen in real captures and read whole by NVIDIA's reader: blocks holding only a one-entry
+metric-name table (2023.3 addenda), no system record (2020.2), none of the once-per-session
+records (a capture of one kernel, 2025.1).
 
-What that lets us tell: a cut inside a block, block lengths that do not add up, a file that
-does not open with the session record, a first result without its metric-name table, a file
-that ends on a code record or before the session's device and system records, no kernel
-result at all, and any session record or kernel result (same process, thread and API call)
-found twice, as appended copies and duplicated blocks give. Results out of launch order
-(swapped blocks) are flagged, not refused: nothing is lost. What it cannot tell: the container
-records no kernel count and no end marker, so a copy cut exactly between two kernels' blocks
-after the session records, or one with whole kernel blocks deleted, reads as a whole report
+Refused (`problem`), as proof that data was lost: the file ends inside a block, a block's
+records do not fill the bytes its header announces (lengths that do not add up), or the file
+holds no kernel result. Noted and read (`notes`): a block with no record, a session record
+missing, repeated or out of place, a field or session kind not seen before, results out of
+launch order, results repeated (each is analysed once: `duplicates`), a file that ends on a
+code record (the capture stopped while profiling that kernel), and a header that does not
+decode (the walk stops there; the kernels after it are as NVIDIA's reader finds them). What it
+cannot tell: the container records no kernel count and no end marker, so a copy cut exactly
+between two kernels' blocks, or one with whole kernel blocks deleted, reads as a whole report
 with fewer kernels (`UNCHECKABLE`).
 """
 
@@ -60,19 +65,22 @@ class _Malformed(Exception):
 
 @dataclass
 class ContainerScan:
-    """What the container says about a file: its counts, and why it is not whole (if it is not)."""
+    """What the container says about a file: its counts, why it is refused (if it is), what it may lack."""
 
     size: int
     blocks: int = 0
     sources: int = 0
-    results: int = 0              # kernel results in the whole blocks read, in file order
+    results: int = 0              # kernel results in the blocks read, in file order, repeats included
     session_end: int = 0          # where the last session block ends (the version string is before)
-    problem: str | None = None    # why the file is not a whole report; None: whole as far as can be told
+    problem: str | None = None    # proof that data was lost: the file is refused; None: it is read
     hint: str = ""
-    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the walk saw that a whole report lacks; read anyway
+    duplicates: dict[int, int] = field(default_factory=dict)  # result index -> the earlier result it repeats
+    walked: bool = True           # False: a header did not decode, and the blocks after it were not walked
 
     @property
     def whole(self) -> bool:
+        """Not refused (the file is read, `notes` saying what it may lack)."""
         return self.problem is None
 
 
@@ -119,6 +127,10 @@ def _first_varint(buf: Buffer, start: int, stop: int, wanted: int) -> int | None
     return None
 
 
+KNOWN_HEADER_FIELDS = frozenset(range(1, 8))  # 7: a varint some 2020-2021 releases write in every header
+KNOWN_SESSION_KINDS = frozenset((SESSION_START, 4, 5, SESSION_DEVICE, 8, 11))
+
+
 @dataclass
 class _Header:
     sources: int = 0
@@ -127,10 +139,12 @@ class _Header:
     session: tuple[int, int] | None = None
     table: int = 0
     process: bytes = b""
+    unknown: tuple[int, ...] = ()   # header fields not seen in any known report
 
 
 def _block_header(buf: Buffer, start: int, stop: int) -> _Header:
     h = _Header()
+    unknown: set[int] = set()
     for number, wire, a, b in _fields(buf, start, stop):
         if wire == 0 and number in (1, 2, 5):
             if number == 1:
@@ -145,6 +159,9 @@ def _block_header(buf: Buffer, start: int, stop: int) -> _Header:
             h.table = b - a
         elif wire == 2 and number == 6:
             h.process = bytes(buf[a:min(b, a + 4096)])
+        elif number not in KNOWN_HEADER_FIELDS:
+            unknown.add(number)
+    h.unknown = tuple(sorted(unknown))
     return h
 
 
@@ -154,49 +171,65 @@ def _session_kind(buf: Buffer, span: tuple[int, int]) -> int:
     return 0
 
 
+def _blocks_text(blocks: list[int], most: int = 3) -> str:
+    shown = ", ".join(str(b) for b in blocks[:most])
+    return shown + (f" and {len(blocks) - most:,} more" if len(blocks) > most else "")
+
+
 class _Walk:
-    """The state of one walk over the blocks: what was seen, and the first problem found."""
+    """The state of one walk over the blocks: what was seen, and what a whole report would not show."""
 
     def __init__(self, buf: Buffer, scan: ContainerScan) -> None:
         self.buf = buf
         self.scan = scan
-        self.kinds: list[str] = []            # "session", "source" or "result", per block
+        self.kinds: list[str] = []            # "session", "source", "result", "table" or "empty", per block
         self.sessions_seen: set[int] = set()
         self.session_blocks: dict[bytes, int] = {}
-        self.launches: dict[tuple[bytes, int, int], int] = {}
+        self.launches: dict[tuple[bytes, int, int], tuple[int, int]] = {}  # identity -> (block, result index)
         self.last_call: dict[bytes, int] = {}
-        self.first_result_table: int | None = None
-        self.first_result_block = 0
+        self.first_result_seen = False
+        self.next_result = 0                  # the file-order index of the next kernel result
+        # what the walk noticed, by kind, each a list of block numbers (one note per kind, at the end)
+        self.seen: dict[str, list[int]] = {}
+        self.unknown_fields: set[int] = set()
+        self.unknown_sessions: set[int] = set()
+        self.out_of_order: tuple[int, int, int] | None = None   # (block, call, previous call)
 
     def refuse(self, problem: str, hint: str = _COPY_AGAIN) -> None:
         self.scan.problem, self.scan.hint = problem, hint
 
-    def result(self, block: int, process: bytes, start: int, stop: int) -> bool:
-        """Note one kernel result; False (with the problem set) when it repeats an earlier one."""
+    def saw(self, kind: str, block: int) -> None:
+        self.seen.setdefault(kind, []).append(block)
+
+    def result(self, block: int, process: bytes, start: int, stop: int) -> None:
+        """Note one kernel result: its launch identity, a repeat of an earlier one, its launch order."""
+        index = self.next_result
+        self.next_result += 1
         thread = call = None
-        for number, wire, value, _ in _fields(self.buf, start, stop):
-            if wire == 0 and number == 1:
-                thread = value
-            elif wire == 0 and number == 2:
-                call = value
-            if thread is not None and call is not None:
-                break
+        try:
+            for number, wire, value, _ in _fields(self.buf, start, stop):
+                if wire == 0 and number == 1:
+                    thread = value
+                elif wire == 0 and number == 2:
+                    call = value
+                if thread is not None and call is not None:
+                    break
+        except _Malformed:
+            self.saw("undecodable result", block)
+            return
         if thread is None or call is None:
-            return True  # no launch identity to compare (not seen in any known report)
+            return  # no launch identity to compare (not seen in any known report)
         key = (process, thread, call)
-        if key in self.launches:
-            self.refuse(f"the file holds the same kernel result twice (block {block} repeats block "
-                        f"{self.launches[key]}: same process, thread and API call): blocks were duplicated "
-                        "or a copy was appended, which would double its kernels", _COPY_AGAIN)
-            return False
-        self.launches[key] = block
+        earlier = self.launches.get(key)
+        if earlier is not None:
+            self.saw("repeated result", block)
+            self.scan.duplicates[index] = earlier[1]
+            return
+        self.launches[key] = (block, index)
         previous = self.last_call.get(process)
-        if previous is not None and call < previous and not self.scan.warnings:
-            self.scan.warnings.append(
-                f"the kernel results are not in launch order (block {block} holds API call {call}, after "
-                f"call {previous}): blocks may have been swapped; the kernels are listed in file order")
+        if previous is not None and call < previous and self.out_of_order is None:
+            self.out_of_order = (block, call, previous)
         self.last_call[process] = max(call, previous or 0)
-        return True
 
 
 def _walk_payload(walk: _Walk, block: int, h: _Header, start: int) -> bool:
@@ -205,7 +238,7 @@ def _walk_payload(walk: _Walk, block: int, h: _Header, start: int) -> bool:
     count = h.sources + h.results
     if count * 5 > h.payload or count > MAX_RECORDS:
         walk.refuse(f"the file is damaged: block {block} at byte {start:,} announces {count:,} records in "
-                    f"{h.payload:,} bytes")
+                    f"{h.payload:,} bytes, more than fit: the block lengths do not add up")
         return False
     pos = start
     for n in range(count):
@@ -213,13 +246,14 @@ def _walk_payload(walk: _Walk, block: int, h: _Header, start: int) -> bool:
             break
         (length,) = struct.unpack_from("<I", buf, pos)
         if length == 0:  # no record is empty; a run of zeros is damage, not thousands of records
-            walk.refuse(f"the file is damaged: block {block} (at byte {start:,}) holds an empty record")
+            walk.refuse(f"the file is damaged: block {block} (at byte {start:,}) holds an empty record where its "
+                        "header announces data: the block lengths do not add up")
             return False
         if pos + 4 + length > end:
             pos = end + 1
             break
-        if n >= h.sources and not walk.result(block, h.process, pos + 4, pos + 4 + length):
-            return False
+        if n >= h.sources:
+            walk.result(block, h.process, pos + 4, pos + 4 + length)
         pos += 4 + length
     if pos != end:
         walk.refuse(f"the file is damaged: the records of block {block} (at byte {start:,}) do not fill "
@@ -239,24 +273,29 @@ def _walk_blocks(walk: _Walk, offset: int) -> None:
             return
         (length,) = struct.unpack_from("<I", buf, offset)
         start, stop = offset + 4, offset + 4 + length
+        if length == 0:  # no header is empty: zeros stand where a block was (a sparse or zero-filled copy)
+            walk.refuse(f"the file is damaged: block {block} at byte {offset:,} has a header of 0 bytes, where "
+                        "zeros replace the data")
+            return
+        if length > MAX_BLOCK_HEADER:
+            _stop_walk(walk, block, offset, f"its header length reads {length:,} bytes")
+            return
         if stop > size:
             walk.refuse(f"the file is truncated or damaged: a block runs past the end of the file "
                         f"({size:,} bytes on disk, {stop:,} expected)", _partial_hint(scan.results))
             return
-        if length == 0 or length > MAX_BLOCK_HEADER:
-            walk.refuse(f"the file is damaged: block {block} at byte {offset:,} has a header of {length:,} bytes")
-            return
         try:
             h = _block_header(buf, start, stop)
-            if stop + h.payload > size:
-                walk.refuse(f"the file is truncated or damaged: the records of block {block} run past the end "
-                            f"of the file ({size:,} bytes on disk, {stop + h.payload:,} expected)",
-                            _partial_hint(scan.results))
-                return
-            if not _block_kind(walk, block, h, start, stop) or not _walk_payload(walk, block, h, stop):
-                return
         except _Malformed:
-            walk.refuse(f"the file is damaged: block {block} at byte {offset:,} holds a record that does not decode")
+            _stop_walk(walk, block, offset, "its header does not decode")
+            return
+        if stop + h.payload > size:
+            walk.refuse(f"the file is truncated or damaged: the records of block {block} run past the end "
+                        f"of the file ({size:,} bytes on disk, {stop + h.payload:,} expected)",
+                        _partial_hint(scan.results))
+            return
+        _block_kind(walk, block, h)
+        if not _walk_payload(walk, block, h, stop):
             return
         scan.blocks += 1
         scan.sources += h.sources
@@ -266,38 +305,85 @@ def _walk_blocks(walk: _Walk, offset: int) -> None:
             scan.session_end = offset
 
 
-def _block_kind(walk: _Walk, block: int, h: _Header, start: int, stop: int) -> bool:
-    """Classify the block (session, code or result) and check what its kind allows."""
+def _stop_walk(walk: _Walk, block: int, offset: int, why: str) -> None:
+    """A block whose header cannot be read: the walk cannot find the blocks after it, which proves no loss."""
+    walk.scan.walked = False
+    walk.scan.notes.append(
+        f"block {block} (at byte {offset:,}) cannot be walked: {why}; the container was checked up to there "
+        f"({walk.scan.results} kernel result(s)), and the kernels after it are those NVIDIA's reader finds: "
+        "some may be missing or damaged")
+
+
+def _block_kind(walk: _Walk, block: int, h: _Header) -> None:
+    """Classify the block (session, code, result, metric-name table or empty) and note what is unusual."""
+    if h.unknown:
+        walk.unknown_fields.update(h.unknown)
+        walk.saw("unknown field", block)
     if h.session is not None and not h.sources and not h.results:
         kind = _session_kind(walk.buf, h.session)
-        header = hashlib.sha256(walk.buf[start:stop]).digest()
-        if header in walk.session_blocks:
-            walk.refuse(f"the file holds the same session record twice (block {block} repeats block "
-                        f"{walk.session_blocks[header]}): blocks were duplicated, or two copies joined")
-            return False
-        walk.session_blocks[header] = block
+        digest = hashlib.sha256(walk.buf[h.session[0]:h.session[1]]).digest()
+        if digest in walk.session_blocks:
+            walk.saw("repeated session", block)
+        walk.session_blocks.setdefault(digest, block)
+        if kind not in KNOWN_SESSION_KINDS:
+            walk.unknown_sessions.add(kind)
+            walk.saw("unknown session", block)
+        if kind in (SESSION_DEVICE, SESSION_SYSTEM) and not walk.first_result_seen:
+            walk.saw("early session", block)
         walk.sessions_seen.add(kind)
         walk.kinds.append("session")
         if block == 0 and kind != SESSION_START:
-            walk.refuse("the file does not open with the session record every report starts with: "
-                        "blocks are missing or out of order")
-            return False
-        return True
+            walk.saw("no start", block)
+        return
     if block == 0:
-        walk.refuse("the file does not open with the session record every report starts with: "
-                    "blocks are missing or out of order")
-        return False
+        walk.saw("no start", block)
     if not h.sources and not h.results:
-        walk.refuse(f"the file is damaged: block {block} announces no record at all")
-        return False
-    if h.results and walk.first_result_table is None:
-        walk.first_result_table, walk.first_result_block = h.table, block
+        walk.kinds.append("table" if h.table else "empty")
         if not h.table:
-            walk.refuse(f"the first kernel result (block {block}) lacks the metric-name table that the "
-                        "block of the first kernel carries: blocks are missing or out of order")
-            return False
+            walk.saw("empty", block)
+        return
+    if h.results and not walk.first_result_seen:
+        walk.first_result_seen = True
+        if not h.table:
+            walk.saw("first result without table", block)
     walk.kinds.append("result" if h.results else "source")
-    return True
+
+
+_NOTES = {
+    "empty": "{n} block(s) hold no record at all (block {blocks}); nothing is missing from the kernels",
+    "no start": "the file does not open with the session-start record every known report starts with",
+    "early session": "session records sit before the first kernel result (block {blocks}), not after it",
+    "repeated session": "{n} session record(s) appear twice (block {blocks}); each is read once",
+    "repeated result": ("{n} kernel result(s) appear twice (block {blocks}): blocks were duplicated or a copy "
+                        "appended; each launch is analysed once"),
+    "undecodable result": ("the launch identity of {n} kernel result(s) does not decode (block {blocks}): "
+                           "their values may be damaged, and a repeat of them cannot be told"),
+    "first result without table": ("the first kernel result (block {blocks}) carries no metric-name table: "
+                                   "blocks may be missing or out of order"),
+}
+
+
+def _finish_notes(walk: _Walk) -> None:
+    """One note per kind of thing seen, in a fixed order, each naming its blocks."""
+    scan = walk.scan
+    notes: list[str] = []
+    for kind, text in _NOTES.items():
+        blocks = walk.seen.get(kind)
+        if blocks:
+            notes.append(text.format(n=f"{len(blocks):,}", blocks=_blocks_text(blocks)))
+    if walk.unknown_fields:
+        notes.append(f"block headers hold field(s) {', '.join(map(str, sorted(walk.unknown_fields)))} not seen in "
+                     f"any known report (block {_blocks_text(walk.seen['unknown field'])}): a newer layout, read "
+                     "as NVIDIA's reader reads it")
+    if walk.unknown_sessions:
+        notes.append(f"session records of kind(s) {', '.join(map(str, sorted(walk.unknown_sessions)))} not seen in "
+                     f"any known report (block {_blocks_text(walk.seen['unknown session'])}): a newer layout, "
+                     "read as NVIDIA's reader reads it")
+    if walk.out_of_order is not None:
+        block, call, previous = walk.out_of_order
+        notes.append(f"the kernel results are not in launch order (block {block} holds API call {call}, after "
+                     f"call {previous}): blocks may have been swapped; the kernels are listed in file order")
+    scan.notes[:0] = notes
 
 
 def _partial_hint(whole_results: int) -> str:
@@ -307,22 +393,26 @@ def _partial_hint(whole_results: int) -> str:
     return "no kernel could be read from it; copy or download it again"
 
 
-def _check_order(walk: _Walk) -> None:
-    """What a whole report holds, once every block has been read."""
+def _check_end(walk: _Walk) -> None:
+    """What a whole report holds, once every block has been read: only no result at all is refused."""
     scan = walk.scan
     if not scan.results:
-        walk.refuse(f"the file holds no kernel result: its {scan.blocks} block(s) end before the first "
-                    "kernel result, as a report cut short does", "copy or download it again")
+        if scan.walked:
+            walk.refuse(f"the file holds no kernel result: its {scan.blocks} block(s) end before the first "
+                        "kernel result, as a report cut short does", "copy or download it again")
+        return
+    if not scan.walked:
         return
     if walk.kinds[-1] == "source":
-        walk.refuse(f"the file ends with the code record of a kernel but not its result: it was cut short after "
-                    f"{scan.results} kernel(s)", _COPY_AGAIN)
-        return
-    for kind, what in ((SESSION_DEVICE, "device"), (SESSION_SYSTEM, "system")):
-        if kind not in walk.sessions_seen:
-            walk.refuse(f"the file lacks the {what} record of the session, which follows the first kernel: it was cut "
-                        f"short after {scan.results} kernel(s), or blocks were deleted", _COPY_AGAIN)
-            return
+        scan.notes.append(f"the file ends with the code record of a kernel but not its result: the capture was "
+                          f"likely stopped while profiling it; that launch is missing, the {scan.results} "
+                          "before it are read")
+    missing = [what for kind, what in ((SESSION_DEVICE, "device"), (SESSION_SYSTEM, "system"))
+               if kind not in walk.sessions_seen]
+    if missing:
+        scan.notes.append(f"the file holds no {' or '.join(missing)} record of the session (written once, after "
+                          "the first kernel): the capture may have stopped early, or its release wrote none; "
+                          "the analysis reads the device from each kernel's own metrics")
 
 
 def scan_container(buf: Buffer) -> ContainerScan:
@@ -347,10 +437,10 @@ def scan_container(buf: Buffer) -> ContainerScan:
     except _Malformed:
         version = None
     if version is None:
-        scan.problem, scan.hint = "the file is damaged: its header does not decode", _COPY_AGAIN
-        return scan
+        scan.notes.append("the file header does not decode")
     walk = _Walk(buf, scan)
     _walk_blocks(walk, offset)
     if scan.problem is None:
-        _check_order(walk)
+        _check_end(walk)
+        _finish_notes(walk)
     return scan

@@ -226,11 +226,11 @@ def kernel_from_metrics(
 
 
 def read_ncu_rep(path: Path) -> RawReport:
-    """Read every kernel of every range of a report; raise InputError for anything unusable.
+    """Read every kernel of every range of a report; raise InputError only for a file that cannot be read.
 
-    The container is checked first (`container.scan_container`): a file that is not whole as far
-    as the container can tell is refused before NVIDIA's reader sees it, and the reader must then
-    find exactly the kernels the container holds.
+    The container is walked first (`container.scan_container`): a file it proves cut or damaged is
+    refused before NVIDIA's reader sees it. Anything else it notices is read, and said: one warning,
+    and the report's `completeness`. A result that repeats an earlier one is analysed once.
     """
     try:
         with path.open("rb") as fh:
@@ -240,7 +240,7 @@ def read_ncu_rep(path: Path) -> RawReport:
                 raise InputError(path, problem)
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
                 scan = scan_container(data)
-                version = find_ncu_version(data, scan.session_end) if scan.whole else None
+                version = find_ncu_version(data, scan.session_end or None) if scan.whole else None
     except OSError as exc:
         raise InputError(path, f"cannot read the file ({exc.strerror or exc})") from exc
     if scan.problem is not None:
@@ -256,19 +256,38 @@ def read_ncu_rep(path: Path) -> RawReport:
         ) from exc
 
     ctx = ncu_report.load_report(str(path))
+    ranges = [ctx.range_by_idx(r) for r in range(ctx.num_ranges())]
+    found = sum(rng.num_actions() for rng in ranges)
+    if not found:
+        raise InputError(path, "NVIDIA's reader finds no kernel in the file, although its container holds "
+                         f"{scan.results} kernel result(s): the file is damaged",
+                         "copy or download it again; a damaged report is not analysed")
+    notes = list(scan.notes)
+    # Repeats are told by position: the reader lists results in file order (checked on duplicated blocks),
+    # so only where it finds exactly the results the container holds; the name must agree too.
+    duplicates = scan.duplicates if found == scan.results else {}
+    if found != scan.results and scan.walked:
+        notes.append(f"NVIDIA's reader finds {found} kernel(s) where the container holds {scan.results} kernel "
+                     "result(s): the file is damaged, and the kernels read are those the reader finds")
     kernels: list[RawKernel] = []
+    names: list[str] = []  # per result in file order, repeats included
     demangled_base = ncu_report.IAction.NameBase_DEMANGLED
     mangled_base = ncu_report.IAction.NameBase_MANGLED
     forms: Forms = {}
-    for r in range(ctx.num_ranges()):
-        rng = ctx.range_by_idx(r)
+    for r, rng in enumerate(ranges):
         for j in range(rng.num_actions()):
             action = rng.action_by_idx(j)
+            name = action.name()
+            position = len(names)
+            names.append(name)
+            earlier = duplicates.get(position)
+            if earlier is not None and names[earlier] == name:
+                continue
             metrics = ActionMetrics(ctx, action, forms)
             kernels.append(
                 kernel_from_metrics(
                     len(kernels),
-                    action.name(),
+                    name,
                     action.name(demangled_base),
                     metrics,
                     mangled_name=action.name(mangled_base),
@@ -277,12 +296,6 @@ def read_ncu_rep(path: Path) -> RawReport:
                     rules=ActionRules(action),
                 )
             )
-    if len(kernels) != scan.results:
-        raise InputError(
-            path,
-            f"the file is damaged: NVIDIA's reader found {len(kernels)} kernel(s) where the file holds "
-            f"{scan.results} kernel result(s)",
-            "copy or download it again; a partial or damaged report is not analysed",
-        )
+    warnings = [f"read with notes: {'; '.join(notes)}"] if notes else []
     return RawReport(path=str(path), source_format="ncu-rep", kernels=kernels, ncu_version=version,
-                     warnings=list(scan.warnings), completeness=UNCHECKABLE)
+                     warnings=warnings, completeness="; ".join([*notes, UNCHECKABLE]))

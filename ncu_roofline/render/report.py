@@ -12,7 +12,7 @@ from ..views.report import build_report_view
 from ..views.wording import count
 from .csv import rows_to_csv
 from .html import page
-from .markdown import md_escape
+from .markdown import md_code, md_escape
 
 if TYPE_CHECKING:
     from ..api.analysis import Analysis
@@ -115,6 +115,8 @@ def render_report_markdown(analysis: Analysis, options: RenderOptions) -> str:
         "",
     ]
     lines += [f"_Focus: {md_escape(text)}_" for text in h["focus"]] + ([""] if h["focus"] else [])
+    lines += [f"> ⚠️ {md_code(w['path'])}: {md_escape(w['message'])}" for w in view["warnings"]]
+    lines += [""] if view["warnings"] else []
     ranked = view["groups"][:TOP_KERNELS]
     if ranked:
         lead = (f"Top {len(ranked)} kernels by time, launches of one kernel and launch configuration counted together"

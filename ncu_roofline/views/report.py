@@ -468,6 +468,7 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
         "collapse_sections": len(part["sections"]) > 8,
         "errors": [{"path": os.path.basename(e.path) if redact else e.path, "message": e.message}
                    for e in analysis.errors],
+        "warnings": [{"path": inputs[i], "message": w} for i, r in enumerate(analysis.reports) for w in r.warnings],
         "roof_labels": ROOF_LABELS,
         "levels": list(R.LEVELS),
         "roofs": list(R.ROOFS),

@@ -1,0 +1,231 @@
+"""Container layouts nobody has shown us yet, built in memory from the shared reports.
+
+Each layout is a copy of a real report with its blocks edited: an empty block, session records
+moved or removed, unknown record kinds, repeated results, a capture stopped on a code record. Each
+must be read with the kernels NVIDIA's reader finds (repeats once) and the edit stated: a note in
+the warnings and in `completeness`. A cut inside a record, lengths that do not add up and a file
+with no kernel result are still refused. A launch with no duration at the end of a file (a stopped
+capture) is set aside, named, and the others analysed.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import CORPUS, make_kernel
+from mutation import Block, blocks
+from ncu_csv_writer import write_ncu_csv
+
+import ncu_roofline
+from ncu_roofline.cli import main
+from ncu_roofline.errors import InputError
+from ncu_roofline.readers import read_report
+from ncu_roofline.readers.container import UNCHECKABLE, scan_container
+from ncu_roofline.readers.record import RawReport
+
+needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared report corpus not found at {CORPUS}")
+NAIVE = "cudacode__naive.ncu-rep"           # 2 kernels, 2024-era layout with every session record
+MANY = "cudaprogramming__readSegmentUnroll.ncu-rep"  # 36 kernels
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _block(header: bytes) -> bytes:
+    """A block with this header and no payload."""
+    return struct.pack("<I", len(header)) + header
+
+
+EMPTY = _block(b"\x08\x00\x10\x00\x28\x00")                       # 0 code records, 0 results, 0 bytes
+UNKNOWN_FIELD = _varint(100 << 3) + _varint(1)  # no report writes it (NVIDIA's reader aborts on 9 as a number)
+UNKNOWN_SESSION = _block(b"\x08\x00\x10\x00\x1a\x03" + _varint(99 << 3) + b"\x01" + b"\x28\x00")
+
+
+def _parts(name: str) -> tuple[bytes, list[Block], list[bytes]]:
+    data = (CORPUS / name).read_bytes()
+    bs = blocks(data)
+    return data[: bs[0].start], bs, [data[b.start: b.end] for b in bs]
+
+
+def _read(tmp_path: Path, name: str, data: bytes) -> ncu_roofline.api.analysis.ReportResult:
+    path = tmp_path / name
+    path.write_bytes(data)
+    report = ncu_roofline.analyze(path, isolate=False).reports[0]
+    return report
+
+
+def _stated(report: ncu_roofline.api.analysis.ReportResult, words: str) -> None:
+    assert any(words in w for w in report.warnings), report.warnings
+    assert words in report.completeness and report.completeness.endswith(UNCHECKABLE)
+    assert len(report.warnings) == 1  # one line on standard error per file
+
+
+def _first(bs: list[Block], kind: str, session: int = 0) -> int:
+    return next(i for i, b in enumerate(bs) if b.kind == kind and (not session or b.session == session))
+
+
+@needs_corpus
+def test_an_empty_block_is_read_and_stated(tmp_path: Path) -> None:
+    head, bs, parts = _parts(NAIVE)
+    at = _first(bs, "result") + 1
+    report = _read(tmp_path, "empty.ncu-rep", head + b"".join([*parts[:at], EMPTY, *parts[at:]]))
+    assert len(report.kernels) == 2
+    _stated(report, f"block(s) hold no record at all (block {at})")
+
+
+@needs_corpus
+def test_session_records_removed_or_moved_are_read_and_stated(tmp_path: Path) -> None:
+    head, bs, parts = _parts(NAIVE)
+    device, system = _first(bs, "session", 6), _first(bs, "session", 4)
+    without = [p for i, p in enumerate(parts) if i not in (device, system)]
+    report = _read(tmp_path, "no-session.ncu-rep", head + b"".join(without))
+    assert len(report.kernels) == 2
+    _stated(report, "no device or system record of the session")
+    # The device record before the first kernel, not after it.
+    moved = [parts[0], parts[device], *[p for i, p in enumerate(parts) if i not in (0, device)]]
+    report = _read(tmp_path, "moved.ncu-rep", head + b"".join(moved))
+    assert len(report.kernels) == 2
+    _stated(report, "session records sit before the first kernel result (block 1)")
+    # No session-start record at all.
+    report = _read(tmp_path, "no-start.ncu-rep", head + b"".join(parts[1:]))
+    assert len(report.kernels) == 2
+    _stated(report, "does not open with the session-start record")
+
+
+@needs_corpus
+def test_one_kernel_and_none_of_the_once_per_session_records(tmp_path: Path) -> None:
+    """A real layout: a one-kernel capture that ends right after its first result."""
+    head, bs, parts = _parts(NAIVE)
+    report = _read(tmp_path, "first-only.ncu-rep", head + b"".join(parts[: _first(bs, "result") + 1]))
+    assert len(report.kernels) == 1 and report.kernels[0].usable
+    _stated(report, "no device or system record of the session")
+
+
+@needs_corpus
+def test_unknown_record_kinds_are_read_and_stated(tmp_path: Path) -> None:
+    head, bs, parts = _parts(NAIVE)
+    at = _first(bs, "session", 4)
+    report = _read(tmp_path, "unknown-session.ncu-rep", head + b"".join([*parts[:at], UNKNOWN_SESSION, *parts[at:]]))
+    assert len(report.kernels) == 2
+    _stated(report, "session records of kind(s) 99 not seen in any known report")
+    # An unknown field appended to the header of a code record.
+    source = _first(bs, "source")
+    b = bs[source]
+    raw = (CORPUS / NAIVE).read_bytes()
+    header = raw[b.start + 4: b.payload] + UNKNOWN_FIELD
+    edited = struct.pack("<I", len(header)) + header + raw[b.payload: b.end]
+    report = _read(tmp_path, "unknown-field.ncu-rep", head + b"".join([*parts[:source], edited, *parts[source + 1:]]))
+    assert len(report.kernels) == 2
+    _stated(report, "block headers hold field(s) 100 not seen in any known report")
+
+
+@needs_corpus
+def test_repeated_results_are_analysed_once(tmp_path: Path) -> None:
+    head, bs, parts = _parts(MANY)
+    results = [i for i, b in enumerate(bs) if b.kind == "result"]
+    twice = [i for i in results[3:9]]
+    extra = b"".join(parts[i] for i in twice)  # these kernels' results again
+    report = _read(tmp_path, "repeated.ncu-rep", head + b"".join(parts) + extra)
+    assert len(report.kernels) == len(results) == 36
+    names = [k.raw.name for k in report.kernels]
+    import ncu_report
+    ctx = ncu_report.load_report(str(CORPUS / MANY))
+    assert names == [ctx.range_by_idx(0).action_by_idx(j).name() for j in range(36)]
+    _stated(report, "6 kernel result(s) appear twice")
+
+
+@needs_corpus
+def test_results_out_of_order_are_read_in_file_order(tmp_path: Path) -> None:
+    head, bs, parts = _parts(MANY)
+    results = [i for i, b in enumerate(bs) if b.kind == "result"]
+    a, b = results[5], results[20]
+    swapped = list(parts)
+    swapped[a - 1: a + 1], swapped[b - 1: b + 1] = parts[b - 1: b + 1], parts[a - 1: a + 1]
+    report = _read(tmp_path, "swapped.ncu-rep", head + b"".join(swapped))
+    assert len(report.kernels) == 36
+    _stated(report, "not in launch order")
+
+
+@needs_corpus
+def test_a_capture_stopped_on_a_code_record_keeps_the_kernels_before(tmp_path: Path) -> None:
+    """ncu writes a kernel's code record before its result: a capture stopped in between ends on it."""
+    head, bs, parts = _parts(NAIVE)
+    last = max(i for i, b in enumerate(bs) if b.kind == "result")
+    source = parts[_first(bs, "source")]
+    report = _read(tmp_path, "stopped.ncu-rep", head + b"".join([*parts[:last], source]))
+    assert len(report.kernels) == 1
+    _stated(report, "ends with the code record of a kernel but not its result")
+
+
+@needs_corpus
+def test_proven_loss_is_still_refused(tmp_path: Path) -> None:
+    raw = (CORPUS / NAIVE).read_bytes()
+    bs = blocks(raw)
+    result = bs[_first(bs, "result")]
+    cases = {
+        "cut-in-record.ncu-rep": raw[: (result.payload + result.end) // 2],
+        "cut-in-header.ncu-rep": raw[: result.start + 10],
+        "no-result.ncu-rep": raw[: result.start],
+    }
+    longer = bytearray(raw)  # a record's length edited: the block's records no longer fill its payload
+    (n,) = struct.unpack_from("<I", raw, result.payload)
+    struct.pack_into("<I", longer, result.payload, n - 3)
+    cases["lengths.ncu-rep"] = bytes(longer)
+    for name, data in cases.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        scan = scan_container(data)
+        assert scan.problem is not None, name
+        with pytest.raises(InputError) as info:
+            read_report(path)
+        assert str(path) in info.value.message
+
+
+@needs_corpus
+def test_the_last_launch_without_a_duration_is_set_aside_named(tmp_path: Path) -> None:
+    """A real capture whose last launch has every metric NaN: exit 0, one warning, the others analysed."""
+    path = CORPUS / "esmm-research__profile.5c6231e.ncu-rep"
+    out = tmp_path / "o.json"
+    result = CliRunner().invoke(main, ["report", str(path), "-f", "json", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "the last launch (#5, one_d_vec) has no duration" in result.stderr
+    assert "capture was likely stopped" in result.stderr and "the other 5 launch(es) are analysed" in result.stderr
+    doc = json.loads(out.read_text())["reports"][0]
+    assert doc["kernel_count"] == 6 and doc["unusable_kernel_count"] == 1
+    assert sum(1 for k in doc["kernels"] if k["bound_by"] is not None) == 5
+    assert any("has no duration" in w for w in doc["warnings"])
+
+
+def _export(tmp_path: Path, name: str, nan_at: int) -> Path:
+    """A 3-launch CSV export whose launch `nan_at` has a NaN duration (every other figure kept)."""
+    kernels = []
+    for i in range(3):
+        metrics: dict[str, float | tuple[float, str] | str] = {
+            "gpu__time_duration.sum": (float("nan") if i == nan_at else 10_000.0, "nsecond"),
+            "dram__bytes_read.sum": (4e6, "byte"), "dram__bytes_write.sum": (1e6, "byte"),
+            "device__attribute_display_name": "Test GPU"}
+        kernels.append(make_kernel(metrics, index=i, name=f"k{i}", grid_size=(64, 1, 1), block_size=(256, 1, 1)))
+    return write_ncu_csv(RawReport(name, "csv", kernels), tmp_path / name)
+
+
+def test_a_stopped_csv_export_warns_too(tmp_path: Path) -> None:
+    """The same for an export whose last row's duration is NaN; a NaN launch elsewhere is only unusable."""
+    report = ncu_roofline.analyze(_export(tmp_path, "stopped.csv", 2)).reports[0]
+    assert report.kernels[-1].q.no_duration and not report.kernels[-1].usable
+    assert [k.usable for k in report.kernels] == [True, True, False]
+    assert [w for w in report.warnings if "has no duration" in w] == [
+        "the last launch (#2, k2) has no duration: the capture was likely stopped while profiling it, or the "
+        "profiler could not collect it; it is set aside, the other 2 launch(es) are analysed"]
+    report = ncu_roofline.analyze(_export(tmp_path, "middle.csv", 1)).reports[0]
+    assert not report.kernels[1].usable
+    assert not any("has no duration" in w for w in report.warnings)
