@@ -3,7 +3,8 @@
 One module per step, each importing only those below it:
 
 - `layout.py`: the output folder's file names and the manifest schema.
-- `inputs.py`: files, folders and glob patterns expanded into report paths; `safe_name`,
+- `inputs.py`: files, folders and glob patterns expanded into report paths, less what `--exclude`
+  matches, and every path found and not analysed (`Skipped`, with its reason); `safe_name`,
   `file_sha256`.
 - `job.py`: the unit of work, `analyse_one(path, settings)`: one report in; a small picklable
   dict out (its JSON and HTML texts, kernel rows and a summary). It never raises, so it maps
@@ -16,8 +17,8 @@ One module per step, each importing only those below it:
 - `manifest.py`: `manifest.json`, and which reports a re-run may reuse (same file content,
   same settings, outputs still there).
 - `parquet.py`: `kernels.parquet` with one fixed schema, so that many runs read as one table.
-- `outputs.py`: `kernels.csv` (+ `kernels.parquet`), `index.html` and the manifest, written
-  atomically.
+- `outputs.py`: `kernels.csv`, `kernels.parquet`, `index.html` (reports, skipped paths, why a
+  Parquet file is missing) and the manifest, written atomically.
 - `run.py`: `run_batch`, which does all of the above.
 
 The index page itself is `views/batch_index.py` (its data) and `render/batch_index.py` (its HTML).

@@ -1,13 +1,17 @@
 """`manifest.json`: the batch's machine-readable entry point, and what a re-run may reuse.
 
-The manifest (`ncu-roofline-batch/1`) holds the settings that shaped every output and one entry
-per report. A re-run reuses a report's outputs when the settings (the peaks file's SHA-256
-included) are the same as last time, the report's file has the same SHA-256 and its outputs
-are still there.
+The manifest (`ncu-roofline-batch/1`) holds the settings that shaped every output, one entry
+per report, every path the inputs held and the batch did not analyse (`skipped`: path, kind,
+reason, detail) and whether `kernels.parquet` was written (`kernels_parquet`: written, and why
+not), so that a script sees everything the index page shows.
+
+A re-run reuses a report's outputs when the settings (the peaks file's SHA-256 included) are
+the same as last time, the report's file has the same SHA-256 and its outputs are still there.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -113,12 +117,20 @@ def manifest_entry(result: JobResult, key: str, json_rel: str | None, html_rel: 
     }
 
 
-def manifest_json(entries: list[dict[str, Any]], settings: dict[str, Any]) -> str:
-    """The `ncu-roofline-batch/1` manifest text."""
+def manifest_json(entries: list[dict[str, Any]], settings: dict[str, Any], *,
+                  skipped: Sequence[Mapping[str, Any]] = (), parquet_missing: str | None = None) -> str:
+    """The `ncu-roofline-batch/1` manifest text.
+
+    `skipped` are the `inputs.Skipped.as_dict()` entries; `parquet_missing` why `kernels.parquet`
+    was not written (None: it was). Both are keys the schema leaves open, so readers of older
+    manifests are unaffected.
+    """
     doc = {
         "schema": SCHEMA,
         "generator": {"name": "ncu-roofline", "version": __version__},
         "settings": settings,
         "reports": entries,
+        "skipped": [dict(s) for s in skipped],
+        "kernels_parquet": {"written": parquet_missing is None, "reason": parquet_missing},
     }
     return dumps(doc, indent=1)

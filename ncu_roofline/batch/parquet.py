@@ -6,6 +6,11 @@ Every column of `api.rows.columns()` has a declared Arrow type, so that the file
 its type, the group key column is always there, and a run without any kernel still writes an
 empty table with the same columns. A column that `columns()` does not know (added later and
 not declared here) falls back to its values' type, text when they are all null.
+
+pyarrow is a dependency of the package; an environment that lacks it anyway (installed with
+`--no-deps`, a platform without a pyarrow wheel) still gets the rest of the batch, and
+`pyarrow_missing` says why there is no Parquet file, so that the batch can say so on standard
+error, in the index page and in the manifest instead of leaving it out without a word.
 """
 
 from __future__ import annotations
@@ -76,6 +81,15 @@ def kernel_table(rows: list[dict[str, Any]]) -> Any:
         fields.append(pa.field(name, typ))
         arrays.append(pa.array(_converted(values, kind), type=typ))
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def pyarrow_missing() -> str | None:
+    """Why `kernels.parquet` cannot be written here (pyarrow cannot be imported), or None when it can."""
+    try:
+        import pyarrow.parquet  # noqa: F401
+    except ImportError as exc:
+        return f"pyarrow cannot be imported ({exc}); install it: pip install 'pyarrow>=14'"
+    return None
 
 
 def write_parquet(rows: list[dict[str, Any]], target: Path) -> bool:

@@ -1,9 +1,9 @@
 """`run_batch`: many reports in, one folder out (index page, per-report pages, tidy kernel table).
 
-It expands the inputs (`inputs.py`), reuses the outputs of every report whose content and
-settings did not change since the last run (`manifest.py`), runs the unit of work (`job.py`)
-for the others in isolated worker processes (`workers.py`), and writes the folder
-(`outputs.py`).
+It expands the inputs (`inputs.py`; what they hold and it does not analyse is listed, never
+dropped silently), reuses the outputs of every report whose content and settings did not
+change since the last run (`manifest.py`), runs the unit of work (`job.py`) for the others in
+isolated worker processes (`workers.py`), and writes the folder (`outputs.py`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from ..errors import InputError, RooflineError
 from ..knowledge.jsonio import DOCUMENT_MAX_BYTES, read_json
 from ..render.output import move_into_place, write_atomic
 from ..settings import AnalysisSettings
-from .inputs import collect_inputs, file_sha256, safe_name, shown_path
+from .inputs import Inputs, Skipped, file_sha256, find_inputs, safe_name, shown_path
 from .job import Job, JobResult, analyse_one, rows_and_summary
 from .layout import REPORTS_DIR, STAGING_DIR
 from .manifest import load_manifest, manifest_entry, reusable, settings_for
@@ -60,8 +60,10 @@ class BatchResult:
     failed: int = 0
     kernel_count: int = 0
     parquet: bool = False
+    parquet_missing: str | None = None  # why kernels.parquet was not written (None when it was)
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)  # found in the inputs and not analysed, sorted
 
     @property
     def ok(self) -> bool:
@@ -69,16 +71,28 @@ class BatchResult:
         return self.failed == 0
 
 
-def _prepare(specs: Iterable[str], outdir: str | Path, jobs: int,
-             timeout: float) -> tuple[list[str], list[str], Path]:
+SKIPPED_IN_ERROR = 5  # skipped paths named in the "no input report found" message
+
+
+def _prepare(specs: Iterable[str], outdir: str | Path, jobs: int, timeout: float,
+             exclude: Iterable[str]) -> tuple[Inputs, Path]:
     """Check the options, expand the inputs and create the output folder (BatchUsageError if not)."""
     if jobs < 1:
         raise BatchUsageError("--jobs must be at least 1")
     if not timeout > 0:
         raise BatchUsageError("--timeout must be more than 0 seconds")
-    paths, notes = collect_inputs(specs)
+    try:
+        inputs = find_inputs(specs, exclude)
+    except ValueError as exc:  # an empty --exclude pattern
+        raise BatchUsageError(str(exc)) from exc
+    paths, notes = inputs.paths, inputs.notes
     if not any(os.path.isfile(p) for p in paths):
-        detail = "; ".join(notes) if notes else ", ".join(paths)
+        parts = [*notes] if notes else ([", ".join(paths)] if paths else [])
+        if inputs.skipped:  # the reader learns why from the error itself: no index is written
+            named = [s.line() for s in inputs.skipped[:SKIPPED_IN_ERROR]]
+            more = len(inputs.skipped) - len(named)
+            parts.append("skipped: " + "; ".join(named) + (f" and {more} more" if more else ""))
+        detail = "; ".join(parts)
         raise BatchUsageError(f"no input report found ({detail})" if detail else "no input report found")
     out = Path(outdir)
     if out.exists() and not out.is_dir():
@@ -87,7 +101,7 @@ def _prepare(specs: Iterable[str], outdir: str | Path, jobs: int,
         (out / REPORTS_DIR).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise BatchUsageError(f"{out}: cannot create the output folder ({exc.strerror or exc})") from exc
-    return paths, notes, out
+    return inputs, out
 
 
 LOCK_FILE = ".ncu-roofline-batch.lock"
@@ -122,7 +136,7 @@ def run_batch(specs: Iterable[str], outdir: str | Path, settings: AnalysisSettin
               redact: bool = False, jobs: int | None = None, timeout: float = DEFAULT_TIMEOUT_S,
               force: bool = False, progress: Callable[[BatchEvent], None] | None = None,
               start_method: str | None = None, job: Job = analyse_one,
-              runner: Runner | None = None) -> BatchResult:
+              runner: Runner | None = None, exclude: Iterable[str] = ()) -> BatchResult:
     """Analyse every input (files, folders, glob patterns) into `outdir`.
 
     `settings`: how every kernel is modelled (the defaults when None); `redact`: base names only,
@@ -132,17 +146,22 @@ def run_batch(specs: Iterable[str], outdir: str | Path, settings: AnalysisSettin
     the multiprocessing start method (default: forkserver, else spawn); `job`: the function the
     workers run for each report (`analyse_one`; tests pass a stand-in); `runner`: what runs the
     reports that need analysing (`run_isolated`, worker processes on this machine, by default;
-    `dask_run.DaskRunner` runs them on a Dask cluster, with the same isolation per report).
+    `dask_run.DaskRunner` runs them on a Dask cluster, with the same isolation per report);
+    `exclude`: `--exclude` glob patterns (`inputs.Exclude` has the matching rules).
 
-    Writes `kernels.csv` (+ `kernels.parquet` with pyarrow), `index.html`, `reports/<name>.html`
-    and `.json` per report, and `manifest.json`. Raises BatchUsageError when there is nothing to
-    analyse or `outdir` is unusable; a report that fails is recorded in the outputs (and
-    `BatchResult.failed`), never raised.
+    Writes `kernels.csv`, `kernels.parquet`, `index.html`, `reports/<name>.html` and `.json` per
+    report, and `manifest.json`. Every path the inputs held and the batch did not analyse
+    (excluded, not a report, ...) is in `BatchResult.skipped`, the index page and the manifest;
+    when pyarrow cannot be imported, `kernels.parquet` is not written and a note, the index and
+    the manifest say why. Raises BatchUsageError when there is nothing to analyse or `outdir` is
+    unusable; a report that fails is recorded in the outputs (and `BatchResult.failed`), never
+    raised.
     """
     started = time.monotonic()
     settings = settings if settings is not None else AnalysisSettings()
     jobs = jobs if jobs is not None else (os.cpu_count() or 1)
-    paths, notes, out = _prepare(specs, outdir, jobs, timeout)
+    inputs, out = _prepare(specs, outdir, jobs, timeout, exclude)
+    paths, notes = inputs.paths, inputs.notes
 
     with _outdir_lock(out):  # a second batch into the same folder waits for none: it is refused
         shown_settings = settings_for(settings, redact)
@@ -150,7 +169,7 @@ def run_batch(specs: Iterable[str], outdir: str | Path, settings: AnalysisSettin
         keys = {p: safe_name(p) for p in paths}
         entries: dict[str, dict[str, Any]] = {}
         rows: dict[str, list[dict[str, Any]]] = {}
-        result = BatchResult(out, [], notes=notes)
+        result = BatchResult(out, [], notes=notes, skipped=inputs.skipped)
         total = len(paths)
 
         def report_progress(path: str, status: str, kernels: int | None, error: str | None,
@@ -226,7 +245,11 @@ def run_batch(specs: Iterable[str], outdir: str | Path, settings: AnalysisSettin
         result.entries = [entries[p] for p in paths]
         all_rows = [r for p in paths for r in rows[p]]
         result.kernel_count = len(all_rows)
-        result.parquet = write_outputs(out, result.entries, all_rows, shown_settings, old)
+        result.parquet_missing = write_outputs(out, result.entries, all_rows, shown_settings, old,
+                                               skipped=[s.as_dict(redact) for s in inputs.skipped])
+        result.parquet = result.parquet_missing is None
+        if result.parquet_missing is not None:
+            notes.append(f"kernels.parquet not written: {result.parquet_missing}")
         result.seconds = time.monotonic() - started
         return result
 

@@ -9,14 +9,16 @@ import sys
 
 import click
 
-from ..batch import DEFAULT_TIMEOUT_S, BatchEvent, run_batch
+from ..batch import DEFAULT_TIMEOUT_S, BatchEvent, BatchResult, run_batch
 from ..batch.dask_run import INPUT_MODES, MAX_SEND_BYTES, DaskRunner, looks_like_address
 from ..errors import RooflineError
+from ..views.batch_index import skipped_summary
 from ..views.wording import count
 from .common import analysis_options, fail_and_exit, settings_from
 
 EXIT_SOME_FAILED = 1
 EXIT_USAGE = 2
+SKIPPED_LINES = 20  # skipped paths named one per line on stderr; the rest in a count (the index lists all)
 
 
 def _event_line(event: BatchEvent) -> str:
@@ -55,6 +57,20 @@ class _Progress:
             self.drawn = False
 
 
+def _report_skipped(result: BatchResult, redact: bool) -> None:
+    """Name each skipped path on stderr with its reason (the first SKIPPED_LINES of them), then the
+    count by reason and where the full list is, so that nothing the inputs held goes unmentioned."""
+    if not result.skipped:
+        return
+    for s in result.skipped[:SKIPPED_LINES]:
+        click.echo(f"ncu-roofline: skipped {s.line(redact)}", err=True)  # paths as the index shows them
+    entries = [dict(s.as_dict(redact), label=s.label) for s in result.skipped]
+    more = len(entries) - SKIPPED_LINES
+    unnamed = f"; {more} more not named here" if more > 0 else ""
+    index = os.path.join(str(result.outdir), "index.html")
+    click.echo(f"ncu-roofline: {skipped_summary(entries)}{unnamed}; all listed in {index} and manifest.json", err=True)
+
+
 LOCAL_CLUSTER = "\0local"  # what a bare --dask gives: no path or address can hold a NUL
 
 
@@ -82,6 +98,11 @@ def _dask_choice(value: str | None, inputs: tuple[str, ...]) -> tuple[str | None
               show_default=True, metavar="SECONDS",
               help="Give up on a report (and kill its worker) after this many seconds.")
 @click.option("--force", is_flag=True, help="Re-analyse every report, even unchanged ones.")
+@click.option("--exclude", "exclude", multiple=True, metavar="GLOB",
+              help="Skip a file or folder whose path relative to the input folder, or any folder or name in it, "
+                   "matches GLOB (fnmatch, case-sensitive; repeatable): 'old' any file or folder named old, "
+                   "'*/old/*' what lies in an old folder below the top, '*.csv' every CSV file. Skipped paths "
+                   "are listed in index.html, manifest.json and on stderr.")
 @click.option("--dask", "dask", is_flag=False, flag_value=LOCAL_CLUSTER, default=None, metavar="[ADDRESS]",
               help="Run the reports on a Dask cluster: a local one of --jobs worker processes, or the "
                    "scheduler at ADDRESS (tcp://host:8786). Needs the dask extra: "
@@ -92,20 +113,28 @@ def _dask_choice(value: str | None, inputs: tuple[str, ...]) -> tuple[str | None
                    "worker sees the input files.")
 @analysis_options()
 def batch(inputs: tuple[str, ...], outdir: str, jobs: int | None, timeout: float, force: bool,
-          dask: str | None, dask_inputs: str, threshold: float, peaks_file: str | None, bytes_definition: str,
-          redact: bool) -> None:
+          exclude: tuple[str, ...], dask: str | None, dask_inputs: str, threshold: float, peaks_file: str | None,
+          bytes_definition: str, redact: bool) -> None:
     """Analyse every report in PATH... (files, folders searched recursively, glob patterns).
 
     Writes into OUTDIR: index.html (every report, its device, kernels, GPU time, bound-by mix,
-    longest kernels, and what failed and why), reports/<name>.html and .json per report,
-    kernels.csv (one row per kernel; also kernels.parquet when pyarrow is installed) and
-    manifest.json. Each report is read in its own worker process, so a crash or a hang
+    longest kernels, what failed and why, and every path skipped and why), reports/<name>.html
+    and .json per report, kernels.csv and kernels.parquet (one row per kernel) and
+    manifest.json. Folder walks and glob matches take .ncu-rep, .nsight-cuprof-report and .csv
+    files; every other file they find, and everything --exclude matches, is listed as skipped
+    (index.html, manifest.json, stderr). Each report is read in its own worker process, so a crash or a hang
     (--timeout) costs only that report. Unchanged reports are reused on a re-run (--force
     re-analyses them). With --dask, the reports run on a Dask cluster, each still in its own
     process on a worker; the outputs are the same.
 
     Exit status: 0 when every report was analysed, 1 when some failed (the rest is still
     written), 2 for usage errors (no input found, OUTDIR is a file, a bad option).
+
+    \b
+    Examples:
+      ncu-roofline batch captures/ -o out --jobs 8
+      ncu-roofline batch captures/ -o out --exclude old --exclude '*.csv'
+      ncu-roofline batch 'captures/**/*.ncu-rep' -o out --exclude '*/scratch/*'
     """
     address, inputs = _dask_choice(dask, inputs)
     if not inputs:
@@ -120,11 +149,12 @@ def batch(inputs: tuple[str, ...], outdir: str, jobs: int | None, timeout: float
     progress = _Progress(sys.stderr.isatty())
     try:
         result = run_batch(inputs, outdir, settings, redact=redact, jobs=jobs, timeout=timeout, force=force,
-                           progress=progress, runner=runner)
+                           progress=progress, runner=runner, exclude=exclude)
     except RooflineError as exc:  # BatchUsageError, or an output that cannot be written
         progress.close()
         fail_and_exit(str(exc), EXIT_USAGE)
     progress.close()
+    _report_skipped(result, redact)
     for note in result.notes + (runner.notes if runner is not None else []):
         click.echo(f"ncu-roofline: warning: {note}", err=True)
     parts = [f"{result.analysed} analysed"]
@@ -132,9 +162,11 @@ def batch(inputs: tuple[str, ...], outdir: str, jobs: int | None, timeout: float
         parts.append(f"{result.unchanged} unchanged")
     if result.failed:
         parts.append(f"{result.failed} failed")
+    if result.skipped:
+        parts.append(f"{len(result.skipped)} skipped")
     total = len(result.entries)
     click.echo(f"Wrote {os.path.join(str(result.outdir), 'index.html')} ({total} report"
                f"{'s' if total != 1 else ''}: {', '.join(parts)}; {count(result.kernel_count, 'kernel')}"
-               f"{'; kernels.parquet too' if result.parquet else ''}) in {result.seconds:.1f} s")
+               f"{'; kernels.parquet too' if result.parquet else '; no kernels.parquet'}) in {result.seconds:.1f} s")
     if result.failed:
         sys.exit(EXIT_SOME_FAILED)

@@ -28,6 +28,16 @@ class BatchIndex:
     settings: dict[str, Any]  # the manifest's `settings`
     parquet: bool = False  # whether kernels.parquet was written next to kernels.csv
     schema: str = ""  # the manifest's schema, named on the page
+    # the paths the batch did not analyse: the manifest's `skipped` entries, each with its reason's `label`
+    skipped: tuple[dict[str, Any], ...] = ()
+    parquet_missing: str | None = None  # why kernels.parquet was not written
+
+
+def skipped_summary(skipped: tuple[dict[str, Any], ...] | list[dict[str, Any]]) -> str:
+    """"3 paths skipped (2 not a report, 1 excluded)": the count by reason, most common first."""
+    by_reason = Counter(s["label"] for s in skipped)
+    parts = ", ".join(f"{n} {label}" for label, n in by_reason.most_common())
+    return f"{count(len(skipped), 'path')} skipped ({parts})"
 
 
 def mix_view(mix: dict[str, int]) -> list[dict[str, Any]]:
@@ -96,4 +106,7 @@ def build_batch_index_view(index: BatchIndex) -> dict[str, Any]:
     title = f"ncu-roofline batch: {count(len(entries), 'report')}"
     return {"title": title, "reports": reports, "errors": errors, "totals": totals,
             "settings": shown_settings, "version": __version__, "schema": index.schema,
-            "parquet": index.parquet}
+            "parquet": index.parquet, "parquet_missing": index.parquet_missing,
+            "skipped": [{"path": k["path"], "folder": k["kind"] == "folder", "reason": k["label"],
+                         "detail": k["detail"]} for k in index.skipped],
+            "skipped_summary": skipped_summary(index.skipped) if index.skipped else ""}
