@@ -166,8 +166,12 @@ def _block_header(buf: Buffer, start: int, stop: int) -> _Header:
 
 
 def _session_kind(buf: Buffer, span: tuple[int, int]) -> int:
-    for number, _, _, _ in _fields(buf, span[0], span[1]):
-        return number
+    """The first field of a session record: its kind (0 for an empty record, -1 for one that does not decode)."""
+    try:
+        for number, _, _, _ in _fields(buf, span[0], span[1]):
+            return number
+    except _Malformed:
+        return -1
     return 0
 
 
