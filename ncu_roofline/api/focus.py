@@ -140,8 +140,8 @@ def focus_kernels(launches: Sequence[AnalysedKernel], focus: Focus, group_by: st
 
     if focus.kernel is not None:
         rx = re.compile(focus.kernel, re.IGNORECASE)
-        keep(f"--kernel {focus.kernel}", [k for k in kernels if rx.search(k.raw.name) or rx.search(
-            k.raw.demangled_name) or rx.search(short_name(k.raw.demangled_name or k.raw.name))])
+        keep(f"--kernel {focus.kernel}", [k for k in kernels if rx.search(k.raw.name or "") or rx.search(
+            k.raw.demangled_name or "") or rx.search(short_name(k.raw.demangled_name or k.raw.name or ""))])
     if focus.nvtx is not None:
         pattern = focus.nvtx
         keep(f"--nvtx {pattern}", [k for k in kernels if matches_nvtx(pattern, k.raw.nvtx_ranges)])

@@ -161,7 +161,7 @@ def _summed(launches: Sequence[AnalysedKernel], quantity: str) -> dict[str, floa
 def group_key(kernel: AnalysedKernel, group_by: str = GROUP_BY_LAUNCH) -> str:
     """A stable digest of what a group's launches share: the same kernel in two reports has the same key."""
     raw = kernel.raw
-    name = raw.demangled_name or raw.name
+    name = raw.demangled_name or raw.name or ""  # a name a damaged report could not give is absent
     parts = [group_by, name] if group_by == GROUP_BY_NAME else [group_by, name, str(raw.grid_size),
                                                                  str(raw.block_size)]
     return hashlib.blake2b("\x00".join(parts).encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()

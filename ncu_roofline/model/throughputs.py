@@ -70,9 +70,9 @@ _BREAKDOWNS: dict[str, tuple[str, ...]] = {}
 def _breakdown_names(raw: RawKernel, headline: str) -> tuple[str, ...]:
     """The sub-unit metrics the report names under `headline`, less the known units and non-units."""
     metric = raw.metrics.get(T.BREAKDOWNS[headline])
-    if metric is None or metric.is_number:
+    if metric is None or not isinstance(metric.value, str):  # a number, or a text the reader could not give
         return ()
-    text = str(metric.value)
+    text = metric.value
     found = _BREAKDOWNS.get(text)
     if found is None:
         names = (n.strip() for n in text.split(","))

@@ -180,7 +180,7 @@ def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling], parts: P
         text += f" ({ratio_text(kept * gap)}× to reach what its ceilings allow: {named})"
     text += saturates
     action = fewer_bytes_action(once)
-    if _GEMM_LIKE.search(m.raw.demangled_name or m.raw.name):
+    if _GEMM_LIKE.search(m.raw.demangled_name or m.raw.name or ""):
         action += (f"; if it multiplies by weights shared across rows (a GEMM or GEMV, as its name suggests), "
                    f"batching about {ratio_text(gap)}× more rows (tokens) that share those weights would get there, "
                    "assuming the weight bytes dominate its traffic")

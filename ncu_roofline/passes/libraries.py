@@ -30,7 +30,7 @@ _CUDNN = re.compile(r"cudnn|xmma_(?:fprop|dgrad|wgrad)", re.IGNORECASE)
 
 def library_of(m: KernelModel) -> str | None:
     """The library whose own kernel this is (CUB, Thrust, PyTorch, cuBLAS, cuDNN), judged by its name."""
-    return _library_named(m.raw.demangled_name or m.raw.name)
+    return _library_named(m.raw.demangled_name or m.raw.name or "")
 
 
 @functools.lru_cache(maxsize=4096)  # every launch of a kernel asks again: one look at each name

@@ -329,7 +329,9 @@ def _block_kind(walk: _Walk, block: int, h: _Header) -> None:
         if digest in walk.session_blocks:
             walk.saw("repeated session", block)
         walk.session_blocks.setdefault(digest, block)
-        if kind not in KNOWN_SESSION_KINDS:
+        if kind == -1:
+            walk.saw("undecodable session", block)
+        elif kind not in KNOWN_SESSION_KINDS:
             walk.unknown_sessions.add(kind)
             walk.saw("unknown session", block)
         if kind in (SESSION_DEVICE, SESSION_SYSTEM) and not walk.first_result_seen:
@@ -362,6 +364,7 @@ _NOTES = {
                         "appended; each launch is analysed once"),
     "undecodable result": ("the launch identity of {n} kernel result(s) does not decode (block {blocks}): "
                            "their values may be damaged, and a repeat of them cannot be told"),
+    "undecodable session": "{n} session record(s) do not decode (block {blocks}): they are damaged",
     "first result without table": ("the first kernel result (block {blocks}) carries no metric-name table: "
                                    "blocks may be missing or out of order"),
 }

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import InputError
 from .container import MAGIC, UNCHECKABLE, scan_container
-from .record import UNREAD, Metric, RawKernel, RawReport
+from .record import UNREAD, Metric, RawKernel, RawReport, text
 from .rules import ActionRules
 
 _VERSION_RE = re.compile(rb"(20[12]\d\.\d+\.\d+(?:\.\d+)?) \(build (\d+)\)")
@@ -66,9 +66,12 @@ def _metric(action: Any, name: str, forms: Forms) -> Metric | None:
         return None
     form = forms.get(name)
     if form is None:
-        form = forms[name] = (m.unit() or "", m.kind() == _STRING_KIND)
+        form = forms[name] = (text(m.unit()), m.kind() == _STRING_KIND)
     unit, is_string = form
-    return Metric(m.as_string() if is_string else m.as_double(), unit)
+    if not is_string:
+        return Metric(m.as_double(), unit)
+    value = m.as_string()  # None where a damaged report cannot give it: absent
+    return Metric(text(value), unit) if isinstance(value, str) else None
 
 
 
@@ -85,7 +88,7 @@ class ActionMetrics(Mapping[str, Metric]):
         self._ctx = ctx
         self._action = action
         self._forms: Forms = {} if forms is None else forms  # shared by the kernels of one report
-        self._names = tuple(action.metric_names())
+        self._names = tuple(n for n in action.metric_names() if isinstance(n, str))
         self._known = frozenset(self._names)
         self._cache: dict[str, Metric | None] = {}
         self._sorted: list[str] | None = None
@@ -177,12 +180,12 @@ def _nvtx(action: Any) -> list[str]:
         return ranges
     for dom_id in state.domains():
         dom = state.domain_by_id(dom_id)
-        dom_name = dom.name()
+        dom_name = text(dom.name())  # "" where a damaged report cannot give it
         prefix = "" if dom_name in ("", "<default domain>") else f"{dom_name}:"
-        stack = [str(r) for r in dom.push_pop_ranges()]
+        stack = [text(r) for r in dom.push_pop_ranges() if isinstance(r, str)]
         if stack:
             ranges.append(prefix + "/".join(stack))
-        ranges.extend(prefix + str(r) for r in dom.start_end_ranges())
+        ranges.extend(prefix + text(r) for r in dom.start_end_ranges() if isinstance(r, str))
     return ranges
 
 
@@ -277,7 +280,7 @@ def read_ncu_rep(path: Path) -> RawReport:
     for r, rng in enumerate(ranges):
         for j in range(rng.num_actions()):
             action = rng.action_by_idx(j)
-            name = action.name()
+            name = text(action.name())  # "" where a damaged report cannot give it (RawKernel falls back)
             position = len(names)
             names.append(name)
             earlier = duplicates.get(position)
@@ -288,9 +291,9 @@ def read_ncu_rep(path: Path) -> RawReport:
                 kernel_from_metrics(
                     len(kernels),
                     name,
-                    action.name(demangled_base),
+                    text(action.name(demangled_base)),
                     metrics,
-                    mangled_name=action.name(mangled_base),
+                    mangled_name=text(action.name(mangled_base)),
                     range_index=r,
                     nvtx_ranges=_nvtx(action),
                     rules=ActionRules(action),

@@ -7,6 +7,7 @@ makes `.ncu-rep`/CSV parity and hand-built tests straightforward.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -50,6 +51,19 @@ def metric_names_starting(metrics: Mapping[str, Metric], prefix: str) -> list[st
     return [n for n in metrics if n.startswith(prefix)]
 
 
+# A byte that is not UTF-8, as NVIDIA's reader hands it back (a lone surrogate, as `surrogateescape` keeps it).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def text(value: object) -> str:
+    """A string read from a report, as the outputs can write it: "" for one the reader could not give (None, or
+    not a string: a damaged string table), and U+FFFD for each byte in it that is not UTF-8 (as the CSV reader
+    replaces them; a lone surrogate cannot be encoded)."""
+    if not isinstance(value, str):
+        return ""
+    return value if value.isascii() or not _SURROGATE.search(value) else _SURROGATE.sub("\ufffd", value)
+
+
 @dataclass
 class RawKernel:
     """One profiled kernel launch, exactly as a reader found it."""
@@ -70,6 +84,29 @@ class RawKernel:
     host_name: str | None = None
     stream_id: int | None = None
     rules: Sequence[RuleResult] = ()  # Nsight Compute's own rule results (a lazy sequence for .ncu-rep)
+
+    def __post_init__(self) -> None:
+        # NVIDIA's reader hands back None for a string a damaged report cannot give (a name whose bytes do not
+        # decode) and lone surrogates for bytes that are not UTF-8: such a name, NVTX range or device is absent
+        # (a name falls back to another form of it), and such bytes are U+FFFD (`text`), so that every join,
+        # format and output after the readers holds writable strings only.
+        held: dict[str, object] = self.__dict__  # as the reader gave them, whatever the annotations say
+        name = held["name"]
+        if not (type(name) is str and name.isascii()):
+            self.name = text(name) if isinstance(name, str) else text(held["demangled_name"]) or text(
+                held["mangled_name"])
+        for attr in ("demangled_name", "mangled_name"):
+            value = held[attr]
+            if not (type(value) is str and value.isascii()):
+                held[attr] = text(value)
+        ranges = held["nvtx_ranges"]
+        if ranges and not (isinstance(ranges, list) and all(type(r) is str and r.isascii() for r in ranges)):
+            self.nvtx_ranges = [text(r) for r in ranges if isinstance(r, str)] if isinstance(ranges, (list, tuple)) \
+                else []
+        for attr in ("device", "compute_capability", "process_name", "host_name"):
+            value = held[attr]
+            if value is not None and not (type(value) is str and value.isascii()):
+                held[attr] = text(value) or None
 
     def number(self, name: str) -> float | None:
         """The metric's numeric value, or None when absent, non-numeric, NaN or infinite (no counter,

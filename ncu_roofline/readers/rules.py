@@ -14,6 +14,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
+from .record import text
+
 # Nsight Compute's link markup in rule messages, as its GUI shows it: a section link reads as the
 # section's name, a web link as "label (address)".
 _SECTION_LINK = re.compile(r"@section:[^:@]*:([^@]*)@")
@@ -61,11 +63,14 @@ def rule_from_dict(d: dict[str, Any]) -> RuleResult:
     focus = []
     for f in d.get("focus_metrics") or []:
         if isinstance(f, dict):
-            focus.append((str(f.get("name", "")), _number(f.get("value")), str(f.get("info", ""))))
-    text = _URL_LINK.sub(r"\1 (\2)", _SECTION_LINK.sub(r"\1", str(msg.get("message", ""))))
-    return RuleResult(str(d.get("rule_identifier", "")), str(d.get("name", "")), str(d.get("section_identifier", "")),
-                      str(msg.get("title", "")), text, MESSAGE_TYPES.get(msg.get("type", 0), "info"),
-                      _number(estimate.get("speedup")), SPEEDUP_TYPES.get(estimate.get("type", 0)), tuple(focus))
+            focus.append((text(f.get("name")), _number(f.get("value")), text(f.get("info"))))
+    message = _URL_LINK.sub(r"\1 (\2)", _SECTION_LINK.sub(r"\1", text(msg.get("message"))))
+    kind, speedup_kind = msg.get("type", 0), estimate.get("type", 0)
+    return RuleResult(text(d.get("rule_identifier")), text(d.get("name")), text(d.get("section_identifier")),
+                      text(msg.get("title")), message,
+                      MESSAGE_TYPES.get(kind, "info") if isinstance(kind, int) else "info",
+                      _number(estimate.get("speedup")),
+                      SPEEDUP_TYPES.get(speedup_kind) if isinstance(speedup_kind, int) else None, tuple(focus))
 
 
 class ActionRules(Sequence[RuleResult]):

@@ -45,9 +45,9 @@ def ratio(value: float | None) -> str:
     return f"{value:.3g}"
 
 
-def short_name(name: str, limit: int = 60) -> str:
-    """A kernel name short enough for a table cell (template arguments elided)."""
-    text = name
+def short_name(name: str | None, limit: int = 60) -> str:
+    """A kernel name short enough for a table cell (template arguments elided; "" for no name)."""
+    text = name if isinstance(name, str) else ""
     if "<" in text and len(text) > limit:
         head = text.split("<", 1)[0]
         text = head + "<…>" + (text[text.rfind(">") + 1:] if ">" in text else "")

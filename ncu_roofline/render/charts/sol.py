@@ -47,7 +47,8 @@ def render_sol_svg(title: str, points: Sequence[SolPoint], threshold: float, sal
         ax.set_ylim(0, 105)
         ax.set_xlabel("SM (compute) throughput, % of peak")
         ax.set_ylabel("Memory throughput, % of peak")
-        ax.set_title(title, loc="left", y=1.0)  # fixed: no measuring of tick labels (no top ticks, no offset)
+        # (xml_text: a device name from a damaged report may hold control characters no font has)
+        ax.set_title(xml_text(title), loc="left", y=1.0)  # fixed: no measuring of tick labels (no top ticks)
         t = threshold * 100
         ax.axvline(t, color="#8a8f99", linestyle="--", linewidth=0.9)
         ax.axhline(t, color="#8a8f99", linestyle="--", linewidth=0.9)
