@@ -198,8 +198,8 @@ def test_the_last_launch_without_a_duration_is_set_aside_named(tmp_path: Path) -
     out = tmp_path / "o.json"
     result = CliRunner().invoke(main, ["report", str(path), "-f", "json", "-o", str(out)])
     assert result.exit_code == 0, result.output
-    assert "the last launch (#5, one_d_vec) has no duration" in result.stderr
-    assert "capture was likely stopped" in result.stderr and "the other 5 launch(es) are analysed" in result.stderr
+    assert "the last launch (#5, one_d_vec) has no duration, unlike the launches before it" in result.stderr
+    assert "capture was likely stopped" in result.stderr and "5 other launch(es) are analysed" in result.stderr
     doc = json.loads(out.read_text())["reports"][0]
     assert doc["kernel_count"] == 6 and doc["unusable_kernel_count"] == 1
     assert sum(1 for k in doc["kernels"] if k["bound_by"] is not None) == 5
@@ -224,8 +224,58 @@ def test_a_stopped_csv_export_warns_too(tmp_path: Path) -> None:
     assert report.kernels[-1].q.no_duration and not report.kernels[-1].usable
     assert [k.usable for k in report.kernels] == [True, True, False]
     assert [w for w in report.warnings if "has no duration" in w] == [
-        "the last launch (#2, k2) has no duration: the capture was likely stopped while profiling it, or the "
-        "profiler could not collect it; it is set aside, the other 2 launch(es) are analysed"]
+        "the last launch (#2, k2) has no duration, unlike the launches before it: the capture was likely stopped "
+        "while profiling it, or the profiler could not collect it; it is set aside, 2 other launch(es) are analysed"]
     report = ncu_roofline.analyze(_export(tmp_path, "middle.csv", 1)).reports[0]
     assert not report.kernels[1].usable
     assert not any("has no duration" in w for w in report.warnings)
+
+
+@needs_corpus
+def test_a_capture_without_any_duration_is_not_called_stopped() -> None:
+    """`--metrics` without gpu__time_duration: every launch lacks it, and nothing was stopped."""
+    report = ncu_roofline.analyze(CORPUS / "cs599k__silu-2025-04-19-v1.ncu-rep").reports[0]
+    assert all(k.q.no_duration for k in report.kernels)
+    assert not any("stopped" in w for w in report.warnings), report.warnings
+
+
+@needs_corpus
+def test_distinct_results_that_share_a_launch_identity_are_both_kept(tmp_path: Path) -> None:
+    """The kernels of one CUDA graph launch may share a thread and API call: only a byte-for-byte repeat is one."""
+    raw = (CORPUS / MANY).read_bytes()
+    bs = blocks(raw)
+    results = [b for b in bs if b.kind == "result"]
+    # The API call id (field 2, a varint) of launch 3's record set to launch 0's; its values are left as they are.
+    def call_of(b: Block) -> tuple[int, int, int]:
+        pos = b.payload + 4
+        assert raw[pos] == 0x08  # field 1 (thread), a varint
+        pos += 1
+        while raw[pos] & 0x80:
+            pos += 1
+        pos += 1
+        assert raw[pos] == 0x10  # field 2 (API call), a varint
+        start = pos + 1
+        end = start
+        while raw[end] & 0x80:
+            end += 1
+        return start, end + 1, end + 1 - start
+    a, b = call_of(results[0]), call_of(results[3])
+    if a[2] != b[2]:
+        pytest.skip("the two call ids are not of one length in this capture")
+    data = bytearray(raw)
+    data[b[0]: b[1]] = raw[a[0]: a[1]]
+    path = tmp_path / "shared-identity.ncu-rep"
+    path.write_bytes(bytes(data))
+    report = read_report(path)
+    assert len(report.kernels) == 36 and not any("appear twice" in w for w in report.warnings)
+
+
+@needs_corpus
+def test_a_zero_length_header_is_an_empty_block_and_a_zero_fill_is_refused(tmp_path: Path) -> None:
+    head, bs, parts = _parts(NAIVE)
+    at = _first(bs, "result") + 1
+    report = _read(tmp_path, "zero-header.ncu-rep", head + b"".join([*parts[:at], b"\0" * 4, *parts[at:]]))
+    assert len(report.kernels) == 2
+    _stated(report, f"block(s) hold no record at all (block {at})")
+    filled = head + b"".join([*parts[:at], b"\0" * 4096, *parts[at:]])
+    assert "zero bytes stand at byte" in (scan_container(filled).problem or "")

@@ -14,8 +14,8 @@ from test_model import base_metrics
 from ncu_roofline.api.analysis import Analysis, ReportResult
 from ncu_roofline.api.groups import group_key
 from ncu_roofline.api.kernel import analyse_kernel
-from ncu_roofline.readers.record import text
 from ncu_roofline.readers.rules import RuleResult
+from ncu_roofline.readers.strings import text
 from ncu_roofline.render import REPORT, RenderOptions, renderer_for
 from ncu_roofline.views.format import short_name
 

@@ -252,16 +252,18 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
 
 
 def stopped_capture_warning(kernels: list[AnalysedKernel]) -> str | None:
-    """The warning for a file whose last launch has no duration (absent, or every metric NaN): the sign of a
-    capture stopped while that kernel was profiled. The launch is set aside like any unusable one; the others
-    are analysed."""
-    if not kernels or not kernels[-1].q.no_duration:
+    """The warning for a file whose last launch has no duration (absent, or every metric NaN) while an earlier
+    launch has one: the sign of a capture stopped while that kernel was profiled. The launch is set aside like
+    any unusable one. A capture that collected no duration at all (`--metrics` without it) is not one."""
+    if len(kernels) < 2 or not kernels[-1].q.no_duration:
+        return None
+    if all(k.q.duration_s is None for k in kernels[:-1]):
         return None
     last = kernels[-1]
-    others = len(kernels) - 1
-    rest = f"the other {others:,} launch(es) are analysed" if others else "no other launch is in the file"
-    return (f"the last launch (#{last.raw.index}, {last.raw.name}) has no duration: the capture was likely stopped "
-            f"while profiling it, or the profiler could not collect it; it is set aside, {rest}")
+    analysed = sum(1 for k in kernels[:-1] if k.usable)
+    return (f"the last launch (#{last.raw.index}, {last.raw.name}) has no duration, unlike the launches before it: "
+            "the capture was likely stopped while profiling it, or the profiler could not collect it; it is set "
+            f"aside, {analysed:,} other launch(es) are analysed")
 
 
 # Imported by the reader's child process before it forks, so each call starts warm.

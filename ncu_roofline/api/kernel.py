@@ -19,8 +19,9 @@ from ..passes.facts import FACTS, counter_facts
 from ..passes.finding import Finding
 from ..passes.instruction_roofline import instruction_roofline
 from ..passes.rules_comparison import compare_with_rules
-from ..readers.record import RawKernel, text
+from ..readers.record import RawKernel
 from ..readers.rules import RuleResult
+from ..readers.strings import text
 from ..settings import AnalysisSettings
 
 

@@ -27,10 +27,11 @@ metric-name table (2023.3 addenda), no system record (2020.2), none of the once-
 records (a capture of one kernel, 2025.1).
 
 Refused (`problem`), as proof that data was lost: the file ends inside a block, a block's
-records do not fill the bytes its header announces (lengths that do not add up), or the file
-holds no kernel result. Noted and read (`notes`): a block with no record, a session record
+records do not fill the bytes its header announces (lengths that do not add up), a run of
+zeros stands where a block should start (a zero-filled copy), or the file holds no kernel
+result. Noted and read (`notes`): a block with no record, a session record
 missing, repeated or out of place, a field or session kind not seen before, results out of
-launch order, results repeated (each is analysed once: `duplicates`), a file that ends on a
+launch order, results repeated byte for byte (each is analysed once: `duplicates`), a file that ends on a
 code record (the capture stopped while profiling that kernel), and a header that does not
 decode (the walk stops there; the kernels after it are as NVIDIA's reader finds them). What it
 cannot tell: the container records no kernel count and no end marker, so a copy cut exactly
@@ -50,6 +51,7 @@ MAGIC = b"NVR\x00"
 MAX_FILE_HEADER = 1 << 16      # the FileHeader is 2 bytes in every known report
 MAX_BLOCK_HEADER = 64 << 20    # the largest (first result, with the metric-name table) is ~100 KiB
 MAX_RECORDS = 1 << 20          # records per block: 1 in every known report
+ZERO_FILL = 64                 # zero bytes in a row where a block starts: a zero-filled copy, not an empty block
 SESSION_START, SESSION_DEVICE, SESSION_SYSTEM = 2, 6, 4
 UNCHECKABLE = ("a copy cut between the records of two kernels, or one missing whole kernel records, cannot be "
                "checked for completeness: the container records no kernel count or end marker")
@@ -189,7 +191,7 @@ class _Walk:
         self.kinds: list[str] = []            # "session", "source", "result", "table" or "empty", per block
         self.sessions_seen: set[int] = set()
         self.session_blocks: dict[bytes, int] = {}
-        self.launches: dict[tuple[bytes, int, int], tuple[int, int]] = {}  # identity -> (block, result index)
+        self.records: dict[tuple[bytes, bytes], int] = {}  # (process, digest of a result record) -> its index
         self.last_call: dict[bytes, int] = {}
         self.first_result_seen = False
         self.next_result = 0                  # the file-order index of the next kernel result
@@ -206,9 +208,20 @@ class _Walk:
         self.seen.setdefault(kind, []).append(block)
 
     def result(self, block: int, process: bytes, start: int, stop: int) -> None:
-        """Note one kernel result: its launch identity, a repeat of an earlier one, its launch order."""
+        """Note one kernel result: a byte-for-byte repeat of an earlier one, and its launch order.
+
+        A repeat is told by the whole record, not the launch identity: the kernels of one CUDA graph launch,
+        or of one cooperative launch on several devices, may share a thread and API call and still differ.
+        """
         index = self.next_result
         self.next_result += 1
+        digest = hashlib.sha256(self.buf[start:stop]).digest()
+        earlier = self.records.get((process, digest))
+        if earlier is not None:
+            self.saw("repeated result", block)
+            self.scan.duplicates[index] = earlier
+            return
+        self.records[(process, digest)] = index
         thread = call = None
         try:
             for number, wire, value, _ in _fields(self.buf, start, stop):
@@ -222,14 +235,7 @@ class _Walk:
             self.saw("undecodable result", block)
             return
         if thread is None or call is None:
-            return  # no launch identity to compare (not seen in any known report)
-        key = (process, thread, call)
-        earlier = self.launches.get(key)
-        if earlier is not None:
-            self.saw("repeated result", block)
-            self.scan.duplicates[index] = earlier[1]
-            return
-        self.launches[key] = (block, index)
+            return  # no launch identity (not seen in any known report): no launch order to check
         previous = self.last_call.get(process)
         if previous is not None and call < previous and self.out_of_order is None:
             self.out_of_order = (block, call, previous)
@@ -277,10 +283,17 @@ def _walk_blocks(walk: _Walk, offset: int) -> None:
             return
         (length,) = struct.unpack_from("<I", buf, offset)
         start, stop = offset + 4, offset + 4 + length
-        if length == 0:  # no header is empty: zeros stand where a block was (a sparse or zero-filled copy)
-            walk.refuse(f"the file is damaged: block {block} at byte {offset:,} has a header of 0 bytes, where "
-                        "zeros replace the data")
-            return
+        if length == 0:
+            run = buf[offset: min(size, offset + ZERO_FILL)]
+            if len(run) == ZERO_FILL and not any(run):  # a zero-filled or sparse copy, not a block
+                walk.refuse(f"the file is damaged: {ZERO_FILL:,} or more zero bytes stand at byte {offset:,}, "
+                            f"where block {block} should start")
+                return
+            walk.saw("empty", block)  # an all-default header encodes to nothing: an empty block, nothing lost
+            walk.kinds.append("empty")
+            scan.blocks += 1
+            offset = start
+            continue
         if length > MAX_BLOCK_HEADER:
             _stop_walk(walk, block, offset, f"its header length reads {length:,} bytes")
             return

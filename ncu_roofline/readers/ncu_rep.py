@@ -19,8 +19,9 @@ from typing import Any
 
 from ..errors import InputError
 from .container import MAGIC, UNCHECKABLE, scan_container
-from .record import UNREAD, Metric, RawKernel, RawReport, text
+from .record import UNREAD, Metric, RawKernel, RawReport
 from .rules import ActionRules
+from .strings import text
 
 _VERSION_RE = re.compile(rb"(20[12]\d\.\d+\.\d+(?:\.\d+)?) \(build (\d+)\)")
 LFS_PREFIX = b"version https://git-lfs"
@@ -70,8 +71,7 @@ def _metric(action: Any, name: str, forms: Forms) -> Metric | None:
     unit, is_string = form
     if not is_string:
         return Metric(m.as_double(), unit)
-    value = m.as_string()  # None where a damaged report cannot give it: absent
-    return Metric(text(value), unit) if isinstance(value, str) else None
+    return Metric(text(m.as_string()), unit)  # "" where a damaged report cannot give the string
 
 
 
@@ -271,7 +271,8 @@ def read_ncu_rep(path: Path) -> RawReport:
     duplicates = scan.duplicates if found == scan.results else {}
     if found != scan.results and scan.walked:
         notes.append(f"NVIDIA's reader finds {found} kernel(s) where the container holds {scan.results} kernel "
-                     "result(s): the file is damaged, and the kernels read are those the reader finds")
+                     "result(s): the file is damaged, and the kernels read are those the reader finds"
+                     + (", repeats included" if scan.duplicates else ""))
     kernels: list[RawKernel] = []
     names: list[str] = []  # per result in file order, repeats included
     demangled_base = ncu_report.IAction.NameBase_DEMANGLED

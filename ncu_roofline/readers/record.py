@@ -7,10 +7,11 @@ makes `.ncu-rep`/CSV parity and hand-built tests straightforward.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
+
+from .strings import text
 
 if TYPE_CHECKING:
     from .rules import RuleResult
@@ -49,19 +50,6 @@ def metric_names_starting(metrics: Mapping[str, Metric], prefix: str) -> list[st
         found: list[str] = starting(prefix)
         return found
     return [n for n in metrics if n.startswith(prefix)]
-
-
-# A byte that is not UTF-8, as NVIDIA's reader hands it back (a lone surrogate, as `surrogateescape` keeps it).
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def text(value: object) -> str:
-    """A string read from a report, as the outputs can write it: "" for one the reader could not give (None, or
-    not a string: a damaged string table), and U+FFFD for each byte in it that is not UTF-8 (as the CSV reader
-    replaces them; a lone surrogate cannot be encoded)."""
-    if not isinstance(value, str):
-        return ""
-    return value if value.isascii() or not _SURROGATE.search(value) else _SURROGATE.sub("\ufffd", value)
 
 
 @dataclass

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-from .record import text
+from .strings import text
 
 # Nsight Compute's link markup in rule messages, as its GUI shows it: a section link reads as the
 # section's name, a web link as "label (address)".
