@@ -5,7 +5,10 @@
 
     NCU_ROOFLINE_REGOLD=1 python -m pytest tests/test_gold.py
 
-and review the `git diff` of `tests/gold/` before committing it.
+and review the `git diff` of `tests/gold/` before committing it. JSON golden files are indented with sorted
+keys; a mismatch shows a unified diff and leaves the actual output beside the golden file (`*.actual`).
+`tests/gold/verdicts/` holds what each corpus capture is found to be (limit, regime, finding kinds and
+bounds) without any wording, so that a wording change and a behaviour change fail in different files.
 
 Charts are compared by structure (their text labels and element counts), not by matplotlib's path
 bytes, which change between matplotlib releases.
@@ -13,6 +16,8 @@ bytes, which change between matplotlib releases.
 
 from __future__ import annotations
 
+import difflib
+import json
 import os
 import re
 from collections import Counter
@@ -22,6 +27,7 @@ from ncu_roofline import __version__
 
 GOLD = Path(__file__).resolve().parent / "gold"
 REGOLD = os.environ.get("NCU_ROOFLINE_REGOLD") == "1"
+DIFF_LINES = 60  # of a mismatch's unified diff, in the assertion message
 
 _SVG_RE = re.compile(r"<svg\b.*?</svg>", re.S)
 _TAG_RE = re.compile(r"<([a-zA-Z][\w:-]*)")
@@ -56,20 +62,34 @@ def scrub(text: str, replacements: dict[str, str]) -> str:
     return _SVG_RE.sub(_svg_summary, text)
 
 
+def readable(name: str, text: str) -> str:
+    """A JSON golden file indented with sorted keys, so that a change shows as the lines it changes."""
+    if not name.endswith(".json"):
+        return text
+    return json.dumps(json.loads(text), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
 def compare(name: str, text: str, replacements: dict[str, str]) -> None:
-    """Assert that scrubbed `text` equals `tests/gold/<name>` (or rewrite it with REGOLD)."""
-    actual = scrub(text, replacements)
+    """Assert that scrubbed `text` equals `tests/gold/<name>` (or rewrite it with REGOLD).
+
+    On a mismatch the actual output is saved beside the golden file as `<name>.actual` (ignored by git), and the
+    assertion shows the start of a unified diff."""
+    actual = readable(name, scrub(text, replacements))
     path = GOLD / name
+    stale = path.with_name(path.name + ".actual")
     if REGOLD:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(actual, encoding="utf-8", newline="")
+        stale.unlink(missing_ok=True)
         return
     assert path.is_file(), f"missing golden file {path}; regenerate with NCU_ROOFLINE_REGOLD=1"
     expected = path.read_text(encoding="utf-8")
-    if actual != expected:
-        for i, (a, e) in enumerate(zip(actual.splitlines(), expected.splitlines(), strict=False)):
-            if a != e:
-                raise AssertionError(f"{name} differs from its golden file at line {i + 1}:\n"
-                                     f"  expected: {e[:300]}\n  actual:   {a[:300]}")
-        raise AssertionError(f"{name} differs from its golden file in length "
-                             f"({len(actual)} vs {len(expected)} characters)")
+    if actual == expected:
+        stale.unlink(missing_ok=True)
+        return
+    stale.write_text(actual, encoding="utf-8", newline="")
+    diff = list(difflib.unified_diff(expected.splitlines(), actual.splitlines(), f"gold/{name}", "actual",
+                                     lineterm="", n=2))
+    shown = "\n".join(line[:300] for line in diff[:DIFF_LINES])
+    more = f"\n... {len(diff) - DIFF_LINES} more diff lines" if len(diff) > DIFF_LINES else ""
+    raise AssertionError(f"{name} differs from its golden file (actual output saved as {stale}):\n{shown}{more}")
