@@ -279,3 +279,20 @@ def test_a_zero_length_header_is_an_empty_block_and_a_zero_fill_is_refused(tmp_p
     _stated(report, f"block(s) hold no record at all (block {at})")
     filled = head + b"".join([*parts[:at], b"\0" * 4096, *parts[at:]])
     assert "zero bytes stand at byte" in (scan_container(filled).problem or "")
+
+
+@needs_corpus
+def test_batch_states_what_the_reader_noticed(tmp_path: Path) -> None:
+    """batch says per file what `report` says: on standard error, in the manifest and on the index page."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    head, bs, parts = _parts(NAIVE)
+    (folder / "first-only.ncu-rep").write_bytes(head + b"".join(parts[: _first(bs, "result") + 1]))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["batch", str(folder), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    path = folder / "first-only.ncu-rep"
+    assert f"ncu-roofline: warning: {path}: read with notes: the file holds no device or system" in result.stderr
+    entry = json.loads((out / "manifest.json").read_text())["reports"][0]
+    assert len(entry["warnings"]) == 1 and "no device or system record" in entry["warnings"][0]
+    assert "no device or system record" in (out / "index.html").read_text()

@@ -89,6 +89,7 @@ def summary_of(rep: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any
         "total_duration_s": rep["total_duration_s"],
         "bound_mix": dict(sorted(mix.items())),
         "worst": worst,
+        "warnings": list(rep["warnings"]),  # what the reader noticed about the file, as `report` prints it
     }
 
 

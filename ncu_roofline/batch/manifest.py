@@ -113,6 +113,7 @@ def manifest_entry(result: JobResult, key: str, json_rel: str | None, html_rel: 
         "device": summary.get("device"),
         "bound_mix": summary.get("bound_mix"),
         "worst": summary.get("worst"),
+        "warnings": list(summary.get("warnings") or []),
         "seconds": round(seconds, 3) if seconds is not None else None,
     }
 

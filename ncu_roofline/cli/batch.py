@@ -155,6 +155,9 @@ def batch(inputs: tuple[str, ...], outdir: str, jobs: int | None, timeout: float
         fail_and_exit(str(exc), EXIT_USAGE)
     progress.close()
     _report_skipped(result, redact)
+    for entry in result.entries:  # what the reader noticed about a file, one line each, as `report` prints it
+        for warning in entry.get("warnings") or []:
+            click.echo(f"ncu-roofline: warning: {entry['path']}: {warning}", err=True)
     for note in result.notes + (runner.notes if runner is not None else []):
         click.echo(f"ncu-roofline: warning: {note}", err=True)
     parts = [f"{result.analysed} analysed"]

@@ -137,6 +137,7 @@ _ENTRY: dict[str, Any] = {
         "bound_mix": {"type": ["object", "null"], "additionalProperties": {"type": "integer", "minimum": 0}},
         "worst": {"type": ["array", "null"], "items": {"type": "object", "properties": {
             "name": _TEXT_OR_NULL, "duration_s": _AT_LEAST_0_OR_NULL, "bound_by": _TEXT_OR_NULL}}},
+        "warnings": {"type": "array", "items": {"type": "string"}},
         "seconds": _AT_LEAST_0_OR_NULL,
     },
 }

@@ -91,6 +91,7 @@ def build_batch_index_view(index: BatchIndex) -> dict[str, Any]:
             "unusable": e.get("unusable_kernel_count") or 0,
             "gpu_time": F.seconds(e.get("total_duration_s")), "mix": mix_view(mix),
             "worst": _worst_view(e.get("worst") or []),
+            "warnings": [w for w in e.get("warnings") or [] if isinstance(w, str)],
         })
         if failed:
             errors.append({"row": row, "path": e["path"], "error": reports[-1]["error"]})
