@@ -191,7 +191,8 @@ class _Walk:
         self.kinds: list[str] = []            # "session", "source", "result", "table" or "empty", per block
         self.sessions_seen: set[int] = set()
         self.session_blocks: dict[bytes, int] = {}
-        self.records: dict[tuple[bytes, bytes], int] = {}  # (process, digest of a result record) -> its index
+        # launch identity (process, thread, API call) -> the results that carry it: (index, record's byte range)
+        self.launches: dict[tuple[bytes, int, int], list[tuple[int, tuple[int, int]]]] = {}
         self.last_call: dict[bytes, int] = {}
         self.first_result_seen = False
         self.next_result = 0                  # the file-order index of the next kernel result
@@ -210,18 +211,12 @@ class _Walk:
     def result(self, block: int, process: bytes, start: int, stop: int) -> None:
         """Note one kernel result: a byte-for-byte repeat of an earlier one, and its launch order.
 
-        A repeat is told by the whole record, not the launch identity: the kernels of one CUDA graph launch,
-        or of one cooperative launch on several devices, may share a thread and API call and still differ.
+        A repeat is told by the whole record, not the launch identity alone: the kernels of one CUDA graph
+        launch, or of one cooperative launch on several devices, may share a thread and API call and still
+        differ. Records are compared only where the identity repeats (no hashing of every result).
         """
         index = self.next_result
         self.next_result += 1
-        digest = hashlib.sha256(self.buf[start:stop]).digest()
-        earlier = self.records.get((process, digest))
-        if earlier is not None:
-            self.saw("repeated result", block)
-            self.scan.duplicates[index] = earlier
-            return
-        self.records[(process, digest)] = index
         thread = call = None
         try:
             for number, wire, value, _ in _fields(self.buf, start, stop):
@@ -235,7 +230,15 @@ class _Walk:
             self.saw("undecodable result", block)
             return
         if thread is None or call is None:
-            return  # no launch identity (not seen in any known report): no launch order to check
+            return  # no launch identity (not seen in any known report): nothing to compare
+        same = self.launches.setdefault((process, thread, call), [])
+        record = self.buf[start:stop]
+        for earlier, (a, b) in same:
+            if b - a == stop - start and self.buf[a:b] == record:
+                self.saw("repeated result", block)
+                self.scan.duplicates[index] = earlier
+                return
+        same.append((index, (start, stop)))
         previous = self.last_call.get(process)
         if previous is not None and call < previous and self.out_of_order is None:
             self.out_of_order = (block, call, previous)
