@@ -14,7 +14,7 @@ from test_model import base_metrics
 from ncu_roofline.api.analysis import Analysis, ReportResult
 from ncu_roofline.api.groups import group_key
 from ncu_roofline.api.kernel import analyse_kernel
-from ncu_roofline.readers.rules import RuleResult
+from ncu_roofline.readers.rules import RuleResult, rule_from_dict
 from ncu_roofline.readers.strings import text
 from ncu_roofline.render import REPORT, RenderOptions, renderer_for
 from ncu_roofline.views.format import short_name
@@ -49,8 +49,11 @@ def test_the_sites_that_join_names_take_none() -> None:
 
 
 def _rules() -> tuple[RuleResult, ...]:
-    return (RuleResult(f"Occ{BAD}", "Occupancy", "", f"T{BAD}", f"message {BAD}", "warning", 25.0, "global",
-                       ((f"m{BAD}", 1.0, "info"),)),
+    """Rule results as the reader makes them from NVIDIA's dicts, with bytes that are not UTF-8 and a missing text."""
+    return (rule_from_dict({"rule_identifier": f"Occ{BAD}", "name": "Occupancy", "section_identifier": None,
+                            "rule_message": {"title": f"T{BAD}", "message": f"message {BAD}", "type": 3},
+                            "speedup_estimation": {"speedup": 25.0, "type": 1},
+                            "focus_metrics": [{"name": f"m{BAD}", "value": 1.0, "info": "info"}]}),
             RuleResult("CPIStall", "", "", "", "", "info"))
 
 

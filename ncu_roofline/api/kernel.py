@@ -20,8 +20,6 @@ from ..passes.finding import Finding
 from ..passes.instruction_roofline import instruction_roofline
 from ..passes.rules_comparison import compare_with_rules
 from ..readers.record import RawKernel
-from ..readers.rules import RuleResult
-from ..readers.strings import text
 from ..settings import AnalysisSettings
 
 
@@ -53,22 +51,8 @@ class AnalysedKernel(KernelModel):
 
     def rules(self) -> list[dict[str, Any]]:
         """Nsight Compute's own rule results, those with the largest estimated speed-up first."""
-        found = [_writable(r).to_dict() for r in self.raw.rules]
+        found = [r.to_dict() for r in self.raw.rules]
         return sorted(found, key=lambda r: (r["speedup_pct"] is None, -(r["speedup_pct"] or 0.0), r["rule"]))
-
-
-def _writable(rule: RuleResult) -> RuleResult:
-    """The rule result with texts the outputs can write (`record.text`): U+FFFD for each byte of a damaged report
-    that is not UTF-8 (NVIDIA's reader hands one back as a lone surrogate), "" for a text that is not a string."""
-    try:  # one look at all its texts (a launch's rules are read again for each output)
-        if "".join([rule.rule, rule.name, rule.section, rule.title, rule.message,
-                    *(n + i for n, _, i in rule.focus_metrics)]).isascii():
-            return rule
-    except TypeError:  # a text that is not a string
-        pass
-    return dataclasses.replace(rule, rule=text(rule.rule), name=text(rule.name), section=text(rule.section),
-                               title=text(rule.title), message=text(rule.message),
-                               focus_metrics=tuple((text(n), v, text(i)) for n, v, i in rule.focus_metrics))
 
 
 def analyse_kernel(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETTINGS) -> AnalysedKernel:

@@ -9,7 +9,7 @@ else it notices is a note, and the file is read as NVIDIA's reader reads it.
 Layout, as measured on the reports of the shared corpus (Nsight Compute 2019.x to 2025.2);
 records are protobuf messages, field numbers given:
 
-    "NVR\0", u32 n, FileHeader[n]                       FileHeader: 1 = format version
+    "NVR\\0", u32 n, FileHeader[n]                       FileHeader: 1 = format version
     then blocks up to the end of the file, each:
     u32 n, BlockHeader[n], payload[BlockHeader.5]
         BlockHeader: 1 = code records, 2 = kernel results, 3 = session record,
@@ -190,7 +190,7 @@ class _Walk:
         self.scan = scan
         self.kinds: list[str] = []            # "session", "source", "result", "table" or "empty", per block
         self.sessions_seen: set[int] = set()
-        self.session_blocks: dict[bytes, int] = {}
+        self.session_records: set[bytes] = set()  # digests of the session records seen
         # launch identity (process, thread, API call) -> the results that carry it: (index, record's byte range)
         self.launches: dict[tuple[bytes, int, int], list[tuple[int, tuple[int, int]]]] = {}
         self.last_call: dict[bytes, int] = {}
@@ -342,9 +342,9 @@ def _block_kind(walk: _Walk, block: int, h: _Header) -> None:
     if h.session is not None and not h.sources and not h.results:
         kind = _session_kind(walk.buf, h.session)
         digest = hashlib.sha256(walk.buf[h.session[0]:h.session[1]]).digest()
-        if digest in walk.session_blocks:
+        if digest in walk.session_records:
             walk.saw("repeated session", block)
-        walk.session_blocks.setdefault(digest, block)
+        walk.session_records.add(digest)
         if kind == -1:
             walk.saw("undecodable session", block)
         elif kind not in KNOWN_SESSION_KINDS:
