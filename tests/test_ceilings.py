@@ -287,7 +287,9 @@ def test_every_factor_in_range_and_diagnosis_ranked() -> None:
     assert factors == sorted(factors)
     d = model.to_dict()
     assert {"kind", "roof", "factor", "value", "evidence"} <= set(d["ceilings"][0])
-    assert d["diagnosis"] and all(f["action"] for f in d["diagnosis"])
+    assert d["diagnosis"] and all(f["headline"] and f["detail"] for f in d["diagnosis"])
+    # every finding here has something to do, and its next step is worded
+    assert all(f["lever"] and f["next_step"] for f in d["diagnosis"])
 
 
 @needs_corpus
@@ -330,12 +332,14 @@ def test_smem_transpose_bank_conflicts() -> None:
     assert naive.bound_by == "lts__xbar2lts_cycles_active" and naive.regime == "at_limit"
     assert naive.q.bytes["l2"].definition == "tags"
     assert [f.kind for f in naive.diagnosis[:2]] == ["unit_throughput", "sector_use"]
-    assert "global stores use 4 of every 32 bytes" in naive.diagnosis[1].action
+    found = naive.diagnosis[1]
+    # global stores use 4 of every 32 bytes: make adjacent threads access adjacent addresses
+    assert (found.figures["worst_op"], found.figures["worst_bytes"], found.lever) == ("stores", 4.0, "adjacent")
     # its bound is the bytes L2 moved over those used, not the L2 roof (the crossbar bounds the kernel), and the
-    # text sets the used bytes' share of the roof beside the point's
-    assert naive.diagnosis[1].speedup_note.startswith("L2's bytes for these accesses ÷ the bytes they use = 1 / 0.22")
-    assert "(the bytes they use are 5.6% of the L2 roof; its point, 25%, counts every byte moved)" in \
-        naive.diagnosis[1].text
+    # finding sets the used bytes' share of the roof (5.6 %) beside the point's (25 %, every byte moved)
+    assert found.basis == ("sector_bytes",) and found.speedup == pytest.approx(1 / found.factor)
+    assert round(found.factor, 2) == 0.22 and found.figures["moved"] == 603_979_776
+    assert round(found.figures["used"], 3) == 0.056 and round(naive.utilization["l2"], 2) == 0.25
     cap = by_kind(naive, "sector_use", "l2")
     assert cap.evidence["l2_useful_bytes"] == 32 * 2_097_152 + 4 * 16_777_216
     assert cap.factor == pytest.approx(134_217_728 / 603_979_776) and cap.factor < naive.utilization["l2"]

@@ -14,10 +14,15 @@ from conftest import CORPUS, corpus_files
 import ncu_roofline
 from ncu_roofline.api.kernel import AnalysedKernel
 from ncu_roofline.passes.ceilings import SIGNIFICANT, Ceiling
+from ncu_roofline.passes.finding import Finding
 
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared report corpus not found at {CORPUS}")
 FILES = [p.name for p in corpus_files()]
-_BAD_WORDS = re.compile(r"\b(nan|inf|None)\b")
+_BAD_WORDS = re.compile(r"\b(nan|inf|None|n/a)\b")  # n/a: how a non-finite figure is filled in
+# Bases that say why a finding has no bound (their words start "none").
+_NO_BOUND = ("other_bounds", "listed", "more_work", "at_limit", "at_limit_short", "gap_bounds", "unit_at_limit",
+             "unit_short", "below_threshold", "below_ceilings", "no_headroom", "reads_once", "unmeasured",
+             "hit_rate_unknown", "fusion_unknown", "local_cost", "no_pairs")
 
 
 @cache
@@ -123,10 +128,14 @@ def test_findings_lead_with_the_limiter_and_say_what_they_are_worth(name: str) -
         if len(said) != len(set(said)) or sum(f.kind == "lane_efficiency" for f in k.diagnosis) > 1:
             wrong.append(f"#{k.raw.index}: a ceiling said twice, or two lane efficiencies: {said}")
         for f in k.diagnosis:
-            if _BAD_WORDS.search(f.text) or _BAD_WORDS.search(f.action):
-                wrong.append(f"#{k.raw.index} {f.kind}: {f.text}")
-            if f.speedup is None and not f.speedup_note:
-                wrong.append(f"#{k.raw.index} {f.kind}: neither a speed-up nor why not")
+            w = f.words()
+            said = [w.headline, w.next_step or "", w.detail, w.bound]
+            if any(_BAD_WORDS.search(t) or "{" in t or "}" in t for t in said) or not w.headline:
+                wrong.append(f"#{k.raw.index} {f.kind.value}/{f.variant}: {said}")
+            if f.speedup is None and (not f.basis or not w.bound or not w.bound.startswith("none")):
+                wrong.append(f"#{k.raw.index} {f.kind.value}: neither a speed-up nor why not ({f.basis})")
+            if f.speedup is not None and f.basis and f.basis[0] in _NO_BOUND:
+                wrong.append(f"#{k.raw.index} {f.kind.value}: speed-up {f.speedup} yet {f.basis}")
             if f.speedup is not None and not f.speedup >= 1:
                 wrong.append(f"#{k.raw.index} {f.kind}: speed-up {f.speedup}")
     assert not wrong, "\n".join(wrong)
@@ -161,12 +170,15 @@ def test_tail_effect_where_nsight_compute_finds_one_and_from_its_waves(name: str
                 continue
             whole = math.ceil(waves)
             uniform = min(whole / waves, 1 / k.limiter_share)
-            equal_times = "if every block takes the same time" in f.text
-            if f.factor is not None or f.speedup > uniform * (1 + 1e-9) or f.speedup < 1.1 or \
+            equal_times = f.variant == "uniform"  # the bound assumes every block takes the same time
+            if equal_times != (f.basis[:1] == ("uniform_waves",)) or f.factor is not None or \
+                    f.speedup > uniform * (1 + 1e-9) or f.speedup < 1.1 or \
                     (equal_times and f.speedup != pytest.approx(uniform)):
-                wrong.append(f"#{k.raw.index}: factor {f.factor}, speed-up {f.speedup} for {waves} waves")
-            if f"take {1 / whole:.0%} of the run" not in f.text and f"takes {1 / whole:.0%} of the run" not in f.text:
-                wrong.append(f"#{k.raw.index}: {f.text}")
+                wrong.append(f"#{k.raw.index}: factor {f.factor}, speed-up {f.speedup} for {waves} waves ({f.variant})")
+            figures = f.figures
+            if figures.get("uniform") != pytest.approx(1 / whole) or figures.get("waves") != pytest.approx(waves) or \
+                    figures.get("whole") != whole:
+                wrong.append(f"#{k.raw.index}: {dict(f.figures)}")
             rule = next((r for r in k.raw.rules if r.rule == "LaunchConfiguration" and r.title == "Tail Effect"), None)
             if rule is not None and rule.speedup_pct is not None and \
                     rule.speedup_pct != pytest.approx(100 / whole, abs=0.5):
@@ -192,14 +204,19 @@ def test_silu_partial_wave_bound_is_hand_computed() -> None:
     assert tail["speedup"] == pytest.approx(1 / ((1 - t) * 1.6)) and tail["factor"] is None
     assert tail["speedup"] == pytest.approx(1.21, abs=0.005)
     assert tail["program_gain"] == pytest.approx(1 - 1 / tail["speedup"])
-    assert "1,056 blocks make 1.60 waves (about 660 blocks run at once)" in tail["text"]
-    assert "60% full" in tail["text"] and "would take 50% of the run for 38% of the work" in tail["text"]
-    assert "(50% of the theoretical 62%) puts it at most at about 48%" in tail["text"]
-    assert "PyTorch's choice" in tail["action"] and "problem size" not in tail["action"]  # a fixed grid
+    figures = tail["figures"]
+    assert (figures["grid"], figures["waves"], figures["per_wave"]) == (1056, pytest.approx(1.6), pytest.approx(660))
+    assert figures["last"] == pytest.approx(0.6) and figures["uniform"] == 0.5
+    assert figures["work"] == pytest.approx(0.375)
+    assert tail["variant"] == "occupancy" and tail["basis"] == ["measured_waves"]  # from the measured occupancy
+    assert (figures["achieved"], figures["theoretical"]) == (pytest.approx(a), 0.625)
+    assert figures["tail_share"] == pytest.approx(t)
+    assert tail["lever"] == "library_grid" and figures["library"] == "PyTorch"  # a fixed grid: PyTorch's choice
     # Its 50 % assumes equal block times; the measured occupancy bounds the gain at 1 - 1/1.21 = 17 %.
-    assert ("agrees with this diagnosis on the cause; this diagnosis bounds the gain at ≤1.21× (17% of the "
-            "time: tail effect), less than Nsight Compute's estimate: see that finding for why") \
-        in k["rules_comparison"]
+    estimate = k["rules_relation"]["estimate"]
+    assert estimate["relation"] == "agrees" and estimate["figures"]["match_kind"] == "tail_effect"
+    assert estimate["figures"]["bound"] == pytest.approx(tail["speedup"])
+    assert estimate["figures"]["saved"] == pytest.approx(0.17, abs=0.005) and estimate["figures"]["below_estimate"]
     assert k["diagnosis"][0]["kind"] == "unit_throughput"  # the limiter still leads
 
 
@@ -218,7 +235,9 @@ def test_tail_bound_follows_the_sms_measured_activity() -> None:
     (tail,) = [f for f in k.diagnosis if f.kind == "tail_effect"]
     assert tail.speedup == pytest.approx(1 / ((1 - t) * k.launch["waves_per_sm"]))
     assert tail.speedup == pytest.approx(1.20, abs=0.005)
-    assert "leaving 81 of the 108 SMs without a block" in tail.text and "active 84% of the elapsed" in tail.text
+    assert tail.variant == "idle" and tail.basis == ("measured_waves",)  # from the SMs' measured activity
+    assert (tail.figures["idle_sms"], tail.figures["sms"]) == (81, 108)
+    assert tail.figures["active"] == pytest.approx(active) and tail.figures["tail_share"] == pytest.approx(t)
     (latency,) = [f for f in k.diagnosis if f.kind == "latency"]
     assert latency.speedup == pytest.approx(1 / k.limiter_share)  # the whole headroom: the tail's part within it
 
@@ -268,37 +287,42 @@ def test_tail_bound_follows_the_measured_occupancy() -> None:
     assert len(sort) >= 5 and not [f for k in sort for f in k.diagnosis if f.kind == "tail_effect"]
     k = next(k for k in _kernels("self-join-mistic__profile.ncu-rep") if k.raw.index == 126)
     (tail,) = [f for f in k.diagnosis if f.kind == "tail_effect"]
-    assert tail.speedup == pytest.approx(2 / k.launch["waves_per_sm"]) and "CUB's choice" in tail.action
+    assert tail.speedup == pytest.approx(2 / k.launch["waves_per_sm"]) and tail.variant == "uniform"
+    assert tail.lever == "library_grid" and tail.figures["library"] == "CUB"  # the grid is CUB's choice
 
 
 @needs_corpus
-@pytest.mark.parametrize(("name", "index", "says"), [
+@pytest.mark.parametrize(("name", "index", "relation", "figures"), [
     # "Low Utilization" (every pipe under-used) at the DRAM roof: idle compute pipes are what a memory limit means
-    ("cuda-mlp-inference__report.ncu-rep", 0, "is for compute pipes left idle, as they are in a kernel at its "
-                                              "memory limit"),
+    ("cuda-mlp-inference__report.ncu-rep", 0, "idle_pipes_expected", {"lead_limit": "DRAM"}),
     # theoretical occupancy vs a grid of 64 blocks on 148 SMs: more blocks come first
-    ("accelsim-test__n1000_int8_abt_view_algo64_profile.1528422.ncu-rep", 0, "is for more warps in flight per SM, "
-                                                                            "while this launch gives the GPU too "
-                                                                            "little work to fill it"),
+    ("accelsim-test__n1000_int8_abt_view_algo64_profile.1528422.ncu-rep", 0, "more_blocks_first",
+     {"lead_kind": "too_little_work"}),
     # achieved occupancy vs DRAM throughput at 90 %: at most 1.11× is left to the limit
-    ("cs599k__profile.ncu-rep", 2, "is for hiding latency (more warps or work in flight), but the limit this "
-                                   "diagnosis leads with is at 90% of its peak: at most 1.11× is left to it"),
+    ("cs599k__profile.ncu-rep", 2, "past_high_use", {"lead_limit": "DRAM (busy cycles)"}),
     # theoretical occupancy vs issue slots at 67%, short of high use: the rest of their peak is for more warps
-    ("cs599k__silu-2025-04-18-v9.ncu-rep", 0, "agrees with this diagnosis"),
-    ("cs599k__silu-pytorch.ncu-rep", 0, "agrees with this diagnosis"),  # Tail Effect vs the tail-effect finding
-    ("cudacode__naive.ncu-rep", 0, "agrees with this diagnosis"),  # Lg Throttle Stalls vs the LSU pipe at its limit
-    # L1TEX Global Load Access Pattern: the coalescing cap this diagnosis set aside, with Nsight Compute's own count
-    ("cudacode__global_mem_coalesce.ncu-rep", 0, "speaks of coalescing, which this diagnosis set aside: Nsight "
-                                                 "Compute counts no excessive global sectors"),
+    ("cs599k__silu-2025-04-18-v9.ncu-rep", 0, "agrees", {"match_limit": "issue slots"}),
+    ("cs599k__silu-pytorch.ncu-rep", 0, "agrees", {"match_kind": "tail_effect"}),  # Tail Effect vs the tail effect
+    ("cudacode__naive.ncu-rep", 0, "agrees", {"match_kind": "unit_throughput"}),  # Lg Throttle vs the LSU pipe
+    # L1TEX Global Load Access Pattern: the coalescing cap that was set aside, with Nsight Compute's own count
+    ("cudacode__global_mem_coalesce.ncu-rep", 0, "set_aside", {"aside_kind": "coalescing"}),
 ])
-def test_rules_comparison_agrees_only_where_the_rule_speaks_of_a_finding(name: str, index: int, says: str) -> None:
+def test_rules_comparison_agrees_only_where_the_rule_speaks_of_a_finding(name: str, index: int, relation: str,
+                                                                         figures: dict[str, str]) -> None:
     """A busy unit agrees only with the rules about that unit, and "Low Utilization" (HighPipeUtilization's
-    finding that every pipe is under-used) never agrees with a kernel at a roof; a rule about a ceiling this
-    diagnosis set aside gets the reason."""
+    finding that every pipe is under-used) never agrees with a kernel at a roof; a rule about a ceiling that was
+    set aside gets the reason."""
     k = next(k for k in _kernels(name) if k.raw.index == index)
-    text = k.to_dict()["rules_comparison"]
-    assert says in text, text
-    assert ("agrees with this diagnosis" in text) is (says == "agrees with this diagnosis"), text
+    d = k.to_dict()
+    estimate = d["rules_relation"]["estimate"]
+    assert estimate["relation"] == relation, estimate
+    assert figures.items() <= estimate["figures"].items(), estimate
+    if relation == "past_high_use":
+        assert estimate["figures"]["share"] == pytest.approx(k.limiter_share)
+        assert f"{estimate['figures']['left']:.3g}" == "1.11"
+    if relation == "set_aside":
+        assert estimate["figures"]["reason"].startswith("Nsight Compute counts no excessive global sectors")
+    assert d["rules_comparison"] and "this diagnosis" not in d["rules_comparison"]
 
 
 @needs_corpus
@@ -309,11 +333,16 @@ def test_a_unit_short_of_high_use_names_the_occupancy_lever_nsight_compute_estim
     k = _kernels("cs599k__silu-2025-04-18-v9.ncu-rep")[0]
     head = k.diagnosis[0]
     assert k.bound_by == "sm__issue_active" and round(k.limiter_share, 3) == 0.674
-    assert "toward its own peak (the last 33%), check the warp-stall reasons" in head.action
-    assert "the theoretical occupancy of 50% caps the warps in flight: raise it with fewer registers" in head.action
-    assert k.to_dict()["rules_comparison"] == (
-        "Nsight Compute's largest estimated speed-up (Theoretical Occupancy, 50 %) agrees with this diagnosis on the "
-        f"cause; this diagnosis puts the limit's own peak at most {1 / k.limiter_share:.3g}× away.")
+    assert (head.kind, head.variant, head.basis) == ("unit_throughput", "short", ("unit_short",))
+    assert head.figures["rest"] == pytest.approx(1 - k.limiter_share)  # the last 33 %, for more work in flight
+    limits = {n: k.raw.number(f"launch__occupancy_limit_{n}") for n in ("registers", "shared_mem", "blocks", "warps")}
+    assert min(v for v in limits.values() if v) == limits["registers"] == head.figures["occ_blocks"]
+    assert head.figures["occ_by"] == "registers" and head.figures["theoretical"] == pytest.approx(0.5, abs=0.01)
+    estimate = k.to_dict()["rules_relation"]["estimate"]
+    assert (estimate["relation"], estimate["title"], estimate["speedup_pct"]) == ("agrees", "Theoretical Occupancy",
+                                                                                 pytest.approx(50.0, abs=0.5))
+    assert estimate["figures"]["left"] == pytest.approx(1 / k.limiter_share)
+    assert estimate["figures"]["match_limit"] == "issue slots" and "bound" not in estimate["figures"]
 
 
 @needs_corpus
@@ -326,42 +355,53 @@ def test_every_limit_short_of_high_use_says_what_reaches_toward_its_peak(name: s
         if k.regime != "at_limit" or not k.diagnosis or k.limiter_share is None:
             continue
         head = k.diagnosis[0]
-        reaches = "toward its own peak (the last" in head.action or "reaches toward the roof's last" in head.action
-        assert reaches == (k.limiter_share < 0.8), (k.raw.index, k.raw.name, k.limiter_share, head.action)
+        short = k.limiter_share < 0.8
+        where = (k.raw.index, k.raw.name, k.limiter_share, head.kind.value, head.variant, head.lever, head.basis)
+        # the head says how far the peak is and what is left of it: the words "more work in flight reaches the rest"
+        assert head.variant == ("short" if short else "high"), where
+        assert head.figures["left"] == pytest.approx(1 / k.limiter_share), where
+        assert head.figures["rest"] == pytest.approx(1 - k.limiter_share), where
+        if head.kind == "at_limit":  # a roof's next step: wider, independent loads or instructions reach its last part
+            assert head.lever == "library" or head.lever.endswith("_short") == short, where
+        else:
+            assert head.kind == "unit_throughput" and head.basis[0] == ("unit_short" if short else "unit_at_limit"), \
+                where
 
 
-def test_the_comparison_sentences_keep_to_what_each_rule_speaks_of() -> None:
+def test_the_comparison_keeps_to_what_each_rule_speaks_of() -> None:
     """Hand-made heads and Nsight Compute estimates: Low Utilization never agrees with a roof short of high use; a
-    stall rule (a throttled pipe) is not called hiding latency; "more blocks come first" only for a grid under one
+    stall rule (a throttled pipe) is not called hiding latency; "more blocks first" only for a grid under one
     wave; the untitled 2020.3 under-utilized rule is read as Low Utilization beside a memory limit."""
-    from ncu_roofline.passes.finding import Finding
-    from ncu_roofline.passes.rules_comparison import compare_with_rules
+    from ncu_roofline.passes.finding import Finding, Kind
+    from ncu_roofline.passes.rules_comparison import Relation, compare_with_rules
 
     def rule(name: str, title: str = "", message: str = "") -> list[dict[str, object]]:
         return [{"rule": name, "title": title, "name": name, "message": message, "speedup_pct": 40.0}]
 
-    short = Finding("at_limit", "dram", None, "at 70% of the DRAM roof, short of pressing against it", "fewer bytes",
-                    "dram", None, "at its limit: less work for this roof makes it faster; the roof itself is at most "
-                    "1.43× away")
-    low = compare_with_rules([short], rule("HighPipeUtilization", "Low Utilization"), "at_limit", [], 0.7)
-    assert "agrees" not in low and "is for compute pipes left idle, as they are in a kernel at its memory limit" in low
-    assert "agrees with this diagnosis on the cause; this diagnosis puts the limit's own peak at most 1.43× away" in \
-        compare_with_rules([short], rule("TheoreticalOccupancy"), "at_limit", [], 0.7)
-    pipe = Finding("unit_throughput", "sm__pipe_fma_cycles_active", None, "FMA pipe at 85% of peak", "less work",
-                   "sm__pipe_fma_cycles_active", None, "at its limit: only less work for this unit makes it faster")
-    throttle = compare_with_rules([pipe], rule("CPIStall", "Math Pipe Throttle Stalls"), "at_limit", [], 0.85)
-    assert "hiding latency" not in throttle and "does not rank" in throttle
-    assert "is for hiding latency" in compare_with_rules([pipe], rule("AchievedOccupancy"), "at_limit", [], 0.85)
-    idle = Finding("too_little_work", "dram", None, "every measured limit is under 5% of its peak", "more work", "dram",
-                   None, "no bound")
-    assert "more blocks come first" not in compare_with_rules([idle], rule("TheoreticalOccupancy"), "too_little_work")
-    small = Finding("too_little_work", "dram", None, "the grid has 64 blocks for 148 SMs: 84 SMs have nothing to run "
-                    "(0.43 waves)", "more work", "dram", None, "no bound")
-    assert "more blocks come first" in compare_with_rules([small], rule("TheoreticalOccupancy"), "too_little_work")
-    dram = Finding("at_limit", "dram", None, "at 85% of the DRAM roof: the kernel presses against it", "fewer bytes",
-                   "dram", None, "at its limit: only less work for this roof makes it faster")
+    def relation(*args: object) -> Relation | None:
+        note = compare_with_rules(*args).estimate  # type: ignore[arg-type]
+        return None if note is None else note.relation
+
+    short = Finding(Kind.AT_LIMIT, "short", "dram", None, "dram", lever="fewer_bytes_short",
+                    figures={"limit": "DRAM", "share": 0.7, "rest": 0.3, "left": 1 / 0.7})
+    assert relation([short], rule("HighPipeUtilization", "Low Utilization"), "at_limit", [], 0.7) == \
+        Relation.IDLE_PIPES_EXPECTED
+    agrees = compare_with_rules([short], rule("TheoreticalOccupancy"), "at_limit", [], 0.7).estimate
+    assert agrees is not None and agrees.relation == Relation.AGREES
+    assert agrees.figures["left"] == pytest.approx(1.43, abs=0.005) and agrees.figures["match_limit"] == "DRAM"
+    pipe = Finding(Kind.UNIT_THROUGHPUT, "high", "sm__pipe_fma_cycles_active", None, "sm__pipe_fma_cycles_active",
+                   figures={"unit": "FMA pipe", "share": 0.85, "rest": 0.15, "left": 1 / 0.85})
+    assert relation([pipe], rule("CPIStall", "Math Pipe Throttle Stalls"), "at_limit", [], 0.85) == Relation.NOT_RANKED
+    assert relation([pipe], rule("AchievedOccupancy"), "at_limit", [], 0.85) == Relation.PAST_HIGH_USE
+    idle = Finding(Kind.TOO_LITTLE_WORK, "idle_limits", "dram", None, "dram", figures={"threshold": 0.05})
+    assert relation([idle], rule("TheoreticalOccupancy"), "too_little_work") != Relation.MORE_BLOCKS_FIRST
+    small = Finding(Kind.TOO_LITTLE_WORK, "few_blocks", "dram", None, "dram",
+                    figures={"grid": 64, "sms": 148, "idle_sms": 84, "waves": 0.43})
+    assert relation([small], rule("TheoreticalOccupancy"), "too_little_work") == Relation.MORE_BLOCKS_FIRST
+    dram = Finding(Kind.AT_LIMIT, "high", "dram", None, "dram", lever="fewer_bytes",
+                   figures={"limit": "DRAM", "share": 0.85, "rest": 0.15, "left": 1 / 0.85})
     untitled = rule("HighPipeUtilization", "", "All pipelines are under-utilized. Either this kernel is very small")
-    assert "is for compute pipes left idle" in compare_with_rules([dram], untitled, "at_limit", [], 0.85)
+    assert relation([dram], untitled, "at_limit", [], 0.85) == Relation.IDLE_PIPES_EXPECTED
 
 
 def test_rule_kinds_by_title_then_rule() -> None:
@@ -387,24 +427,28 @@ def test_rule_kinds_by_title_then_rule() -> None:
 
 
 def test_an_access_pattern_rule_agrees_only_with_a_finding_about_the_sectors() -> None:
-    """Nsight Compute's largest estimate is its UncoalescedGlobalAccess rule (31 %): a diagnosis that names only a
-    memory limit below the threshold does not agree with it on the cause; one with a coalescing finding does."""
-    from ncu_roofline.passes.finding import Finding
-    from ncu_roofline.passes.rules_comparison import compare_with_rules
+    """Nsight Compute's largest estimate is its UncoalescedGlobalAccess rule (31 %): findings that name only a
+    memory limit below the threshold do not agree with it on the cause; with a coalescing finding, they do."""
+    from ncu_roofline.passes.finding import Finding, Kind
+    from ncu_roofline.passes.rules_comparison import Relation, compare_with_rules
 
-    head = Finding("unit_throughput", "l2_throughput", None, "L2 throughput at 39% of peak", "see below",
-                   "l2_throughput", None, "below the threshold: see the latency finding")
-    latency = Finding("latency", "l2_throughput", None, "the rest is latency", "hide it", "l2_throughput", 2.57, "")
+    head = Finding(Kind.UNIT_THROUGHPUT, "below", "l2_throughput", None, "l2_throughput",
+                   figures={"unit": "L2 throughput", "share": 0.39, "rest": 0.61, "left": 1 / 0.39})
+    latency = Finding(Kind.LATENCY, "no_ceiling", "l2_throughput", None, "l2_throughput", 2.57, lever="in_flight",
+                      figures={"share": 0.39})
     rules = [{"rule": "UncoalescedGlobalAccess", "title": "", "name": "Uncoalesced Global Accesses",
               "speedup_pct": 30.8}]
     alone = compare_with_rules([head, latency], rules, "latency")
-    assert alone == ("Nsight Compute's largest estimated speed-up (Uncoalesced Global Accesses, 31 %) points at "
-                     "something this diagnosis does not rank; this diagnosis leads with unit throughput.")
-    coalescing = Finding("coalescing", "l1", 0.5, "global loads touch 16.0 sectors per request", "coalesce",
-                         "l2_throughput", 2.0, "roof ÷ ceiling = 1 / 0.50")
-    assert compare_with_rules([head, latency, coalescing], rules, "latency") == (
-        "Nsight Compute's largest estimated speed-up (Uncoalesced Global Accesses, 31 %) agrees with this diagnosis on "
-        "the cause; this diagnosis bounds the gain at ≤2× (50% of the time: coalescing).")
+    assert alone.bottleneck is None and alone.estimate is not None
+    assert (alone.estimate.relation, alone.estimate.rule, alone.estimate.title) == (
+        Relation.NOT_RANKED, "UncoalescedGlobalAccess", "Uncoalesced Global Accesses")
+    assert alone.estimate.figures["lead_kind"] == "unit_throughput"
+    assert alone.estimate.figures["lead_limit"] == "L2 throughput"
+    coalescing = Finding(Kind.COALESCING, "cap", "l1", 0.5, "l2_throughput", 2.0, lever="coalesce",
+                         figures={"caps": "L1", "factor": 0.5})
+    both = compare_with_rules([head, latency, coalescing], rules, "latency").to_dict()["estimate"]
+    assert both["relation"] == "agrees" and both["speedup_pct"] == 30.8
+    assert both["figures"] == {"match_kind": "coalescing", "bound": 2.0, "saved": 0.5, "below_estimate": False}
 
 
 @needs_corpus
@@ -438,8 +482,9 @@ def test_intensity_gap_bound_is_what_the_compute_side_allows(name: str) -> None:
                     break
             if compute:  # fewer bytes leave its arithmetic; more FLOP on the same bytes loads the same pipes
                 expected = min(expected, max(1.0, 1 / max(compute)))
-            if f.speedup != pytest.approx(expected) or "e+" in f.text:
-                wrong.append(f"#{k.raw.index}: {f.speedup} against {expected}; {f.text}")
+            w = f.words()  # how the ratios print: never with an exponent
+            if f.speedup != pytest.approx(expected) or any("e+" in t for t in (w.headline, w.detail, w.bound)):
+                wrong.append(f"#{k.raw.index}: {f.speedup} against {expected}; {w.headline}; {w.detail}")
     assert not wrong, "\n".join(wrong)
 
 
@@ -464,15 +509,24 @@ def test_matrix_addition_intensity_gap_is_capped_by_its_own_ceilings() -> None:
     left = k.units["sm__issue_active"].share * (1 - (63_000 + 31_500) / 632_520)
     assert round(left, 3) == 0.119 and gap.speedup is None and k.reuse["dram_reads_per_load_byte"] == pytest.approx(
         1.21, abs=0.005)
-    assert gap.speedup_note.startswith("no bound for this kernel alone: it reads its data about once (DRAM read 1.21×")
-    assert all(words in gap.action for words in ("nothing to reuse", "fuse with the kernels", "lower precision"))
+    # no bound for this kernel alone: it reads its data about once (DRAM read 1.21× what its loads asked for)
+    assert gap.basis == ("reads_once",) and gap.figures["once"] == pytest.approx(k.reuse["dram_reads_per_load_byte"])
+    assert gap.lever == "reads_once"  # nothing to reuse: fuse with the kernels beside it, or a narrower type
     assert all(f.speedup is None for f in k.diagnosis)  # nothing ranks ahead of the limiter on a gain it cannot have
     dram = k.utilization["dram"]  # 88 %: the bytes fall dram / left = 7.42× at the DRAM peak, 1 / left as busy as now
     assert round(dram, 2) == 0.88 and round(dram / left, 2) == 7.42
-    assert ("issue slots (less its global loads and stores), at 12%, saturates first, once the bytes fall about "
-            "7.42× (with DRAM then at its peak) to 8.4× (with DRAM as busy as now, 88%)") in gap.text
-    assert "needs 129× more FLOP per byte" in gap.text
-    assert "(64× to reach what its ceilings allow: fma balance 50%)" in gap.text
+    # the issue slots less its global loads and stores, at 12 %, saturate first, once the bytes fall about 7.42×
+    from ncu_roofline.passes.reuse import ISSUE_LESS_MEMORY
+
+    figures = gap.figures
+    assert (figures["busiest_label"], figures["cap_label"]) == (ISSUE_LESS_MEMORY, ISSUE_LESS_MEMORY)
+    assert figures["busiest_share"] == pytest.approx(left, rel=1e-3)
+    assert figures["cap_share"] == figures["busiest_share"]
+    assert figures["after"] == pytest.approx(dram / figures["busiest_share"]) and round(figures["after"], 2) == 7.42
+    assert figures["cap_x"] == pytest.approx(1 / figures["busiest_share"]) and round(figures["cap_x"], 1) == 8.4
+    assert round(figures["gap"]) == 129  # 129× more FLOP per byte reach the compute roof
+    # 64× reach what its FP ceilings allow (its FMA balance, 50 %)
+    assert figures["kept_gap"] == pytest.approx(0.5 * figures["gap"]) and int(figures["kept_gap"]) == 64
 
 
 @needs_corpus
@@ -486,9 +540,11 @@ def test_lane_efficiency_explains_an_fp64_pipe_limiter() -> None:
     assert k.bound_by == "sm__pipe_fp64_cycles_active"
     kinds = {f.kind: f for f in k.diagnosis}
     assert kinds["lane_efficiency"].factor == pytest.approx(17.3 / 32, abs=0.01)
-    assert "caps the FP64 roof at 54%" in kinds["lane_efficiency"].text
-    assert "is at 20% of its peak: the rest is latency" in kinds["latency"].text
-    assert "ceilings allow" not in kinds["latency"].text
+    lane = kinds["lane_efficiency"]  # caps the FP64 roof at 54 %
+    assert lane.roof == "fp64" and "FP64 roof" in lane.figures["caps"] and round(lane.factor, 2) == 0.54
+    latency = kinds["latency"]  # the pipe at 20 % of its peak: the rest is latency
+    assert latency.figures["share"] == pytest.approx(k.limiter_share) and round(k.limiter_share, 2) == 0.20
+    assert latency.figures["reachable"] is None and latency.basis[0] == "peak_over_share"  # no "ceilings allow"
     assert kinds["latency"].speedup == pytest.approx(1.0 / k.limiter_share)
 
 
@@ -506,10 +562,11 @@ def test_lane_efficiency_explains_an_issue_slot_limiter() -> None:
     kinds = {f.kind: f for f in k.diagnosis}
     lane = kinds["lane_efficiency"]
     assert lane.speedup == pytest.approx(32 / lanes)
-    assert lane.text.endswith("caps the useful work of the issue slots at 45%")
-    assert lane.speedup_note.startswith("32 lanes ÷ the lanes that do useful work = 1 / 0.45: warps whose 32 lanes "
-                                        "all do useful work (no divergence, no predicated-off lanes) issue as many")
-    assert lane.speedup_note.endswith("; counted apart from the latency finding")
+    # caps the useful work of the issue slots at 45 %: no roof of their own
+    assert lane.roof == k.dominant_precision and lane.figures["caps"].endswith("issue slots")
+    assert round(lane.factor, 2) == 0.45 and lane.figures["lanes"] == pytest.approx(lanes)
+    # 32 lanes ÷ the lanes that do useful work, counted apart from the latency finding
+    assert lane.basis == ("lanes", "lanes_apart")
     assert kinds["latency"].speedup == pytest.approx(1 / k.limiter_share)  # the same instructions: unchanged
 
 
@@ -528,7 +585,8 @@ def test_one_lane_efficiency_finding_when_another_precisions_roof_is_near_the_bu
     lane = next(c for c in k.ceilings if c.kind == "lane_efficiency")
     found = [f for f in diagnose(m, [*k.ceilings, dataclasses.replace(lane, roof="fp32")], {})
              if f.kind == "lane_efficiency"]
-    assert len(found) == 1 and found[0].text.endswith("caps the useful work of the issue slots at 45%")
+    assert len(found) == 1 and found[0].figures["caps"].endswith("issue slots") and found[0].basis[0] == "lanes"
+    assert round(found[0].factor, 2) == 0.45
 
 
 _ISSUE_UNITS = ("sm__issue_active", "sm__inst_executed")
@@ -563,12 +621,22 @@ def test_rms_norm_launches_get_their_coalescing_finding_whichever_limit_leads() 
     for k in kernels:
         found = [f for f in k.diagnosis if f.kind == "coalescing"]
         assert len(found) == 1 and found[0].speedup == pytest.approx(2.0), k.raw.index
-        assert found[0].text.startswith("global loads touch 16.0 sectors per request where 8.0 would hold")
-        within = "is within a tenth of the busiest limit, L2 throughput at" in found[0].text
+        # global loads touch 16.0 sectors per request where 8.0 would hold them
+        (cap,) = [c for c in k.ceilings if c.kind == "coalescing" and c.factor == found[0].factor]
+        assert (cap.evidence["ld_sectors_per_request"], cap.evidence["ld_ideal_sectors_per_request"]) == (16, 8)
+        assert found[0].roof == "l1" and "ld_sectors_per_request" in found[0].evidence
+        # within a tenth of the busiest limit, L2 throughput, where that leads
+        within = found[0].figures.get("co_label") is not None
         assert within == (k.bound_by == "l2_throughput"), k.raw.index
-    first = kernels[0].diagnosis[2].text
-    assert first.endswith("caps the L1 roof at 50% (L1/TEX (wavefronts) at 36% is within a tenth of the busiest "
-                          "limit, L2 throughput at 39%)")
+        if within:
+            assert found[0].figures["top_label"] == "L2 throughput", k.raw.index
+            assert found[0].figures["top_share"] == pytest.approx(k.limiter_share), k.raw.index
+    # caps the L1 roof at 50 % (L1/TEX (wavefronts) at 36 % is within a tenth of the busiest limit, L2 throughput at
+    # 39 %)
+    first = kernels[0].diagnosis[2]
+    assert first.kind == "coalescing" and "L1 roof" in first.figures["caps"] and first.factor == 0.5
+    assert (first.figures["co_label"], round(first.figures["co_share"], 2)) == ("L1/TEX (wavefronts)", 0.36)
+    assert (first.figures["top_label"], round(first.figures["top_share"], 2)) == ("L2 throughput", 0.39)
 
 
 @needs_corpus
@@ -585,7 +653,12 @@ def test_a_near_busiest_limits_ceiling_stops_at_the_busiest_limits_headroom() ->
                 for c in k.ceilings]
     found = next(f for f in diagnose(k, ceilings, {}) if f.kind == "coalescing")
     assert found.speedup == pytest.approx(1 / k.limiter_share) and round(1 / k.limiter_share, 2) == 2.57
-    assert found.speedup_note.endswith("; capped at 1 / 0.389 by L2 throughput, the busiest limit, at 39%")
+    # capped at 1 / 0.389 by L2 throughput, the busiest limit, after the compute side's cap
+    assert found.basis[-1] == "capped_busiest" and "capped_other" in found.basis
+    assert found.figures["top_x"] == pytest.approx(1 / k.limiter_share)
+    assert found.figures["top_label"] == "L2 throughput"
+    assert found.figures["other_x"] == pytest.approx(1 / k.units["sm__issue_active"].share)
+    assert round(found.figures["other_x"], 1) == 3.2 and found.figures["other_label"] == "issue slots"
 
 
 def _limits_near_the_busiest(k: AnalysedKernel) -> list[tuple[str | None, str | None]]:
@@ -620,8 +693,9 @@ def test_below_every_limit_each_access_ceiling_is_a_finding_ranked_only_near_the
             if roof in near:
                 assert f.speedup is not None and f.speedup <= max(1.0, 1.0 / k.limiter_share) * (1 + 1e-9)
             else:
-                assert f.speedup is None and f.speedup_note.startswith("no bound: "), (k.raw.index, f.kind)
-                assert "; fixing this means fewer " in f.speedup_note
+                # no bound: listed, with the busiest limit that bounds the kernel instead
+                assert f.speedup is None and f.basis == ("listed",), (k.raw.index, f.kind, f.basis)
+                assert f.figures.get("top_label"), (k.raw.index, f.kind)
 
 
 @needs_corpus
@@ -634,13 +708,14 @@ def test_an_access_ceiling_far_from_the_busiest_limit_is_listed_without_a_bound(
     assert k.units["l1tex__data_pipe_lsu_wavefronts"].share < 0.9 * k.limiter_share
     last = k.diagnosis[-1]
     assert (last.kind, last.roof, last.speedup) == ("coalescing", "l1", None)
-    assert last.text.endswith("caps the L1 roof at 78%")
-    assert last.speedup_note == ("no bound: the busiest limit is issue slots, not this one; fixing this means fewer L1 "
-                                 "sectors or wavefronts and less waiting on them, worth a share of the run the report "
-                                 "does not measure")
+    assert "L1 roof" in last.figures["caps"] and round(last.factor, 2) == 0.78  # caps the L1 roof at 78 %
+    # no bound: the busiest limit is issue slots, not this one
+    assert last.basis == ("listed",) and last.figures["top_label"] == "issue slots" and last.lever == "coalesce"
     halo = _kernels("gpu-workshop__MW_Baseline.ncu-rep")[0]
     assert [f.kind for f in halo.diagnosis] == ["too_little_work", "coalescing"]
-    assert halo.diagnosis[1].speedup_note.startswith("no bound: the launch's too little work bounds the kernel first")
+    # no bound: the launch's too little work bounds the kernel first
+    assert halo.regime == "too_little_work" and halo.diagnosis[1].basis == ("listed",)
+    assert halo.diagnosis[1].speedup is None and halo.diagnosis[1].figures["top_label"]
 
 
 def test_co_limits_are_the_sub_units_and_roofs_within_a_tenth() -> None:
@@ -662,11 +737,6 @@ def test_co_limits_are_the_sub_units_and_roofs_within_a_tenth() -> None:
     assert co_limits(SimpleNamespace(limiter_share=0.0, bound_by="x", utilization={}, units={})) == []  # type: ignore[arg-type]
 
 
-LATENCY_UNIT_NOTE = ("the unit's peak ÷ its busy share: how far hiding latency can take the same instructions "
-                     "before that unit saturates; a fix that removes work (the ceiling findings) is counted apart "
-                     "and can go past it")
-
-
 @needs_corpus
 def test_no_ceiling_lowers_a_units_latency_bound_but_a_roofs() -> None:
     """Over every corpus kernel below its limit: under a unit, the latency bound is the unit's peak ÷
@@ -681,11 +751,12 @@ def test_no_ceiling_lowers_a_units_latency_bound_but_a_roofs() -> None:
                 if k.limiter_is_roof:
                     seen["roof"] += 1
                     assert f.speedup <= 1.0 / k.limiter_share * (1 + 1e-9)
+                    assert f.basis[0] in ("ceilings_over_reached", "roof_over_reached"), (name, k.raw.name, f.basis)
                 else:
                     seen["unit"] += 1
                     assert f.speedup == pytest.approx(max(1.0, 1.0 / k.limiter_share)), (name, k.raw.name)
-                    # the bound is for the same instructions: a fix that removes work is not within it
-                    assert f.speedup_note.startswith(LATENCY_UNIT_NOTE), (name, k.raw.name)
+                    # the unit's peak ÷ its busy share: the same instructions, a fix that removes work is not within it
+                    assert f.basis[0] == "peak_over_share", (name, k.raw.name, f.basis)
     assert seen["unit"] > 10
 
 
@@ -707,14 +778,16 @@ def test_a_groups_findings_are_about_the_groups_limiter(name: str, group_by: str
         head = s.diagnosis[0]
         if head.limit != s.bound_by or any(f.limit != s.bound_by for f in s.diagnosis):
             wrong.append(f"{g.longest.raw.name}: limiter {s.bound_by}, findings about {[f.limit for f in s.diagnosis]}")
-        if s.regime != "too_little_work" and s.limiter_share is not None and f"{s.limiter_share:.0%}" not in head.text:
-            wrong.append(f"{g.longest.raw.name}: {head.text} (share {s.limiter_share:.0%})")
+        if s.regime != "too_little_work" and s.limiter_share is not None and \
+                head.figures.get("share") != pytest.approx(s.limiter_share):  # the head quotes the limiter's share
+            wrong.append(f"{g.longest.raw.name}: {head.kind.value} {dict(head.figures)} (share {s.limiter_share:.0%})")
         written = g.to_dict()  # the JSON, CSV and Parquet rows: the same findings as the page
         if written["diagnosis"] != [f.to_dict() for f in s.diagnosis] or written["diagnosis"][0]["limit"] != s.bound_by:
             wrong.append(f"{g.longest.raw.name}: written findings {[f['limit'] for f in written['diagnosis']]}")
         alone = len(g.launches) == 1 and g.launches[0].usable  # Nsight Compute's estimate beside it: the launch's
-        if alone and written["rules_comparison"] != g.launches[0].to_dict()["rules_comparison"]:
-            wrong.append(f"{g.longest.raw.name}: rules comparison {written['rules_comparison']!r}")
+        launch = g.launches[0].to_dict() if alone else {}
+        if alone and written["rules_relation"] != launch["rules_relation"]:
+            wrong.append(f"{g.longest.raw.name}: rules comparison {written['rules_relation']!r}")
         waves = {k.launch.get("waves_per_sm") for k in g.launches}
         if len(waves) > 1 and any(f.kind == "tail_effect" for f in s.diagnosis):
             wrong.append(f"{g.longest.raw.name}: a tail effect over launches of {sorted(map(str, waves))} waves")
@@ -752,7 +825,8 @@ def test_reference_gemm_coalescing_bound_stops_at_its_xu_pipe() -> None:
     (f,) = [f for f in k.diagnosis if f.kind == "coalescing"]
     xu = k.units["sm__inst_executed_pipe_xu"].share
     assert xu == pytest.approx(0.38, abs=0.01) and f.factor == pytest.approx(0.11, abs=0.01)
-    assert f.speedup == pytest.approx(1 / xu) and "XU pipe" in f.speedup_note
+    assert f.speedup == pytest.approx(1 / xu) and "capped_other" in f.basis  # capped by the XU pipe
+    assert f.figures["other_label"].startswith("XU pipe") and f.figures["other_share"] == xu
 
 
 @needs_corpus
@@ -766,11 +840,11 @@ def test_an_at_limit_verdict_against_nsight_computes_latency_issue_says_why(name
         latency = any(r.rule == "SOLBottleneck" and r.title == "Latency Issue" for r in k.raw.rules)
         if not latency or k.regime != "at_limit":
             continue
-        text = k.to_dict()["rules_comparison"]
+        note = k.to_dict()["rules_relation"]["bottleneck"]
         sm = (k.raw.number("sm__throughput.avg.pct_of_peak_sustained_elapsed") or 0) / 100
         memory = (k.raw.number("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed") or 0) / 100
-        if "Bottleneck rule reads a latency issue" not in text or max(sm, memory) >= 0.6:
-            wrong.append(f"#{k.raw.index}: {text!r} (SM {sm:.0%}, memory {memory:.0%})")
+        if note is None or note["relation"] != "bottleneck_latency_vs_limit" or max(sm, memory) >= 0.6:
+            wrong.append(f"#{k.raw.index}: {note!r} (SM {sm:.0%}, memory {memory:.0%})")
         if k.bound_by in k.units and k.units[k.bound_by].parent is None:
             wrong.append(f"#{k.raw.index}: bound by a headline at {k.limiter_share:.0%} under a latency issue")
     assert not wrong, "\n".join(wrong)
@@ -861,7 +935,9 @@ def test_a_cap_names_the_fp64_pipe_where_volta_shared_pipe_ties_it() -> None:
     units = k.units
     assert units["sm__pipe_shared_cycles_active"].share == units["sm__pipe_fp64_cycles_active"].share
     (gap,) = [f for f in k.diagnosis if f.kind == "intensity_gap"]
-    assert "by FP64 pipe at 52%" in gap.speedup_note and "shared pipe" not in gap.speedup_note
+    assert "capped_arith" in gap.basis  # capped by the FP64 pipe at 52 %, not the shared pipe
+    assert gap.figures["cap_label"] == "FP64 pipe" and round(gap.figures["cap_share"], 2) == 0.52
+    assert gap.figures["cap_share"] == units["sm__pipe_fp64_cycles_active"].share
 
 
 @needs_corpus
@@ -875,8 +951,9 @@ def test_no_latency_bound_where_the_report_measures_few_limits() -> None:
     for k in kernels:
         assert "sm_throughput" not in k.units and "l2" not in k.utilization
         latency = next(f for f in k.diagnosis if f.kind == "latency")
-        assert latency.speedup is None and latency.text.startswith("the busiest limit the report holds, DRAM")
-        assert latency.speedup_note.startswith("no bound: the report holds neither")
+        # the busiest limit the report holds, DRAM reads: latency, or a limit not measured
+        assert latency.speedup is None and latency.variant == "unmeasured" and latency.basis == ("unmeasured",)
+        assert latency.figures["label"].startswith("DRAM") and latency.lever == "collect"
 
 
 @needs_corpus
@@ -892,22 +969,23 @@ def test_a_library_kernels_next_steps_are_the_librarys() -> None:
     for name in FILES:
         for k in _kernels(name):
             library = library_of(k)
-            own_code = f"This is {library}'s own kernel: the next step says"
-            if k.regime == "at_limit":  # its verdict names a lever: whose it is too
-                assert (own_code in verdict(k)) == (library is not None), (name, k.raw.name, verdict(k))
-                worded.add(library)
-            else:
-                assert "own kernel: the next step" not in verdict(k)
+            where = (name, k.raw.name)
+            stepped = _verdict_step(k)  # the finding whose next step the verdict shows
+            if stepped is not None:
+                assert verdict(k).endswith(stepped.words().next_step or ""), (*where, verdict(k))
+                assert (stepped.lever in ("library", "library_grid")) == (library is not None), (*where, stepped.lever)
+                if k.regime == "at_limit":  # its verdict names a lever: whose it is too
+                    worded.add(library)
             for f in k.diagnosis:
-                owned = f.action.startswith(f"this is {library}'s own kernel, not code to edit")
+                owned = f.lever == "library" and f.figures.get("library") == library
                 if library is None:
-                    assert "own kernel, not code to edit" not in f.action
-                elif f.kind == "tail_effect":
-                    assert f.action.startswith(f"the grid is {library}'s choice")
-                elif f.action.endswith(": the findings below say what holds the kernel back"):
-                    assert not owned  # a pointer to the next findings, not a fix to wrap
+                    assert f.lever not in ("library", "library_grid"), (*where, f.kind.value)
+                elif f.kind == "tail_effect":  # the grid is the library's choice
+                    assert f.lever == "library_grid" and f.figures.get("library") == library, (*where, f.lever)
+                elif f.lever is None:
+                    assert not owned  # nothing to do here (a pointer to the next findings): no fix to wrap
                 else:
-                    assert owned, (name, k.raw.name, f.kind, f.action)
+                    assert owned, (*where, f.kind.value, f.lever)
                     seen.add(library)
     # cuBLAS's kernels of the corpus: two with too little work, and the RTX 3080 sgemm beside gemm_v9 at a limit
     assert seen == {"CUB", "PyTorch", "cuBLAS"} and worded == {None, "CUB", "PyTorch", "cuBLAS"}
@@ -937,12 +1015,33 @@ def test_what_is_said_does_not_depend_on_the_metrics_being_kept(name: str) -> No
 NO_CAP = "none: this leaves the whole roof"
 
 
-def _said_of(k: AnalysedKernel) -> list[str]:
-    """Every sentence the outputs print about a launch or group: its verdict, findings and ceilings."""
-    from ncu_roofline.views.report import verdict
+# Next steps (`knowledge.catalog`, `knowledge.unit_steps`) that advise vector loads, and padding or swizzling
+# shared-memory tiles against bank conflicts.
+_VECTOR_LOADS = ("issue_vector", "vector", "sm__inst_executed_pipe_lsu", "l1tex__lsuin_requests")
+_AGAINST_CONFLICTS = ("pad", "l1tex__data_pipe_lsu_wavefronts")
 
-    return [verdict(k), *(f"{f.text}. {f.action}" for f in k.diagnosis),
-            *(f"{c.detail}. {c.action}" for c in k.ceilings)]
+
+def _levers(k: AnalysedKernel) -> set[str]:
+    """The next steps the findings of a launch or group name (the verdict's is one of them), and the ones a library's
+    kernel would get as one's own code: its limiter's (`unit_lever`) and its ceilings' (`ceiling_lever`)."""
+    from ncu_roofline.passes.ceiling_figures import ceiling_lever
+    from ncu_roofline.passes.levers import unit_lever
+
+    levers = {f.lever for f in k.diagnosis} | {ceiling_lever(k, c)[0] for c in k.ceilings}
+    if k.bound_by in k.units:
+        levers.add(unit_lever(k, k.units[k.bound_by]))
+    return {lever for lever in levers if lever is not None}
+
+
+def _verdict_step(k: AnalysedKernel) -> Finding | None:
+    """The finding whose next step the verdict shows: the top finding's (`step_index`), else the first with one."""
+    from ncu_roofline.passes.finding import top_index
+
+    if not k.diagnosis:
+        return None
+    top = k.diagnosis[top_index([f.speedup for f in k.diagnosis], [f.kind.value for f in k.diagnosis],
+                                 [f.variant for f in k.diagnosis]) or 0]
+    return top if top.lever is not None else next((f for f in k.diagnosis if f.lever is not None), None)
 
 
 def _with_groups(name: str) -> list[AnalysedKernel]:
@@ -963,13 +1062,18 @@ def test_no_advice_about_accesses_the_kernel_does_not_make(name: str) -> None:
                               "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum") if (v := k.raw.number(n)) is not None]
         loads = max(counts) if counts else None  # SASS counts miss generic loads: L1's requests count them
         conflicts = k.raw.number("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum")
-        for text in _said_of(k):
-            if loads == 0 and "vector loads" in text:
-                wrong.append(f"#{k.raw.index} no LDG: {text[:120]}")
-            if loads and "cut non-FP instructions" in text and "vector loads" not in text:
-                wrong.append(f"#{k.raw.index} {loads:,.0f} loads, yet no vector loads: {text[:120]}")
-            if conflicts == 0 and ("swizzle" in text or "bank-conflicted" in text):
-                wrong.append(f"#{k.raw.index} no bank conflicts: {text[:120]}")
+        for lever in _levers(k):
+            if loads == 0 and lever in _VECTOR_LOADS:
+                wrong.append(f"#{k.raw.index} no LDG: {lever}")
+            if loads and lever in ("no_loads", "issue_no_loads"):
+                wrong.append(f"#{k.raw.index} {loads:,.0f} loads, yet no vector loads: {lever}")
+            if conflicts == 0 and lever in _AGAINST_CONFLICTS:
+                wrong.append(f"#{k.raw.index} no bank conflicts: {lever}")
+        for c in k.ceilings:  # a ceiling's own words
+            if loads == 0 and "vector loads" in c.action:
+                wrong.append(f"#{k.raw.index} no LDG: {c.action[:120]}")
+            if conflicts == 0 and any("swizzle" in t or "bank-conflicted" in t for t in (c.detail, c.action)):
+                wrong.append(f"#{k.raw.index} no bank conflicts: {c.detail[:60]} / {c.action[:60]}")
         wrong += [f"#{k.raw.index} {c.kind} at 100 %: {c.detail[:60]} / {c.action}" for c in k.ceilings
                   if c.factor >= 0.995 and (c.action != NO_CAP or c.detail.startswith("only"))]
     assert not wrong, "\n".join(wrong)
@@ -983,15 +1087,20 @@ def test_a_busy_unit_is_set_against_bytes_that_count_its_traffic(name: str) -> N
     write-back the shared memory (at most 128 B a wavefront)."""
     wrong = []
     for k in _with_groups(name):
-        for text in _said_of(k)[:2]:  # the verdict and the first finding: the unit limiter's sentences
-            said = re.search(r"while (\S+) (?:work|bytes).*? reach(?:es)? only", text)
-            if said and k.bound_by in k.units:  # a gap to show: the roof well under the unit (at most 3/4 of it)
-                roof = said.group(1).lower()
-                if not k.utilization[roof] < 0.75 * k.units[k.bound_by].share:
-                    wrong.append(f"#{k.raw.index} {roof} at {k.utilization[roof]:.2f} beside the unit at "
-                                 f"{k.units[k.bound_by].share:.2f}: {text[:100]}")
-            for level, lv in (("L1", "l1"), ("L2", "l2")):
-                if f"while {level} bytes" not in text or "reach only" not in text:
+        for f in k.diagnosis:  # the unit limiter's finding: its roof's bytes or work "reach only N %" beside it
+            said = f.figures.get("roof_label") if f.kind == "unit_throughput" else None
+            if said is None:
+                continue
+            text = f"{f.kind.value} {dict(f.figures)}"
+            roof = str(said).lower()
+            if f.figures["roof_share"] != k.utilization[roof] or k.bound_by not in k.units:
+                wrong.append(f"#{k.raw.index} {roof}: {text[:200]}")
+            # a gap to show: the roof well under the unit (at most 3/4 of it)
+            elif not k.utilization[roof] < 0.75 * k.units[k.bound_by].share:
+                wrong.append(f"#{k.raw.index} {roof} at {k.utilization[roof]:.2f} beside the unit at "
+                             f"{k.units[k.bound_by].share:.2f}: {text[:200]}")
+            for lv in ("l1", "l2"):
+                if roof != lv:
                     continue
                 counted, recipe = k.q.bytes[lv].value, k.q.bytes[lv].recipe
                 if lv == "l2" and ("xbar2l1tex_read" in recipe or "lts2xbar" in recipe):
@@ -1001,7 +1110,7 @@ def test_a_busy_unit_is_set_against_bytes_that_count_its_traffic(name: str) -> N
                 else:
                     continue
                 if left_out > 0.2 * (counted + left_out):
-                    wrong.append(f"#{k.raw.index} {level}: {left_out:,.0f} B left out of {counted:,.0f}: {text[:100]}")
+                    wrong.append(f"#{k.raw.index} {lv}: {left_out:,.0f} B left out of {counted:,.0f}: {text[:200]}")
     assert not wrong, "\n".join(wrong)
 
 
@@ -1012,32 +1121,39 @@ def test_the_stores_of_a_transpose_are_not_compared_with_l2_reads() -> None:
     are then the SMs' tag traffic (604 MB, the stores included), and only those are set against the unit ("25 %"),
     never the reads alone ("1 %"). naive_gemm keeps its contrast: 65,536 shared wavefronts (8.4 MB at most)
     beside 8.59 GB of L1 write-back."""
-    from ncu_roofline.views.report import verdict
-
     (transpose,) = [k for k in _kernels("cudaprogramming__smemTranspose.ncu-rep") if k.raw.name == "naiveGmem"]
     assert transpose.raw.number("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum") == 16_777_216
     l2 = transpose.q.bytes["l2"]
     assert l2.definition == "tags" and l2.value == 32 * transpose.raw.number("lts__t_sectors_srcunit_tex.sum")
     assert l2.value > 32 * 16_777_216
     assert round(transpose.units[transpose.bound_by].share, 2) == 0.91
-    assert "reach only 1%" not in verdict(transpose) and "reach only 25%" in transpose.diagnosis[0].text
+    head = transpose.diagnosis[0]  # its L2 bytes reach only 25 % (its tag traffic), never 1 % (the reads alone)
+    assert (head.kind, head.figures["roof_label"]) == ("unit_throughput", "L2")
+    assert round(head.figures["roof_share"], 2) == 0.25 and head.figures["roof_share"] == transpose.utilization["l2"]
     gemm = _kernels("cudacode__naive.ncu-rep")[0]
     assert gemm.raw.number("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum") == 65_536
     assert round(gemm.q.bytes["l1"].value / 1e9, 2) == 8.59
-    assert "while L1 bytes" in verdict(gemm) and "reach only 42 %" in verdict(gemm)
+    head = gemm.diagnosis[0]  # while its L1 bytes reach only 42 %
+    assert (head.kind, head.figures["roof_label"]) == ("unit_throughput", "L1")
+    assert round(head.figures["roof_share"], 2) == 0.42
 
 
 @needs_corpus
 def test_an_rng_kernel_busy_issuing_is_told_of_its_alu_not_of_vector_loads() -> None:
     """PyTorch's Philox kernel (silu-v8 #0) executes no global loads; its issue slots are 67 % busy and its ALU
     pipe 60 % (Nsight Compute's HighPipeUtilization names the ALU too)."""
-    from ncu_roofline.views.report import verdict
+    from ncu_roofline.passes.levers import unit_lever
 
     k = _kernels("cs599k__silu-2025-04-18-v8.ncu-rep")[0]
     assert k.raw.number("smsp__sass_inst_executed_op_global_ld.sum") == 0 and k.bound_by == "sm__issue_active"
-    text = verdict(k)
-    assert "issue an instruction in 67% of cycles" in text and "the busiest pipe is the ALU pipe, at 60%" in text
-    assert "vector loads" not in text and "almost every cycle" not in text
+    head = k.diagnosis[0]  # the issue slots busy in 67 % of cycles: short of high use, not "almost every cycle"
+    assert (head.kind, head.variant, head.figures["unit"], round(head.figures["share"], 2)) == \
+        ("unit_throughput", "short", "issue slots", 0.67)
+    # PyTorch's kernel: the library's next step; as one's own code, fewer instructions without vector loads
+    assert head.lever == "library" and unit_lever(k, k.units[k.bound_by]) == "issue_no_loads"
+    pipes = {uid: u.share for uid, u in k.units.items() if uid.startswith(("sm__pipe_", "sm__inst_executed_pipe_"))}
+    alu = pipes["sm__pipe_alu_cycles_active"]  # the busiest pipe, at 60 % (the finding's figures do not name it)
+    assert round(alu, 2) == 0.60 and alu == max(pipes.values())
 
 
 @needs_corpus
@@ -1083,8 +1199,11 @@ def test_no_gain_from_a_fix_that_leaves_the_bounding_limit_as_it_is(name: str) -
         labels = {long_label(k.bound_by), f"the {k.bound_by.upper()} roof"}
         if k.bound_by in k.units:
             labels.add(k.units[k.bound_by].label)
-        wrong += [f"#{k.raw.index} {f.kind} ≤{f.speedup:.2f}×: {f.speedup_note}" for f in k.diagnosis
-                  if f.speedup is not None and any(f" by {label} at " in f.speedup_note for label in labels)]
+        # a bound capped by another limit names it: the other side's busiest (`capped_other`), the busiest arithmetic
+        # pipe or FLOP roof (`capped_arith`)
+        wrong += [f"#{k.raw.index} {f.kind.value} ≤{f.speedup:.2f}×: {f.basis} {dict(f.figures)}" for f in k.diagnosis
+                  if f.speedup is not None and any(basis in f.basis and f.figures.get(label) in labels for basis, label
+                                                   in (("capped_other", "other_label"), ("capped_arith", "cap_label")))]
     assert not wrong, "\n".join(wrong)
 
 
@@ -1179,15 +1298,22 @@ def test_latency_is_named_only_where_every_limit_was_measured(name: str) -> None
 
     wrong = []
     for k in _with_groups(name):
-        text = verdict(k)
         headlines = all(k.raw.number(n) is not None for n in (
             "sm__throughput.avg.pct_of_peak_sustained_elapsed",
             "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"))
         roofs = all(lv in k.utilization for lv in ("dram", "l2", "l1"))
-        if "not by a roof or a unit" in text and not (headlines or roofs):
-            wrong.append(f"#{k.raw.index}: {text[:100]}")
-        if k.regime == "latency" and not (headlines or roofs) and "the report holds" not in text:
-            wrong.append(f"#{k.raw.index} says nothing of what it lacks: {text[:100]}")
+        for f in (f for f in k.diagnosis if f.kind == "latency"):  # latency, or a limit the report does not measure
+            if (f.variant == "unmeasured") != (not (headlines or roofs)):
+                wrong.append(f"#{k.raw.index}: a latency finding of {f.variant} (measured: {headlines or roofs})")
+            if f.variant == "unmeasured" and (f.speedup is not None or f.basis != ("unmeasured",)):
+                wrong.append(f"#{k.raw.index}: {f.speedup} ({f.basis}) where a limit is not measured")
+        if k.regime == "latency" and not (headlines or roofs):
+            # the verdict says what the report lacks: its head names the unmeasured limit, or its step collects it
+            step = _verdict_step(k)
+            lacks = (k.diagnosis[0].kind, k.diagnosis[0].variant) == ("latency", "unmeasured") or \
+                (step is not None and step.lever == "collect")
+            if not lacks:
+                wrong.append(f"#{k.raw.index} says nothing of what it lacks: {verdict(k)[:100]}")
     assert not wrong, "\n".join(wrong)
 
 
@@ -1218,10 +1344,12 @@ def test_a_kernel_that_spills_is_told_so() -> None:
     (f,) = [f for f in k.diagnosis if f.kind == "local_memory"]
     local, total = 17_991_800 + 20_253_084, 17_991_800 + 20_253_084 + 2_720_575 + 2_753_165
     assert round(local / total, 2) == 0.87 and round(164_023_478 / (164_023_478 + 136_837_923), 2) == 0.55
-    assert f.text == (f"{local:,} of its {total:,} global and local memory instructions (warp level) are local loads "
-                      "and stores (87%), with 253 registers per thread: register spills or a local array; they make "
-                      "55% of its global and local L2 transactions")
-    assert f.speedup is None and "-Xptxas -v" in f.action
+    # local of its total global and local memory instructions (warp level) are local loads and stores (87 %), with 253
+    # registers per thread: register spills or a local array; they make 55 % of its global and local L2 transactions
+    assert (f.variant, f.figures["local"], f.figures["total"], f.figures["regs"]) == ("spills", local, total, 253)
+    assert f.figures["share"] == pytest.approx(local / total)
+    assert f.figures["l2_share"] == pytest.approx(164_023_478 / (164_023_478 + 136_837_923))
+    assert f.speedup is None and f.basis == ("local_cost",) and f.lever == "registers"  # `-Xptxas -v` prints spills
 
 
 @needs_corpus
@@ -1229,18 +1357,32 @@ def test_a_kernel_that_spills_is_told_so() -> None:
 def test_the_verdict_and_the_latency_finding_say_the_same_of_warps(name: str) -> None:
     from ncu_roofline.views.report import verdict
 
+    more_warps = {"more_warps", "occupancy", "registers", "shared_memory", "block_limit", "warp_slots"}
+    levers = {"idle": {"idle"}, "full": {"in_flight"}, "at_allowed": more_warps - {"more_warps"},
+              "fewer_warps": {"more_warps"}, "occupancy_unknown": {"more_warps"}, "unmeasured": {"collect"},
+              "no_ceiling": {"idle", "in_flight", *more_warps}}
     wrong = []
     for k in _with_groups(name):
-        latency = [f.text for f in k.diagnosis if f.kind == "latency"]
-        if latency and "not too few warps" in latency[0] and "too few warps in flight" in verdict(k):
+        steps = [w.next_step for f in k.diagnosis if (w := f.words()).next_step]
+        if steps and not any(verdict(k).endswith(step) for step in steps):  # the verdict's step is a finding's
             wrong.append(f"#{k.raw.index}: {verdict(k)[:120]}")
+        latency = [f for f in k.diagnosis if f.kind == "latency"]
+        if not latency:
+            continue
+        f = latency[0]
+        if f.lever not in levers[f.variant] | {"library"}:
+            wrong.append(f"#{k.raw.index}: a latency of {f.variant} with the lever {f.lever}")
+        # SMs nearly full of warps (not too few warps): no finding asks for more warps in flight
+        if f.variant == "full" and any(g.lever in more_warps for g in k.diagnosis):
+            wrong.append(f"#{k.raw.index}: full of warps, yet {[g.lever for g in k.diagnosis]}")
     assert not wrong, "\n".join(wrong)
 
 
 @needs_corpus
 def test_the_top_finding_is_the_one_worth_most_in_markdown_and_csv() -> None:
     """PMKID: too little work (≤20×) before the local-memory finding, which projects no gain; naive_gemm: no
-    finding projects a gain (coalescing gives nothing under its LSU limit), so the table names the busy unit."""
+    finding projects a gain (coalescing gives nothing under its LSU limit), so the table shows the busy unit. The
+    row's finding cell is its headline with its bound, its last cell the finding's next step."""
     import csv
     import io
 
@@ -1248,39 +1390,66 @@ def test_the_top_finding_is_the_one_worth_most_in_markdown_and_csv() -> None:
 
     from ncu_roofline.cli import main
 
-    for name, label, kind in (("pmkid-brute-force__profile.nsight-cuprof-report", "too little work ≤20×",
-                               "too_little_work"), ("cudacode__naive.ncu-rep", "busy unit", "unit_throughput")):
+    for name, kind in (("pmkid-brute-force__profile.nsight-cuprof-report", "too_little_work"),
+                       ("cudacode__naive.ncu-rep", "unit_throughput")):
+        analysis = ncu_roofline.analyze(CORPUS / name)
+        (group,) = analysis.groups_of(analysis.reports[0])
+        top = next(f for f in group.summary.diagnosis if f.kind == kind)
+        words = top.words()
         md = CliRunner().invoke(main, ["report", str(CORPUS / name), "-f", "md"]).stdout
         row = next(line for line in md.splitlines() if line.startswith("| ") and " | 100.0 % | " in line)
-        assert row.endswith(f"| {label} |")
+        cells = [c.strip() for c in row.strip("|").split(" | ")]
+        assert cells[-2].replace("\\", "").startswith(words.headline), cells[-2]
+        assert (top.speedup is not None) == ("faster" in cells[-2])
+        assert cells[-1].replace("\\", "") == (words.next_step or "–")
         out = CliRunner().invoke(main, ["report", str(CORPUS / name), "-f", "csv", "--groups"]).stdout
-        (group,) = list(csv.DictReader(io.StringIO(out)))
-        assert group["top_finding"] == kind
+        (row_csv,) = list(csv.DictReader(io.StringIO(out)))
+        assert row_csv["top_finding"] == kind
 
 
 @needs_corpus
 def test_a_latency_row_shows_its_latency_finding() -> None:
-    """readOffsetUnroll2 (DRAM reads alone, below the threshold): no finding projects a gain; the table shows
-    the latency finding, not the busy unit that points to it."""
+    """readOffsetUnroll2 (DRAM reads alone, below the threshold): latency cannot be told from a limit the capture
+    did not measure; the row shows that finding and its step (collect the SpeedOfLight section), before the tail
+    effect's bound."""
     from click.testing import CliRunner
 
     from ncu_roofline.cli import main
 
-    md = CliRunner().invoke(main, ["report", str(CORPUS / "cudaprogramming__readSegmentUnroll.ncu-rep"), "-f", "md"])
+    path = CORPUS / "cudaprogramming__readSegmentUnroll.ncu-rep"
+    analysis = ncu_roofline.analyze(path)
+    groups = [g for g in analysis.groups_of(analysis.reports[0]) if g.name.startswith("readOffsetUnroll2")]
+    latency = [f for g in groups for f in g.summary.diagnosis if f.variant == "unmeasured"]
+    assert groups and len(latency) == len(groups)
+    md = CliRunner().invoke(main, ["report", str(path), "-f", "md"])
     rows = [line for line in md.stdout.splitlines() if line.startswith("| readOffsetUnroll2")]
-    assert rows and all(row.endswith("| latency or an unmeasured limit | latency |") for row in rows)
+    heads = {md_text(f.words().headline) for f in latency}
+    step = md_text(latency[0].words().next_step or "")
+    assert len(rows) == len(groups)
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split(" | ")]
+        assert cells[-2] in heads and cells[-1] == step, cells[-2:]
+
+
+def md_text(text: str) -> str:
+    from ncu_roofline.render.markdown import md_escape
+
+    return md_escape(text)
 
 
 @needs_corpus
 @pytest.mark.parametrize("name", FILES)
 def test_a_stated_cap_gives_the_stated_bound(name: str) -> None:
-    """"capped at 1 / s" beside a bound of b: 1 / s rounds to b as printed (s with three digits)."""
+    """"capped at x by …" beside a bound of b: the last cap stated is b, and none stated is under it."""
+    caps = {"capped_other": "other_x", "capped_busiest": "top_x", "capped_arith": "cap_x"}
     wrong = []
     for k in _with_groups(name):
         for f in k.diagnosis:
-            cap = re.search(r"capped at 1 / ([0-9.]+)", f.speedup_note)
-            if cap and f.speedup is not None and abs(1 / float(cap.group(1)) - f.speedup) > 0.006 * f.speedup:
-                wrong.append(f"#{k.raw.index} {f.kind}: 1 / {cap.group(1)} against ≤{f.speedup:.3g}×")
+            stated = [f.figures.get(caps[b]) for b in f.basis if b in caps]
+            if not stated or f.speedup is None:
+                continue
+            if None in stated or stated[-1] != pytest.approx(f.speedup) or min(stated) < f.speedup * (1 - 1e-9):
+                wrong.append(f"#{k.raw.index} {f.kind.value}: capped at {stated} against ≤{f.speedup:.3g}×")
     assert not wrong, "\n".join(wrong)
 
 
@@ -1343,18 +1512,27 @@ def test_fma_balance_bound_counts_only_the_pairs_that_can_fuse() -> None:
 
 def test_fma_balance_of_adds_alone_has_no_fix_bound() -> None:
     """A matrix addition (adds only) reaches half the FMA roof at most, but has nothing to fuse."""
+    import dataclasses
+
+    from ncu_roofline.passes.ceiling_figures import ceiling_lever
     from ncu_roofline.passes.ceilings import Ceiling
     from ncu_roofline.passes.fusion import fma_action, fusion_bound
 
     c = Ceiling("fma_balance", "fp32", 0.5, 1e12, {"fp32_fadd_thread_inst": 1e6, "fp32_fmul_thread_inst": 0.0,
                                                    "fp32_ffma_thread_inst": 0.0, "fma_share": 0.0},
                 "0% of FP32 instructions are FMA", fma_action("fp32", 1e6, 0.0))
-    speedup, note = fusion_bound(c.roof, c.factor, c.evidence)
-    assert speedup is None and "no pair to fuse" in note
+    assert fusion_bound(c.roof, c.factor, c.evidence) == (None, ("no_pairs",), {})  # no pair to fuse
+    # its next step: fewer FP32 instructions, its adds having no multiplies to pair with
+    assert ceiling_lever(None, c) == ("no_pairs", {"alone": "adds"})  # type: ignore[arg-type]
     assert "no multiplies to pair with" in c.action and "fuse multiplies" not in c.action
     assert "already an FMA" in fma_action("fp32", 0.0, 0.0)
+    # work of FMA only: nothing to fuse either
     assert fusion_bound("fp32", 1.0, {"fp32_fadd_thread_inst": 0.0, "fp32_fmul_thread_inst": 0.0,
-                                      "fp32_ffma_thread_inst": 5.0})[1].endswith("work is FMA only)")
+                                      "fp32_ffma_thread_inst": 5.0}) == (None, ("no_pairs",), {})
+    paired = dict(c.evidence, fp32_fmul_thread_inst=5e5)  # 1.5 M instructions, 0.5 M pairs: 1.5 / 1.0
+    assert fusion_bound("fp32", 0.5, paired) == (pytest.approx(1.5), ("fusion",), {
+        "pairs": 5e5, "inst_now": 1.5e6, "inst_after": 1e6})
+    assert ceiling_lever(None, dataclasses.replace(c, evidence=paired)) == ("fuse", {})  # type: ignore[arg-type]
 
 
 @needs_corpus
@@ -1364,8 +1542,11 @@ def test_at_the_roof_never_says_no_speed_up_against_its_own_intensity_gap(name: 
     for k in _kernels(name):
         head = next((f for f in k.diagnosis if f.kind == "at_limit"), None)
         gap = next((f for f in k.diagnosis if f.kind == "intensity_gap" and f.speedup is not None), None)
-        if head is not None and gap is not None and "intensity-gap finding bounds" not in head.speedup_note:
-            wrong.append(f"#{k.raw.index}: {head.speedup_note!r} beside a gap of {gap.speedup:.3g}×")
+        # the head's bound: none at this intensity, the intensity-gap finding bounds fewer bytes
+        if head is not None and gap is not None and head.basis[:1] != ("gap_bounds",):
+            wrong.append(f"#{k.raw.index}: {head.basis} beside a gap of {gap.speedup:.3g}×")
+        if head is not None and gap is None and "gap_bounds" in head.basis:
+            wrong.append(f"#{k.raw.index}: {head.basis} with no gap that bounds")
     assert not wrong, "\n".join(wrong)
 
 
@@ -1380,10 +1561,15 @@ def test_no_shared_memory_advice_for_a_kernel_without_shared_memory(name: str) -
         dynamic = k.raw.number("launch__shared_mem_per_block_dynamic")
         if static != 0 or dynamic != 0:
             continue
-        for f in k.diagnosis:
-            words = f"{f.text} {f.action}"
-            if "shared-memory tiles" in words or "bank-conflicted" in words:
-                wrong.append(f"#{k.raw.index} {k.raw.name}: {words[:120]}")
+        # no next step about shared memory it has (bank conflicts, padded tiles, less of it per block, its data banks)
+        said = _levers(k) & {*_AGAINST_CONFLICTS, "shared_memory", "l1tex__data_bank_reads", "l1tex__data_bank_writes"}
+        said |= {f.kind.value for f in k.diagnosis if f.kind == "bank_conflicts"}
+        if said:
+            wrong.append(f"#{k.raw.index} {k.raw.name}: {sorted(said)}")
+        head = k.diagnosis[0] if k.diagnosis else None
+        if head is not None and k.bound_by == "l1tex__data_pipe_lsu_wavefronts" and k.regime == "at_limit" and \
+                head.lever not in ("lsu_no_shared", "library"):  # its wavefronts: uncoalesced global accesses
+            wrong.append(f"#{k.raw.index} {k.raw.name}: L1 wavefronts, yet {head.lever}")
     assert not wrong, "\n".join(wrong)
 
 
@@ -1403,8 +1589,9 @@ def test_a_kernel_that_reads_its_data_once_gets_no_intensity_gap_speedup(name: s
                 continue
             if f.speedup is not None:
                 wrong.append(f"#{k.raw.index} {k.raw.name[:40]}: reads once ({once:.2f}) but up to {f.speedup:.2f}×")
-            if "reuse tiles" in f.action or "fuse with the kernels" not in f.action:
-                wrong.append(f"#{k.raw.index} {k.raw.name[:40]}: {f.action[:100]}")
+            # fuse with the kernels beside it or store a narrower type, not tiles to reuse
+            if f.lever not in ("reads_once", "library") or f.figures.get("once") != pytest.approx(once):
+                wrong.append(f"#{k.raw.index} {k.raw.name[:40]}: {f.lever} {dict(f.figures)}")
     assert not wrong, "\n".join(wrong)
 
 
@@ -1433,16 +1620,21 @@ def test_latency_names_idle_sms_and_leaves_the_tail_its_part(name: str) -> None:
             continue
         active = _sm_active_share(k)
         where = f"#{k.raw.index} {k.raw.name[:40]}"
-        if active is not None and active <= 0.8 - 1e-9 and "idle SMs before stalls within warps" not in latency.text:
-            wrong.append(f"{where}: SMs active {active:.0%} of the run, yet: {latency.text[-90:]}")
-        if active is not None and active > 0.8 + 1e-9 and "idle SMs" in latency.text:
+        idle = latency.variant == "idle"  # idle SMs before stalls within warps
+        if active is not None and active <= 0.8 - 1e-9 and \
+                (not idle or latency.figures["idle"] != pytest.approx(1 - active) or
+                 latency.lever not in ("idle", "library")):
+            wrong.append(f"{where}: SMs active {active:.0%} of the run, yet: {latency.variant} {dict(latency.figures)}")
+        if active is not None and active > 0.8 + 1e-9 and (idle or latency.figures.get("idle") is not None):
             wrong.append(f"{where}: SMs active {active:.0%}, called idle")
         tail = next((f for f in k.diagnosis if f.kind == "tail_effect"), None)
         share = k.limiter_share
         for f in (latency, tail):
             if f is not None and f.speedup and share and f.speedup > 1 / share * (1 + 1e-9):
                 wrong.append(f"{where}: {f.kind} {f.speedup:.2f}x past a {1 / share:.2f}x headroom")
-        if tail and tail.speedup and latency.speedup and "is part of it, not more on top" not in latency.speedup_note:
+        # the tail-effect finding's bound is part of it, not more on top
+        within = "tail_within" in latency.basis and latency.figures.get("tail_bound") == tail.speedup if tail else False
+        if tail and tail.speedup and latency.speedup and not within:
             wrong.append(f"{where}: the latency does not say the tail's {tail.speedup:.2f}x is within it")
     assert not wrong, "\n".join(wrong)
 
@@ -1454,11 +1646,17 @@ def test_an_idle_sm_latency_keeps_what_the_occupancy_says_of_the_active_cycles()
     Compute's largest estimate, Theoretical Occupancy (50 %), agrees with that."""
     k = _kernels("cs599k__rms_norm_triton_looping.ncu-rep")[0]
     (latency,) = [f for f in k.diagnosis if f.kind == "latency"]
-    assert "idle SMs before stalls within warps" in latency.text
-    assert "; in their active cycles (achieved occupancy 43% of a theoretical 50%)" in latency.text
-    assert "the theoretical occupancy of 50% caps the warps in flight" in latency.action
-    text = k.to_dict()["rules_comparison"]
-    assert text.startswith("Nsight Compute's largest estimated speed-up (Theoretical Occupancy, 50 %) agrees")
+    # idle SMs before stalls within warps
+    assert latency.variant == "idle" and latency.figures["idle"] == pytest.approx(1 - k.launch["sm_active_share"])
+    assert round(latency.figures["idle"], 2) == 0.25
+    # in their active cycles: achieved occupancy 43 % of a theoretical 50 %
+    assert round(latency.figures["achieved"], 2) == 0.43 and latency.figures["theoretical"] == 0.5
+    # the theoretical occupancy of 50 % caps the warps in flight: registers (56 a thread) allow 4 blocks an SM
+    assert (latency.figures.get("occ_by"), latency.figures.get("occ_blocks"), latency.figures.get("regs")) == \
+        ("registers", 4, 56), (latency.lever, dict(latency.figures))
+    estimate = k.to_dict()["rules_relation"]["estimate"]
+    assert (estimate["relation"], estimate["title"]) == ("agrees", "Theoretical Occupancy")
+    assert estimate["speedup_pct"] == pytest.approx(50.0, abs=0.5)
 
 
 @needs_corpus
@@ -1476,14 +1674,12 @@ def test_the_worth_most_list_says_its_shares_do_not_add() -> None:
 @needs_corpus
 def test_a_section_with_several_bounds_says_they_do_not_add() -> None:
     """The HTML section of the same kernel says it under its findings; a section with one bound does not."""
-    import re
-
     from ncu_roofline.render import REPORT, RenderOptions, render
 
     page = render(REPORT, ncu_roofline.analyze(CORPUS / "self-join-mistic__profileBIGCROSS3.out.ncu-rep"), "html",
                   RenderOptions())
-    sections = re.findall(r'<details class="kernel".*?</details>', page, flags=re.S)
-    counts = [section.count("Fixing this could make the kernel up to") for section in sections]
+    sections = [part.split("<h3>Nsight Compute")[0] for part in page.split('<details class="kernel"')[1:]]
+    counts = [section.count('<span class="bound"') for section in sections]
     assert max(counts) > 1  # searchKernelCOSStree's latency and lane efficiency
     for section, bounds in zip(sections, counts, strict=True):
         said = "fixes of one kernel compound or overlap, so their gains do not add up" in section
@@ -1496,23 +1692,25 @@ def test_a_latency_at_the_launchs_occupancy_names_what_nsight_compute_says_limit
     """Where the warps that run are all the launch allows, the latency finding names the resource Nsight Compute's
     launch__occupancy_limit_* gives the fewest blocks per SM (searchKernelCOSStree: registers, 1 block, 145 per
     thread; the Triton rms_norm: registers, 4 blocks; nodeCalculationsKernel: the blocks-per-SM limit, 32)."""
-    names = {"registers": "registers", "shared_mem": "shared memory", "blocks": "the blocks-per-SM limit",
-             "warps": "the warp slots"}
+    # Nsight Compute's limit -> (its name in the words, the lever); where several tie, the first is named
+    names = {"registers": ("registers", "registers"), "shared_mem": ("shared memory", "shared_memory"),
+             "blocks": ("the blocks-per-SM limit", "block_limit"), "warps": ("the warp slots", "warp_slots")}
     wrong, seen = [], 0
     for k in _kernels(name):
         limits = {names[n]: v for n in names if (v := k.raw.number(f"launch__occupancy_limit_{n}")) is not None}
-        for f in k.diagnosis:
-            if f.kind != "latency" or "with as many warps as the launch allows" not in f.text or not limits:
+        for f in k.diagnosis:  # with as many warps as the launch allows
+            if f.kind != "latency" or f.variant != "at_allowed" or not limits:
                 continue
             seen += 1
             fewest = min(limits.values())
             binding = [n for n, v in limits.items() if v == fewest]
-            if f"({' and '.join(binding)} allow" not in f.text or f" {fewest:.0f} block" not in f.text:
-                wrong.append(f"#{k.raw.index} {k.raw.name[:40]}: {limits} / {f.text[-120:]}")
+            named = (f.figures.get("occ_by"), f.figures.get("occ_blocks"))
+            if named != (binding[0][0], fewest) or f.lever not in (binding[0][1], "library"):
+                wrong.append(f"#{k.raw.index} {k.raw.name[:40]}: {limits} / {f.lever} {named}")
     assert not wrong, "\n".join(wrong)
-    if name == "self-join-mistic__profileBIGCROSS3.out.ncu-rep":
-        assert seen and "fewer registers per thread than its 145" in next(
-            f.action for k in _kernels(name) for f in k.diagnosis if f.kind == "latency")
+    if name == "self-join-mistic__profileBIGCROSS3.out.ncu-rep":  # fewer registers per thread than its 145
+        assert seen and next((f.lever, f.figures["regs"]) for k in _kernels(name) for f in k.diagnosis
+                             if f.kind == "latency") == ("registers", 145)
 
 
 @needs_corpus
@@ -1524,12 +1722,13 @@ def test_idle_compute_pipes_are_called_expected_only_at_a_memory_limit(name: str
 
     wrong = []
     for k in _kernels(name):
-        text = k.to_dict()["rules_comparison"]
+        estimate = k.to_dict()["rules_relation"]["estimate"] or {"relation": None, "figures": {}}
         memory = k.bound_by in ("dram", "l2", "l1") or (k.bound_by in T.BY_ID and T.BY_ID[k.bound_by].group == "memory")
-        if "compute pipes left idle" in text and not memory:
+        if estimate["relation"] == "idle_pipes_expected" and not memory:
             wrong.append(f"#{k.raw.index} {k.raw.name[:40]}: bound by {k.bound_by}")
-        if "which this diagnosis set aside: " in text and not any(n.reason in text for n in k.not_applicable):
-            wrong.append(f"#{k.raw.index} {k.raw.name[:40]}: {text[:120]}")
+        reason = estimate["figures"].get("reason")
+        if estimate["relation"] == "set_aside" and not any(n.reason == reason for n in k.not_applicable):
+            wrong.append(f"#{k.raw.index} {k.raw.name[:40]}: {reason!r}")
     assert not wrong, "\n".join(wrong)
 
 
@@ -1541,8 +1740,11 @@ def test_a_busy_fp64_pipe_beside_a_busy_xu_pipe_points_at_divisions() -> None:
     k = next(k for k in _kernels("gpu-workshop__MW_Baseline.ncu-rep") if k.raw.name == "compute_tendencies_x_279_gpu")
     assert k.bound_by == "sm__pipe_fp64_cycles_active" and round(k.units["sm__inst_executed_pipe_xu"].share, 3) == 0.133
     head = k.diagnosis[0]
-    assert "the XU pipe, which starts each FP64 division and square root" in head.action
-    assert "is at 13%: divisions or square roots are likely a good part of the FP64 instructions" in head.action
+    # the XU pipe, which starts each FP64 division and square root, at 13 %: divisions are likely a good part of it
+    from ncu_roofline.passes.levers import BUSY_XU
+
+    assert (head.kind, head.roof, head.lever) == ("unit_throughput", "sm__pipe_fp64_cycles_active", "fp64_division")
+    assert k.units["sm__inst_executed_pipe_xu"].share >= BUSY_XU
     faster = next(d for d in _kernels("gpu-workshop__MW_DivToMult.ncu-rep")
                   if d.raw.name == "compute_tendencies_x_279_gpu")
     assert k.q.duration_s.value / faster.q.duration_s.value == pytest.approx(1.78, abs=0.01)
@@ -1554,7 +1756,7 @@ def test_an_at_limit_roof_is_pressed_against_only_from_nsight_computes_high_thro
     """"Presses against it" and "not more parallelism" only from 80 % of the roof (Nsight Compute's Speed-Of-Light
     rule's mark for high use); below, the finding states what is left to the roof itself, 1 / share. A busy unit
     likewise: "only less work" from 80 %, what is left to its peak below."""
-    from ncu_roofline.passes.diagnosis import ratio_text
+    from ncu_roofline.passes.reuse import reads_once
 
     wrong = []
     for k in _kernels(name):
@@ -1562,15 +1764,22 @@ def test_an_at_limit_roof_is_pressed_against_only_from_nsight_computes_high_thro
             if f.kind != "at_limit":
                 continue
             share = k.limiter_share or 0.0
-            pressed = "presses against it" in f.text and "not more parallelism" in f.action
-            left = f"up to {ratio_text(1 / share)}× is left to the roof itself" in f.text if share else False
-            if (share >= 0.8) != pressed or (share < 0.8) != left or f.speedup is not None:
-                wrong.append(f"#{k.raw.index} {k.raw.name[:30]} at {share:.1%}: {f.text!r}")
+            high = share >= 0.8
+            # presses against it, only less work at this roof (its lever's words, not more parallelism) from 80 %;
+            # below, what is left to the roof itself, 1 / share, and more in flight reaches it
+            once = reads_once(k.reuse) if f.roof == "dram" else None  # it reads each byte once: no tiles to reuse
+            lever = ("less_work" if f.roof not in ("dram", "l2", "l1") else "fewer_bytes" if once is None else
+                     "fewer_bytes_once") + ("" if high else "_short")
+            basis = "at_limit" if high else "at_limit_short"
+            if f.variant != ("high" if high else "short") or f.lever not in (lever, "library") or \
+                    f.basis[0] not in (basis, "gap_bounds") or f.figures["left"] != pytest.approx(1 / share) or \
+                    f.speedup is not None:
+                wrong.append(f"#{k.raw.index} {k.raw.name[:30]} at {share:.1%}: {f.variant} {f.lever} {f.basis}")
         head = k.diagnosis[0] if k.diagnosis else None
         if head is not None and head.kind == "unit_throughput" and k.regime == "at_limit":  # a busy unit alike
             share = k.limiter_share or 0.0
-            only = head.speedup_note.startswith("at its limit: only less work")
-            left = f"its own peak is at most {ratio_text(1 / share)}× away" in head.speedup_note
-            if (share >= 0.8) != only or (share < 0.8) != left:
-                wrong.append(f"#{k.raw.index} {k.raw.name[:30]} unit at {share:.1%}: {head.speedup_note!r}")
+            # only less work from 80 %; below, its own peak at most 1 / share away
+            basis = "unit_at_limit" if share >= 0.8 else "unit_short"
+            if head.basis[0] != basis or head.figures["left"] != pytest.approx(1 / share) or head.speedup is not None:
+                wrong.append(f"#{k.raw.index} {k.raw.name[:30]} unit at {share:.1%}: {head.variant} {head.basis}")
     assert not wrong, "\n".join(wrong)

@@ -75,7 +75,8 @@ def test_group_statistics_and_limits_by_hand() -> None:
     # with the ceilings of its longest launch.
     found = g.to_dict()["diagnosis"]
     assert found == [f.to_dict() for f in g.summary.diagnosis] and found[0]["limit"] == "dram"
-    assert f"{dram:.0%}" in found[0]["text"] and f"{c.utilization['dram']:.0%}" != f"{dram:.0%}"
+    assert found[0]["figures"]["share"] == pytest.approx(dram) and f"{c.utilization['dram']:.0%}" != f"{dram:.0%}"
+    assert f"{dram * 100:.0f} %" in found[0]["headline"]
     d = g.to_dict()
     assert d["work_flop"]["fp32"] == pytest.approx(3 * 2.5e6) and d["traffic_bytes"]["dram"] == pytest.approx(4.8e6)
     assert d["traffic_bytes"]["l2"] is None  # no launch has it: not a total of nothing
@@ -317,15 +318,15 @@ def test_a_cap_in_part_of_a_group_bounds_only_that_part() -> None:
     cap = next(x for x in group.summary.ceilings if x.kind == "sector_use" and x.roof == "dram")
     assert cap.launches == (1, 3)  # of the timed launches
     found = next(f for f in group.summary.diagnosis if f.kind == "sector_use" and f.roof == "dram")
-    assert "(in 1 of 3 launches, 50% of the group's time, the longest among them): caps the DRAM roof at 25%" \
-        in found.text
-    assert found.speedup == pytest.approx(1.6, rel=1e-6)
-    assert "1 / (1 − 0.50 + 0.50 / 4)" in found.speedup_note
+    # in 1 of 3 launches, 50 % of the group's time: caps the DRAM roof at 25 %
+    assert found.factor == pytest.approx(0.25) and found.figures["part_share"] == pytest.approx(0.5)
+    assert found.speedup == pytest.approx(1.6, rel=1e-6)  # 1 / (1 − 0.50 + 0.50 / 4)
+    assert found.basis[-1] == "group_part" and "group_part" not in own.basis
     # what the ceilings allow the group: each launch at its own caps, the group's bytes over the time
     # that takes; the capped launch moves a third of the bytes: 1 / (2/3 + (1/3) / 0.25) = 50 %
     latency = next(f for f in group.summary.diagnosis if f.kind == "latency")
-    assert "where the ceilings allow 50%" in latency.text
-    assert "where the ceilings allow 25%" in next(f for f in a.diagnosis if f.kind == "latency").text
+    assert latency.figures["reachable"] == pytest.approx(0.5)
+    assert next(f for f in a.diagnosis if f.kind == "latency").figures["reachable"] == pytest.approx(0.25)
 
 
 @pytest.mark.parametrize("longest_has_the_counter", [True, False])
@@ -363,14 +364,19 @@ def test_a_partial_cap_scales_its_own_finding_not_a_twin_of_the_same_factor() ->
     """Coalescing of loads in 1 of 3 launches and of stores in all, both 80 % under L1: only the loads'
     finding is scaled to their share of the time."""
     from ncu_roofline.api.groups import _in_part
-    from ncu_roofline.passes.finding import Finding
+    from ncu_roofline.passes.finding import Finding, Kind
 
-    loads = "global loads touch 5.0 sectors per request where 4.0 would hold the bytes used (in 1 of 3 launches)"
-    partial = {("coalescing", "l1", 0.8): [(loads, 0.25)]}
-    ld = Finding("coalescing", "l1", 0.8, f"{loads}: caps the L1 roof at 80%", "coalesce", "l1", 1.25, "1 / 0.80")
-    st = Finding("coalescing", "l1", 0.8, "global stores touch 5.0 sectors per request where 4.0 would hold the "
-                 "bytes used: caps the L1 roof at 80%", "coalesce", "l1", 1.25, "1 / 0.80")
-    assert _in_part(ld, partial).speedup == pytest.approx(1.0 / (0.75 + 0.25 / 1.25))
+    partial = {("coalescing", "l1", "ld"): 0.25}  # the loads' cap, in 1 of 3 launches (a quarter of the time)
+
+    def cap(op: str) -> Finding:  # global loads (stores) touch 5.0 sectors per request where 4.0 would hold the bytes
+        evidence = (f"{op}_sectors", f"{op}_requests", f"{op}_sectors_per_request", f"{op}_ideal_sectors_per_request")
+        return Finding(Kind.COALESCING, "cap", "l1", 0.8, "l1", 1.25, "coalesce", ("roof_over_ceiling",),
+                       {"factor": 0.8}, evidence)
+
+    ld, st = cap("ld"), cap("st")
+    scaled = _in_part(ld, partial)
+    assert scaled.speedup == pytest.approx(1.0 / (0.75 + 0.25 / 1.25)) and scaled.factor == 0.8
+    assert scaled.basis == ("roof_over_ceiling", "group_part") and scaled.figures["part_share"] == 0.25
     assert _in_part(st, partial) is st
 
 
@@ -386,7 +392,7 @@ def test_a_launch_with_no_bytes_weighs_nothing_in_what_the_ceilings_allow() -> N
     b, c = launch(1, 2000, 0.0, **{ratio: (32.0, "")}), launch(2, 1000, 1.2e6, **{ratio: (32.0, "")})
     group = group_kernels([a, b, c])[0]
     latency = next(f for f in group.summary.diagnosis if f.kind == "latency")
-    assert "where the ceilings allow 50%" in latency.text
+    assert latency.figures["reachable"] == pytest.approx(0.5)
     tiny = Ceiling("sector_use", "dram", 1e-200, None, {}, "edited", "none")
     assert _allowed([], "dram", [(3.0, a, [tiny, tiny]), (1.0, c, [])]) == 0.0
     assert _allowed([tiny], "dram", [(3.0, a, [tiny])]) == pytest.approx(1e-200)  # one launch: its own
@@ -419,7 +425,8 @@ def test_the_intensity_gap_of_a_group_weighs_each_launchs_compute_caps_by_its_fl
     assert (s.regime, s.bound_by) == ("at_limit", "dram")
     gap = next(f for f in s.diagnosis if f.kind == "intensity_gap")
     assert gap.speedup == pytest.approx(s.compute_roof() * 0.9 / s.achieved_flop_per_s, rel=1e-9)
-    assert "(fma balance 83% in part)" in gap.speedup_note
+    # with its FP ceilings (FMA balance 83 % in part): 90 % of the gap to the compute roof
+    assert gap.basis == ("with_ceilings",) and gap.figures["kept_gap"] == pytest.approx(0.9 * gap.figures["gap"])
 
 
 def test_launches_in_another_regime_are_counted_and_shown() -> None:
@@ -462,7 +469,7 @@ def test_the_intensity_gap_of_a_group_leaves_its_launches_issue_share_out() -> N
     assert (s.regime, s.bound_by) == ("at_limit", "dram")
     gap = next(f for f in s.diagnosis if f.kind == "intensity_gap")
     assert gap.speedup == pytest.approx(s.compute_roof() * 0.9 / s.achieved_flop_per_s, rel=1e-9)
-    assert "issue share" not in gap.speedup_note and "issue share" not in gap.text
+    assert gap.basis == ("with_ceilings",) and gap.figures["kept_gap"] == pytest.approx(0.9 * gap.figures["gap"])
 
 
 @pytest.mark.skipif(not (CORPUS / "self-join-mistic__profile.ncu-rep").is_file(), reason="shared corpus not present")
@@ -476,15 +483,18 @@ def test_a_group_limiter_no_launch_has_says_what_bounds_the_launches() -> None:
     g = next(g for g in groups if g.grid == (2048, 1, 1) and g.name.startswith("distanceCalculationsKernel"))
     assert g.summary.bound_by == "memory_throughput" and "memory_throughput" not in g.limiters
     assert g.limiters == {"l1tex__data_pipe_lsu_wavefronts": 5, "sm__issue_active": 2, "lts__t_tag_requests": 1}
-    assert g.summary.diagnosis[0].text == (
-        "memory throughput at 47% of peak over the 8 launches summed: it is Nsight Compute's memory headline, the "
-        "busiest memory unit of each launch; that unit bounds 6 of the 8 launches, but it is not the same unit in all "
-        "of them (L1/TEX (wavefronts) in 5, L2 (tag requests) in 1), so the headline's sum tops each unit's own")
+    # memory throughput at 47 % of peak over the 8 launches summed: Nsight Compute's memory headline, the busiest
+    # memory unit of each launch, whose sum tops each unit's own
+    head = g.summary.diagnosis[0]
+    assert (head.kind, head.limit) == ("unit_throughput", "memory_throughput")
+    assert round(head.figures["share"], 2) == 0.47
+    assert head.figures["mixed_headline"] == "" and head.figures["mixed_launches"] == 8
+    assert "mixed_summed" not in head.figures
     for other in groups:  # and only where that is so
-        said = "launches summed: it is Nsight Compute's" in other.summary.diagnosis[0].text \
-            if other.summary.diagnosis else False
+        said = bool(other.summary.diagnosis) and other.summary.diagnosis[0].figures.get("mixed_launches") is not None
         assert said == (other.summary.bound_by is not None and other.summary.bound_by not in other.limiters
                         and len(other.launches) > 1 and bool(other.summary.diagnosis))
+        assert not said or other.summary.diagnosis[0].figures["mixed_launches"] == sum(other.limiters.values())
 
 
 @pytest.mark.skipif(not (CORPUS / "self-join-mistic__profile.ncu-rep").is_file(), reason="shared corpus not found")

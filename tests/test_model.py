@@ -327,6 +327,9 @@ def test_a_compute_roof_under_high_throughput_states_what_is_left_and_its_lever(
     assert (m.bound_by, m.regime) == ("fp32", "at_limit") and m.utilization["fp32"] == pytest.approx(0.7)
     head = m.diagnosis[0]
     assert head.kind == "at_limit" and head.speedup is None
-    assert "up to 1.43× is left to the roof itself" in head.text and "presses" not in head.text
-    assert head.action.startswith("the lever is less work at this roof; more work in flight per SM (independent "
-                                  "instructions per thread")
+    # short of pressing against it: up to 1 / 0.7 = 1.43× left to the roof itself
+    assert (head.variant, head.basis) == ("short", ("at_limit_short",))
+    assert head.figures["left"] == pytest.approx(1 / 0.7) and head.figures["rest"] == pytest.approx(0.3)
+    assert "1.43×" in head.words().headline
+    # less work at this roof; more independent instructions per thread reach its last 30 %
+    assert head.lever == "less_work_short" and head.figures["limit"] == "FP32"

@@ -120,10 +120,13 @@ def test_a_group_limiter_no_launch_has_says_what_the_sums_and_the_launches_show(
     view = group_view(kernel_view, 0, g, g.stats.total, set())
     assert view["bound_note"] == ("busiest over the 2 launches summed; per launch: L1/TEX (wavefronts) in 1, "
                                   "L2 (tag requests) in 1")
-    assert g.summary.diagnosis[0].text.startswith(
-        "memory throughput at 50% of peak over the 2 launches summed: it is Nsight Compute's memory headline, the "
-        "busiest memory unit of each launch; that unit bounds 2 of the 2 launches, but it is not the same unit in "
-        "all of them (L1/TEX (wavefronts) in 1, L2 (tag requests) in 1)")
+    # memory throughput at 50 % of peak over the 2 launches summed: Nsight Compute's memory headline, the busiest
+    # memory unit of each launch, whose sum tops each unit's own
+    head = g.summary.diagnosis[0]
+    assert (head.kind, head.limit, head.figures["share"]) == ("unit_throughput", T.MEM, pytest.approx(0.5))
+    assert head.figures["mixed_headline"] == "" and head.figures["mixed_launches"] == 2
+    words = head.words()
+    assert "50 %" in words.headline and "2 launches" in words.detail and "no launch alone" not in words.detail
     a = analysis(("/tmp/capture.ncu-rep", g.launches))
     md = render(REPORT, a, "md", RenderOptions())
     assert "memory throughput: busiest over the 2 launches summed; per launch:" in md
@@ -197,12 +200,14 @@ def test_every_unit_lever_is_an_action_not_a_restated_cause() -> None:
     assert restated == []
 
 
-def fp64_bound(compute_capability: str, name: str = "stencil"):
+def fp64_bound(compute_capability: str, name: str = "stencil", xu: float | None = None):
     m = base_metrics()
     m.update({f"sm__throughput{ELAPSED}".replace("__dot__", "."): (80.0, "%"),
               f"sm__pipe_fp64_cycles_active{ELAPSED}".replace("__dot__", "."): (80.0, "%"),
               f"gpu__compute_memory_throughput{ELAPSED}".replace("__dot__", "."): (20.0, "%"),
               "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum": (2e6, "inst")})
+    if xu is not None:  # the XU pipe, which starts each FP64 division and square root
+        m[f"sm__inst_executed_pipe_xu{ELAPSED}".replace("__dot__", ".")] = (xu, "%")
     k = analyse_kernel(make_kernel(m, name=name, compute_capability=compute_capability))
     assert k.bound_by == "sm__pipe_fp64_cycles_active" and k.regime == "at_limit"
     return k
@@ -211,20 +216,31 @@ def fp64_bound(compute_capability: str, name: str = "stencil"):
 def test_an_fp64_pipe_bound_kernel_gets_actions_in_this_gpus_terms() -> None:
     """FP32's roof is 2× FP64's in base_metrics. On sm_80 and sm_90 the FP64 tensor cores (DMMA) are a lever; on
     sm_86 (no FP64 tensor cores) they are not named."""
-    ampere = fp64_bound("8.0").diagnosis[0].action
-    assert ampere.startswith("check that the kernel needs double precision")
-    assert "FP32 (this GPU's FP32 roof is 2× its FP64 roof) or mixed precision" in ampere
-    assert "FP64 tensor cores (DMMA" in ampere and "reciprocal" in ampere
-    assert "DMMA" not in fp64_bound("8.6").diagnosis[0].action
+    ampere = fp64_bound("8.0").diagnosis[0]
+    # check that the kernel needs double precision (no silent promotion), then FP32 or mixed precision
+    assert (ampere.kind, ampere.lever) == ("unit_throughput", "fp64_own")
+    assert ampere.figures["fp32_ratio"] == 2.0 and ampere.figures["dmma_ratio"] == 2.0  # FP64 tensor cores (DMMA)
+    words = ampere.words()
+    assert "FP32" in words.next_step and "2×" in words.detail and "DMMA" in words.detail
+    assert "work reach " not in words.detail  # "FP64 work reaches", as "L1 bytes reach"
+    ga102 = fp64_bound("8.6").diagnosis[0]
+    assert ga102.lever == "fp64_own" and ga102.figures["dmma_ratio"] is None and "DMMA" not in ga102.words().detail
+    # an XU pipe busy beside it (5 % or more): divisions or square roots, whose reciprocal is the lever
+    divides = fp64_bound("8.0", xu=6.0).diagnosis[0]
+    assert divides.lever == "fp64_division" and "reciprocal" in divides.words().next_step
+    assert fp64_bound("8.0", xu=4.0).diagnosis[0].lever == "fp64_own"
 
 
 def test_an_fp64_library_kernel_leaves_the_source_advice_out() -> None:
     """cuBLAS's DGEMM: the precision is the caller's choice (the routine called), there is no source to check
     for double literals; the next step says so."""
-    action = fp64_bound("7.0", name="volta_dgemm_128x64_nn").diagnosis[0].action
-    assert action.startswith("this is cuBLAS's own kernel, not code to edit: what would help it (less "
-                             "double-precision work: where the accuracy allows, FP32")
-    assert "literal" not in action and "DMMA" not in action  # Volta has no FP64 tensor cores
+    head = fp64_bound("7.0", name="volta_dgemm_128x64_nn").diagnosis[0]
+    # cuBLAS's own kernel, not code to edit: the caller's levers (another routine, shape or precision)
+    assert head.lever == "fp64_library" and head.figures["dmma_ratio"] is None  # a lower-precision routine
+    words = head.words()
+    assert "precision" in words.next_step and "library" in words.next_step
+    step = words.next_step + words.detail
+    assert "1.0f" not in step and "promotion" not in step and "DMMA" not in step  # Volta has no FP64 tensor cores
 
 
 # ---------------------------------------------------------------- pages of several reports

@@ -36,8 +36,20 @@ def streaming(ldg_sectors: float, **extra: tuple[float, str]) -> AnalysedKernel:
     return analyse_kernel(make_kernel(m))
 
 
+# (kind, lever) of the next steps that advise reuse through tiles (the words: "reuse tiles on chip", "tile and fuse",
+# "Tile or fuse").
+TILING = {("intensity_gap", "reuse"), ("intensity_gap", "batch"), ("reuse", "tile"), ("at_limit", "fewer_bytes")}
+
+
 def _says_once(k: AnalysedKernel) -> bool:
-    return "reads its data about once" in verdict(k) or any("nothing to reuse" in f.action for f in k.diagnosis)
+    """A finding says the kernel reads each byte once: the intensity gap or the low-hit-rate note, with the
+    DRAM reads per load byte it rests on."""
+    return any(f.kind in ("intensity_gap", "reuse") and f.figures.get("once") is not None for f in k.diagnosis)
+
+
+def _tiling(k: AnalysedKernel) -> list[str]:
+    """The findings of `k` whose next step is tiling advice."""
+    return [f"{f.kind.value}/{f.lever}" for f in k.diagnosis if (f.kind.value, f.lever) in TILING]
 
 
 def test_a_kernel_whose_loads_all_came_from_dram_gets_no_tiling_advice() -> None:
@@ -45,12 +57,12 @@ def test_a_kernel_whose_loads_all_came_from_dram_gets_no_tiling_advice() -> None
     assert k.reuse["dram_reads_per_load_byte"] == pytest.approx(1.5e6 / (32 * SECTORS))  # 1.0
     assert (k.bound_by, k.regime) == ("dram", T.AT_LIMIT) and k.utilization["dram"] == pytest.approx(0.8)
     gap = next(f for f in k.diagnosis if f.kind == "intensity_gap")
-    assert "nothing to reuse" in gap.action and "DRAM read 1.00× the bytes of the sectors its loads" in gap.action
-    assert "reuse tiles" not in gap.action
+    assert gap.lever == "reads_once" and gap.figures["once"] == pytest.approx(1.0) and _says_once(k)
+    assert f"{gap.figures['once']:.2f}" == "1.00"  # DRAM read 1.00× the bytes of the sectors its loads asked for
+    assert not _tiling(k)
     # no reuse to gain: the gap has no speed-up of its own (fusion or a narrower type depend on other kernels)
-    assert gap.speedup is None and gap.speedup_note.startswith("no bound for this kernel alone: it reads its data")
-    assert "fusion with the kernels beside it or a narrower data type" in gap.speedup_note
-    assert "it reads its data about once" in verdict(k) and "tiling has nothing to reuse" in verdict(k)
+    assert gap.speedup is None and gap.basis == ("reads_once",)
+    assert "reuse tiles" not in verdict(k) and "Tile" not in verdict(k)
     assert not any(f.kind == "reuse" for f in k.diagnosis)  # its 30 % L2 hits are no missed reuse
 
 
@@ -59,10 +71,14 @@ def test_loads_that_caches_served_keep_the_tiling_advice() -> None:
     k = streaming(SECTORS, **{TEXTURE: (SECTORS, "sector")})
     assert k.reuse["dram_reads_per_load_byte"] == pytest.approx(0.5)
     gap = next(f for f in k.diagnosis if f.kind == "intensity_gap")
-    assert "reuse tiles in shared memory or registers" in gap.action and "nothing to reuse" not in gap.action
-    assert "raising intensity through reuse" in verdict(k)
+    assert gap.lever == "reuse" and "once" not in gap.figures and not _says_once(k)
+    assert gap.speedup is not None and gap.speedup > 1 and gap.basis[0] == "with_ceilings"
+    # the gap is worth most: the verdict's next step is its reuse advice
+    assert max(k.diagnosis, key=lambda f: f.speedup or 0.0) is gap
+    assert verdict(k).endswith(" " + gap.words().next_step)
     reuse = next(f for f in k.diagnosis if f.kind == "reuse")
-    assert reuse.text.startswith("only 30% of L2 sector lookups hit")
+    assert (reuse.variant, reuse.lever, reuse.figures["hit"]) == ("misses", "tile", pytest.approx(0.3))
+    assert reuse.speedup is None and reuse.basis == ("hit_rate_unknown",)
 
 
 def test_copies_the_sector_counts_do_not_see_leave_it_unknown() -> None:
@@ -147,8 +163,8 @@ def test_reads_once_only_where_nsight_compute_measured_no_load_reuse(name: str) 
                 wrong.append(f"#{k.raw.index}: said to read once with ratio {ratio}")
             if hit is not None and hit > 10.0:
                 wrong.append(f"#{k.raw.index}: said to read once, Nsight Compute's L1 load hit rate {hit:.1f} %")
-            if any("tile or fuse" in f.action or "reuse tiles" in f.action for f in k.diagnosis):
-                wrong.append(f"#{k.raw.index}: said to read once, and given tiling advice")
+            if _tiling(k):
+                wrong.append(f"#{k.raw.index}: said to read once, and given tiling advice: {_tiling(k)}")
     assert not wrong, "\n".join(wrong)
 
 
@@ -186,8 +202,11 @@ def test_the_intensity_gap_stops_where_the_other_instructions_fill_the_issue_slo
     assert gap.speedup == pytest.approx(1 / share) and round(gap.speedup, 2) == 1.97
     dram = k.utilization["dram"]  # 74 %: at the DRAM peak the bytes need fall only 0.740 / 0.508 = 1.46×
     assert round(dram, 3) == 0.740 and round(dram / share, 2) == 1.46
-    assert (f"{label}, at 51%, saturates first, once the bytes fall about 1.46× (with DRAM then at its peak) to "
-            "1.97× (with DRAM as busy as now, 74%)") in gap.text
+    # the issue slots fewer bytes leave saturate first, once the bytes fall about 1.46× (with DRAM then at its peak)
+    assert "capped_arith" in gap.basis and gap.figures["cap_x"] == pytest.approx(gap.speedup)
+    assert gap.figures["busiest_label"] == gap.figures["cap_label"] == label
+    assert gap.figures["busiest_share"] == gap.figures["cap_share"] == pytest.approx(share)
+    assert gap.figures["after"] == pytest.approx(dram / share) and round(gap.figures["after"], 2) == 1.46
 
 
 @needs_corpus
@@ -223,9 +242,10 @@ def test_reading_once_is_a_dram_lever_only() -> None:
                               "lts__t_bytes.sum.peak_sustained": (5000.0, "byte/cycle"),
                               "lts__cycles_elapsed.avg.per_second": (2e9, "hz")})
     assert k.bound_by == "l2" and k.regime == T.AT_LIMIT and reads_once(k.reuse) is not None
-    assert "reads its data about once" not in verdict(k)
+    assert not _says_once(k)
     gap = next(f for f in k.diagnosis if f.kind == "intensity_gap")
-    assert "reuse tiles in shared memory or registers" in gap.action and "nothing to reuse" not in gap.action
+    assert gap.figures["level"] == "L2"
+    assert gap.lever == "reuse" and "once" not in gap.figures and gap.basis != ("reads_once",)
 
 
 def test_the_low_hit_rate_note_of_another_dram_limit_says_it_reads_once() -> None:
@@ -235,10 +255,11 @@ def test_the_low_hit_rate_note_of_another_dram_limit_says_it_reads_once() -> Non
 
     reuse = {"l2_hit_rate": 0.3, "dram_reads_per_load_byte": 1.0}
     (note,) = reuse_note(SimpleNamespace(bound_by="dram__bytes_read"), reuse)
-    assert "it reads its data about once" in note.text and "tiling has nothing to reuse" in note.action
-    assert reuse_note(SimpleNamespace(bound_by="dram"), reuse) == []  # the verdict and intensity gap say it
+    assert (note.kind, note.variant, note.lever) == ("reuse", "reads_once", "fuse")  # no tiling: nothing to reuse
+    assert note.figures["once"] == 1.0 and note.figures["hit"] == 0.3 and note.speedup is None
+    assert reuse_note(SimpleNamespace(bound_by="dram"), reuse) == []  # the intensity gap says it
     (tile,) = reuse_note(SimpleNamespace(bound_by="dram__bytes_read"), {"l2_hit_rate": 0.3})
-    assert tile.action.startswith("tile or fuse")
+    assert (tile.variant, tile.lever) == ("misses", "tile") and "once" not in tile.figures
     assert reuse_note(SimpleNamespace(bound_by="l2"), reuse) == []
 
 

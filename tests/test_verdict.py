@@ -98,8 +98,10 @@ def test_regimes(waves: float | None, sm: float, regime: str) -> None:
     assert k.regime == regime
     if regime == "too_little_work":
         assert k.diagnosis[0].kind == "too_little_work" and k.diagnosis[0].limit == k.bound_by
-    if waves == 0.5 and regime == "too_little_work":
-        assert "40 blocks for 80 SMs: 40 SMs have nothing to run" in k.diagnosis[0].text
+    if waves == 0.5 and regime == "too_little_work":  # 40 blocks for 80 SMs: 40 SMs have nothing to run
+        f = k.diagnosis[0]
+        assert f.variant == "few_blocks"
+        assert (f.figures["grid"], f.figures["sms"], f.figures["idle_sms"]) == (40, 80, 40)
 
 
 def test_metrics_per_target() -> None:
@@ -153,27 +155,35 @@ def test_tail_effect_edges() -> None:
     as the others, occupancy cannot tell, equal block times stand."""
     assert _tail(2.0000001, grid=2000.0) == [] and _tail(1.0000001) == [] and _tail(3.0, grid=300.0) == []
     (f,) = _tail(2.004, grid=2004.0)
-    assert f.speedup == pytest.approx(3 / 2.004) and "holds about 4 of its 1,000 blocks (0.4% full)" in f.text
+    assert f.speedup == pytest.approx(3 / 2.004) and (f.variant, f.basis) == ("uniform", ("uniform_waves",))
+    # the last wave holds about 4 of its 1,000 blocks (0.4 % full)
+    assert f.figures["per_wave"] == pytest.approx(1000) and f.figures["last_small"] == pytest.approx(0.004)
+    assert f.figures["last"] is None and "0.4 % full" in f.words().headline  # under 1 %: one decimal
+    assert f.figures["last_small"] * f.figures["per_wave"] == pytest.approx(4) and f.figures["whole"] == 3
     assert _tail(1.5, grid=300.0, sms=100.0, theoretical=1.0, achieved=1.0) == []  # 2 blocks per SM
     (g,) = _tail(1.5, grid=300.0, sms=100.0, theoretical=1.0, achieved=0.8)
     t = 0.2 / (0.2 + 1.0 * (0.8 - 0.5))  # the last wave: 100 blocks, one on each SM of 2: occupancy 0.5
-    assert g.speedup == pytest.approx(1 / ((1 - t) * 1.5)) and "puts it at most at about 40%" in g.text
+    assert g.speedup == pytest.approx(1 / ((1 - t) * 1.5)) and t == pytest.approx(0.4)
+    assert (g.variant, g.basis) == ("occupancy", ("measured_waves",)) and g.figures["tail_share"] == pytest.approx(t)
     (h,) = _tail(1.5, grid=150.0, sms=100.0, theoretical=1.0, achieved=0.99)  # 1 block per SM
-    assert h.speedup == pytest.approx(2 / 1.5) and "if every block takes the same time" in h.text
+    assert h.speedup == pytest.approx(2 / 1.5) and (h.variant, h.basis) == ("uniform", ("uniform_waves",))
     (c,) = _tail(1.5, grid=150.0, share=0.8)
-    assert c.speedup == pytest.approx(1 / 0.8) and "capped at 1 / 0.8," in c.speedup_note
+    assert c.speedup == pytest.approx(1 / 0.8) and c.basis == ("uniform_waves", "capped_busiest")
+    assert c.figures["top_x"] == pytest.approx(1 / 0.8) and c.figures["top_label"] == "DRAM"
 
 
 def test_tail_effect_library_kernels_by_their_own_name_only() -> None:
     """The grid is a library's choice only for the library's own kernel, not for a kernel that takes a
     library type as an argument or template parameter."""
     lib = "void cub::CUB_200200_800_NS::DeviceRadixSortOnesweepKernel<cub::Policy>(float*)"
-    assert "CUB's choice" in _tail(1.5, grid=150.0, name=lib)[0].action
+    f = _tail(1.5, grid=150.0, name=lib)[0]
+    assert (f.lever, f.figures["library"]) == ("library_grid", "CUB") and "CUB's choice" in f.words().next_step
     for name in ("void my_fft(thrust::complex<float> *, int)", "void reduce_kernel<cub::Sum>(float*)",
                  "void k(at::cuda::detail::TensorInfo<float, unsigned int>, int)"):
-        assert "choice" not in _tail(1.5, grid=150.0, name=name)[0].action, name
+        f = _tail(1.5, grid=150.0, name=name)[0]
+        assert (f.lever, f.figures["library"]) == ("whole_waves", None), name
     torch = "void at::native::(anonymous namespace)::distribution_elementwise_grid_stride_kernel<float, 4>(int)"
-    assert "PyTorch's choice" in _tail(1.5, grid=150.0, name=torch)[0].action
+    assert _tail(1.5, grid=150.0, name=torch)[0].figures["library"] == "PyTorch"
 
 
 def test_a_memory_fix_stops_at_the_lsu_requests_it_leaves() -> None:
@@ -213,95 +223,97 @@ def test_too_little_work_bounds_the_idle_sms_of_a_long_kernel_only() -> None:
     waves, share = k.launch["waves_per_sm"], k.limiter_share
     assert waves == pytest.approx(0.4) and k.launch["occupancy_limit_registers"] == 2.0
     assert f.speedup == pytest.approx(min(2.5, 1 / share)) and f.speedup > 80 / 64
-    assert f.speedup_note.startswith("blocks the GPU runs at once ÷ blocks = 160 / 64 (1 / 0.4 waves)")
-    assert f.action.endswith("split the same work into at least 160 blocks") and "launch overhead" not in f.action
+    # blocks the GPU runs at once ÷ blocks = 160 / 64 (1 / 0.4 waves): split the same work into at least 160 blocks
+    assert f.basis == ("spread",) and f.lever == "split" and f.figures["busiest"] == share
+    assert f.figures["held"] == pytest.approx(160) and f.figures["grid"] == 64
     b = ncu_roofline.analyze(CORPUS / "cudaprogramming__simpleDivergence.ncu-rep")
     for k in b.reports[0].kernels:
         (f,) = [f for f in k.diagnosis if f.kind == "too_little_work"]
         assert k.q.duration_s.value < 20e-6 and k.launch["grid_blocks"] < k.launch["sm_count"]
-        assert f.speedup is None and "launch overhead is much of the cost" in f.action
-        assert f.speedup_note.endswith("under 20 µs a launch's overhead, a few µs, is of the order of its run, so "
-                                       "spreading its blocks over more SMs bounds nothing")
+        # launch overhead is much of the cost: under 20 µs, spreading its blocks over more SMs bounds nothing
+        assert f.speedup is None and f.lever == "tiny" and f.basis == ("more_work", "tiny")
+        assert f.figures["duration_us"] == pytest.approx(k.q.duration_s.value * 1e6)
 
 
-@pytest.mark.parametrize(("achieved", "theoretical", "says"), [
-    (0.86, 1.0, "not more warps"),  # distanceCalculationsKernel: the SMs nearly full of warps
-    (0.79, 1.0, "not more warps"),  # rms_norm: four fifths of the warp slots filled (its tail takes the rest)
-    (0.74, 1.0, "why fewer warps run than the launch allows"),  # a quarter of the warp slots empty
-    (0.57, 0.75, "why fewer warps run than the launch allows"),  # 76 % of what the launch allows
-    (0.7, 0.75, "caps the warps in flight: raise it"),  # 93 % of a theoretical 75 %: the launch's limit
-    (0.11, 0.125, "caps the warps in flight: raise it"),  # searchKernelCOSStree: what the launch allows, low
-    (0.62, 1.0, "why fewer warps run than the launch allows"),  # nodeByPoint5: warps missing
-    (0.5, None, "the occupancy; give each SM more independent work"),  # no theoretical figure
+@pytest.mark.parametrize(("achieved", "theoretical", "variant", "lever"), [
+    (0.86, 1.0, "full", "in_flight"),  # distanceCalculationsKernel: the SMs nearly full of warps: not more warps
+    (0.79, 1.0, "full", "in_flight"),  # rms_norm: four fifths of the warp slots filled (its tail takes the rest)
+    (0.74, 1.0, "fewer_warps", "more_warps"),  # a quarter of the warp slots empty
+    (0.57, 0.75, "fewer_warps", "more_warps"),  # 76 % of what the launch allows
+    (0.7, 0.75, "at_allowed", "occupancy"),  # 93 % of a theoretical 75 %: the launch's limit caps the warps: raise it
+    (0.11, 0.125, "at_allowed", "occupancy"),  # searchKernelCOSStree: what the launch allows, low
+    (0.62, 1.0, "fewer_warps", "more_warps"),  # nodeByPoint5: warps missing
+    (0.5, None, "occupancy_unknown", "more_warps"),  # no theoretical figure: more independent work per SM
 ])
-def test_the_latency_lever_follows_the_measured_occupancy(achieved, theoretical, says) -> None:
-    from ncu_roofline.passes.latency import latency_words
+def test_the_latency_lever_follows_the_measured_occupancy(achieved, theoretical, variant, lever) -> None:
+    from ncu_roofline.passes.latency import latency_case
 
-    why, action = latency_words({"achieved_occupancy": achieved, "theoretical_occupancy": theoretical})
-    assert says in action and f"achieved occupancy {achieved:.0%}" in why
-    assert ("more warps, more instructions in flight" in action) is (says.startswith(("why", "the occ")))
-    assert latency_words({})[0] == ": stalls, dependencies, too few warps in flight"
+    got, step, figures = latency_case({"achieved_occupancy": achieved, "theoretical_occupancy": theoretical})
+    assert (got, step) == (variant, lever)
+    assert figures["achieved"] == achieved and figures["theoretical"] == theoretical and "idle" not in figures
+    assert latency_case({}) == ("occupancy_unknown", "more_warps", {"achieved": None, "theoretical": None})
 
 
-@pytest.mark.parametrize(("limits", "what", "lever"), [
+@pytest.mark.parametrize(("limits", "what", "blocks", "lever"), [
     # searchKernelCOSStree: 145 registers per thread leave room for 1 block of 256 threads (8 of 64 warps)
-    ({"registers": 1, "shared_mem": 164, "blocks": 32, "warps": 8}, "registers allow 1 block of 256 threads per SM",
-     "fewer registers per thread than its 145"),
-    # nodeCalculationsKernel: 32-thread blocks, at most 32 blocks per SM (32 of 64 warps)
-    ({"registers": 40, "shared_mem": 164, "blocks": 32, "warps": 64}, "the blocks-per-SM limit allows 32 blocks",
-     "larger blocks"),
-    ({"registers": 4, "shared_mem": 4, "blocks": 32, "warps": 8}, "registers and shared memory allow 4 blocks",
-     "fewer registers per thread than its 145 (__launch_bounds__ or -maxrregcount, fewer values live at once) and "
-     "less shared memory per block"),
+    ({"registers": 1, "shared_mem": 164, "blocks": 32, "warps": 8}, "registers", 1, "registers"),
+    # nodeCalculationsKernel: 32-thread blocks, at most 32 blocks per SM (32 of 64 warps): larger blocks
+    ({"registers": 40, "shared_mem": 164, "blocks": 32, "warps": 64}, "the blocks-per-SM limit", 32, "block_limit"),
+    # registers and shared memory both allow 4 blocks: fewer registers alone leave the shared memory's 4
+    ({"registers": 4, "shared_mem": 4, "blocks": 32, "warps": 8}, "registers and shared memory", 4, "registers"),
 ])
-def test_the_occupancy_limiter_nsight_compute_measured_is_named(limits: dict, what: str, lever: str) -> None:
+def test_the_occupancy_limiter_nsight_compute_measured_is_named(limits: dict, what: str, blocks: int,
+                                                                lever: str) -> None:
     """Where the launch allows no more warps than run, the resource that allows the fewest blocks per SM
-    (Nsight Compute's launch__occupancy_limit_*) is named with its lever."""
-    from ncu_roofline.passes.latency import latency_words
+    (Nsight Compute's launch__occupancy_limit_*) is named with its lever; every resource where several tie."""
+    from ncu_roofline.passes.latency import latency_case, occupancy_limiter
 
     launch = {"achieved_occupancy": 0.11, "theoretical_occupancy": 0.125, "registers_per_thread": 145.0,
               "block_threads": 256.0} | {f"occupancy_limit_{k}": float(v) for k, v in limits.items()}
-    why, action = latency_words(launch)
-    assert why.endswith(f"with as many warps as the launch allows ({what}" + (" of 256 threads per SM)"
-                                                                              if not what.endswith("SM") else ")"))
-    assert f"caps the warps in flight: raise it with {lever}" in action
+    variant, step, figures = latency_case(launch)
+    binding = occupancy_limiter(launch)
+    assert (variant, step) == ("at_allowed", lever) and binding is not None and binding[0][0] == lever
+    assert binding[1] == blocks and len(binding[0]) == what.count(" and ") + 1
+    assert figures["occ_blocks"] == blocks and figures["regs"] == 145.0 and figures["occ_by"] == what
 
 
 def test_idle_sms_come_before_stalls_within_warps() -> None:
     """rms_norm_vector_kernel_float4: SM active cycles 63 % of the elapsed, achieved occupancy 79 % (of the active
     cycles): with the SMs 37 % idle, the latency is named as idle SMs, not as stalls within full warps. At 85 %
     active (15 % idle) the occupancy's words stay."""
-    from ncu_roofline.passes.latency import latency_words
+    from ncu_roofline.passes.latency import latency_case
 
     launch = {"achieved_occupancy": 0.79, "theoretical_occupancy": 1.0, "sm_active_share": 0.63}
-    why, action = latency_words(launch)
-    assert why.startswith(" (the SMs had no warp to run 37% of the time: their active cycles are 63% of the elapsed")
-    assert "idle SMs before stalls within warps" in why
-    # and the occupancy's words for the active cycles after it (they count active cycles only)
-    assert why.endswith("; in their active cycles (achieved occupancy 79% of a theoretical 100%): stalls and "
-                        "dependencies within each warp, not too few warps")
-    assert action.startswith("give every SM work for the whole run")
-    assert "; for the active part, check the warp-stall reasons" in action
-    why, _ = latency_words({**launch, "sm_active_share": 0.85})
-    assert "stalls and dependencies within each warp, not too few warps" in why
+    variant, lever, figures = latency_case(launch)
+    # the SMs had no warp to run 37 % of the time: idle SMs before stalls within warps; give every SM work
+    assert (variant, lever) == ("idle", "idle") and figures["idle"] == pytest.approx(0.37)
+    # and the occupancy of the active cycles beside it (they count active cycles only)
+    assert figures["achieved"] == 0.79 and figures["theoretical"] == 1.0
+    # 15 % idle: the occupancy's case stands, stalls and dependencies within each warp, not too few warps
+    assert latency_case({**launch, "sm_active_share": 0.85})[:2] == ("full", "in_flight")
 
 
 def test_the_latency_bound_leaves_the_tail_effect_its_part() -> None:
     """Latency headroom 1 / 0.39 = 2.57x, of which a partial last wave is up to 1.19x: both are upper bounds (the
     tail's on an upper estimate of its share of the run), so the latency keeps the whole 2.57x and says the tail's
     part is within it, never more on top."""
-    from ncu_roofline.passes.finding import Finding
+    from ncu_roofline.passes.finding import Finding, Kind
     from ncu_roofline.passes.tail import apart_from_tail
 
-    latency = Finding("latency", "l2", None, "the rest is latency", "act", "l2", 1 / 0.39, "the unit's peak")
-    tail = Finding("tail_effect", "l2", None, "waves", "act", "l2", 1.19, "waves")
-    apart_from_tail([latency], [tail])
-    assert latency.speedup == pytest.approx(1 / 0.39)
-    assert "partial last wave (the tail-effect finding)" in latency.text
-    assert "the tail-effect finding's ≤1.19× is part of it, not more on top" in latency.speedup_note
-    alone = Finding("latency", "l2", None, "the rest is latency", "act", "l2", 2.0, "n")
-    apart_from_tail([alone], [])
-    assert alone.speedup == 2.0 and alone.text == "the rest is latency"
+    latency = Finding(Kind.LATENCY, "full", "l2", None, "l2", 1 / 0.39, "in_flight", ("peak_over_share",),
+                      {"label": "L2", "share": 0.39, "achieved": 0.8, "theoretical": 1.0})
+    tail = Finding(Kind.TAIL_EFFECT, "uniform", "l2", None, "l2", 1.19, "whole_waves", ("uniform_waves",))
+    found = [latency]
+    apart_from_tail(found, [tail])
+    (kept,) = found
+    assert kept.speedup == pytest.approx(1 / 0.39) and kept.kind == "latency"
+    # part of it may be the partial last wave: the tail-effect finding's ≤1.19× is part of it, not more on top
+    assert kept.basis == ("peak_over_share", "tail_within") and kept.figures["tail_bound"] == 1.19
+    assert kept.figures["tail_part"] is not None
+    alone = Finding(Kind.LATENCY, "full", "l2", None, "l2", 2.0, "in_flight", ("peak_over_share",))
+    found = [alone]
+    apart_from_tail(found, [])
+    assert found[0] is alone and alone.speedup == 2.0 and "tail_bound" not in alone.figures
 
 
 @pytest.mark.parametrize(("name", "library"), [
@@ -346,17 +358,21 @@ def test_the_idle_sms_bound_stops_at_the_busiest_limits_headroom() -> None:
 
     def kernel(share: float, seconds: float | None) -> SimpleNamespace:
         duration = None if seconds is None else SimpleNamespace(value=seconds)
-        return SimpleNamespace(q=SimpleNamespace(duration_s=duration),
+        return SimpleNamespace(q=SimpleNamespace(duration_s=duration), units={},
                                launch={"grid_blocks": 10.0, "sm_count": 100.0, "waves_per_sm": 0.1},
                                limiter_share=share, bound_by="dram")
 
     f = _too_little_work(kernel(0.5, 100e-6))
-    assert f.speedup == pytest.approx(2.0) and "headroom (1 / 0.5)" in f.speedup_note
-    assert f.speedup_note.startswith("blocks the GPU runs at once ÷ blocks = 100 / 10 (1 / 0.1 waves)")
+    assert f.speedup == pytest.approx(2.0) and f.speedup == pytest.approx(1 / f.figures["busiest"])  # headroom 1 / 0.5
+    # blocks the GPU runs at once ÷ blocks = 100 / 10 (1 / 0.1 waves)
+    assert f.basis == ("spread", "capped_busiest")
+    assert (f.figures["held"], f.figures["grid"]) == (pytest.approx(100), 10)
+    assert f.figures["top_x"] == pytest.approx(2.0)  # capped at the busiest limit's headroom, and says so
     assert _too_little_work(kernel(0.05, 100e-6)).speedup == pytest.approx(10.0)
     unknown = _too_little_work(kernel(0.05, None))  # no duration: not known to be long, nor short
-    assert unknown.speedup is None and "launch overhead" not in unknown.action
-    assert "(1 / 0.004)" in _too_little_work(kernel(0.004, 100e-6)).speedup_note
+    assert unknown.speedup is None and unknown.lever == "more" and "tiny" not in unknown.basis
+    g = _too_little_work(kernel(0.004, 100e-6))  # 1 / 0.1 waves, under the busiest limit's 1 / 0.004
+    assert g.speedup == pytest.approx(10.0) and g.figures["busiest"] == 0.004
 
 
 def test_the_under_one_wave_bound_counts_every_block_an_sm_holds() -> None:
@@ -369,14 +385,14 @@ def test_the_under_one_wave_bound_counts_every_block_an_sm_holds() -> None:
 
     def kernel(waves: float | None) -> SimpleNamespace:
         launch = {"grid_blocks": 120.0 if waves else 60.0, "sm_count": 100.0, "waves_per_sm": waves}
-        return SimpleNamespace(q=SimpleNamespace(duration_s=SimpleNamespace(value=1e-3)), launch=launch,
+        return SimpleNamespace(q=SimpleNamespace(duration_s=SimpleNamespace(value=1e-3)), launch=launch, units={},
                                limiter_share=0.1, bound_by="dram")
 
     f = _too_little_work(kernel(0.4))
-    assert f.speedup == pytest.approx(2.5) and f.action.endswith("split the same work into at least 300 blocks")
-    assert f.speedup_note.startswith("blocks the GPU runs at once ÷ blocks = 300 / 120 (1 / 0.4 waves)")
+    # split the same work into at least 300 blocks: blocks the GPU runs at once ÷ blocks = 300 / 120 (1 / 0.4 waves)
+    assert f.speedup == pytest.approx(2.5) and f.lever == "split" and f.basis == ("spread",)
+    assert (f.figures["held"], f.figures["grid"]) == (pytest.approx(300), 120) and f.variant == "under_wave"
     unknown = _too_little_work(kernel(None))  # 60 blocks on 100 SMs, waves not collected
     assert unknown.speedup is None
-    assert unknown.speedup_note.endswith("the report does not hold how many blocks an SM runs at once "
-                                         "(launch__waves_per_multiprocessor), so spreading its blocks has no bound "
-                                         "either")
+    # the report does not hold launch__waves_per_multiprocessor, so spreading its blocks has no bound either
+    assert unknown.basis == ("more_work", "no_waves_figure") and unknown.lever == "more"

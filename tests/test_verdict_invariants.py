@@ -98,7 +98,9 @@ def test_the_examples_that_used_to_be_wrong() -> None:
     assert esmm.limiter_share == pytest.approx(0.8712, abs=1e-3) and not esmm.limiter_is_roof
     naive = _kernels("cudacode__naive.ncu-rep")[0]  # SM 83 %, memory 83 %: not "FP32 10 %, latency"
     assert naive.regime == "at_limit" and naive.limiter_share == pytest.approx(0.8314, abs=1e-3)
-    assert naive.diagnosis[0].kind == "unit_throughput" and "LSU" in naive.diagnosis[0].text
+    head = naive.diagnosis[0]
+    assert head.kind == "unit_throughput" and head.limit == "sm__inst_executed_pipe_lsu"
+    assert "LSU" in head.figures["unit"]
     assert not any(f.kind == "latency" for f in naive.diagnosis)
     fuzi = _kernels("fuzigrad__output.ncu-rep")  # memory 69 % on every launch
     assert {k.bound_by for k in fuzi} == {"l1tex__data_pipe_lsu_wavefronts"}
@@ -142,7 +144,7 @@ def test_a_reads_only_capture_is_judged_by_its_dram_reads() -> None:
     assert first.limiter_share == pytest.approx(0.785, abs=0.001)
     low = [k for k in kernels if k.regime == "latency"]
     assert low and all("dram_one_direction" in k.flags for k in low)
-    assert all("DRAM may be busier" in k.diagnosis[0].text for k in low)
+    assert all(k.diagnosis[0].figures.get("one_direction") is not None for k in low)  # DRAM may be busier
     (dram,) = [m for m in first.missing if m.quantity == "traffic_bytes.dram"]
     assert "holds dram__bytes_read.sum" in dram.reason and "lacks dram__bytes_write.sum" in dram.reason
     assert "none of these metrics" not in dram.reason

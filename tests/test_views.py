@@ -48,18 +48,26 @@ def test_view_of_hand_built_kernels() -> None:
 
 
 def test_verdicts() -> None:
+    def said(m) -> str:  # the first finding's headline, then the next step of the one worth most
+        first, top = m.diagnosis[0].words(), max(m.diagnosis, key=lambda f: f.speedup or 0.0).words()
+        return f"{first.headline}. {top.next_step}"
+
     m = analyse_kernel(make_kernel(base_metrics()), AnalysisSettings(threshold=0.25))
-    assert verdict(m).startswith("Bound by DRAM bandwidth at 30 % of the roof; raising intensity through reuse")
+    head, gap = m.diagnosis[:2]  # bound by DRAM at 30 % of the roof; raising intensity through reuse
+    assert (head.kind, head.limit, head.figures["share"]) == ("at_limit", "dram", pytest.approx(0.3))
+    assert (gap.kind, gap.lever) == ("intensity_gap", "reuse") and gap.speedup > 1
+    assert verdict(m) == said(m) and verdict(m).startswith("DRAM at 30 %")
     m = analyse_kernel(make_kernel(base_metrics()))  # DRAM and FLOP roofs only: latency or an unmeasured limit
-    assert verdict(m).startswith("Below the threshold on every limit the report holds: the busiest is DRAM "
-                                 "bandwidth at 30 % of peak. The report lacks Nsight Compute's SM and memory "
-                                 "throughputs and some memory roofs, so latency cannot be told from a limit")
+    (f,) = m.diagnosis  # the report lacks Nsight Compute's SM and memory throughputs and some memory roofs
+    assert (f.kind, f.variant, f.lever, f.speedup) == ("latency", "unmeasured", "collect", None)
+    assert (f.figures["label"], f.figures["share"]) == ("DRAM", pytest.approx(0.3)) and verdict(m) == said(m)
     measured = base_metrics()
     measured["sm__throughput.avg.pct_of_peak_sustained_elapsed"] = (20.0, "%")
     measured["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"] = (25.0, "%")
     m = analyse_kernel(make_kernel(measured))
-    assert verdict(m).startswith("Below the threshold on every limit: the busiest is DRAM bandwidth at 30 % of "
-                                 "peak. The kernel is limited by latency")
+    (f,) = m.diagnosis  # below the threshold on every limit: the busiest is DRAM at 30 %, limited by latency
+    assert (f.kind, f.limit, f.figures["share"]) == ("latency", "dram", pytest.approx(0.3))
+    assert f.variant != "unmeasured" and f.speedup == pytest.approx(1 / 0.3) and verdict(m) == said(m)
 
 
 @pytest.mark.skipif(not (CORPUS / "cutlass__report-s8.ncu-rep").is_file(), reason="corpus absent")
@@ -109,24 +117,26 @@ def test_markdown_summary_is_plain_and_escaped() -> None:
     assert text.startswith("### Roofline summary")
     assert "| Kernel | Launches | Total | Share | Mean | Bound by | Utilisation | Regime | Top finding |" in text
     assert "<b>" not in text and "</script>" not in text
+    header = next(line for line in text.splitlines() if line.startswith("| Kernel |"))
     row = next(line for line in text.splitlines() if line.startswith("| ") and "DRAM" in line)
-    assert row.count(" | ") == 8  # the pipe in the name did not add a column
+    assert row.count(" | ") == header.count(" | ")  # the pipe in the name did not add a column
     assert md_escape("a|b<c>") == "a\\|b&lt;c&gt;"
 
 
 def test_markdown_counts_agree_in_number() -> None:
-    """One launch of one kernel reads "1 launch" and "The kernel"; two read "2 launches" and "Top 2"."""
+    """One launch of one kernel reads "1 launch" and no "Top 1"; two read "2 launches" and "Top 2"."""
     one = render_markdown(analysis_of(make_kernel(base_metrics(), name="k")))
-    assert "**kernels:** 1 (1 launch) ·" in one and "\nThe kernel (bound by the busiest limit" in one
+    assert "**kernels:** 1 (1 launch) ·" in one and "\n*At limit*: the busiest limit is at ≥ 60 % of its peak" in one
     assert "Top 1 " not in one and "1 launches" not in one
     slow = base_metrics()
     slow["gpu__time_duration.sum"] = (3000.0, "ns")
     two = render_markdown(analysis_of(make_kernel(base_metrics(), index=0, name="a"),
                                       make_kernel(slow, index=1, name="b")))
-    assert "**kernels:** 2 (2 launches) ·" in two and "\nTop 2 kernels by time, launches of one kernel" in two
+    assert "**kernels:** 2 (2 launches) ·" in two and "\nTop 2 kernels by GPU time; *at limit*" in two
     again = render_markdown(analysis_of(make_kernel(base_metrics(), index=0, name="k"),
                                         make_kernel(base_metrics(), index=1, name="k")))
-    assert "**kernels:** 1 (2 launches) ·" in again and "\nThe kernel, its 2 launches counted together (bound" in again
+    assert "**kernels:** 1 (2 launches) ·" in again and "Top 1 " not in again and "Top 2 " not in again
+    assert "\n*At limit*: the busiest limit is at ≥ 60 % of its peak" in again  # one row: no "Top" count
 
 
 @pytest.mark.skipif(not corpus_files(), reason=f"shared report corpus not found at {CORPUS}")
@@ -139,7 +149,7 @@ def test_markdown_says_what_nsight_computes_largest_estimate_says_beside_the_dia
     lines = said.split("\n\n")[0].splitlines()
     assert len(lines) == 2 and lines[0].startswith("- vectorized\\_elementwise\\_kernel")
     assert "Achieved Occupancy, 16 %\\) is for hiding latency" in lines[0]
-    assert "Tail Effect, 50 %\\) agrees with this diagnosis on the cause" in lines[1]
+    assert "Tail Effect, 50 %\\) agrees on the cause" in lines[1]
     assert "Beside Nsight Compute" not in render_markdown(analysis_of(make_kernel(base_metrics(), name="k")))
 
 
@@ -147,10 +157,16 @@ def test_markdown_says_what_nsight_computes_largest_estimate_says_beside_the_dia
 def test_a_finding_names_the_roof_its_share_is_of_only_where_it_caps_that_roof() -> None:
     """Higgs nodeByPoint5: the lane efficiency under the issue slots caps their useful work (45 %), not the FP64 roof
     its ceiling was computed for; the coalescing finding caps the L1 roof (78 %)."""
-    view = build_report_view(ncu_roofline.analyze(CORPUS / "self-join-mistic__profileHiggs.out.ncu-rep"))
+    a = ncu_roofline.analyze(CORPUS / "self-join-mistic__profileHiggs.out.ncu-rep")
+    view = build_report_view(a)
     found = {f["kind"]: f for f in view["groups"][0]["findings"]}
-    assert (found["lane_efficiency"]["factor_text"], found["lane_efficiency"]["factor_of"]) == ("45 %", "")
-    assert (found["coalescing"]["factor_text"], found["coalescing"]["factor_of"]) == ("78 %", " of the L1 roof")
+    assert found["lane_efficiency"]["factor_text"] == "45 %" and found["coalescing"]["factor_text"] == "78 %"
+    (group,) = [g for g in a.groups_of(a.reports[0]) if g.key == view["groups"][0]["key"]]
+    caps = {f.kind.value: (f.roof, f.figures["caps"]) for f in group.summary.diagnosis if "caps" in f.figures}
+    lanes_roof, lanes_caps = caps["lane_efficiency"]
+    assert lanes_roof == "fp64" and "issue slots" in lanes_caps and "FP64" not in lanes_caps
+    assert caps["coalescing"][0] == "l1" and "L1 roof" in caps["coalescing"][1]
+    assert "FP64" not in found["lane_efficiency"]["headline"] and "L1 roof" in found["coalescing"]["headline"]
 
 
 @pytest.mark.skipif(not corpus_files(), reason=f"shared report corpus not found at {CORPUS}")

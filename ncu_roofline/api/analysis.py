@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pandas is imported lazily: the CLI's JSON path does not nee
 # holds every roof's and unit's share, regimes are at_limit / latency / too_little_work.
 # /3: a unit's label, group, parent and recipe are listed once per report (`units`); a kernel keeps
 # its shares in `utilization` and, in `unit_recipes`, only the recipes that differ from the list.
-SCHEMA = "ncu-roofline/3"
+SCHEMA = "ncu-roofline/4"
 
 
 @dataclass
@@ -73,7 +73,7 @@ class ReportResult:
 
     def to_dict(self, redact: bool = False, groups: list[KernelGroup] | None = None,
                 lazy: bool = False) -> dict[str, Any]:
-        """The report as the `ncu-roofline/3` document writes it (`groups`: as `Analysis.groups_of`).
+        """The report as the `ncu-roofline/4` document writes it (`groups`: as `Analysis.groups_of`).
 
         `lazy`: `kernels` is a `jsondoc.LazyList` that makes each launch's dict as it is encoded.
         """
@@ -173,7 +173,7 @@ class Analysis:
         return rows
 
     def to_dict(self, redact: bool = False, lazy: bool = False) -> dict[str, Any]:
-        """The `ncu-roofline/3` document (see the README's JSON section); `lazy`: as `json_pieces` needs it."""
+        """The `ncu-roofline/4` document (see the README's JSON section); `lazy`: as `json_pieces` needs it."""
         return {
             "schema": SCHEMA,
             "generator": {"name": "ncu-roofline", "version": __version__},

@@ -29,13 +29,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..knowledge import recipes as R
+from ..knowledge.wording import CEILING_KINDS, Figure
 from ..model.roofline import limiter_and_regime
 from ..model.throughputs import UnitShare
-from ..passes.ceilings import SIGNIFICANT, Ceiling
+from ..passes.ceilings import SIGNIFICANT, Ceiling, ceiling_key
 from ..passes.diagnosis import diagnose
 from ..passes.finding import Finding
 from ..passes.reuse import summed_reuse
-from ..passes.rules_comparison import compare_with_rules
+from ..passes.rules_comparison import rules_fields
 from ..settings import DEFAULT_THRESHOLD, GROUP_BY_LAUNCH, GROUP_BY_NAME
 from .kernel import AnalysedKernel
 from .names import NameEntry, display_names
@@ -105,7 +106,7 @@ class KernelGroup:
         return sum(1 for k in self.launches if k.usable)
 
     def to_dict(self, redact: bool = False) -> dict[str, Any]:
-        """The group as the `groups` list of the `ncu-roofline/3` document writes it."""
+        """The group as the `groups` list of the `ncu-roofline/4` document writes it."""
         s = self.summary
         bound = s.bound_by
         return {
@@ -137,8 +138,7 @@ class KernelGroup:
             "findings_from_launch": self.longest.raw.index,
             "diagnosis": [f.to_dict() for f in s.diagnosis],
             # what Nsight Compute's largest estimate (of the longest launch's rules) says beside the group's findings
-            "rules_comparison": compare_with_rules(s.diagnosis, self.longest.rules(), s.regime, s.not_applicable,
-                                                   s.limiter_share),
+            **rules_fields(s.diagnosis, self.longest.rules(), s.regime, s.not_applicable, s.limiter_share),
             "ceilings": [c.to_dict() for c in s.ceilings],
             "nvtx_ranges": [] if redact else sorted({r for k in self.launches for r in k.raw.nvtx_ranges}),
             "flags": list(s.flags),
@@ -319,8 +319,8 @@ def _aggregate(launches: list[AnalysedKernel], longest: AnalysedKernel, threshol
     return dataclasses.replace(summary, ceilings=ceilings, diagnosis=[_in_part(f, partial) for f in findings])
 
 
-# (kind, roof, factor) of a group's partial caps -> (the cap's text, its launches' share of the group's time)
-Partial = dict[tuple[str, str, float], list[tuple[str, float]]]
+# A group's partial caps (`Ceiling.key`) -> its launches' share of the group's time
+Partial = dict[tuple[str, str, str], float]
 
 
 def _shared_ceilings(timed: list[tuple[float, AnalysedKernel]], longest: AnalysedKernel
@@ -329,8 +329,8 @@ def _shared_ceilings(timed: list[tuple[float, AnalysedKernel]], longest: Analyse
     has (a launch of the same name and grid may access memory another way: an offset argument that
     misaligns it). A cap is the one of the longest launch that has it, and it counts the timed
     launches that have it; where not all do, its text says so with their share of the group's time.
-    Also: (kind, roof, factor) of those partial caps -> (their text, that time share): a coalescing cap
-    of loads and one of stores may share kind, roof and factor, and only one of them be partial."""
+    Also: those partial caps (`Ceiling.key`) -> that time share: a coalescing cap of loads and one of stores
+    may share kind, roof and factor, and only one of them be partial."""
     total = _fsum(d for d, _ in timed)
     caps = [(d, {o.key: o for o in k.ceilings if o.factor < SIGNIFICANT})
             for d, k in sorted(timed, key=lambda t: (-t[0], t[1].raw.index))]  # the longest first
@@ -345,7 +345,7 @@ def _shared_ceilings(timed: list[tuple[float, AnalysedKernel]], longest: Analyse
         share = _fsum(having) / total
         detail = (f"{c.detail} (in {len(having)} of {len(timed)} launches, {share:.0%} of the group's time, "
                   "the longest among them)")
-        partial.setdefault((c.kind, c.roof, c.factor), []).append((detail, share))
+        partial[key] = share
         return dataclasses.replace(c, launches=(len(having), len(timed)), detail=detail)
 
     def first_cap(key: object) -> Ceiling | None:
@@ -373,32 +373,24 @@ def _mixed(summary: AnalysedKernel, launches: Sequence[AnalysedKernel], limiters
     usable = sum(limiters.values())
     unit = summary.units.get(bound)
     head = summary.diagnosis[0]
-    if unit is not None and unit.parent is None:  # a headline: the busiest of its sub-units, launch by launch
-        under = Counter(k.units[k.bound_by].label for k in launches
-                        if k.bound_by in k.units and k.units[k.bound_by].parent == bound)
-        which = ", ".join(f"{label} in {n}" for label, n in under.most_common())
-        held = (f"; that unit bounds {sum(under.values())} of the {usable} launches, but it is not the same unit "
-                f"in all of them ({which})" if under else "")
-        text = (f"{head.text} over the {usable} launches summed: it is Nsight Compute's {unit.group} headline, the "
-                f"busiest {unit.group} unit of each launch{held}, so the headline's sum tops each unit's own")
-    else:
-        text = (f"{head.text} over the {usable} launches summed, though no launch is bound by it: its share summed "
-                "over the launches tops every other limit's, while each launch has another at its top")
-    return dataclasses.replace(summary, diagnosis=[dataclasses.replace(head, text=text), *summary.diagnosis[1:]])
+    flag = "mixed_headline" if unit is not None and unit.parent is None else "mixed_summed"
+    more: dict[str, Figure] = {flag: "", "mixed_launches": usable}
+    head = head.with_figures(**more)
+    return dataclasses.replace(summary, diagnosis=[head, *summary.diagnosis[1:]])
 
 
 def _in_part(f: Finding, partial: Partial) -> Finding:
     """A cap's finding whose cap is in only part of the group's time: its bound by Amdahl's law (the
     other launches keep their time), so that the group's ranking by program gain does not count it
-    for the launches without it. (A cap's finding starts with the cap's text.)"""
-    entries = partial.get((f.kind, f.roof or "", f.factor if f.factor is not None else -1.0), ())
-    share = next((t for detail, t in entries if f.text.startswith(f"{detail}:")), None)
-    if share is None or f.speedup is None or f.speedup <= 0:
+    for the launches without it."""
+    share = partial.get(ceiling_key(f.kind.value, f.roof or "", f.evidence)) if f.kind in CEILING_KINDS else None
+    if share is None:
+        return f
+    f = f.with_figures(part_share=share)
+    if f.speedup is None or f.speedup <= 0:
         return f
     speedup = 1.0 / (1.0 - share + share / f.speedup)
-    note = (f"{f.speedup_note}; for the group, only its launches with the cap ({share:.0%} of its time) gain: "
-            f"1 / (1 − {share:.2f} + {share:.2f} / {f.speedup:.3g})")
-    return dataclasses.replace(f, speedup=speedup, speedup_note=note)
+    return dataclasses.replace(f.with_basis("group_part"), speedup=speedup)
 
 
 def group_kernels(kernels: Sequence[AnalysedKernel], group_by: str = GROUP_BY_LAUNCH,

@@ -18,7 +18,7 @@ from ..passes.diagnosis import diagnose
 from ..passes.facts import FACTS, counter_facts
 from ..passes.finding import Finding
 from ..passes.instruction_roofline import instruction_roofline
-from ..passes.rules_comparison import compare_with_rules
+from ..passes.rules_comparison import rules_fields
 from ..readers.record import RawKernel
 from ..settings import AnalysisSettings
 
@@ -35,7 +35,7 @@ class AnalysedKernel(KernelModel):
     precision_options: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self, redact: bool = False, unit_recipes: Mapping[str, str] | None = None) -> dict[str, Any]:
-        """The kernel as the `ncu-roofline/3` JSON contract writes it (`unit_recipes`: see `KernelModel`)."""
+        """The kernel as the `ncu-roofline/4` JSON contract writes it (`unit_recipes`: see `KernelModel`)."""
         d = super().to_dict(redact, unit_recipes)
         d["ceilings"] = [c.to_dict() for c in self.ceilings]
         d["diagnosis"] = [f.to_dict() for f in self.diagnosis]
@@ -45,8 +45,7 @@ class AnalysedKernel(KernelModel):
         d["precision_options"] = [dict(o) for o in self.precision_options]
         rules = self.rules()
         d["nsight_compute_rules"] = rules
-        d["rules_comparison"] = compare_with_rules(self.diagnosis, rules, self.regime, self.not_applicable,
-                                                   self.limiter_share)
+        d |= rules_fields(self.diagnosis, rules, self.regime, self.not_applicable, self.limiter_share)
         return d
 
     def rules(self) -> list[dict[str, Any]]:

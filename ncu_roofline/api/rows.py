@@ -122,7 +122,8 @@ def group_row(report_path: str, g: dict[str, Any]) -> dict[str, Any]:
     row["regimes"] = ";".join(f"{name}:{n}" for name, n in g.get("regimes", {}).items())
     row["regime_disagreeing_launches"] = len(g.get("regime_disagreeing_launches", []))
     row["findings_from_launch"] = g["findings_from_launch"]
-    top = top_index([f["speedup"] for f in g["diagnosis"]], [f["kind"] for f in g["diagnosis"]])
+    top = top_index([f["speedup"] for f in g["diagnosis"]], [f["kind"] for f in g["diagnosis"]],
+                    [f["variant"] for f in g["diagnosis"]])
     row["top_finding"] = None if top is None else g["diagnosis"][top]["kind"]
     row["flags"] = ";".join(g["flags"])
     row["nvtx_ranges"] = ";".join(g["nvtx_ranges"])

@@ -48,7 +48,9 @@ def findings_change(b: dict[str, Any], h: dict[str, Any]) -> dict[str, Any]:
     after = {_finding_key(f): f for f in h.get("diagnosis") or [] if isinstance(f, dict)}
 
     def item(f: dict[str, Any]) -> dict[str, Any]:
-        return {"kind": str(f.get("kind")), "roof": f.get("roof"), "text": str(f.get("text") or "")}
+        # the headline (`ncu-roofline/4`), or the sentence of a document written before it
+        return {"kind": str(f.get("kind")), "roof": f.get("roof"),
+                "text": str(f.get("headline") or f.get("text") or ""), "next_step": f.get("next_step")}
 
     return {
         "compared": True,

@@ -1,7 +1,7 @@
 """Runs: what `diff` and `trend` compare, loaded from a report file, a JSON document or a batch folder.
 
-A run is a set of kernels in the `ncu-roofline/3` JSON form (or /2 and /1, written earlier; see
-`AnalysedKernel.to_dict`): a report file analysed here, an `ncu-roofline/3` (or /2, /1) JSON
+A run is a set of kernels in the `ncu-roofline/4` JSON form (or /3, /2 and /1, written earlier; see
+`AnalysedKernel.to_dict`): a report file analysed here, an `ncu-roofline/4` (or /3, /2, /1) JSON
 document written earlier (`report --format json`),
 or a batch output folder (`manifest.json` + one JSON document per report). Everything after
 loading works on those dicts, so a run analysed today compares with one analysed in CI last week.
@@ -25,7 +25,7 @@ from ..knowledge.jsonio import DOCUMENT_MAX_BYTES, MANIFEST_MAX_BYTES, inside_fo
 from ..knowledge.schemas import BATCH_SCHEMA_PREFIX, REPORT_SCHEMAS, validate_document, validate_manifest
 from ..settings import AnalysisSettings
 
-REPORT_SCHEMA = "ncu-roofline/3"
+REPORT_SCHEMA = "ncu-roofline/4"
 # Documents written by earlier versions read too (REPORT_SCHEMAS): their kernels have the keys
 # read here (/3 only moved the unit labels and recipes to the report), and a /1 `bound_by` is
 # always a roof.

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from .jsonio import validate
+from .wording import Kind
 
-REPORT_SCHEMAS = ("ncu-roofline/1", "ncu-roofline/2", "ncu-roofline/3")
+REPORT_SCHEMAS = ("ncu-roofline/1", "ncu-roofline/2", "ncu-roofline/3", "ncu-roofline/4")
 BATCH_SCHEMA_PREFIX = "ncu-roofline-batch/"
 PEAKS_SCHEMA = "ncu-roofline-peaks/1"
 PEAK_KEYS = ("dram_bytes_per_s", "l2_bytes_per_s", "l1_bytes_per_s",
@@ -57,6 +58,13 @@ PEAKS: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+# A finding (`ncu-roofline/4`: kind, variant, lever, figures and its words; earlier documents: kind, roof, text).
+_FINDING: dict[str, Any] = {"type": "object", "properties": {
+    "kind": {"enum": [k.value for k in Kind]}, "variant": _TEXT_OR_NULL, "lever": _TEXT_OR_NULL,
+    "roof": _TEXT_OR_NULL, "text": _TEXT_OR_NULL, "headline": _TEXT_OR_NULL, "next_step": _TEXT_OR_NULL,
+    "detail": _TEXT_OR_NULL, "bound_note": _TEXT_OR_NULL, "speedup": _NUMBER_OR_NULL,
+    "figures": {"type": "object"}, "basis": _TEXTS, "evidence": _TEXTS}}
+
 _KERNEL: dict[str, Any] = {
     "type": "object",
     "required": ["name"],
@@ -80,8 +88,7 @@ _KERNEL: dict[str, Any] = {
         "peaks": {"type": "object", "additionalProperties": {"type": ["number", "null", "object"]}},
         "work_flop": {"type": "object"},
         "tensor_ops_by_datapath": {"type": "object"},
-        "diagnosis": {"type": "array", "items": {"type": "object", "properties": {
-            "kind": _TEXT_OR_NULL, "roof": _TEXT_OR_NULL, "text": _TEXT_OR_NULL}}},
+        "diagnosis": {"type": "array", "items": _FINDING},
         "ceilings": {"type": "array", "items": {"type": "object"}},
     },
 }

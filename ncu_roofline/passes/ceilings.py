@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -64,11 +65,16 @@ class Ceiling:
         """What makes two launches' ceilings the same one: kind, roof, and for coalescing whether it is
         of loads or stores (the one kind a launch has twice under one roof). Not the evidence's names:
         which of them a launch records varies (an `ldmatrix` count only where there are some)."""
-        subject = ""
-        if self.kind == "coalescing":
-            subject = next((op for op in ("st", "global") if any(name.startswith(f"{op}_") for name in self.evidence)),
-                           "ld")
-        return self.kind, self.roof, subject
+        return ceiling_key(self.kind, self.roof, self.evidence)
+
+
+def ceiling_key(kind: str, roof: str, evidence: Iterable[str]) -> tuple[str, str, str]:
+    """`Ceiling.key` from a ceiling's kind, roof and evidence names (a finding keeps the same three)."""
+    subject = ""
+    if kind == "coalescing":
+        names = list(evidence)
+        subject = next((op for op in ("st", "global") if any(name.startswith(f"{op}_") for name in names)), "ld")
+    return kind, roof, subject
 
 
 @dataclass(slots=True)

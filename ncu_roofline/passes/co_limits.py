@@ -18,8 +18,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..knowledge import throughputs as T
+from .ceiling_figures import ceiling_figures, ceiling_lever
 from .ceilings import SIGNIFICANT, Ceiling
-from .finding import USEFUL, Finding
+from .finding import Finding, Kind
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
@@ -52,7 +53,7 @@ LISTED = frozenset({"sector_use", "coalescing", "bank_conflicts", "lane_efficien
 
 def listed(m: KernelModel, ceilings: list[Ceiling], named: list[Ceiling], busiest: str) -> list[Finding]:
     """The ceilings of `LISTED` kinds below `SIGNIFICANT` not `named` yet (one lane efficiency: every precision's
-    counts the same lanes), as findings without a bound; `busiest` says what bounds the kernel instead."""
+    counts the same lanes), as findings without a bound; `busiest` names what bounds the kernel instead."""
     found = []
     lanes = any(c.kind == "lane_efficiency" for c in named)
     for c in sorted(ceilings, key=lambda c: c.factor):
@@ -60,12 +61,9 @@ def listed(m: KernelModel, ceilings: list[Ceiling], named: list[Ceiling], busies
                 (c.kind == "lane_efficiency" and lanes):
             continue
         lanes = lanes or c.kind == "lane_efficiency"
-        where = f"{USEFUL}lanes per warp instruction, on average," if c.kind == "lane_efficiency" else \
-            f"the {c.roof.upper()} roof"
-        what = "warp instructions" if c.kind == "lane_efficiency" else \
-            f"{c.roof.upper()} sectors or wavefronts and less waiting on them"
-        found.append(Finding(
-            c.kind, c.roof, c.factor, f"{c.detail}: caps {where} at {c.factor:.0%}", c.action, m.bound_by, None,
-            f"no bound: {busiest}; fixing this means fewer {what}, worth a share of the run the report does not "
-            "measure"))
+        caps = "lane use" if c.kind == "lane_efficiency" else f"{c.roof.upper()} roof"
+        lever, more = ceiling_lever(m, c)
+        figures = ceiling_figures(c) | more | {"caps": caps, "top_label": busiest}
+        found.append(Finding(Kind(c.kind), "cap", c.roof, c.factor, m.bound_by, None, lever, ("listed",), figures,
+                             tuple(c.evidence)))
     return found

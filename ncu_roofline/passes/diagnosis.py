@@ -15,12 +15,13 @@ unchanged; the intensity gap up to compute roof × the kernel's FP-mix ceilings 
 the latency gap up to (what the ceilings allow) ÷ (what the kernel reaches); a partial last wave
 up to ceil(waves) ÷ waves for equal block times, less where the measured achieved occupancy shows
 the last wave took less of the run, never past the busiest limit's headroom.
-Where no bound can be stated, `speedup` is None and `speedup_note` says why. The program-level
+Where no bound can be stated, `speedup` is None and its `basis` says why. The program-level
 gain (time share × (1 − 1/speed-up)) needs the whole report and is added in `api.analysis`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Callable
@@ -28,14 +29,15 @@ from typing import TYPE_CHECKING
 
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
+from .ceiling_figures import ceiling_figures, ceiling_lever
 from .ceilings import SIGNIFICANT, Ceiling, used_share
 from .co_limits import co_limits, listed
-from .finding import USEFUL, Finding, ratio_text
+from .finding import Finding, Kind
 from .fusion import fusion_bound
-from .latency import latency_words
-from .levers import limits_measured, sets_against, unit_lever
+from .latency import latency_case
+from .levers import FP64_PIPE, fp64_figures, limits_measured, sets_against, unit_lever
 from .libraries import library_of
-from .reuse import fewer_bytes_action, issue_left, read_once_bound, reads_once, reuse_note
+from .reuse import issue_left, reads_once, reuse_note
 from .spills import local_memory
 from .tail import apart_from_tail, tail_effect
 from .too_little_work import too_little_work
@@ -93,41 +95,39 @@ def _busiest_on(m: KernelModel, side: str, kind: str = "", arithmetic: bool = Fa
     return None if best is None else (best[0], best[2])
 
 
-def _ceiling_finding(m: KernelModel, c: Ceiling, where: str, unit: str | None = None) -> Finding:
-    detail = c.detail
+def _ceiling_finding(m: KernelModel, c: Ceiling, caps: str, unit: str | None = None) -> Finding:
+    """A ceiling under a limit as a finding, its bound never past the busiest limit its fix leaves as it is;
+    `caps`: what it caps, in words ("the DRAM roof", "useful issue slots")."""
+    figures = ceiling_figures(c) | {"caps": caps}
+    basis: tuple[str, ...]
     if c.kind == "fma_balance":  # fusion gives at most one FMA per (add, multiply) pair
-        speedup, note = fusion_bound(c.roof, c.factor, c.evidence)
+        speedup, basis, more = fusion_bound(c.roof, c.factor, c.evidence)
+        figures |= more
     elif c.kind == "sector_use" and c.evidence.get(f"{c.roof}_moved_bytes"):
         # The level's own count of what it moved: with every byte of their sectors used, the same accesses move
         # 1 / factor times fewer bytes through it and through the units that carry them.
-        level = c.roof.upper()
-        speedup, note = (1.0 / c.factor if c.factor > 0 else None), (
-            f"{level}'s bytes for these accesses ÷ the bytes they use = 1 / {c.factor:.2f}: with every byte of "
-            f"their sectors used, as many times fewer bytes through {level} and the units that carry them")
+        speedup, basis = (1.0 / c.factor if c.factor > 0 else None), ("sector_bytes",)
         used, point = used_share(m, c), m.utilization.get(c.roof)
         if used is not None and point is not None and used < point:
-            detail += (f" (the bytes they use are {used:.1%} of the {level} roof; its point, {point:.0%}, counts "
-                       "every byte moved)")
+            figures["used"] = used
     elif c.kind == "lane_efficiency" and (unit or m.bound_by) in _ISSUE and c.factor > 0:
-        apart = "; counted apart from the latency finding" if m.regime == T.LATENCY else ""
-        speedup, note = 1.0 / c.factor, (
-            f"32 lanes ÷ the lanes that do useful work = 1 / {c.factor:.2f}: warps whose 32 lanes all do useful work "
-            f"(no divergence, no predicated-off lanes) issue as many times fewer instructions for the same work{apart}")
+        speedup, basis = 1.0 / c.factor, ("lanes", "lanes_apart") if m.regime == T.LATENCY else ("lanes",)
     else:
-        speedup, note = (1.0 / c.factor if c.factor > 0 else None), f"roof ÷ ceiling = 1 / {c.factor:.2f}"
+        speedup, basis = (1.0 / c.factor if c.factor > 0 else None), ("roof_over_ceiling",)
     other = _other_side(m, c.kind)
     if speedup is not None and other is not None and 1.0 / other[0] < speedup:
         share, label = other
         capped = max(1.0, 1.0 / share)
+        figures |= {"other_label": label, "other_share": share, "other_x": capped}
         if capped < speedup * 0.995:  # a cap that does not change the stated figure is not stated
-            note += f"; capped at 1 / {share:.3g} by {label} at {share:.0%}, whose work this fix does not change"
+            basis += ("capped_other",)
         speedup = capped
         if m.regime == T.AT_LIMIT and share >= (m.limiter_share or 1.0):
-            # The limit this fix leaves as it is bounds the kernel already: its headroom is no gain of the fix.
-            speedup, note = None, (f"no bound: {label}, at {share:.0%}, bounds the kernel and this fix leaves its "
-                                   f"work as it is (its headroom, {ratio_text(capped)}×, is no gain of this fix)")
-    return Finding(c.kind, c.roof, c.factor, f"{detail}: caps {where} at {c.factor:.0%}", c.action, m.bound_by,
-                   speedup, note)
+            # The limit this fix leaves as it is bounds the kernel already: its headroom is no gain of this fix.
+            speedup, basis = None, ("other_bounds",)
+    lever, extra = ceiling_lever(m, c)
+    return Finding(Kind(c.kind), "cap", c.roof, c.factor, m.bound_by, speedup, lever, basis, figures | extra,
+                   tuple(c.evidence))
 
 
 def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling], parts: Parts,
@@ -150,91 +150,62 @@ def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling], parts: P
     kept = _allowed(ceilings, m.dominant_precision, parts, _not_issue)
     allowed = roof * kept
     speedup: float | None = allowed / m.achieved_flop_per_s
-    named = ", ".join(f"{c.kind.replace('_', ' ')} {c.factor:.0%}{_partly(c)}" for c in under)
-    if under:
-        note = (f"compute roof × its ceilings ({named}) ÷ achieved FLOP/s, the most that more FLOP per byte gives with "
-                "this mix of FP instructions")
-    else:
-        note = "compute roof ÷ achieved FLOP/s, the most any intensity change can give"
+    basis: tuple[str, ...] = ("with_ceilings",) if under else ("compute_over_achieved",)
+    figures: dict[str, float | str | None] = {
+        "intensity": intensity, "level": level.upper(), "ridge": ridge, "gap": gap,
+        "kept_gap": kept * gap if under and kept * gap > 1.0 else None}
     # Fewer bytes (fusion, reuse, lower precision) leave this kernel's arithmetic as it is, and more FLOP
     # on the same bytes (batching) loads the same arithmetic pipes more: the busiest of them bounds both,
     # and so do the issue slots its other instructions take (not the LSU pipe: fusion removes loads).
     busiest = max(filter(None, (_busiest_on(m, "compute", arithmetic=True), issue_left(m, parts))), default=None)
-    saturates = ""
     if busiest is not None and allowed / m.achieved_flop_per_s > 1.0 / busiest[0]:
         share, label = busiest
         speedup = max(1.0, 1.0 / share)
-        note += (f"; capped at 1 / {share:.3g} by {label} at {share:.0%}, whose work does not shrink when "
-                 "fewer bytes move")
-        after = _saturates_after(m.utilization.get(level), share, level)
-        saturates = f"; {label}, at {share:.0%}, saturates first{after}"
+        basis += ("capped_arith",)
+        at = m.utilization.get(level)
+        figures |= {"cap_x": speedup, "cap_label": label, "cap_share": share, "busiest_label": label,
+                    "busiest_share": share, "after": max(1.0, at / share) if at else 1.0 / share}
     once = reads_once(reuse) if level == "dram" else None
+    lever = "reuse"
     if allowed <= m.achieved_flop_per_s:
-        speedup, note = None, ("no bound: the compute side leaves no headroom above what the kernel reaches"
-                               + (f" ({named})" if named else ""))
+        speedup, basis = None, ("no_headroom",)
     elif once is not None:  # a kernel that reads each byte once gains no reuse: no bound ranks its gap first
-        speedup, note = None, read_once_bound(once)
-    text = (f"the kernel does {intensity:.3g} FLOP per {level.upper()} byte; the ridge point is {ridge:.3g}: it "
-            f"needs {ratio_text(gap)}× more FLOP per byte to reach the compute roof")
-    if under and kept * gap > 1.0:
-        text += f" ({ratio_text(kept * gap)}× to reach what its ceilings allow: {named})"
-    text += saturates
-    action = fewer_bytes_action(once)
-    if _GEMM_LIKE.search(m.raw.demangled_name or m.raw.name or ""):
-        action += (f"; if it multiplies by weights shared across rows (a GEMM or GEMV, as its name suggests), "
-                   f"batching about {ratio_text(gap)}× more rows (tokens) that share those weights would get there, "
-                   "assuming the weight bytes dominate its traffic")
-    return Finding("intensity_gap", level, None, text, action, m.bound_by, speedup, note)
-
-
-def _saturates_after(at: float | None, share: float, level: str) -> str:
-    """How many times fewer bytes fill a share `share` of a unit that fewer bytes leave as it is: 1 / share
-    if the roof stays as busy as now (`at`), at / share if it then runs at its peak (the kernel takes less
-    time per byte)."""
-    most = ratio_text(1.0 / share)
-    least = ratio_text(max(1.0, at / share)) if at else most
-    if least == most:
-        return f", once the bytes fall about {most}×"
-    return (f", once the bytes fall about {least}× (with {level.upper()} then at its peak) to {most}× (with "
-            f"{level.upper()} as busy as now, {at:.0%})")
+        speedup, basis = None, ("reads_once",)
+    if once is not None:
+        lever, figures["once"] = "reads_once", once
+    elif _GEMM_LIKE.search(m.raw.demangled_name or m.raw.name or ""):
+        lever = "batch"  # weights shared across rows (a GEMM or GEMV, as its name suggests): more rows per weight
+    return Finding(Kind.INTENSITY_GAP, "gap", level, None, m.bound_by, speedup, lever, basis, figures,
+                   ("sm__throughput.avg.pct_of_peak_sustained_elapsed",))
 
 
 # Nsight Compute's Speed-Of-Light rule calls a kernel's use of a unit high from 80 % of its peak ("greater than
 # 80.0% of the available compute or memory performance"): below it, an at-limit kernel has the rest of the
 # roof left, part of which better latency hiding reaches (a copy kernel on the same GPU reaches 90-95 %).
 HIGH_THROUGHPUT = 0.8
-_HIGH_USE = f"Nsight Compute reads a unit as highly used from {HIGH_THROUGHPUT:.0%}"
+SIGNIFICANT_SHARE = 0.995  # what the ceilings allow, from which it prints as the whole roof
 
 
 def _at_roof(m: KernelModel, ceilings: list[Ceiling], parts: Parts, reuse: dict[str, float]) -> list[Finding]:
     bound = m.bound_by or ""
     share = m.limiter_share or 0.0
-    what = "bytes" if bound in R.LEVELS else "work"
-    less = "fewer bytes" if what == "bytes" else "less work"
-    if share >= HIGH_THROUGHPUT:
-        head = Finding("at_limit", bound, None, f"at {share:.0%} of the {bound.upper()} roof: the kernel presses "
-                       "against it", (f"the lever is {less} at this roof, not more parallelism"), bound, None,
-                       "at its limit: only less work for this roof makes it faster")
-    else:  # at the limit by the threshold, short of what Nsight Compute calls high throughput: say what is left
-        left = ratio_text(1.0 / share) if share > 0 else "∞"
-        how = ("independent accesses per thread, wider loads" if what == "bytes" else
-               "independent instructions per thread: instruction-level parallelism")
-        head = Finding("at_limit", bound, None,
-                       f"at {share:.0%} of the {bound.upper()} roof, short of pressing against it: up to {left}× is "
-                       f"left to the roof itself ({_HIGH_USE})",
-                       (f"the lever is {less} at this roof; more {what} in flight per SM ({how}) reaches "
-                        f"toward the roof's last {1 - share:.0%}"),
-                       bound, None, f"at its limit: less work for this roof makes it faster; the roof itself is at "
-                       f"most {left}× away")
+    memory = bound in R.LEVELS
+    high = share >= HIGH_THROUGHPUT
+    figures: dict[str, float | str | None] = {"limit": bound.upper(), "share": share, "rest": 1 - share,
+                                              "left": 1.0 / share if share > 0 else None}
+    once = reads_once(reuse) if bound == "dram" else None  # nothing is re-read: no tiling to advise
+    lever = ("less_work" if not memory else "fewer_bytes" if once is None else "fewer_bytes_once") + \
+        ("" if high else "_short")
+    head = Finding(Kind.AT_LIMIT, "high" if high else "short", bound, None, bound, None, lever,
+                   ("at_limit",) if high else ("at_limit_short",), figures)
     findings = [head]
-    if bound in R.LEVELS:
+    if memory:
         gap = _intensity_gap(m, bound, ceilings, parts, reuse)
         if gap is not None:
             findings.append(gap)
             if gap.speedup is not None:  # the head then points at the gap's bound, not "no speed-up" against it
-                head.speedup_note = ("at its limit at this intensity: only fewer bytes at this roof make it faster, "
-                                     "which the intensity-gap finding bounds")
-    findings += [_ceiling_finding(m, c, "the bounding roof") for c in _under(ceilings, bound)]
+                findings[0] = dataclasses.replace(head, basis=("gap_bounds",))
+    findings += [_ceiling_finding(m, c, f"{bound.upper()} roof") for c in _under(ceilings, bound)]
     return findings
 
 
@@ -321,36 +292,35 @@ def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
     bound = m.bound_by or ""
     unit = m.units[bound]
     roof = T.related_roof(bound)
-    contrast = ""
+    figures: dict[str, float | str | None] = {"unit": unit.label, "share": unit.share, "rest": 1 - unit.share,
+                                              "left": 1.0 / unit.share if unit.share > 0 else None}
     if roof is not None and sets_against(m, roof):
-        what = f"{m.bytes_in_words(roof)} reach" if roof in R.LEVELS else "work reaches"
-        contrast = f", while {roof.upper()} {what} only {m.utilization[roof]:.0%} of the {roof.upper()} roof"
-    at = m.regime == T.AT_LIMIT
+        figures |= {"roof_label": roof.upper(), "roof_share": m.utilization[roof]}
     if "dram_one_direction" in m.flags:
-        contrast += " (one direction of DRAM traffic: the report lacks the other, so DRAM may be busier)"
-    # Below the threshold the unit's own lever ("... is at its peak") is not the next step: what holds
-    # the kernel back is in the findings after this one (`diagnose` words the note once they are known).
-    action = (unit_lever(m, unit) or f"the busiest unit is {unit.label}") if at else \
-        f"{unit.label} is the busiest unit but below the threshold{_SEE_BELOW}"
-    note = _BELOW_THRESHOLD
-    if at and unit.share >= HIGH_THROUGHPUT:
-        note = "at its limit: only less work for this unit makes it faster"
-    elif at:  # short of what Nsight Compute calls high use: the rest of the unit's peak is not ruled out
-        note = (f"at its limit: less work for this unit makes it faster; its own peak is at most "
-                f"{ratio_text(1.0 / unit.share)}× away ({_HIGH_USE})")
-        action += f"; toward its own peak (the last {1 - unit.share:.0%}), {latency_words(m.launch)[1]}"
-    head = Finding("unit_throughput", bound, None, f"{unit.label} at {unit.share:.0%} of peak{contrast}", action,
-                   bound, None, note)
-    return [head] + [_ceiling_finding(m, c, _where(m, roof)) for c in _unit_ceilings(m, ceilings, roof)]
+        figures["one_direction"] = ""
+    at = m.regime == T.AT_LIMIT
+    lever: str | None = unit_lever(m, unit) if at else None
+    if bound == FP64_PIPE:
+        figures |= fp64_figures(m)
+    if not at:
+        variant, basis = "below", _BELOW_THRESHOLD
+    elif unit.share >= HIGH_THROUGHPUT:
+        variant, basis = "high", ("unit_at_limit",)
+    else:  # short of what Nsight Compute calls high use: the rest of the unit's peak is not ruled out
+        variant, basis = "short", ("unit_short",)
+        occupancy = latency_case(m.launch)[2]  # more warps in flight reach toward it: what caps them
+        figures |= {key: occupancy.get(key) for key in ("occ_by", "occ_blocks", "theoretical")}
+    head = Finding(Kind.UNIT_THROUGHPUT, variant, bound, None, bound, None, lever, basis, figures, (bound,))
+    return [head] + [_ceiling_finding(m, c, _caps(m, roof)) for c in _unit_ceilings(m, ceilings, roof)]
 
 
-def _where(m: KernelModel, roof: str | None, unit: str | None = None) -> str:
+def _caps(m: KernelModel, roof: str | None, unit: str | None = None) -> str:
     """What a ceiling under a limit (by default the limiter) caps, in words: the roof, or the useful work of an
     issue unit."""
     unit = unit or m.bound_by
     if roof:
-        return f"the {roof.upper()} roof"
-    return f"{USEFUL}work of the {m.units[unit].label}" if unit in _ISSUE else "its roof"
+        return f"{roof.upper()} roof"
+    return m.units[unit].label if unit in _ISSUE else "its roof"
 
 
 def _limit_label(m: KernelModel) -> str:
@@ -367,18 +337,17 @@ def _co_limit_findings(m: KernelModel, ceilings: list[Ceiling], named: list[Ceil
         for c in (c for c in extra if not any(c is n or (c.kind == n.kind == "lane_efficiency") for n in named)):
             named.append(c)  # one lane efficiency: every precision's counts the same lanes
             unit = None if co.is_roof else co.id
-            f = _ceiling_finding(m, c, _where(m, co.roof, unit), unit)
+            f = _ceiling_finding(m, c, _caps(m, co.roof, unit), unit)
             own = f"the {co.id.upper()} roof" if co.is_roof else m.units[co.id].label
-            f.text += f" ({own} at {co.share:.0%} is within a tenth of the busiest limit, {label} at {share:.0%})"
+            f = f.with_figures(co_label=own, co_share=co.share, top_label=label, top_share=share)
             if f.speedup is not None and share > 0 and f.speedup > 1.0 / share:
-                f.speedup = max(1.0, 1.0 / share)
-                f.speedup_note += f"; capped at 1 / {share:.3g} by {label}, the busiest limit, at {share:.0%}"
+                f = dataclasses.replace(f.with_basis("capped_busiest", top_x=max(1.0, 1.0 / share)),
+                                        speedup=max(1.0, 1.0 / share))
             found.append(f)
     return found
 
 
-_BELOW_THRESHOLD = "below the threshold: see the latency finding"
-_SEE_BELOW = ": the findings below say what holds the kernel back"  # an action that points on, not a fix
+_BELOW_THRESHOLD = ("below_threshold",)
 
 
 def _latency(m: KernelModel, ceilings: list[Ceiling], parts: Parts) -> list[Finding]:
@@ -386,48 +355,37 @@ def _latency(m: KernelModel, ceilings: list[Ceiling], parts: Parts) -> list[Find
     share = m.limiter_share or 0.0
     roof = bound if m.limiter_is_roof else T.related_roof(bound)
     mine = _under(ceilings, roof) if m.limiter_is_roof else _unit_ceilings(m, ceilings, roof)
-    findings = [_ceiling_finding(m, c, _where(m, roof)) for c in mine]
+    findings = [_ceiling_finding(m, c, _caps(m, roof)) for c in mine]
     # Ceilings cap a roof's useful work (bytes used, FLOP). A unit's busy share counts the wasted work
     # too (a divergent warp instruction holds its pipe whatever its active lanes; a conflicting
     # wavefront keeps L1 busy): they do not cap how busy the unit can be.
     reachable = _allowed(ceilings, roof, parts) if mine and m.limiter_is_roof else 1.0
+    label = bound.upper() if m.limiter_is_roof else m.units[bound].label
     if share < _LATENCY_SHARE * reachable:
-        label = bound.upper() if m.limiter_is_roof else m.units[bound].label
-        why, action = latency_words(m.launch)
-        where = f"where the ceilings allow {reachable:.0%}" if m.limiter_is_roof else "of its peak"
+        variant, lever, figures = latency_case(m.launch)
+        figures |= {"label": label, "share": share,
+                    "reachable": reachable if m.limiter_is_roof and reachable < SIGNIFICANT_SHARE else None}
         speedup = reachable / share if share > 0 else None
-        note = ("what the ceilings allow ÷ what the kernel reaches" if m.limiter_is_roof else
-                "the unit's peak ÷ its busy share: how far hiding latency can take the same instructions before "
-                "that unit saturates; a fix that removes work (the ceiling findings) is counted apart and can go "
-                "past it")
-        busiest, rest = "the busiest limit", "latency"
+        basis = ("ceilings_over_reached",) if m.limiter_is_roof else ("peak_over_share",)
         if not limits_measured(m):
-            busiest, speedup, rest, why = ("the busiest limit the report holds", None,
-                                           "latency, or a limit it does not hold", "")
-            action = ("collect Nsight Compute's SpeedOfLight section (`--section SpeedOfLight`) first: it tells "
-                      "latency from a limit this report did not measure")
-            note = ("no bound: the report holds neither Nsight Compute's SM and memory throughputs nor every "
-                    "memory roof, so a limit it does not measure (L2, L1, the SM's pipes) may saturate first")
-        findings.append(Finding(
-            "latency", bound, None,
-            f"{busiest}, {label}, is at {share:.0%} {where}: the rest is {rest}{why}", action, bound, speedup, note))
+            variant, lever, speedup, basis = "unmeasured", "collect", None, ("unmeasured",)
+        findings.append(Finding(Kind.LATENCY, variant, bound, None, bound, speedup, lever, basis, figures, (bound,)))
     if not findings:
-        findings.append(Finding("latency", bound, None, f"the busiest limit is at {share:.0%}: latency, not a "
-                                "resource, holds the kernel back", "check the warp-stall reasons and occupancy",
-                                bound, 1.0 / share if share > 0 else None, "roof ÷ what the kernel reaches"))
+        variant, lever, figures = latency_case(m.launch)
+        figures |= {"label": label, "share": share}
+        findings.append(Finding(Kind.LATENCY, "no_ceiling", bound, None, bound, 1.0 / share if share > 0 else None,
+                                lever, ("roof_over_reached",), figures, (bound,)))
     named = list(mine)
     findings += _co_limit_findings(m, ceilings, named)
-    return findings + listed(m, ceilings, named, f"the busiest limit is {_limit_label(m)}, not this one")
+    return findings + listed(m, ceilings, named, _limit_label(m))
 
 
-def _in_a_library(found: list[Finding], name: str) -> None:
-    """A library kernel's next steps: its code, launch and tuning are the library's, so what a fix would
-    take is stated as such, with the levers a caller has (the tail effect words its own)."""
-    for f in found:
-        if f.kind != "tail_effect" and not f.action.endswith(_SEE_BELOW):
-            f.action = (f"this is {name}'s own kernel, not code to edit: what would help it ({f.action}) is "
-                        f"{name}'s to do; a caller's levers are another algorithm or library call, the problem's "
-                        "shape and precision, or fusing the call with its neighbours")
+def _in_a_library(found: list[Finding], name: str) -> list[Finding]:
+    """A library kernel's next steps: its code, launch and tuning are the library's, so a caller's levers are
+    another algorithm or library call, the problem's shape and precision, or fusing the call (the tail effect
+    words its own; a finding with nothing to do keeps none)."""
+    return [f if f.kind == Kind.TAIL_EFFECT or f.lever in (None, "fp64_library") else
+            dataclasses.replace(f, lever="library", figures={**f.figures, "library": name}) for f in found]
 
 
 def diagnose(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], waves: bool = True,
@@ -439,9 +397,7 @@ def diagnose(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], w
     (`_in_a_library`)."""
     found = _ranked(m, ceilings, reuse, waves, parts or [])
     library = library_of(m) if found else None
-    if library is not None:
-        _in_a_library(found, library)
-    return found
+    return found if library is None else _in_a_library(found, library)
 
 
 def _ranked(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], waves: bool,
@@ -449,8 +405,7 @@ def _ranked(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], wa
     if not m.usable or m.regime is None:
         return []
     if m.regime == T.TOO_LITTLE_WORK:
-        first = "the launch's too little work bounds the kernel first"
-        return [too_little_work(m), *local_memory(m), *listed(m, ceilings, [], first)]
+        return [too_little_work(m), *local_memory(m), *listed(m, ceilings, [], _limit_label(m))]
     if m.regime == T.AT_LIMIT:
         found = _at_roof(m, ceilings, parts, reuse) if m.limiter_is_roof else _unit_limit(m, ceilings)
     elif not m.limiter_is_roof:
@@ -460,12 +415,13 @@ def _ranked(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], wa
     found += reuse_note(m, reuse) + local_memory(m)
     tail = tail_effect(m) if waves else []
     apart_from_tail(found, tail)
-    if tail and found[0].speedup is None and found[0].speedup_note.startswith("at its limit"):
-        found[0].speedup_note = (f"{found[0].speedup_note}, apart from the partial last wave (the tail-effect "
-                                 "finding)")
+    if tail and found[0].speedup is None and found[0].basis[:1] in (("at_limit",), ("at_limit_short",),
+                                                                     ("unit_at_limit",), ("unit_short",),
+                                                                     ("gap_bounds",)):
+        found[0] = found[0].with_basis("apart_tail")
     found += tail
-    if found[0].speedup_note == _BELOW_THRESHOLD and not any(f.kind == "latency" for f in found):
-        found[0].speedup_note = "below the threshold: the ceiling findings below explain the gap"
+    if found[0].basis == _BELOW_THRESHOLD and not any(f.kind == Kind.LATENCY for f in found):
+        found[0] = dataclasses.replace(found[0], basis=("below_ceilings",))
     head, rest = found[:1], found[1:]
     rest.sort(key=lambda f: -(f.speedup or 0.0))
     return head + rest

@@ -1,35 +1,68 @@
-"""One line of a kernel's diagnosis: what it is about, what explains it, what to do, what fixing it is worth."""
+"""One entry of a kernel's diagnosis, as data: what it is about, the figures that explain it, what to do, and what
+fixing it is worth. Its words come from the catalog (`knowledge.catalog`); no code reads them back."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
+from ..knowledge.catalog import words
+from ..knowledge.wording import Figure, Kind, Words, ratio
 
-@dataclass(slots=True)
+__all__ = ["Finding", "Kind", "ratio_text", "top_index"]
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
-    """One line of the diagnosis, most important first."""
+    """One finding, most important first in a diagnosis.
 
-    kind: str
+    `variant` says what was observed (the catalog's entry), `lever` what to do (None: nothing here), `basis` how
+    the bound `speedup` was found or why there is none. `figures` fill the words; `evidence` names the metrics.
+    """
+
+    kind: Kind
+    variant: str
     roof: str | None  # the roof (or unit) the finding is about
-    factor: float | None
-    text: str
-    action: str
-    limit: str | None = None  # the limiter this finding explains (`bound_by`)
+    factor: float | None  # a ceiling's cap on `roof`
+    limit: str | None  # the limiter this finding explains (`bound_by`)
     speedup: float | None = None  # the kernel could run up to this many times faster
-    speedup_note: str = ""  # how the bound is computed, or why there is none
+    lever: str | None = None
+    basis: tuple[str, ...] = ()
+    figures: Mapping[str, Figure] = field(default_factory=dict)
+    evidence: tuple[str, ...] = ()
+    where: Any = None  # the code behind it, where the report holds per-instruction counters
+
+    def with_figures(self, **more: Figure) -> Finding:
+        return dataclasses.replace(self, figures={**self.figures, **more})
+
+    def with_basis(self, *more: str, **figures: Figure) -> Finding:
+        return dataclasses.replace(self, basis=(*self.basis, *more), figures={**self.figures, **figures})
+
+    def words(self) -> Words:
+        return words(self.kind, self.variant, self.lever, self.figures, self.basis)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "roof": self.roof, "factor": self.factor, "text": self.text, "action": self.action,
-                "limit": self.limit, "speedup": self.speedup, "speedup_note": self.speedup_note}
+        w = self.words()
+        return {"kind": self.kind.value, "variant": self.variant, "lever": self.lever, "roof": self.roof,
+                "factor": self.factor, "limit": self.limit, "speedup": self.speedup, "basis": list(self.basis),
+                "figures": dict(self.figures), "evidence": list(self.evidence), "where": self.where,
+                "headline": w.headline, "next_step": w.next_step, "detail": w.detail, "bound_note": w.bound,
+                "section": w.section}
 
 
-def top_index(speedups: list[float | None], kinds: list[str] | None = None) -> int | None:
-    """Which of a diagnosis's findings (their projected speed-ups and kinds, in order) a one-line summary
-    shows: the one worth most, the earlier among equals; where none projects a gain, the latency finding of a
-    kernel below every limit, else the first, which names the limiter."""
+def top_index(speedups: list[float | None], kinds: list[str] | None = None,
+              variants: list[str] | None = None) -> int | None:
+    """Which of a diagnosis's findings (their projected speed-ups, kinds and variants, in order) a one-line summary
+    shows, and whose next step it gives: a latency the report cannot tell from an unmeasured limit first (its step
+    collects what is missing); else the one worth most, the earlier among equals; where none projects a gain, the
+    latency finding of a kernel below every limit, else the first, which names the limiter."""
     if not speedups:
         return None
+    unmeasured = next((n for n, v in enumerate(variants or []) if v == "unmeasured"), None)
+    if unmeasured is not None:
+        return unmeasured
     best = max(range(len(speedups)), key=lambda i: (speedups[i] or 0.0, -i))
     if (speedups[best] or 0.0) > 1.0:
         return best
@@ -38,9 +71,4 @@ def top_index(speedups: list[float | None], kinds: list[str] | None = None) -> i
 
 def ratio_text(x: float) -> str:
     """A ratio for a sentence: 1.21, 18, 146 (never 1.5e+02)."""
-    return f"{x:.3g}" if x < 10 else f"{x:,.0f}"
-
-
-# How a finding's text starts what it caps where that is no roof: the useful work of the issue slots, the useful lanes
-# per warp instruction (the page then gives its share without a roof: `views.report`).
-USEFUL = "the useful "
+    return ratio(x)[:-1]

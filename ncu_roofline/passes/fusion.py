@@ -31,19 +31,17 @@ def fma_action(precision: str, adds: float, multiplies: float) -> str:
             f"instructions per result, or a faster precision, is the lever")
 
 
-def fusion_bound(roof: str, factor: float, evidence: Mapping[str, float]) -> tuple[float | None, str]:
-    """The bound of the fix of an FMA-balance ceiling (on `roof`, at `factor`) and how it was found:
+def fusion_bound(roof: str, factor: float, evidence: Mapping[str, float]
+                 ) -> tuple[float | None, tuple[str, ...], dict[str, float]]:
+    """The bound of the fix of an FMA-balance ceiling (on `roof`, at `factor`), its basis and figures:
     N / (N - min(adds, multiplies)), from the ceiling's evidence (1 / factor where it lacks the counts)."""
     opcodes = MIX.get(roof)
     counts = [evidence.get(f"{roof}_{op}_thread_inst") for op in opcodes] if opcodes else []
     if len(counts) != 3 or any(n is None for n in counts):
-        return (1.0 / factor if factor > 0 else None), f"roof ÷ ceiling = 1 / {factor:.2f}"
+        return (1.0 / factor if factor > 0 else None), ("roof_over_ceiling",), {}
     adds, multiplies, fmas = (float(n) for n in counts)  # type: ignore[arg-type]
     total = adds + multiplies + fmas
     pairs = min(adds, multiplies)
     if pairs <= 0:
-        alone = "adds and FMA" if adds > 0 else "multiplies and FMA" if multiplies > 0 else "FMA"
-        return None, f"no bound: no pair to fuse (its {roof.upper()} work is {alone} only)"
-    return total / (total - pairs), (f"instructions now ÷ after fusing the min(adds, multiplies) = {pairs:,.0f} "
-                                     f"pairs: {total:,.0f} ÷ {total - pairs:,.0f}; the ceiling's 1 / "
-                                     f"{factor:.2f} would need every instruction an FMA")
+        return None, ("no_pairs",), {}
+    return total / (total - pairs), ("fusion",), {"pairs": pairs, "inst_now": total, "inst_after": total - pairs}

@@ -97,62 +97,49 @@ def limits_measured(m: KernelModel) -> bool:
 
 
 def unit_lever(m: KernelModel, unit: UnitShare) -> str:
-    """What a unit at its peak means for this kernel: its wording, less the causes its counters rule out."""
+    """The next step's key (`knowledge.unit_steps`) of a unit at its peak in this kernel: its own, less the causes
+    its counters rule out."""
     if unit.id == "sm__issue_active":
         loads = global_loads(m)
-        vector = "vector loads, " if loads is None or loads > 0 else ""
-        pipes = [u for u in m.units.values() if u.id.startswith(_PIPES)]
-        busiest = max(pipes, key=lambda u: u.share, default=None)
-        where = f"; the busiest pipe is the {busiest.label}, at {busiest.share:.0%}" if busiest else ""
-        return (f"the schedulers issue an instruction in {unit.share:.0%} of cycles: fewer instructions ({vector}"
-                f"fewer address and integer instructions, more work per instruction) is the lever{where}")
+        return "issue_vector" if loads is None or loads > 0 else "issue_no_loads"
     if unit.id == "l1tex__data_pipe_lsu_wavefronts" and held_sum(m, SHARED_ALLOCATION) == 0:
-        return ("many wavefronts per request: uncoalesced or wide scattered global accesses (the kernel allocates "
-                "no shared memory, so no bank conflicts); coalesce global accesses")
+        return "lsu_no_shared"
     if unit.id == "l1tex__data_pipe_lsu_wavefronts" and fact(m, BANK_CONFLICTS) == 0:
-        return ("many wavefronts per request: uncoalesced or wide scattered accesses (Nsight Compute counts no "
-                "shared-memory bank conflicts); coalesce global accesses")
+        return "lsu_no_conflicts"
     if unit.id == FP64_PIPE:
         return fp64_lever(m)
-    return unit.explains
+    return unit.id
 
 
 FP64_PIPE = "sm__pipe_fp64_cycles_active"
 XU_PIPE = "sm__inst_executed_pipe_xu"
 BUSY_XU = 0.05  # an XU pipe this busy beside a busy FP64 pipe: divisions or square roots are likely
+
+
+def fp64_lever(m: KernelModel) -> str:
+    """Where the FP64 pipe is the limit: less double-precision work, as the routine called (a library's kernel),
+    as fewer divisions (the XU pipe, which starts each FP64 division and square root, busy too), or as no silent
+    promotion to double in a kernel of one's own."""
+    if library_of(m) is not None:
+        return "fp64_library"
+    xu = m.units.get(XU_PIPE)
+    return "fp64_division" if xu is not None and xu.share >= BUSY_XU else "fp64_own"
+
+
 # GPUs with FP64 tensor cores faster than their FP64 pipe (GA100, GH100: DMMA at twice the DFMA rate), for a
 # report that holds no tensor roofs to tell.
 _DMMA_ARCHES = ("8.0", "9.0")
 
 
-def fp64_lever(m: KernelModel) -> str:
-    """What to try where the FP64 pipe is the limit: less double-precision work, in this GPU's terms (how much
-    faster its FP32 roof is, whether FP64 tensor cores would run matrix products faster), and, for a kernel
-    of one's own, the silent promotions to double that cost FP64 work no one asked for."""
+def fp64_figures(m: KernelModel) -> dict[str, float | None]:
+    """This GPU's FP32 roof over its FP64 roof (from 1.5×), and its FP64 tensor cores' over the FP64 pipe's (the
+    report's peaks, else about 2× on GA100 and GH100)."""
     fp32, fp64 = m.peaks.get("fp32"), m.peaks.get("fp64")
     ratio = fp32.value / fp64.value if fp32 is not None and fp64 is not None and fp64.value > 0 else None
-    faster = f" (this GPU's FP32 roof is {ratio:.0f}× its FP64 roof)" if ratio is not None and ratio >= 1.5 else ""
-    lower = (f"where the accuracy allows, FP32{faster} or mixed precision (FP32 arithmetic, FP64 only where "
-             "error accumulates: sums, a final refinement)")
-    if library_of(m) is not None:  # the precision is the caller's choice: the routine called
-        text = f"less double-precision work: {lower}"
-    else:
-        xu = m.units.get(XU_PIPE)
-        if xu is not None and xu.share >= BUSY_XU:
-            division = (f"the XU pipe, which starts each FP64 division and square root (MUFU.RCP64H, MUFU.RSQ64H; "
-                        f"the Newton steps that follow are DFMAs, counted here as FP64 work), is at {xu.share:.0%}: "
-                        "divisions or square roots are likely a good part of the FP64 instructions; where a divisor "
-                        "repeats, compute its reciprocal once and multiply")
-        else:
-            division = ("each FP64 division is a sequence of FP64 instructions: where a divisor repeats, compute its "
-                        "reciprocal once and multiply")
-        text = ("check that the kernel needs double precision (a double literal such as `1.0` for `1.0f`, or a "
-                f"double math function on a float, makes float arithmetic FP64 silently); {lower}; {division}")
     dmma = m.tensor_peaks.get("src_fp64")
+    tensor = None
     if dmma is not None and fp64 is not None and dmma.value > 1.2 * fp64.value:
-        text += (f"; matrix products can run on the FP64 tensor cores (DMMA: cuBLAS DGEMM, CUTLASS), at up to "
-                 f"{dmma.value / fp64.value:.1f}× the FP64 pipe's roof")
+        tensor = dmma.value / fp64.value
     elif dmma is None and m.raw.compute_capability in _DMMA_ARCHES:
-        text += ("; matrix products can run on this GPU's FP64 tensor cores (DMMA: cuBLAS DGEMM, CUTLASS), at "
-                 "about twice the FP64 pipe's rate")
-    return text
+        tensor = 2.0
+    return {"fp32_ratio": ratio if ratio is not None and ratio >= 1.5 else None, "dmma_ratio": tensor}

@@ -5,7 +5,7 @@ reuse within itself (tiles in shared memory or registers). The last needs data t
 more than once. Where DRAM read about as many bytes as the kernel's loads asked for (`ceilings.
 dram_reads_per_load_byte`) and its loads seldom hit L1, no cache served a second read: tiling has
 nothing to keep, and a low L2 hit rate is no missed reuse; its intensity gap then has no speed-up of its
-own (`read_once_bound`). Fewer bytes leave the arithmetic, and the issue slots its instructions other than
+own. Fewer bytes leave the arithmetic, and the issue slots its instructions other than
 global loads and stores take (`issue_without_memory`).
 """
 
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ..knowledge import recipes as R
 from ..model.roofline import DRAM_LIMITS
 from .facts import ISSUED, MEMORY_INSTRUCTIONS, fact, held_sum
-from .finding import Finding
+from .finding import Finding, Kind
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
@@ -41,31 +41,6 @@ def reads_once(reuse: Mapping[str, float]) -> float | None:
     if ratio is None or not READS_ONCE[0] <= ratio <= READS_ONCE[1] or (hits is not None and hits > LOAD_HITS_AT_MOST):
         return None
     return ratio
-
-
-def reads_once_text(ratio: float) -> str:
-    """The evidence, in words, for a sentence about the kernel."""
-    return (f"it reads its data about once (DRAM read {ratio:.2f}× the bytes of the sectors its loads asked for; "
-            "loads that a cache served again would put this well under 1)")
-
-
-def fewer_bytes_action(once: float | None) -> str:
-    """The next step of a kernel at a memory roof: fewer bytes; reuse within it only where it may re-read
-    data (`once`: `reads_once`, None where not known to read its data once)."""
-    if once is None:
-        return ("move fewer bytes per FLOP: fuse with the kernels that produce or consume its data, reuse tiles in "
-                "shared memory or registers, or store in a lower precision")
-    return ("move fewer bytes per FLOP: fuse with the kernels that produce or consume its data, or store in a lower "
-            f"precision; tiles in shared memory or registers have nothing to reuse: {reads_once_text(once)}")
-
-
-def read_once_bound(ratio: float) -> str:
-    """The intensity gap's speed-up note of a kernel that reads its data once (`ratio`: `reads_once`): no
-    bound of its own. Reuse within it has nothing to keep; what fusion with its neighbours or a narrower data
-    type removes depends on kernels and types the report does not describe, so nothing ranks it."""
-    return (f"no bound for this kernel alone: it reads its data about once (DRAM read {ratio:.2f}× the bytes its "
-            "loads asked for), so more FLOP per byte cannot come from reuse within it; only fusion with the "
-            "kernels beside it or a narrower data type moves fewer bytes, by as much as those change")
 
 
 ISSUE_LESS_MEMORY = "issue slots (less its global loads and stores)"
@@ -107,16 +82,14 @@ def reuse_note(m: KernelModel, reuse: Mapping[str, float]) -> list[Finding]:
     if m.bound_by not in DRAM_LIMITS or hit is None or hit >= 0.5:
         return []
     once = reads_once(reuse)
+    evidence = ("lts__t_sector_hit_rate.pct",)
     if once is None:
-        return [Finding("reuse", "dram", None, f"only {hit:.0%} of L2 sector lookups hit: most requests go on to "
-                        "DRAM", "tile or fuse so that data is reused while it is in L2 or shared memory",
-                        m.bound_by, None, "no bound: the hit rate a better tiling reaches is not known")]
+        return [Finding(Kind.REUSE, "misses", "dram", None, m.bound_by, None, "tile", ("hit_rate_unknown",),
+                        {"hit": hit}, evidence)]
     if m.bound_by == "dram":
         return []
-    return [Finding("reuse", "dram", None, f"only {hit:.0%} of L2 sector lookups hit, and {reads_once_text(once)}",
-                    "fewer bytes in all: fuse it with the kernels that produce or consume its data, or store in a "
-                    "narrower data type; tiling has nothing to reuse", m.bound_by, None,
-                    "no bound: how many bytes fusion or a narrower type removes is not in the report")]
+    return [Finding(Kind.REUSE, "reads_once", "dram", None, m.bound_by, None, "fuse", ("fusion_unknown",),
+                    {"hit": hit, "once": once}, (*evidence, "dram__bytes_read.sum"))]
 
 
 def summed_reuse(launches: list[Mapping[str, float]], reuse: Mapping[str, float]) -> dict[str, float]:

@@ -1,17 +1,22 @@
-"""Nsight Compute's own rule results beside the diagnosis: does its largest estimated speed-up speak of
-one of this tool's findings, and where its Bottleneck rule reads a latency issue while this verdict
-is at a limit, what the verdict rests on (`compare_with_rules`, the `rules_comparison` sentence)."""
+"""Nsight Compute's own rule results beside the findings, as data: does its largest estimated speed-up speak of one
+of the findings, and where its Bottleneck rule reads a latency issue while the verdict is at a limit, what the
+verdict rests on (`compare_with_rules`: a `RulesComparison` of `RuleNote`s, each a `Relation` and its figures; their
+words are `knowledge.rules_words`)."""
 
 from __future__ import annotations
 
-import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
+from ..knowledge.rules_words import Relation, sentence
+from ..knowledge.wording import Figure
 from .diagnosis import HIGH_THROUGHPUT
-from .finding import Finding, ratio_text
-from .latency import IDLE_CAUSE
+from .finding import Finding
+
+__all__ = ["RULE_KINDS", "Relation", "RuleNote", "RulesComparison", "compare_with_rules", "rule_kinds", "rules_fields"]
 
 # Nsight Compute rule (and title, where one rule id carries several findings) -> the findings of
 # this tool that speak of the same thing: a kind ("latency"), a kind about one unit
@@ -83,27 +88,32 @@ def rule_kinds(rule: str, title: str | None, message: str | None = None) -> froz
     return _RULE_TITLES.get(key) or RULE_KINDS.get((rule, None))
 
 
-# How a limit at its limit short of what Nsight Compute calls high use reads (`diagnosis`): the rest of its own peak
-# is for more work in flight (`_SHORT`), with this diagnosis' bound on it (the group).
-_SHORT_OF_PEAK = re.compile(r"^at its limit: less work .*?at most ([\d.,]+)× away")
+
+def _short_of_peak(f: Finding) -> float | None:
+    """How far a limit at its limit but short of what Nsight Compute calls high use is from its own peak (the
+    rest of it is for more work in flight: `_SHORT`), else None."""
+    left = f.figures.get("left")
+    short = f.kind in ("at_limit", "unit_throughput") and f.variant == "short" and isinstance(left, float)
+    return left if short else None  # type: ignore[return-value]
 
 
 def _tokens(f: Finding) -> set[str]:
     """A finding as `RULE_KINDS` names it: its kind, the kind with its unit, the kind with its group; a latency
     finding that names idle SMs first, `_IDLE` too; a limit short of high use, `_SHORT` too (`_SHORT_OF_PEAK`)."""
-    found = {f.kind}
-    if f.kind in ("at_limit", "unit_throughput") and _SHORT_OF_PEAK.match(f.speedup_note):
+    found: set[str] = {f.kind.value}
+    if _short_of_peak(f) is not None:
         found.add(_SHORT)
-    if f.kind == "latency" and IDLE_CAUSE in f.text:
+    if f.kind == "latency" and f.variant == "idle":
         found.add(_IDLE)  # and its active cycles' occupancy: the latency's own rules agree too
     if f.roof:
-        found.add(f"{f.kind}:{f.roof}")
+        kind = f.kind.value
+        found.add(f"{kind}:{f.roof}")
         if f.roof in R.LEVELS:
-            found.add(f"{f.kind}@memory")
+            found.add(f"{kind}@memory")
         elif f.roof in R.ROOFS:
-            found.add(f"{f.kind}@compute")
+            found.add(f"{kind}@compute")
         elif f.roof in T.BY_ID:
-            found.add(f"{f.kind}@{T.BY_ID[f.roof].group}")
+            found.add(f"{kind}@{T.BY_ID[f.roof].group}")
     return found
 
 
@@ -112,8 +122,8 @@ _AT_LIMIT_HEADS = ("at_limit", "unit_throughput")
 # The rules whose estimate is for more warps or instructions in flight (not the stall rules: a stall may be a
 # throttled pipe, Math Pipe Throttle, MIO Throttle).
 _HIDING_LATENCY = frozenset({"AchievedOccupancy", "TheoreticalOccupancy", "Occupancy", "IssueSlotUtilization"})
-# The too-little-work findings of a grid under one wave (`model.throughputs.too_little_work_reason`): more blocks first.
-_UNDER_ONE_WAVE = re.compile(r"^the grid (has \S+ blocks? for|is smaller than one wave)")
+# The too-little-work findings of a grid under one wave (`passes.too_little_work`): more blocks first.
+_UNDER_ONE_WAVE = frozenset({"few_blocks", "under_wave"})
 
 
 def _at_memory_limit(f: Finding) -> bool:
@@ -122,44 +132,95 @@ def _at_memory_limit(f: Finding) -> bool:
     return f.kind in ("at_limit", "unit_throughput") and bool(tokens & {"at_limit@memory", "unit_throughput@memory"})
 
 
+def _limit_label(f: Finding) -> Figure:
+    """The limit a finding at a roof or a busy unit names ("DRAM", "issue slots"), else None."""
+    return f.figures.get("limit") if f.kind == "at_limit" else f.figures.get("unit") if f.kind == "unit_throughput" \
+        else None
+
+
+def _lead(f: Finding) -> dict[str, Figure]:
+    """What the verdict leads with: the first finding's kind and variant, and the limit it names where it names one."""
+    return {"lead_kind": f.kind.value, "lead_variant": f.variant, "lead_limit": _limit_label(f)}
+
+
 def _elsewhere(top: dict[str, Any], kinds: frozenset[str], findings: list[Finding],
-               set_aside: list[Any], share: float | None = None) -> str:
-    """The sentence for an estimate that speaks of none of the findings: what this diagnosis did with its cause
-    where it set a ceiling of that kind aside (with its reason), why idle compute pipes are expected at a
-    memory limit, why hiding latency gains little at a limit past high use (`share`, the limiter's) or before the
-    launch fills the GPU, else that this diagnosis does not rank it."""
+               set_aside: list[Any], share: float | None = None) -> RuleNote:
+    """An estimate that speaks of none of the findings: a ceiling of that kind set aside (with its reason), idle
+    compute pipes at a memory limit, hiding latency at a limit past high use (`share`, the limiter's) or before the
+    launch fills the GPU, else one the findings do not rank."""
     what = top.get("title") or top.get("name") or top.get("rule")
-    head = f"Nsight Compute's largest estimated speed-up ({what}, {top['speedup_pct']:.0f} %)"
-    leads = findings[0].kind.replace("_", " ")
+    lead = _lead(findings[0])
     title = str(what).upper()
     # the one of the level the rule's title names first (L1TEX Global Load Access Pattern: coalescing, at L1)
     aside = min((n for n in set_aside if n.kind in kinds),
                 key=lambda n: not any(level.upper() in title for level in n.roof.split("/")), default=None)
     if aside is not None:
-        return (f"{head} speaks of {aside.kind.replace('_', ' ')}, which this diagnosis set aside: {aside.reason}; it "
-                f"leads with {leads}.")
+        return _note(top, Relation.SET_ASIDE, aside_kind=aside.kind, aside_roof=aside.roof, reason=aside.reason,
+                     **lead)
     key = _rule_key(str(top.get("rule")), top.get("title"), top.get("message"))
     if key == _rule_key(*_LOW_UTILIZATION) and _at_memory_limit(findings[0]):
-        return (f"{head} is for compute pipes left idle, as they are in a kernel at its memory limit: more warps or "
-                f"instructions would not make it faster; this diagnosis leads with {leads}.")
+        return _note(top, Relation.IDLE_PIPES_EXPECTED, **lead)
     hiding = key[0] in _HIDING_LATENCY
-    if hiding and findings[0].kind == "too_little_work" and _UNDER_ONE_WAVE.search(findings[0].text):
-        return (f"{head} is for more warps in flight per SM, while this launch gives the GPU too little work to fill "
-                "it: more blocks come first (the too-little-work finding); this diagnosis leads with too little work.")
+    if hiding and findings[0].kind == "too_little_work" and findings[0].variant in _UNDER_ONE_WAVE:
+        return _note(top, Relation.MORE_BLOCKS_FIRST, **lead)
     if hiding and share is not None and share >= HIGH_THROUGHPUT and findings[0].kind in _AT_LIMIT_HEADS:
-        return (f"{head} is for hiding latency (more warps or work in flight), but the limit this diagnosis leads "
-                f"with is at {share:.0%} of its peak: at most {ratio_text(1.0 / share)}× is left to it, so only less "
-                f"work there makes the kernel much faster; this diagnosis leads with {leads}.")
-    return f"{head} points at something this diagnosis does not rank; this diagnosis leads with {leads}."
+        return _note(top, Relation.PAST_HIGH_USE, share=share, left=1.0 / share, **lead)
+    return _note(top, Relation.NOT_RANKED, **lead)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleNote:
+    """One rule result of Nsight Compute beside the findings: the rule, its title as shown, its estimated speed-up
+    (% of the run, None for a rule without one), how it stands to the findings, and the figures that say why."""
+
+    relation: Relation
+    rule: str
+    title: str
+    speedup_pct: float | None
+    figures: Mapping[str, Figure | bool] = field(default_factory=dict)
+
+    def text(self) -> str:
+        return sentence(self.relation, {"what": self.title, "speedup_pct": self.speedup_pct, **self.figures})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"relation": self.relation.value, "rule": self.rule, "title": self.title,
+                "speedup_pct": self.speedup_pct, "figures": dict(self.figures)}
+
+
+@dataclass(frozen=True, slots=True)
+class RulesComparison:
+    """Nsight Compute's rules beside the findings: its largest estimated speed-up (`estimate`, where that rule maps
+    to findings at all) and its Bottleneck rule's latency issue against a verdict at a limit (`bottleneck`)."""
+
+    estimate: RuleNote | None = None
+    bottleneck: RuleNote | None = None
+
+    def notes(self) -> list[RuleNote]:
+        return [n for n in (self.estimate, self.bottleneck) if n is not None]
+
+    def text(self) -> str:
+        """The sentences (the JSON's `rules_comparison`; empty where there is nothing to say)."""
+        return " ".join(n.text() for n in self.notes())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON's `rules_relation`: both keys always, None where that rule says nothing here."""
+        return {"estimate": None if self.estimate is None else self.estimate.to_dict(),
+                "bottleneck": None if self.bottleneck is None else self.bottleneck.to_dict()}
+
+
+def _note(top: dict[str, Any], relation: Relation, **figures: Figure | bool) -> RuleNote:
+    what = top.get("title") or top.get("name") or top.get("rule")
+    return RuleNote(relation, str(top.get("rule")), str(what), top["speedup_pct"], figures)
 
 
 def compare_with_rules(findings: list[Finding], rules: list[dict[str, Any]], regime: str | None = None,
-                       set_aside: list[Any] | None = None, share: float | None = None) -> str:
-    """Where Nsight Compute's largest estimated speed-up points elsewhere than this diagnosis, say so (and what
-    this diagnosis did with its cause where it set that ceiling aside: `set_aside`, the kernel's not-applicable
-    ceilings); and where its Bottleneck rule reads a latency issue off its two headline figures while this
-    verdict is at a limit (a unit of the same Speed Of Light section above the threshold), say that too."""
-    sentences = []
+                       set_aside: list[Any] | None = None, share: float | None = None) -> RulesComparison:
+    """Where Nsight Compute's largest estimated speed-up stands to the findings (agrees with one, or points
+    elsewhere: and what became of its cause where that ceiling was set aside: `set_aside`, the kernel's
+    not-applicable ceilings); and where its Bottleneck rule reads a latency issue off its two headline figures
+    while the verdict is at a limit (a unit of the same Speed Of Light section above the threshold), what the
+    verdict rests on."""
+    estimate = None
     estimated = [r for r in rules if r.get("speedup_pct") is not None and r["speedup_pct"] > 0]
     kinds = None
     if estimated and findings:
@@ -167,31 +228,35 @@ def compare_with_rules(findings: list[Finding], rules: list[dict[str, Any]], reg
         kinds = rule_kinds(str(top.get("rule")), top.get("title"), top.get("message"))
     if kinds is not None:
         ours = set().union(*(_tokens(f) for f in findings))
-        what = top.get("title") or top.get("name") or top.get("rule")
         if ours & kinds:
             # Its estimate and this bound measure different things (Tail Effect: the partial wave's share
             # of the run; this: the most the kernel can gain): both are stated.
-            match = next((f for f in findings if _tokens(f) & kinds and f.speedup), None)
-            bound = ""
+            matching = [f for f in findings if _tokens(f) & kinds]
+            match = next((f for f in matching if f.speedup), None)
+            figures: dict[str, Figure | bool] = {"match_kind": (match or matching[0]).kind.value}
             if match is not None and match.speedup:
                 saved = 1.0 - 1.0 / match.speedup
-                bound = (f"; this diagnosis bounds the gain at ≤{ratio_text(match.speedup)}× ({saved:.0%} of the "
-                         f"time: {match.kind.replace('_', ' ')})")
-                if saved < 0.5 * top["speedup_pct"] / 100.0:
-                    bound += ", less than Nsight Compute's estimate: see that finding for why"
-            elif (short := next((m for f in findings if _tokens(f) & kinds
-                                 and (m := _SHORT_OF_PEAK.match(f.speedup_note))), None)) is not None:
-                bound = f"; this diagnosis puts the limit's own peak at most {short.group(1)}× away"
-            sentences.append(f"Nsight Compute's largest estimated speed-up ({what}, {top['speedup_pct']:.0f} %) "
-                             f"agrees with this diagnosis on the cause{bound}.")
+                figures |= {"bound": match.speedup, "saved": saved,
+                            "below_estimate": saved < 0.5 * top["speedup_pct"] / 100.0}
+            elif (short := next((f for f in matching if _short_of_peak(f) is not None), None)) is not None:
+                figures |= {"left": _short_of_peak(short), "match_limit": _limit_label(short)}
+            estimate = _note(top, Relation.AGREES, **figures)
         else:
-            sentences.append(_elsewhere(top, kinds, findings, set_aside or [], share if regime == T.AT_LIMIT else None))
-    latency = any(r.get("rule") == "SOLBottleneck" and r.get("title") == "Latency Issue" for r in rules)
-    if latency and regime == T.AT_LIMIT and findings:
+            estimate = _elsewhere(top, kinds, findings, set_aside or [], share if regime == T.AT_LIMIT else None)
+    bottleneck = None
+    solb = next((r for r in rules if r.get("rule") == "SOLBottleneck" and r.get("title") == "Latency Issue"), None)
+    if solb is not None and regime == T.AT_LIMIT and findings:
         head = findings[0]
-        basis = (f"{head.text.split(', while')[0]}, a figure of the same Speed Of Light section that its "
-                 "headlines do not include" if head.kind == "unit_throughput" else
-                 f"the {(head.roof or '').upper()} roof, from the report's counts and peaks")
-        sentences.append("Nsight Compute's Bottleneck rule reads a latency issue off its SM and memory headline "
-                         f"figures, both under 60 %; this verdict rests on {basis}.")
-    return " ".join(sentences)
+        basis: dict[str, Figure | bool] = (
+            {"unit": head.figures.get("unit"), "share": head.figures.get("share", 0.0)}
+            if head.kind == "unit_throughput" else {"roof": head.roof or ""})
+        bottleneck = RuleNote(Relation.BOTTLENECK_LATENCY_VS_LIMIT, "SOLBottleneck", "Latency Issue",
+                              solb.get("speedup_pct"), {"lead_kind": head.kind.value, **basis})
+    return RulesComparison(estimate, bottleneck)
+
+
+def rules_fields(findings: list[Finding], rules: list[dict[str, Any]], regime: str | None = None,
+                 set_aside: list[Any] | None = None, share: float | None = None) -> dict[str, Any]:
+    """The JSON's two keys of the comparison: `rules_comparison`, its sentences, and `rules_relation`, the record."""
+    comparison = compare_with_rules(findings, rules, regime, set_aside, share)
+    return {"rules_comparison": comparison.text(), "rules_relation": comparison.to_dict()}

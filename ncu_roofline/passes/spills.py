@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .facts import GLOBAL_MEMORY_INSTRUCTIONS, L2_TRANSACTIONS, LOCAL_INSTRUCTIONS, held_sum
-from .finding import Finding
+from .finding import Finding, Kind
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
@@ -30,18 +30,11 @@ def local_memory(m: KernelModel) -> list[Finding]:
     share = local / (local + other) if other is not None else None
     if share is not None and share < NOTABLE_SHARE:
         return []
-    regs = m.launch.get("registers_per_thread")
-    of = f"{local:,.0f} of its {local + other:,.0f}" if other is not None else f"{local:,.0f}"
-    text = (f"{of} global and local memory instructions (warp level) are local loads and stores"
-            + (f" ({share:.0%})" if share is not None else "")
-            + (f", with {regs:,.0f} registers per thread" if regs else "")
-            + ": register spills or a local array")
     local_l2, all_l2 = held_sum(m, L2_TRANSACTIONS[:1]), held_sum(m, L2_TRANSACTIONS)
-    if local_l2 is not None and all_l2:
-        text += f"; they make {local_l2 / all_l2:.0%} of its global and local L2 transactions"
-    action = ("keep the values in registers: fewer live values per thread (smaller per-thread tiles, recompute "
-              "rather than keep), a register limit only with care (__launch_bounds__ or -maxrregcount: too tight "
-              "spills more), local arrays indexed only by compile-time constants; `-Xptxas -v` prints each "
-              "kernel's spill stores and loads")
-    return [Finding("local_memory", m.bound_by, None, text, action, m.bound_by, None,
-                    "no bound: how much of the run the local traffic costs is not in the report")]
+    figures = {"local": local, "total": local + other if other is not None else None, "share": share,
+               "regs": m.launch.get("registers_per_thread") or None,
+               "l2_share": local_l2 / all_l2 if local_l2 is not None and all_l2 else None}
+    evidence = tuple(n for pair in (*LOCAL_INSTRUCTIONS, *GLOBAL_MEMORY_INSTRUCTIONS) for n in pair
+                     if n in m.raw.metrics)
+    return [Finding(Kind.LOCAL_MEMORY, "spills", m.bound_by, None, m.bound_by, None, "registers", ("local_cost",),
+                    figures, evidence)]

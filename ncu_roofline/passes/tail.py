@@ -8,7 +8,7 @@ import math
 from typing import TYPE_CHECKING
 
 from ..knowledge import throughputs as T
-from .finding import Finding
+from .finding import Finding, Kind
 from .libraries import library_of
 
 if TYPE_CHECKING:
@@ -90,50 +90,30 @@ def tail_effect(m: KernelModel) -> list[Finding]:
     if speedup < T.TAIL_MIN_SPEEDUP:
         return []
     limit = m.units[m.bound_by].label if m.bound_by in m.units else (m.bound_by or "").upper()
-    cap = f"; capped at 1 / {share:.3g}, the headroom of the busiest limit ({limit})" if speedup < bound else ""
-    full = f"{last:.0%}" if last >= 0.01 else f"{last:.1%}"
-    if per_wave is not None:
-        launch = f"the grid's {grid:,.0f} blocks make {waves:.2f} waves (about {per_wave:,.0f} blocks run at once)"
-        size = f" (about {per_wave:,.0f})"
-        wave = (f"the last of {whole} waves holds about {last * per_wave:,.0f} of its {per_wave:,.0f} blocks "
-                f"({full} full)")
-    else:
-        launch, size = f"the launch makes {waves:.2f} waves of blocks", ""
-        wave = f"the last of {whole} waves is {full} full"
-    work = f"{last / waves:.0%} of the work"
+    basis: tuple[str, ...]
+    figures: dict[str, float | str | None] = {
+        "grid": grid, "waves": waves, "whole": whole, "whole_less": whole - 1,
+        "last": last if last >= 0.01 else None, "last_small": last,
+        "per_wave": per_wave, "uniform": uniform, "work": last / waves, "tail_share": tail_share,
+        "top_x": max(1.0, 1.0 / share), "top_label": limit}
     if idle is not None and tail_share == idle[0] < uniform and (measured is None or idle[0] < measured):
-        active, sms = m.launch["sm_active_share"] or 0.0, m.launch["sm_count"] or 0.0
-        text = (f"{launch}: {wave}; if every block took the same time, it would take {uniform:.0%} of the run for "
-                f"{work}, leaving {idle[1]:,.0f} of the {sms:,.0f} SMs without a block, but the SMs were active "
-                f"{active:.0%} of the elapsed cycles (Nsight Compute's SM active cycles), which puts it at most at "
-                f"about {tail_share:.0%}")
-        note = (f"the full waves' pace over all the work: {whole - 1} / ((1 − {tail_share:.2f}) × {waves:.2f}), the "
-                f"last wave's share of the run at most the SMs' idle share ({1 - active:.2f}) ÷ the share it leaves "
-                f"idle ({idle[1]:,.0f} / {sms:,.0f})")
+        variant, basis = "idle", ("measured_waves",)
+        figures |= {"idle_sms": idle[1], "sms": m.launch["sm_count"], "active": m.launch["sm_active_share"]}
     elif tail_share < uniform:
-        achieved, theoretical = m.launch["achieved_occupancy"], m.launch["theoretical_occupancy"]
-        text = (f"{launch}: {wave}; if every block took the same time, it "
-                f"would take {uniform:.0%} of the run for {work}, but the achieved occupancy Nsight Compute "
-                f"measured ({achieved:.0%} of the theoretical {theoretical:.0%}) puts it at most at about "
-                f"{tail_share:.0%}")
-        note = (f"the full waves' pace over all the work: {whole - 1} / ((1 − {tail_share:.2f}) × {waves:.2f}), "
-                "the last wave's share of the run from the measured achieved occupancy")
+        variant, basis = "occupancy", ("measured_waves",)
+        figures |= {"achieved": m.launch["achieved_occupancy"], "theoretical": m.launch["theoretical_occupancy"]}
     else:
-        text = (f"{launch}: {wave}; if every block takes the same time, it "
-                f"takes {uniform:.0%} of the run for {work}")
-        note = (f"waves rounded up ÷ waves = {whole} / {waves:.2f}, if every block takes the same time (as "
-                "Nsight Compute's Tail Effect rule assumes)")
-    action = (f"launch whole waves: size the grid to a multiple of the blocks that run at once{size}, with a "
-              "grid-stride loop for any problem size, or split the work into more, smaller blocks so that the partial "
-              "wave is a smaller part of the run")
+        variant, basis = "uniform", ("uniform_waves",)
+    if speedup < bound:
+        basis += ("capped_busiest",)
     name = library_of(m)
-    if name is not None:
-        action = (f"the grid is {name}'s choice (its launch code sizes it, and the kernel's registers and shared "
-                  "memory set how many blocks fit at once): the levers are outside this kernel, another algorithm "
-                  "or library call, or fusing the call with its neighbours")
+    lever = "whole_waves" if name is None else "library_grid"
+    figures["library"] = name
     # No factor: the waves' use is not a cap on a roof, and a table would read "tail effect 80 %" as
     # the size of the effect.
-    return [Finding("tail_effect", m.bound_by, None, text, action, m.bound_by, speedup, note + cap)]
+    evidence = ("launch__grid_size", "launch__waves_per_multiprocessor",
+                "sm__warps_active.avg.pct_of_peak_sustained_active")
+    return [Finding(Kind.TAIL_EFFECT, variant, m.bound_by, None, m.bound_by, speedup, lever, basis, figures, evidence)]
 
 
 def apart_from_tail(found: list[Finding], tail: list[Finding]) -> None:
@@ -144,6 +124,5 @@ def apart_from_tail(found: list[Finding], tail: list[Finding]) -> None:
     latency = next((f for f in found if f.kind == "latency" and f.speedup is not None), None)
     if latency is None or latency.speedup is None or not tail or tail[0].speedup is None:
         return
-    latency.text += "; part of it may be the partial last wave (the tail-effect finding)"
-    latency.speedup_note += (f"; the tail-effect finding's ≤{tail[0].speedup:.3g}× is part of it, not more on top "
-                             "(the two do not multiply)")
+    at = next(i for i, f in enumerate(found) if f is latency)
+    found[at] = latency.with_basis("tail_within", tail_part="", tail_bound=tail[0].speedup)

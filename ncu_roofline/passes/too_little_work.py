@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..knowledge import throughputs as T
-from ..model.throughputs import too_little_work_reason
-from .finding import Finding
+from .finding import Finding, Kind
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
@@ -15,31 +14,40 @@ if TYPE_CHECKING:
 _TINY_S = 20e-6  # a kernel this short pays a launch overhead (a few µs) of the order of its run
 
 
+def too_little_work_variant(launch: dict[str, float | None]) -> str:
+    """Why a kernel is in the too-little-work regime: fewer blocks than SMs, less than one wave, or every limit
+    under its share (`model.throughputs.too_little_work_reason` says the same in words)."""
+    grid, waves, sms = launch.get("grid_blocks"), launch.get("waves_per_sm"), launch.get("sm_count")
+    if waves is not None and waves < T.MIN_WAVES:
+        return "few_blocks" if grid is not None and sms is not None and grid < sms else "under_wave"
+    return "idle_limits"
+
+
 def too_little_work(m: KernelModel) -> Finding:
     """More work per launch; under one wave, the bound of spreading the same work over every block slot."""
-    tiny = m.q.duration_s is not None and m.q.duration_s.value < _TINY_S
-    long = m.q.duration_s is not None and not tiny
-    action = ("give the launch more independent work (a larger grid, batching several calls into one launch, or "
-              "fusing it with its neighbours)" + ("; for a kernel this short, its launch overhead is much of the "
-                                                  "cost" if tiny else ""))
-    why, grid, sms = too_little_work_reason(m.launch, m.limiter_share), m.launch.get("grid_blocks"), m.launch.get(
-        "sm_count")
+    duration = m.q.duration_s.value if m.q.duration_s is not None else None
+    tiny = duration is not None and duration < _TINY_S
+    long = duration is not None and not tiny
+    grid, sms = m.launch.get("grid_blocks"), m.launch.get("sm_count")
     share, waves = m.limiter_share or 0.0, m.launch.get("waves_per_sm")
+    variant = too_little_work_variant(m.launch)
+    figures = {"grid": grid, "sms": sms, "idle_sms": (sms - grid) if grid is not None and sms is not None else None,
+               "waves": waves, "threshold": T.TOO_LITTLE_WORK_SHARE, "busiest": m.limiter_share,
+               "duration_us": duration * 1e6 if tiny and duration is not None else None, "tiny": "" if tiny else None}
+    evidence = ("launch__grid_size", "launch__waves_per_multiprocessor", "device__attribute_multiprocessor_count")
     if grid and waves and 0 < waves < T.MIN_WAVES and long and share > 0:
         # Under one wave: the same work split over every block the GPU runs at once (grid ÷ waves), each warp at
         # today's pace, runs at most 1 / waves faster; never past the busiest limit's headroom.
         held = grid / waves
-        note = (f"blocks the GPU runs at once ÷ blocks = {held:,.0f} / {grid:,.0f} (1 / {waves:.2g} waves): the same "
-                "work split over every block slot, each warp at the pace it has now, an upper bound for spreading "
-                f"the work (changing it counts apart), never past the busiest limit's headroom (1 / {share:.3g})")
-        return Finding("too_little_work", m.bound_by, None, why, action + f"; split the same work into at least "
-                       f"{held:,.0f} blocks", m.bound_by, max(1.0, min(1 / waves, 1 / share)), note)
-    idle, short = bool(grid and sms and grid < sms), ""
-    if idle and tiny:
-        short = (f"; under {_TINY_S * 1e6:.0f} µs a launch's overhead, a few µs, is of the order of its run, so "
-                 "spreading its blocks over more SMs bounds nothing")
-    elif idle and long and not waves:
-        short = ("; the report does not hold how many blocks an SM runs at once (launch__waves_per_multiprocessor), "
-                 "so spreading its blocks has no bound either")
-    return Finding("too_little_work", m.bound_by, None, why, action, m.bound_by, None,
-                   f"no bound: it depends on how much more work each launch is given{short}")
+        capped = ("capped_busiest",) if 1 / share < 1 / waves else ()
+        limit = m.units[m.bound_by].label if m.bound_by in m.units else (m.bound_by or "").upper()
+        return Finding(Kind.TOO_LITTLE_WORK, variant, m.bound_by, None, m.bound_by,
+                       max(1.0, min(1 / waves, 1 / share)), "split", ("spread", *capped),
+                       figures | {"held": held, "top_x": max(1.0, 1 / share), "top_label": limit}, evidence)
+    basis: tuple[str, ...] = ("more_work",)
+    if bool(grid and sms and grid < sms) and tiny:
+        basis += ("tiny",)
+    elif bool(grid and sms and grid < sms) and long and not waves:
+        basis += ("no_waves_figure",)
+    return Finding(Kind.TOO_LITTLE_WORK, variant, m.bound_by, None, m.bound_by, None, "tiny" if tiny else "more",
+                   basis, figures, evidence)

@@ -75,15 +75,28 @@ def render_report_html(analysis: Analysis, options: RenderOptions) -> str:
 
 
 
+def _finding_cell(top: dict[str, Any] | None) -> str:
+    """The top finding as the table shows it: its headline, with its bound where it projects one."""
+    if not top:
+        return "–"
+    bound = f" ({top['speedup_text']} faster)" if top.get("speedup_text") else ""
+    return f"{top['headline']}{bound}"
+
+
+def _step(top: dict[str, Any] | None) -> str:
+    """The top finding's next step, or "–" where it has none (a limit at its peak, nothing measured to act on)."""
+    return str(top["next_step"]) if top and top.get("next_step") else "–"
+
+
 def _row(k: dict[str, Any]) -> str:
     bound = short_label(k["bound_by"]) if k["bound_by"] else "n/a"
     if k.get("bound_note"):
         bound += f": {k['bound_note']}"
     top = k["top_finding"]
-    finding = " ".join(p for p in (top["label"], top["factor_text"], top.get("speedup_text", "")) if p) if top else "–"
     mean = k["mean"] if k["launches"] > 1 else "–"
     return (f"| {md_escape(k['short_name'])} | {k['launches']:,} | {k['total']} | {k['share_text']} | {mean} | "
-            f"{bound} | {k['bound_utilization_text']} | {k['regime_text']} | {md_escape(finding)} |")
+            f"{bound} | {k['bound_utilization_text']} | {k['regime_text']} | {md_escape(_finding_cell(top))} | "
+            f"{md_escape(_step(top))} |")
 
 
 def _nvtx_lines(view: dict[str, Any]) -> list[str]:
@@ -119,21 +132,17 @@ def render_report_markdown(analysis: Analysis, options: RenderOptions) -> str:
     lines += [""] if view["warnings"] else []
     ranked = view["groups"][:TOP_KERNELS]
     if ranked:
-        lead = (f"Top {len(ranked)} kernels by time, launches of one kernel and launch configuration counted together"
-                if len(ranked) > 1 else f"The kernel, its {h['kernel_count']:,} launches counted together"
-                if h["kernel_count"] > 1 else "The kernel")
-        lines += [f"{lead} (bound by the busiest limit, a roof or one of Nsight Compute's unit throughputs; regime "
-                  f"*at limit* = at least {h['threshold_text']} of its peak, *latency* = every limit below that, *too "
-                  "little work* = every limit under 5 % or less than one wave):", "",
-                  "| Kernel | Launches | Total | Share | Mean | Bound by | Utilisation | Regime | Top finding |",
-                  "|---|---:|---:|---:|---:|---|---:|---|---|"]
+        lines += [_legend(len(ranked), h["threshold_text"]), "",
+                  "| Kernel | Launches | Total | Share | Mean | Bound by | Utilisation | Regime | Top finding "
+                  "| Next step |",
+                  "|---|---:|---:|---:|---:|---|---:|---|---|---|"]
         lines += [_row(k) for k in ranked]
         rest = h["group_count"] - len(ranked)
         if rest > 0:
             rest_s = view["budget"]["shown_s"] - sum(k["duration_s"] or 0.0 for k in ranked)
             page_s = view["budget"]["page_s"]
             lines.append(f"| … {rest:,} more ({share_text(rest_s / page_s if page_s else None)} of GPU time) "
-                         "| | | | | | | | |")
+                         "| | | | | | | | | |")
         lines.append("")
     mix = ", ".join(f"{m['label']}: {m['count']} ({m['share_text']})" for m in view["bound_mix_view"])
     lines += [f"Bound-by mix (kernels, share of GPU time): {mix}.", ""]
@@ -158,8 +167,15 @@ def render_report_markdown(analysis: Analysis, options: RenderOptions) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _legend(shown: int, threshold: str) -> str:
+    """The one line above the table: which kernels it shows and what its regimes mean."""
+    regimes = f"limit*: the busiest limit is at ≥ {threshold} of its peak, *latency*: every limit is below."
+    return f"Top {shown} kernels by GPU time; *at {regimes}" if shown > 1 else f"*At {regimes}"
+
+
 def _worth_fixing(kernels: list[dict[str, Any]]) -> list[str]:
-    """The findings worth most to the whole program (time share × (1 − 1/speed-up)), each with its bound."""
+    """The findings worth most to the whole program (time share × (1 − 1/speed-up)): each with its kernel,
+    headline, bound, the share of GPU time it is worth, and its next step."""
     ranked = []
     for k in kernels:
         for f in k["findings"]:
@@ -173,13 +189,15 @@ def _worth_fixing(kernels: list[dict[str, Any]]) -> list[str]:
     # each figure is for one fix alone: two fixes of one kernel compound or overlap, so their shares do not add up
     alone = "; each for its fix alone: the shares of one kernel's fixes do not add up" if len(ranked) > 1 else ""
     lines = [f"Worth most to the program ({which} with a projected speed-up{alone}):", ""]
-    for _, k, f in ranked[:TOP_FINDINGS]:
-        lines.append(f"- {md_escape(k['short_name'])}: {md_escape(f['label'])}: {md_escape(f['worth'])}")
+    for worth, k, f in ranked[:TOP_FINDINGS]:
+        step = f" {f['next_step']}" if f.get("next_step") else ""
+        lines.append(f"- {md_escape(k['short_name'])}: {md_escape(f['headline'])} ({f['speedup_text']} faster, "
+                     f"worth up to {share_text(worth)} of GPU time).{md_escape(step)}")
     return [*lines, ""]
 
 
 def _beside_nsight_compute(kernels: list[dict[str, Any]]) -> list[str]:
-    """For the kernels in the table, what Nsight Compute's own largest estimate says beside this diagnosis (where the
+    """For the kernels in the table, what Nsight Compute's own largest estimate says beside the findings (where the
     report holds its rule results: a `.ncu-rep`; the comparison of a group's longest launch)."""
     said = [(k, k["rules_comparison"]) for k in kernels if k.get("rules_comparison")]
     if not said:
@@ -202,10 +220,10 @@ def render_report_csv(analysis: Analysis, options: RenderOptions) -> str:
 
 
 def render_report_json(analysis: Analysis, options: RenderOptions) -> str:
-    """The `ncu-roofline/3` document."""
+    """The `ncu-roofline/4` document."""
     return analysis.to_json(redact=options.redact)
 
 
 def stream_report_json(analysis: Analysis, options: RenderOptions) -> Iterator[bytes]:
-    """The `ncu-roofline/3` document in pieces of UTF-8, one launch at a time (the same text)."""
+    """The `ncu-roofline/4` document in pieces of UTF-8, one launch at a time (the same text)."""
     return analysis.json_bytes(redact=options.redact)

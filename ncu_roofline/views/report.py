@@ -13,26 +13,29 @@ from typing import TYPE_CHECKING, Any
 
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
-from ..model.throughputs import too_little_work_reason
-from ..passes.finding import USEFUL, top_index
-from ..passes.latency import idle_share, latency_words
-from ..passes.levers import limits_measured, sets_against, unit_lever
-from ..passes.libraries import library_of
-from ..passes.reuse import reads_once, reads_once_text
+from ..passes.levers import sets_against
 from ..version import __version__
 from . import format as F
 from . import wording as W
-from .groups import GROUPING_TEXT, MAX_CHART_GROUPS, MAX_GROUP_SECTIONS, bound_mix, page_groups, roof_side, size_points
+from .groups import (
+    GROUPING_TEXT,
+    MAX_CHART_GROUPS,
+    MAX_GROUP_SECTIONS,
+    bound_mix,
+    page_groups,
+    roof_side,
+    size_points,
+)
 from .kernel_numbers import quantity_rows, roof_unit_notes
 from .labels import LONG_LABELS, family, is_unit, long_label, regime_label, regime_text, roof_css, short_label
-from .texts import CEILING_LABELS, DRAM_LEVER_READS_ONCE, LEVERS, created_at, flag_text, quantity_label, table_flags
+from .texts import CEILING_LABELS, created_at, flag_text, quantity_label, table_flags
+from .verdict import TOP_N, Header, finding_views, next_step, top_finding, verdict, verdict_block
 
 if TYPE_CHECKING:
     from ..api.analysis import Analysis
     from ..api.kernel import AnalysedKernel
 
 ROOF_LABELS = LONG_LABELS  # roof -> its name in sentences
-TOP_N = 5
 
 
 MAX_DRAWN_CEILINGS = 4
@@ -65,27 +68,6 @@ def _chart_ceilings(k: AnalysedKernel, roofs: list[dict[str, Any]]) -> list[dict
     return drawn
 
 
-def _worth(speedup: float | None, note: str, share: float | None) -> str:
-    """"up to 2.3× faster (roof ÷ ceiling), worth at most 14 % of the GPU time"; or why there is no bound."""
-    if speedup is None or not speedup > 1:
-        return f"No projected speed-up: {note}." if note else ""
-    text = f"Fixing this could make the kernel up to {F.times(speedup)} faster ({note})"
-    if share is not None:
-        text += f", worth at most {F.pct(share * (1 - 1 / speedup), 1)} of the GPU time"
-    return text + "."
-
-
-def _findings(k: AnalysedKernel, share: float | None) -> list[dict[str, Any]]:
-    return [{"kind": f.kind, "label": CEILING_LABELS.get(f.kind, f.kind), "roof": f.roof,
-             "factor": f.factor, "factor_text": F.pct(f.factor) if f.factor is not None else "",
-             # what the factor is a share of: the roof where the finding caps one (a lane-efficiency finding under the
-             # issue slots caps their useful work, not the FP roof its ceiling was computed for)
-             "factor_of": f" of the {short_label(f.roof)} roof" if f.roof and f"caps {USEFUL}" not in f.text else "",
-             "text": f.text, "action": f.action, "speedup": f.speedup,
-             "speedup_text": f"≤{F.times(f.speedup)}" if f.speedup and f.speedup > 1 else "",
-             "worth": _worth(f.speedup, f.speedup_note, share)} for f in k.diagnosis]
-
-
 def _dims(dims: tuple[int, int, int] | None, total: float | None, what: str) -> str:
     """A launch dimension as x×y×z, or its total where the report holds only that (`launch__grid_size`)."""
     if dims:
@@ -116,49 +98,6 @@ def _contrast(k: AnalysedKernel) -> str:
         return ""
     what = f"{k.bytes_in_words(roof)} reach" if roof in R.LEVELS else "work reaches"
     return f", while {short_label(roof)} {what} only {F.pct(k.utilization[roof])} of the {short_label(roof)} roof"
-
-
-def verdict(k: AnalysedKernel) -> str:
-    """A plain-language sentence: what bounds the kernel, how close it is, what to do."""
-    if not k.usable:
-        return f"Not analysed: {k.q.unusable_reason}."
-    if k.regime is None:
-        return ("No limit can be computed: the report holds neither byte nor FLOP counts with their peaks, nor "
-                "Nsight Compute's unit throughputs, for this kernel. See what is missing below and how to collect it.")
-    share = k.limiter_share
-    label = long_label(k.bound_by)
-    if k.regime == T.TOO_LITTLE_WORK:
-        busiest = f" The busiest limit is {label} at {F.pct(share)} of peak." if k.bound_by else ""
-        return (f"Too little work for this GPU: {too_little_work_reason(k.launch, share)}.{busiest} Give the launch "
-                "more work (a larger grid, batching, fusion).")
-    if k.regime == T.AT_LIMIT:
-        library = library_of(k)
-        whose = (f" This is {library}'s own kernel: the next step says what a caller can change." if library
-                 else "")
-        if k.limiter_is_roof:
-            once = reads_once(k.reuse) if k.bound_by == "dram" else None
-            lever = LEVERS[k.bound_by or ""] if once is None else DRAM_LEVER_READS_ONCE.format(
-                evidence=reads_once_text(once))
-            return f"Bound by {label} at {F.pct(share)} of the roof; {lever}.{whose}"
-        unit = k.units[k.bound_by or ""]
-        lever = unit_lever(k, unit) or "this unit is the limit"
-        return (f"Bound by {label} at {F.pct(share)} of peak (a unit throughput Nsight Compute measured, not a "
-                f"roof of the FLOP/byte chart){_contrast(k)}: {lever}.{whose}")
-    if not limits_measured(k):
-        return (f"Below the threshold on every limit the report holds: the busiest is {label} at {F.pct(share)} of "
-                "peak. The report lacks Nsight Compute's SM and memory throughputs and some memory roofs, so latency "
-                "cannot be told from a limit it did not measure (L2, L1, the SM's pipes); collect the SpeedOfLight "
-                "section (`--section SpeedOfLight`) to tell them apart.")
-    why = latency_words(k.launch)[0]  # the latency finding's own words: what the occupancy says
-    step = ("keep every SM busy for the whole run (whole waves, more blocks, or fusing a short kernel with its "
-            "neighbours)" if idle_share(k.launch) is not None else "check the warp-stall reasons and occupancy")
-    return (f"Below the threshold on every limit: the busiest is {label} at {F.pct(share)} of peak. The kernel is "
-            f"limited by latency{why}, not by a roof or a unit; {step} before changing the algorithm.")
-
-
-def _top(findings: list[dict[str, Any]]) -> dict[str, Any] | None:
-    index = top_index([f["speedup"] for f in findings], [f["kind"] for f in findings])
-    return None if index is None else findings[index]
 
 
 def _kernel_id(report_no: int, k: AnalysedKernel) -> str:
@@ -251,7 +190,7 @@ def kernel_view(report_no: int, k: AnalysedKernel, d: dict[str, Any], total_s: f
     kid = _kernel_id(report_no, k)
     dur = d["duration_s"]
     share = (dur / total_s) if dur is not None and total_s else None
-    findings = _findings(k, share)
+    findings = finding_views(k, share)
     bound_u = k.limiter_share
     own_roofs = device_roofs([d])
     levels = [lv for lv in R.LEVELS if k.intensity.get(lv) is not None]
@@ -299,13 +238,14 @@ def kernel_view(report_no: int, k: AnalysedKernel, d: dict[str, Any], total_s: f
         "table_flags": table_flags(k.flags, k.q.unusable_reason),
         "top": kid in top_ids,
         "verdict": verdict(k),
+        "next_step": next_step(findings),
         "numbers": quantity_rows(k),
         "missing": [dict(m, label=quantity_label(m["quantity"])) for m in d["missing"]],
         "off_chart_kind": off,
         "off_chart": W.OFF_CHART_TEXT[off] if off else None,
         "findings": findings,
         # The one worth most (the first, which names the limiter, where none projects a gain), as the CSV's.
-        "top_finding": _top(findings),
+        "top_finding": top_finding(findings),
         "ceilings": [dict(c.to_dict(), label=CEILING_LABELS.get(c.kind, c.kind)) for c in k.ceilings],
         "rules": [dict(r, speedup_text=f"est. {r['speedup_pct']:.0f} % ({r['speedup_kind'] or 'speed-up'})"
                        if r["speedup_pct"] is not None else "") for r in d["nsight_compute_rules"]
@@ -426,31 +366,32 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
         used = sorted({b.definition or "counts" for k in launches if (b := k.q.bytes.get(lv)) is not None})
         definitions.append(f"{short_label(lv)}: " + (", ".join(used) if used else "no byte counts in the report"))
     durations = [k.q.duration_s.value for k in launches if k.q.duration_s is not None]
-    header = {
-        "title": W.page_title([r.path for r in analysis.reports]),
-        "devices": devices,
-        "ncu_versions": sorted({r.ncu_version or "not recorded in the file" for r in analysis.reports}),
-        "kernel_count": len(launches),
-        "group_count": part["group_count"],
-        "grouping": GROUPING_TEXT[analysis.settings.group_by],
-        "unusable_count": sum(1 for k in launches if not k.usable),
-        "total_gpu_time": F.seconds(part["page_total"]),
-        "shown_gpu_time": F.seconds(sum(durations) if durations else None),
-        "focus": part["focus"],
-        "inputs": inputs,
-        "flop_convention": dict(R.FLOP_CONVENTION),
-        "byte_definitions": definitions,
-        "threshold": analysis.settings.threshold,
-        "threshold_text": F.pct(analysis.settings.threshold),
-        "regime_rules": {regime_label(r): rule for r, rule in T.REGIME_RULES.items()},
-        "peaks_file": analysis.settings.to_dict(redact)["peaks_file"],
-        "tool_version": __version__,
-        "created": created_at(),
-        "redacted": redact,
-    }
+    header = Header(
+        title=W.page_title([r.path for r in analysis.reports]),
+        devices=devices,
+        ncu_versions=sorted({r.ncu_version or "not recorded in the file" for r in analysis.reports}),
+        kernel_count=len(launches),
+        group_count=part["group_count"],
+        grouping=GROUPING_TEXT[analysis.settings.group_by],
+        unusable_count=sum(1 for k in launches if not k.usable),
+        total_gpu_time=F.seconds(part["page_total"]),
+        shown_gpu_time=F.seconds(sum(durations) if durations else None),
+        focus=part["focus"],
+        inputs=inputs,
+        flop_convention=dict(R.FLOP_CONVENTION),
+        byte_definitions=definitions,
+        threshold=analysis.settings.threshold,
+        threshold_text=F.pct(analysis.settings.threshold),
+        regime_rules={regime_label(r): rule for r, rule in T.REGIME_RULES.items()},
+        peaks_file=analysis.settings.to_dict(redact)["peaks_file"],
+        tool_version=__version__,
+        created=created_at(),
+        redacted=redact,
+    )
     levels_present = [lv for lv in R.LEVELS if any(v["intensity"][lv] is not None for v in groups)]
     return {
         "header": header,
+        "verdict": verdict_block(groups, header, part["page_total"]),
         "levels_present": levels_present,
         "multi_report": len(analysis.reports) > 1,
         "max_kernel_charts": MAX_GROUP_SECTIONS,

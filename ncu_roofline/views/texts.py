@@ -64,6 +64,31 @@ CEILING_LABELS = {
     "local_memory": "local memory",
 }
 
+# What a missing quantity is, by the group of its key (`work_flop.fp32`), in the page's one line of what the capture
+# lacks; the order of the line.
+MISSING_GROUPS = {"duration": "durations", "work_flop": "FLOP counts", "traffic_bytes": "byte counts",
+                  "peaks": "roofs", "ceilings": "ceiling metrics"}
+MISSING_NAMED = 6  # up to this many missing quantities are named one by one in that line
+
+
+def missing_summary(quantities: list[str]) -> str:
+    """Missing quantities in a few words, by group: "FLOP counts (FP16), byte counts (L1), roofs (FP16)"; with more
+    than `MISSING_NAMED` of them, the groups alone: "FLOP counts, byte counts, roofs and ceiling metrics"."""
+    by_group: dict[str, list[str]] = {}
+    for key in quantities:
+        group, _, what = key.partition(".")
+        names = by_group.setdefault(group, [])
+        if what:
+            names.append(CEILING_LABELS.get(what, what) if group == "ceilings" else short_label(what))
+    known = list(MISSING_GROUPS)
+    order = sorted(by_group, key=lambda g: known.index(g) if g in known else len(known))
+    if len(quantities) > MISSING_NAMED:
+        parts = [MISSING_GROUPS.get(g, g) for g in order]
+        return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
+    return ", ".join(f"{MISSING_GROUPS.get(g, g)} ({', '.join(names)})" if (names := by_group[g])
+                     else MISSING_GROUPS.get(g, g) for g in order)
+
+
 def quantity_label(key: str) -> str:
     """`work_flop.fp16` -> `FP16 work`, `traffic_bytes.l1` -> `L1 bytes`, `peaks.l2` -> `L2 roof`."""
     group, _, what = key.partition(".")

@@ -1,0 +1,409 @@
+"""The one wording catalog: every finding's headline, next step and detail, and how each bound was found.
+
+Entries are keyed by (kind, variant): what was observed. Next steps are keyed by (kind, lever): what to do.
+Bounds are keyed by basis. Templates are filled from a finding's figures (`knowledge.wording`). Limits, checked
+by the tests over every capture: a headline holds a figure in at most 12 words; a next step is one imperative
+sentence of at most 20 words; a detail is at most 60 words with no nested parentheses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .unit_steps import UNIT_STEPS
+from .wording import Entry, Figure, Kind, Template, Words, fill, first_upper
+
+K = Kind
+HIGH_USE = "80 %"  # Nsight Compute's Speed-Of-Light rule reads a unit as highly used from here
+
+_CO = (" {co_label:up} at {co_share:pct} is within a tenth of the busiest limit, {top_label} at {top_share:pct}.",)
+_LISTED = (" The busiest limit is {top_label}, so fixing this shortens waits, not the limit.",)
+_GROUP = (" Only launches with this cap gain: {part_share:pct} of the group's time.",)
+_MIXED = (" {mixed_headline}Summed over {mixed_launches:n} launches, this headline tops each unit's own; no launch"
+          " has it as its own limit.", " {mixed_summed}Summed over {mixed_launches:n} launches it tops every other"
+          " limit, though no launch is bound by it.")
+_FP64 = (" This GPU's FP32 roof is {fp32_ratio:.0f}× its FP64 roof.",
+         " FP64 tensor cores, DMMA in cuBLAS or CUTLASS, run matrix products at up to {dmma_ratio:.1f}× the FP64 pipe.")
+_ALLOWED = (" Its ceilings allow {reachable:pct} of the roof.",)
+_OCCUPANCY = (" Achieved occupancy is {achieved:pct}", " of a theoretical {theoretical:pct}", ".{achieved}")
+
+CATALOG: dict[tuple[Kind, str], Entry] = {
+    # Too little work: the launch leaves the GPU idle.
+    (K.TOO_LITTLE_WORK, "few_blocks"): Entry(
+        ("Only {grid:n} of {sms:n} SMs get a block: {idle_sms:n} idle",),
+        None,
+        ("The grid has {grid:n} block(s) for {sms:n} SMs, {waves:.2g} of a wave: the idle SMs add nothing.",
+         " At {duration_us:.3g} µs, launch overhead is of the order of the run.{tiny}"),
+        "LaunchStats, Occupancy"),
+    (K.TOO_LITTLE_WORK, "under_wave"): Entry(
+        ("{waves:.2g} of a wave: too few warps to hide latency",),
+        None,
+        ("The grid's ", "{grid:n} blocks ", "fill {waves:.2g} of what all SMs hold at once, so every SM could hold "
+         "more blocks.", " At {duration_us:.3g} µs, launch overhead is of the order of the run.{tiny}"),
+        "LaunchStats, Occupancy"),
+    (K.TOO_LITTLE_WORK, "idle_limits"): Entry(
+        ("Every limit under {threshold:pct} of peak", ": busiest {busiest:pct1}"),
+        None,
+        ("No roof or unit reaches {threshold:pct} of its peak: the launch has too little work to load the GPU.",
+         " At {duration_us:.3g} µs, launch overhead is of the order of the run.{tiny}"),
+        "SpeedOfLight"),
+    # At a roof.
+    (K.AT_LIMIT, "high"): Entry(
+        ("{limit} at {share:pct} of peak: ≤{left:x} left",),
+        None,
+        ("The kernel uses {share:pct} of the {limit} roof, past the " + HIGH_USE + " Nsight Compute calls high use. "
+         "Only less work at this roof makes it faster.",),
+        "SpeedOfLight"),
+    (K.AT_LIMIT, "short"): Entry(
+        ("{limit} at {share:pct} of peak: ≤{left:x} left",),
+        None,
+        ("The kernel uses {share:pct} of the {limit} roof, under the " + HIGH_USE + " Nsight Compute calls high "
+         "use. Less work at this roof makes it faster; more work in flight per SM reaches the rest.",),
+        "SpeedOfLight"),
+    (K.UNIT_THROUGHPUT, "high"): Entry(
+        ("{unit:up} at {share:pct}: ≤{left:x} left",),
+        None,
+        ("{unit:up} is at {share:pct} of its peak; only less work for it makes the kernel faster.",
+         " The {roof_label} roof is only at {roof_share:pct}.",
+         " The report holds one direction of DRAM traffic, so DRAM may be busier.{one_direction}", *_FP64, *_MIXED),
+        "SpeedOfLight, ComputeWorkloadAnalysis, MemoryWorkloadAnalysis"),
+    (K.UNIT_THROUGHPUT, "short"): Entry(
+        ("{unit:up} at {share:pct}: ≤{left:x} left",),
+        None,
+        ("{unit:up} is at {share:pct} of its peak, under the " + HIGH_USE + " Nsight Compute calls high use: less "
+         "work for it, or more work in flight, makes the kernel faster.",
+         " {occ_by:up} set the theoretical occupancy of {theoretical:pct}, {occ_blocks:n} blocks per SM.",
+         " The {roof_label} roof is only at {roof_share:pct}.",
+         " The report holds one direction of DRAM traffic, so DRAM may be busier.{one_direction}", *_FP64, *_MIXED),
+        "SpeedOfLight, ComputeWorkloadAnalysis, MemoryWorkloadAnalysis"),
+    (K.UNIT_THROUGHPUT, "below"): Entry(
+        ("{unit:up} busiest, at {share:pct} of peak",),
+        None,
+        ("{unit:up} is the busiest unit, under the threshold: the findings below say what holds the kernel back.",
+         " The {roof_label} roof is only at {roof_share:pct}.",
+         " The report holds one direction of DRAM traffic, so DRAM may be busier.{one_direction}", *_MIXED),
+        "SpeedOfLight"),
+    (K.INTENSITY_GAP, "gap"): Entry(
+        ("{gap:x} more FLOP per {level} byte would reach the compute roof",),
+        None,
+        ("It does {intensity:.3g} FLOP per {level} byte; the ridge point is {ridge:.3g}.",
+         " Its FP ceilings leave {kept_gap:x} to reach what they allow.",
+         " {busiest_label:up}, at {busiest_share:pct}, saturates first, once the bytes fall about {after:x}.",
+         " DRAM read {once:.2f}× the bytes its loads asked for: it reads each byte once."),
+        "SpeedOfLight, MemoryWorkloadAnalysis"),
+    # Below every limit.
+    (K.LATENCY, "idle"): Entry(
+        ("Latency: SMs idle {idle:pct} of the run",),
+        None,
+        ("The SMs had no warp {idle:pct} of the time: ramp-up, drain, a partial last wave or too few blocks.",
+         " The busiest limit, {label}, is at {share:pct}.",
+         *_OCCUPANCY, " {occ_blocks:n} blocks fit per SM, limited by {occ_by}.", *_ALLOWED,
+         " Part of it may be the partial last wave.{tail_part}"),
+        "SpeedOfLight, LaunchStats, Occupancy"),
+    (K.LATENCY, "full"): Entry(
+        ("Latency: {label} at {share:pct}",),
+        None,
+        ("Achieved occupancy is {achieved:pct} of a theoretical {theoretical:pct}: the SMs are nearly full of warps, "
+         "so stalls and dependencies within each warp hold it back. The warp-stall reasons say which.",
+         *_ALLOWED, " Part of it may be the partial last wave.{tail_part}"),
+        "WarpStateStats, Occupancy"),
+    (K.LATENCY, "at_allowed"): Entry(
+        ("Latency: {label} at {share:pct}",),
+        None,
+        ("Achieved occupancy is {achieved:pct}, as many warps as the launch allows: the theoretical {theoretical:pct} "
+         "caps the warps in flight.", " {occ_blocks:n} blocks fit per SM, limited by {occ_by}.",
+         *_ALLOWED, " Part of it may be the partial last wave.{tail_part}"),
+        "Occupancy, WarpStateStats"),
+    (K.LATENCY, "fewer_warps"): Entry(
+        ("Latency: {label} at {share:pct}",),
+        None,
+        ("Achieved occupancy is {achieved:pct} of a theoretical {theoretical:pct}: fewer warps run than the launch "
+         "allows, from an uneven or short grid or a tail.", *_ALLOWED,
+         " Part of it may be the partial last wave.{tail_part}"),
+        "Occupancy, LaunchStats"),
+    (K.LATENCY, "occupancy_unknown"): Entry(
+        ("Latency: {label} at {share:pct}",),
+        None,
+        ("Stalls, dependencies or too few warps in flight hold the kernel back.", *_OCCUPANCY,
+         *_ALLOWED, " Part of it may be the partial last wave.{tail_part}"),
+        "Occupancy, WarpStateStats"),
+    (K.LATENCY, "unmeasured"): Entry(
+        ("Latency or an unmeasured limit: busiest at {share:pct}",),
+        None,
+        ("The busiest limit the report holds, {label}, is at {share:pct}. "
+         "The report holds neither Nsight Compute's SM and memory throughputs nor every memory roof, so a limit it "
+         "does not measure, L2, L1 or a pipe, may be the real one.",),
+        "SpeedOfLight"),
+    (K.LATENCY, "no_ceiling"): Entry(
+        ("Latency: busiest limit at {share:pct}",),
+        None,
+        ("No resource is near its peak: latency holds the kernel back.", *_OCCUPANCY),
+        "WarpStateStats, Occupancy"),
+    # What fewer bytes can give.
+    (K.REUSE, "misses"): Entry(
+        ("Only {hit:pct} of L2 lookups hit: most go to DRAM",),
+        None,
+        ("Only {hit:pct} of L2 sector lookups hit, so most requests go on to DRAM.",),
+        "MemoryWorkloadAnalysis"),
+    (K.REUSE, "reads_once"): Entry(
+        ("L2 hits {hit:pct}, and the kernel reads each byte once",),
+        None,
+        ("Only {hit:pct} of L2 sector lookups hit, and DRAM read {once:.2f}× the bytes its loads asked for: no cache "
+         "could serve a second read, so tiling has nothing to reuse.",),
+        "MemoryWorkloadAnalysis"),
+    (K.LOCAL_MEMORY, "spills"): Entry(
+        (("{share:pct} of memory instructions are local: register spills",
+          "{local:n} local loads and stores: register spills"),),
+        None,
+        ("{local:n} ", "of {total:n} ", "global and local memory instructions, warp level, are local loads and "
+         "stores", ", with {regs:n} registers per thread", ": register spills or a local array.",
+         " They make {l2_share:pct} of its L2 transactions."),
+        "MemoryWorkloadAnalysis, SourceCounters"),
+    (K.TAIL_EFFECT, "uniform"): Entry(
+        (("Partial last wave: {waves:.2f} waves, the last {last:pct} full",
+          "Partial last wave: {waves:.2f} waves, the last {last_small:pct1} full"),),
+        None,
+        ("The grid's {grid:n} blocks make {waves:.2f} waves", " of about {per_wave:n} blocks", ". With equal block "
+         "times, the last wave takes {uniform:pct} of the run for {work:pct} of the work."),
+        "LaunchStats, Occupancy"),
+    (K.TAIL_EFFECT, "occupancy"): Entry(
+        (("Partial last wave: {waves:.2f} waves, the last {last:pct} full",
+          "Partial last wave: {waves:.2f} waves, the last {last_small:pct1} full"),),
+        None,
+        ("The grid's {grid:n} blocks make {waves:.2f} waves", " of about {per_wave:n} blocks", ". Achieved occupancy,"
+         " {achieved:pct} of a theoretical {theoretical:pct}, puts the last wave at most at {tail_share:pct} of the "
+         "run."),
+        "LaunchStats, Occupancy"),
+    (K.TAIL_EFFECT, "idle"): Entry(
+        (("Partial last wave: {waves:.2f} waves, the last {last:pct} full",
+          "Partial last wave: {waves:.2f} waves, the last {last_small:pct1} full"),),
+        None,
+        ("The grid's {grid:n} blocks make {waves:.2f} waves", " of about {per_wave:n} blocks", ". The last leaves "
+         "{idle_sms:n} of {sms:n} SMs without a block; the SMs were active {active:pct} of the time, which puts it at "
+         "most at {tail_share:pct} of the run."),
+        "LaunchStats, Occupancy"),
+    # Ceilings under a limit: what caps it.
+    (K.FMA_BALANCE, "cap"): Entry(
+        ("{precision} mix {fma_share:pct} FMA: {caps} capped at {factor:pct}",),
+        None,
+        ("An add or a multiply does one FLOP in an issue slot, an FMA two: with {fma_share:pct} FMA, the mix reaches "
+         "at most {factor:pct} of {caps}.", *_CO, *_LISTED, *_GROUP),
+        "InstructionStats"),
+    (K.ISSUE_SHARE, "cap"): Entry(
+        ("{precision} is {fp_share:pct} of instructions: {caps} capped at {factor:pct}",),
+        None,
+        ("Integer, address, memory and control instructions take the other issue slots, so the {precision} pipe "
+         "reaches at most {factor:pct} of its peak.", " The issue rate is assumed: 4 per SM per cycle.{assumed}",
+         *_CO, *_LISTED, *_GROUP),
+        "InstructionStats"),
+    (K.LANE_EFFICIENCY, "cap"): Entry(
+        ("{lanes:.1f} of 32 lanes useful: {caps} capped at {factor:pct}",),
+        None,
+        ("On average {lanes:.1f} of a warp's 32 lanes do useful work per instruction, from divergence and "
+         "predication.", *_CO, *_LISTED, *_GROUP),
+        "WarpStateStats, SourceCounters"),
+    (K.TENSOR_SHARE, "cap"): Entry(
+        ("{tensor_share:pct} FLOP on tensor cores: {caps} capped at {factor:pct}",),
+        None,
+        ("The rest of the arithmetic runs on the CUDA cores, far below the tensor roof.", *_CO, *_LISTED, *_GROUP),
+        "ComputeWorkloadAnalysis"),
+    (K.SECTOR_USE, "cap"): Entry(
+        ("{worst_op:up} use {worst_bytes:.1f}/32 bytes a sector: {caps} capped at {factor:pct}",),
+        None,
+        ("Global {worst_op} use {worst_bytes:.1f} of every 32 bytes fetched",
+         "; {level} moved {moved:n} bytes for them", ".", " The bytes they use are {used:pct} of the {level} roof.",
+         *_CO, *_LISTED, *_GROUP),
+        "MemoryWorkloadAnalysis, SourceCounters"),
+    (K.COALESCING, "cap"): Entry(
+        ("Uncoalesced global accesses: {caps} capped at {factor:pct}",),
+        None,
+        ("Requests touch more sectors than their accesses need; only {factor:pct} of L1's global sectors are needed.",
+         *_CO, *_LISTED, *_GROUP),
+        "MemoryWorkloadAnalysis, SourceCounters"),
+    (K.BANK_CONFLICTS, "cap"): Entry(
+        ("{conflict_share:pct} of shared wavefronts conflict: {caps} capped at {factor:pct}",),
+        None,
+        ("{conflicts:n} of {wavefronts:n} shared-memory wavefronts are bank conflicts, Nsight Compute's count.",
+         *_CO, *_LISTED, *_GROUP),
+        "MemoryWorkloadAnalysis"),
+}
+
+NO_LIMIT = ("No limit: the report holds neither byte nor FLOP counts with their peaks, nor Nsight Compute's unit "
+            "throughputs. Collect them as the missing list says.")
+
+_ANY = "*"
+NEXT_STEPS: dict[tuple[str, str], Template] = {
+    (K.TOO_LITTLE_WORK, "split"): ("Split the same work into at least {held:n} blocks, or batch calls into one "
+                                   "launch.",),
+    (K.TOO_LITTLE_WORK, "tiny"): ("Batch or fuse this short launch with its neighbours: launch overhead is much of "
+                                  "its cost.",),
+    (K.TOO_LITTLE_WORK, "more"): ("Give the launch more work: a larger grid, batched calls, or fusion with its "
+                                  "neighbours.",),
+    (K.AT_LIMIT, "fewer_bytes"): ("Move fewer bytes through {limit}: fuse kernels, reuse tiles on chip, or store "
+                                  "narrower types.",),
+    (K.AT_LIMIT, "fewer_bytes_short"): ("Move fewer bytes through {limit}; wider, independent loads reach its last "
+                                        "{rest:pct}.",),
+    (K.AT_LIMIT, "fewer_bytes_once"): ("Move fewer bytes through {limit}: fuse with neighbours or store narrower "
+                                       "types; nothing is re-read.",),
+    (K.AT_LIMIT, "fewer_bytes_once_short"): ("Fuse with neighbours or store narrower types; wider, independent loads "
+                                             "reach {limit}'s last {rest:pct}.",),
+    (K.AT_LIMIT, "less_work"): ("Do less {limit} work per result: fewer or cheaper instructions.",),
+    (K.AT_LIMIT, "less_work_short"): ("Do less {limit} work; more independent instructions per thread reach its "
+                                      "last {rest:pct}.",),
+    (K.INTENSITY_GAP, "reuse"): ("Move fewer bytes per FLOP: fuse with neighbours, reuse tiles on chip, or store "
+                                 "narrower types.",),
+    (K.INTENSITY_GAP, "reads_once"): ("Fuse with the kernels beside it or store a narrower type: it reads each byte "
+                                      "once.",),
+    (K.INTENSITY_GAP, "batch"): ("Batch about {gap:x} more rows per weight byte, or tile and fuse to move fewer "
+                                 "bytes.",),
+    (K.LATENCY, "idle"): ("Keep every SM busy the whole run: whole waves, even blocks, or fuse short kernels.",),
+    (K.LATENCY, "in_flight"): ("Put more independent work in flight per warp: issue loads early, unroll, break "
+                               "dependent chains.",),
+    (K.LATENCY, "registers"): ("Cut registers per thread", " below {regs:n}", " with __launch_bounds__ or fewer live "
+                               "values, to fit more warps."),
+    (K.LATENCY, "shared_memory"): ("Use less shared memory per block, smaller tiles or a larger carve-out, to fit "
+                                   "more blocks.",),
+    (K.LATENCY, "block_limit"): ("Use larger blocks: an SM runs at most {occ_blocks:n} blocks at once.",),
+    (K.LATENCY, "warp_slots"): ("Pick a block size that fills the SM's warp slots in whole blocks.",),
+    (K.LATENCY, "occupancy"): ("Raise the theoretical occupancy of {theoretical:pct}: the Occupancy section names "
+                               "its limiter.",),
+    (K.LATENCY, "more_warps"): ("Give each SM more independent work: more blocks, or more instructions in flight "
+                                "per warp.",),
+    (K.LATENCY, "collect"): ("Collect the SpeedOfLight section to tell latency from a limit this report did not "
+                             "measure.",),
+    (K.REUSE, "tile"): ("Tile or fuse so that data is reused while it is in L2 or shared memory.",),
+    (K.REUSE, "fuse"): ("Move fewer bytes in all: fuse with neighbouring kernels or store a narrower type.",),
+    (K.LOCAL_MEMORY, "registers"): ("Keep values in registers: fewer live values, constant-indexed local arrays; "
+                                    "`-Xptxas -v` prints spills.",),
+    (K.TAIL_EFFECT, "whole_waves"): (("Size the grid to a multiple of {per_wave:n} blocks, or use more, smaller "
+                                      "blocks.", "Launch whole waves: size the grid to a multiple of the blocks that "
+                                      "fit at once."),),
+    (K.TAIL_EFFECT, "library_grid"): ("Try another algorithm or library call, or fuse it: the grid is {library}'s "
+                                      "choice.",),
+    (K.FMA_BALANCE, "fuse"): ("Fuse multiplies and adds into FMA: contract expressions and keep fast-math "
+                              "contraction on.",),
+    (K.FMA_BALANCE, "no_pairs"): ("Cut {precision} instructions per result: its {alone} have nothing to pair into "
+                                  "FMA.",),
+    (K.ISSUE_SHARE, "vector"): ("Cut non-FP instructions: unroll loops, hoist index arithmetic, use vector loads, "
+                                "precompute addresses.",),
+    (K.ISSUE_SHARE, "no_loads"): ("Cut non-FP instructions: unroll loops, hoist index arithmetic, precompute "
+                                  "addresses.",),
+    (K.LANE_EFFICIENCY, "uniform"): ("Make branches warp-uniform: sort or bucket work so a warp's threads take one "
+                                     "path.",),
+    (K.TENSOR_SHARE, "move"): ("Move the remaining arithmetic, epilogues and reductions, onto tensor cores or fuse "
+                               "it.",),
+    (K.SECTOR_USE, "adjacent"): ("Make adjacent threads access adjacent addresses: structure of arrays, or stage "
+                                 "through shared memory.",),
+    (K.COALESCING, "coalesce"): ("Let consecutive threads access consecutive, aligned addresses; use 8- or 16-byte "
+                                 "vector accesses.",),
+    (K.BANK_CONFLICTS, "pad"): ("Pad shared tiles by one element per row, or swizzle, so a warp hits 32 banks.",),
+    (_ANY, "library"): ("Try another algorithm, shape or precision, or fuse the call: this is {library}'s own "
+                        "kernel.",),
+}
+
+BASES: dict[str, Template] = {
+    "roof_over_ceiling": ("roof ÷ ceiling = 1 / {factor:.2f}",),
+    "sector_bytes": ("{level}'s bytes for these accesses ÷ the bytes they use = 1 / {factor:.2f}",),
+    "lanes": ("32 lanes ÷ useful lanes = 1 / {factor:.2f}",),
+    "lanes_apart": ("counted apart from the latency finding",),
+    "fusion": ("instructions now ÷ after fusing {pairs:n} add-multiply pairs: {inst_now:n} ÷ {inst_after:n}",),
+    "no_pairs": ("none: no add and multiply pair to fuse",),
+    "capped_other": ("capped at {other_x:x} by {other_label} at {other_share:pct}, whose work this fix leaves",),
+    "other_bounds": ("none: {other_label}, at {other_share:pct}, bounds the kernel and this fix leaves its work",),
+    "capped_busiest": ("capped at {top_x:x} by the busiest limit, {top_label}",),
+    "listed": ("none: the busiest limit is {top_label}; the gain is a share of the run the report does not "
+               "measure",),
+    "group_part": ("for the group, only its launches with the cap gain: {part_share:pct} of its time",),
+    "spread": ("blocks at once ÷ blocks = {held:n} / {grid:n}, never past the busiest limit's headroom",),
+    "more_work": ("none: it depends on how much more work each launch is given",),
+    "tiny": ("under 20 µs launch overhead is of the order of the run",),
+    "no_waves_figure": ("the report lacks launch__waves_per_multiprocessor",),
+    "at_limit": ("none: at its limit, only less work at this roof makes it faster",),
+    "at_limit_short": ("none: less work at this roof makes it faster; the roof is at most {left:x} away",),
+    "gap_bounds": ("none at this intensity: the intensity-gap finding bounds fewer bytes",),
+    "apart_tail": ("apart from the partial last wave",),
+    "unit_at_limit": ("none: at its limit, only less work for this unit makes it faster",),
+    "unit_short": ("none: less work for this unit makes it faster; its peak is at most {left:x} away",),
+    "below_threshold": ("none: below the threshold, see the latency finding",),
+    "below_ceilings": ("none: below the threshold, the ceiling findings explain the gap",),
+    "compute_over_achieved": ("compute roof ÷ achieved FLOP/s",),
+    "with_ceilings": ("compute roof × its FP ceilings ÷ achieved FLOP/s",),
+    "capped_arith": ("capped at {cap_x:x} by {cap_label} at {cap_share:pct}, whose work fewer bytes leave",),
+    "no_headroom": ("none: the compute side leaves no headroom above what the kernel reaches",),
+    "reads_once": ("none for this kernel alone: it reads each byte once, so only fusion or a narrower type moves "
+                   "fewer bytes",),
+    "ceilings_over_reached": ("what the ceilings allow ÷ what the kernel reaches",),
+    "peak_over_share": ("the unit's peak ÷ its busy share: how far hiding latency takes the same instructions",),
+    "unmeasured": ("none: an unmeasured limit may saturate first",),
+    "roof_over_reached": ("roof ÷ what the kernel reaches",),
+    "tail_within": ("the tail-effect finding's ≤{tail_bound:x} is part of it, not more on top",),
+    "hit_rate_unknown": ("none: the hit rate a better tiling reaches is not known",),
+    "fusion_unknown": ("none: the bytes fusion or a narrower type removes are not in the report",),
+    "local_cost": ("none yet: the share of the run the local traffic costs is not bounded",),
+    "uniform_waves": ("waves rounded up ÷ waves = {whole:n} / {waves:.2f}, for equal block times",),
+    "measured_waves": ("the full waves' pace over all the work: {whole_less:n} / ((1 − {tail_share:.2f}) × "
+                       "{waves:.2f})",),
+}
+
+
+def entry(kind: str, variant: str) -> Entry:
+    return CATALOG[(Kind(kind), variant)]
+
+
+def next_step_template(kind: str, lever: str | None) -> Template | None:
+    """The next step's template of a lever: the kind's own, the unit table's for a busy unit, or any kind's."""
+    if lever is None:
+        return None
+    if (kind, lever) in NEXT_STEPS:
+        return NEXT_STEPS[(kind, lever)]
+    if (_ANY, lever) in NEXT_STEPS:
+        return NEXT_STEPS[(_ANY, lever)]
+    return (UNIT_STEPS[lever],)
+
+
+def words(kind: str, variant: str, lever: str | None, figures: Mapping[str, Figure],
+          basis: tuple[str, ...] = ()) -> Words:
+    """A finding's words, from its kind, variant, lever, figures and bound basis."""
+    e = entry(kind, variant)
+    step = next_step_template(kind, lever)
+    bound = "; ".join(text for b in basis if (text := fill(BASES[b], figures)))
+    return Words(first_upper(fill(e.headline, figures)), None if step is None else fill(step, figures) or None,
+                 fill(e.detail, figures).strip(), bound, e.section)
+
+
+def kind_label(kind: str) -> str:
+    """A kind as the tables name it: "intensity gap"."""
+    return kind.replace("_", " ")
+
+
+def _shown(template: Template) -> str:
+    """A template as the reference shows it: alternatives joined by " | "."""
+    return "".join(s if isinstance(s, str) else " | ".join(s) for s in template).strip()
+
+
+def reference() -> str:
+    """The findings reference (docs/findings.md), from this catalog: per kind, what each variant says and each
+    lever's next step; then how bounds are stated. `{name:spec}` is a figure; a sentence with a figure the
+    finding lacks is left out."""
+    out = ["# Findings reference", "",
+           "Generated from `ncu_roofline/knowledge/catalog.py`; do not edit by hand "
+           "(`NCU_ROOFLINE_REGOLD=1 python -m pytest tests/test_catalog.py` writes it).", "",
+           "Each finding in the JSON `diagnosis` lists has a `kind`, a `variant` (what was observed), a `lever` "
+           "(what to do; null when nothing is), `figures` (the numbers below in braces), and the words: "
+           "`headline`, `next_step`, `detail`, `bound_note`.", ""]
+    for kind in Kind:
+        out += [f"## `{kind.value}`", ""]
+        for (k, variant), e in CATALOG.items():
+            if k == kind:
+                out += [f"- variant `{variant}` ({e.section})", f"  - headline: {_shown(e.headline)}",
+                        f"  - detail: {_shown(e.detail)}"]
+        levers = [(lever, t) for (k, lever), t in NEXT_STEPS.items() if k == kind.value]
+        for lever, t in levers:
+            out.append(f"- lever `{lever}`: {_shown(t)}")
+        if kind == Kind.UNIT_THROUGHPUT:
+            out.append("- levers: one per unit, in `ncu_roofline/knowledge/unit_steps.py`")
+        out.append("")
+    out += ["## Any kind", ""] + [f"- lever `{lever}`: {_shown(t)}" for (k, lever), t in NEXT_STEPS.items()
+                                  if k == _ANY]
+    out += ["", "## Bounds", ""] + [f"- `{key}`: {_shown(t)}" for key, t in BASES.items()]
+    return "\n".join(out) + "\n"
