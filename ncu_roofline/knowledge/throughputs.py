@@ -13,6 +13,7 @@ kernels, so it is never used as a share of the kernel's time.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 ELAPSED = ".avg.pct_of_peak_sustained_elapsed"
 COMPUTE = "compute"
@@ -251,9 +252,24 @@ GPC_ELAPSED_CYCLES = "gpc__cycles_elapsed.max"
 SHARED_MEMORY_OWN = ("launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic")
 
 # Regimes: the rule of each is stated in the page's help block and the JSON settings.
-AT_LIMIT = "at_limit"
-LATENCY = "latency"
-TOO_LITTLE_WORK = "too_little_work"
+class Regime(str, Enum):
+    """What holds a kernel back: a limit at or past the threshold, latency below every limit, or too little work
+    to load the GPU. Compares and serialises as its value."""
+
+    AT_LIMIT = "at_limit"
+    LATENCY = "latency"
+    TOO_LITTLE_WORK = "too_little_work"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+AT_LIMIT = Regime.AT_LIMIT
+LATENCY = Regime.LATENCY
+TOO_LITTLE_WORK = Regime.TOO_LITTLE_WORK
 TOO_LITTLE_WORK_SHARE = 0.05  # every limit under 5 % of its peak
 MIN_WAVES = 1.0               # fewer blocks than one wave of the GPU
 TAIL_MIN_SPEEDUP = 1.1        # a partial last wave worth less than this (its bound) is not a finding

@@ -42,6 +42,12 @@ class Kind(str, Enum):
     COALESCING = "coalescing"
     BANK_CONFLICTS = "bank_conflicts"
 
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
 
 CEILING_KINDS = frozenset({Kind.FMA_BALANCE, Kind.ISSUE_SHARE, Kind.LANE_EFFICIENCY, Kind.TENSOR_SHARE,
                            Kind.SECTOR_USE, Kind.COALESCING, Kind.BANK_CONFLICTS})

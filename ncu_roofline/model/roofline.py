@@ -50,7 +50,7 @@ class KernelModel:
     attainable_flop_per_s: dict[str, float | None]
     dominant_precision: str | None
     bound_by: str | None
-    regime: str | None
+    regime: T.Regime | None
     flags: list[str] = field(default_factory=list)
     provenance: dict[str, str] = field(default_factory=dict)
     missing: list[Missing] = field(default_factory=list)
@@ -382,7 +382,7 @@ def _priority(name: str) -> tuple[int, int]:
 
 def limiter_and_regime(util: dict[str, float], units: dict[str, UnitShare], launch: dict[str, float | None],
                        threshold: float, compute_capability: str | None = None
-                       ) -> tuple[str | None, str | None, list[str]]:
+                       ) -> tuple[str | None, T.Regime | None, list[str]]:
     """The limiter, regime and verdict flags of any set of limits, by the rules every kernel is judged by.
 
     For limits that are not one launch's (a kernel group's duration-weighted shares): the same
@@ -394,7 +394,7 @@ def limiter_and_regime(util: dict[str, float], units: dict[str, UnitShare], laun
 
 
 def _verdict(compute_capability: str | None, util: dict[str, float], units: dict[str, UnitShare],
-             launch: dict[str, float | None], threshold: float, flags: list[str]) -> tuple[str | None, str | None]:
+             launch: dict[str, float | None], threshold: float, flags: list[str]) -> tuple[str | None, T.Regime | None]:
     """The busiest of all measured limits (roofs and unit throughputs), and the regime.
 
     Regimes (`knowledge.throughputs.REGIME_RULES`): at a limit when the busiest share reaches the

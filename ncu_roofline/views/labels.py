@@ -69,7 +69,7 @@ def is_unit(limit: str | None) -> bool:
     return bool(limit) and limit not in ROOF_ORDER and limit != NO_ROOF
 
 
-REGIME_LABELS = {T.AT_LIMIT: "at limit", T.LATENCY: "latency", T.TOO_LITTLE_WORK: "too little work"}
+REGIME_LABELS: dict[str, str] = {T.AT_LIMIT: "at limit", T.LATENCY: "latency", T.TOO_LITTLE_WORK: "too little work"}
 
 
 UNMEASURED_LATENCY = "latency or an unmeasured limit"
