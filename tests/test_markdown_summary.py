@@ -105,13 +105,18 @@ def test_the_worth_most_list_names_headline_bound_share_and_step(name: str, corp
     assert items and all(item.startswith("- ") for item in items), items
     findings = [(k, f) for k in build_report_view(analysis)["groups"] for f in k["findings"]]
     for item in items:
-        match = re.search(r" \(≤(\S+)× faster, worth up to (<?[\d.]+ %) of GPU time\)\.", item)
+        match = re.search(r" \(≤(\S+)× faster, worth up to (<?[\d.]+ %) of GPU time\)\.", item) or re.search(
+            r" \((<?[\d.]+ %) of GPU time, the most of any kernel; no bound: .*?[^\\]\)\.", item)  # no bound
         assert match, item
         named = [(k, f) for k, f in findings if item.startswith(f"- {md_escape(k['short_name'])}: "
                                                                 f"{md_escape(f['headline'])} (")]
         assert named, item
         steps = {f["next_step"] for _, f in named}
         tail = item[match.end():].strip()
+        if " Top instruction: " in f" {tail}":  # where in the code, after the step (`where`)
+            tail, _, where = f" {tail}".partition(" Top instruction: ")
+            tail = tail.strip()
+            assert any(f["where"] and f["where"]["rows"][0]["sass"] in where for _, f in named), item
         assert tail in {md_escape(s) if s else "" for s in steps}, (item, steps)
 
 

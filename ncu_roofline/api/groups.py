@@ -37,6 +37,7 @@ from ..passes.diagnosis import diagnose
 from ..passes.finding import Finding
 from ..passes.reuse import summed_reuse
 from ..passes.rules_comparison import rules_fields
+from ..passes.where import attach_where
 from ..settings import DEFAULT_THRESHOLD, GROUP_BY_LAUNCH, GROUP_BY_NAME
 from .kernel import AnalysedKernel
 from .names import NameEntry, display_names
@@ -136,7 +137,7 @@ class KernelGroup:
             "regimes": dict(self.regimes),
             "regime_disagreeing_launches": list(self.regime_disagreeing),
             "findings_from_launch": self.longest.raw.index,
-            "diagnosis": [f.to_dict() for f in s.diagnosis],
+            "diagnosis": [f.to_dict(redact) for f in s.diagnosis],
             # what Nsight Compute's largest estimate (of the longest launch's rules) says beside the group's findings
             **rules_fields(s.diagnosis, self.longest.rules(), s.regime, s.not_applicable, s.limiter_share),
             "ceilings": [c.to_dict() for c in s.ceilings],
@@ -316,7 +317,9 @@ def _aggregate(launches: list[AnalysedKernel], longest: AnalysedKernel, threshol
     one_wave_count = len({k.launch.get("waves_per_sm") for k in launches}) == 1
     findings = diagnose(summary, ceilings, summary.reuse, waves=one_wave_count,
                         parts=[(d, k, k.ceilings) for d, k in timed])
-    return dataclasses.replace(summary, ceilings=ceilings, diagnosis=[_in_part(f, partial) for f in findings])
+    # where in the code: the longest launch's instructions, by the counters its own diagnosis read
+    findings = attach_where([_in_part(f, partial) for f in findings], longest.raw.instructions, read=False)
+    return dataclasses.replace(summary, ceilings=ceilings, diagnosis=findings)
 
 
 # A group's partial caps (`Ceiling.key`) -> its launches' share of the group's time

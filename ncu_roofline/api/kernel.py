@@ -19,6 +19,7 @@ from ..passes.facts import FACTS, counter_facts
 from ..passes.finding import Finding
 from ..passes.instruction_roofline import instruction_roofline
 from ..passes.rules_comparison import rules_fields
+from ..passes.where import attach_where
 from ..readers.record import RawKernel
 from ..settings import AnalysisSettings
 
@@ -38,7 +39,7 @@ class AnalysedKernel(KernelModel):
         """The kernel as the `ncu-roofline/4` JSON contract writes it (`unit_recipes`: see `KernelModel`)."""
         d = super().to_dict(redact, unit_recipes)
         d["ceilings"] = [c.to_dict() for c in self.ceilings]
-        d["diagnosis"] = [f.to_dict() for f in self.diagnosis]
+        d["diagnosis"] = [f.to_dict(redact) for f in self.diagnosis]
         d["reuse"] = dict(self.reuse)
         d["instruction_roofline"] = self.instruction_roofline
         d["ceilings_not_applicable"] = [n.to_dict() for n in self.not_applicable]
@@ -66,6 +67,7 @@ def analyse_kernel(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETTINGS
     found = analyse_ceilings(model)
     values = {f.name: getattr(model, f.name) for f in dataclasses.fields(KernelModel)}
     values["missing"] = [*model.missing, *found.missing]
-    return AnalysedKernel(**values, ceilings=found.ceilings, diagnosis=diagnose(model, found.ceilings, found.reuse),
+    findings = attach_where(diagnose(model, found.ceilings, found.reuse), raw.instructions)
+    return AnalysedKernel(**values, ceilings=found.ceilings, diagnosis=findings,
                           reuse=found.reuse, instruction_roofline=instruction_roofline(model),
                           not_applicable=found.not_applicable, precision_options=found.precision_options)

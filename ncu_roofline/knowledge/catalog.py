@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from .stalls import COLLECT as STALL_COLLECT
 from .unit_steps import UNIT_STEPS
 from .wording import Entry, Figure, Kind, Template, Words, fill, first_upper
 
@@ -25,7 +26,30 @@ _MIXED = (" {mixed_headline}Summed over {mixed_launches:n} launches, this headli
 _FP64 = (" This GPU's FP32 roof is {fp32_ratio:.0f}× its FP64 roof.",
          " FP64 tensor cores, DMMA in cuBLAS or CUTLASS, run matrix products at up to {dmma_ratio:.1f}× the FP64 pipe.")
 _ALLOWED = (" Its ceilings allow {reachable:pct} of the roof.",)
-_OCCUPANCY = (" Achieved occupancy is {achieved:pct}", " of a theoretical {theoretical:pct}", ".{achieved}")
+_NO_ROOF = (" The report gives no {level} roof for them to cap.{no_roof}",)  # passes.causes: no cap stated
+# Local memory's share per level (passes.spills): counted at L1, counted or at least at L2, at least at DRAM.
+_LOCAL_LEVELS = (" Local accesses make {l1_share:pct} of L1's global and local sectors.", (" They make at least "
+                 "{l2_share:pct} of L2's sectors.{l2_at_least}", " They make {l2_share:pct} of its L2 traffic."),
+                 " At least {dram_share:pct} of DRAM's bytes are theirs.")
+_OCCUPANCY = ((" Achieved occupancy is {achieved:pct} of a theoretical {theoretical:pct}.",
+               " Achieved occupancy is {achieved:pct}."),)
+# Why warps stall (passes.stalls): the leading reasons' shares of the stall cycles, or how to collect them.
+_STALLS = ((" Stall cycles: {stall1} {stall1_share:pct}, {stall2} {stall2_share:pct}.",
+            " Stall cycles: {stall1} {stall1_share:pct}.",
+            " Stall reasons are not measured: " + STALL_COLLECT + " collects them.{stalls_unmeasured}"),)
+# Idle SMs, a cause measured without them: the leading stall of the active cycles only, where measured.
+_TOP_STALL = (" Stall cycles: {stall1} {stall1_share:pct}.",)
+# Launch geometry (`model.geometry`): what binds the blocks per SM, with the figure that binds; the grid's waves.
+_LIMITED = (" {occ_by:up}: {occ_blocks:n} block(s) per SM",
+            (" at {occ_regs:n} registers a thread.", " at {occ_smem:n} bytes a block.",
+             " at {occ_threads:n} threads a block.", ".{occ_end}"))
+_WAVES = (("{grid:n} blocks on {slots:n} block slots make {waves:.2f} waves",
+           "The grid's {grid:n} blocks make {waves:.2f} waves of about {per_wave:n} blocks"),
+          ("; {grid_down:n} or {grid_up:n} blocks fill whole waves.", "; {grid_up:n} blocks fill whole waves.", "."))
+_TAIL_HEADLINE = (("{waves:.2f} waves: last {last:pct} full, {idle_slots:pct} of block-slot time idle",
+                   "{waves:.2f} waves: last {last_small:pct1} full, {idle_slots:pct} of block-slot time idle",
+                   "Partial last wave: {waves:.2f} waves, the last {last:pct} full",
+                   "Partial last wave: {waves:.2f} waves, the last {last_small:pct1} full"),)
 
 CATALOG: dict[tuple[Kind, str], Entry] = {
     # Too little work: the launch leaves the GPU idle.
@@ -33,20 +57,28 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
         ("Only {grid:n} of {sms:n} SMs get a block: {idle_sms:n} idle",),
         None,
         ("The grid has {grid:n} block(s) for {sms:n} SMs, {waves:.2g} of a wave: the idle SMs add nothing.",
+         " They hold {slots:n} block slots.", *_LIMITED,
          " At {duration_us:.3g} µs, launch overhead is of the order of the run.{tiny}"),
         "LaunchStats, Occupancy"),
     (K.TOO_LITTLE_WORK, "under_wave"): Entry(
-        ("{waves:.2g} of a wave: too few warps to hide latency",),
+        (("{grid:n} blocks for {slots:n} block slots: {waves:.2g} of a wave",
+          "{waves:.2g} of a wave: too few warps to hide latency"),),
         None,
-        ("The grid's ", "{grid:n} blocks ", "fill {waves:.2g} of what all SMs hold at once, so every SM could hold "
-         "more blocks.", " At {duration_us:.3g} µs, launch overhead is of the order of the run.{tiny}"),
+        (("The grid's {grid:n} blocks fill {waves:.2g} of the {slots:n} block slots: {idle_slots:pct} stay empty the "
+          "whole run.", "The grid's {grid:n} blocks fill {waves:.2g} of what all SMs hold at once, so every SM could "
+          "hold more blocks.", "The grid fills {waves:.2g} of what all SMs hold at once, so every SM could hold "
+          "more blocks."), *_LIMITED, " At {duration_us:.3g} µs, launch overhead is of the order of the run.{tiny}"),
         "LaunchStats, Occupancy"),
     (K.TOO_LITTLE_WORK, "idle_limits"): Entry(
-        ("Every limit under {threshold:pct} of peak", ": busiest {busiest:pct1}"),
+        (("Nothing is busy: a {grid:n}-block grid for {sms:n} SMs{few}",
+          "Nothing is busy: {grid:n} blocks, {waves:.2g} of a wave{under}",
+          "Nothing is busy: every limit under {threshold:pct} of peak"),),
         None,
-        ("No roof or unit reaches {threshold:pct} of its peak: the launch has too little work to load the GPU.",
-         " At {duration_us:.3g} µs, launch overhead is of the order of the run.{tiny}"),
-        "SpeedOfLight"),
+        ("Every limit is under {threshold:pct} of its peak, the busiest at {busiest:pct1}: too little work to load "
+         "the GPU.", (" The grid has {grid:n} block(s) for {sms:n} SMs: {idle_sms:n} have none.{few}",
+                      " Its {grid:n} blocks fill {waves:.2g} of the {slots:n} block slots.{under}"),
+         *_LIMITED, " At {duration_us:.3g} µs, launch overhead is of the order of the run.{tiny}"),
+        "SpeedOfLight, LaunchStats"),
     # At a roof.
     (K.AT_LIMIT, "high"): Entry(
         ("{limit} at {share:pct} of peak: ≤{left:x} left",),
@@ -95,49 +127,53 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
     (K.LATENCY, "idle"): Entry(
         ("Latency: SMs idle {idle:pct} of the run",),
         None,
-        ("The SMs had no warp {idle:pct} of the time: ramp-up, drain, a partial last wave or too few blocks.",
-         " The busiest limit, {label}, is at {share:pct}.",
-         *_OCCUPANCY, " {occ_blocks:n} blocks fit per SM, limited by {occ_by}.", *_ALLOWED,
+        (("SMs were idle {idle:pct} of the time; {grid:n} blocks are {waves:.2f} waves of {slots:n}, the last "
+          "{last_fill:pct} full.",
+          "SMs were idle {idle:pct} of the time: ramp-up, drain or uneven blocks in {waves:.2f} whole waves of "
+          "{slots:n}.",
+          "The SMs had no warp {idle:pct} of the time: ramp-up, drain, a partial last wave or too few blocks."),
+         " Busiest limit: {label} at {share:pct}.",
+         *_OCCUPANCY, *_LIMITED, *_TOP_STALL, *_ALLOWED,
          " Part of it may be the partial last wave.{tail_part}"),
         "SpeedOfLight, LaunchStats, Occupancy"),
     (K.LATENCY, "full"): Entry(
         ("Latency: {label} at {share:pct}",),
         None,
-        ("Achieved occupancy is {achieved:pct} of a theoretical {theoretical:pct}: the SMs are nearly full of warps, "
-         "so stalls and dependencies within each warp hold it back. The warp-stall reasons say which.",
-         *_ALLOWED, " Part of it may be the partial last wave.{tail_part}"),
+        ("Achieved occupancy is {achieved:pct} of a theoretical {theoretical:pct}: the SMs are nearly full of warps",
+         (".{stalls_unmeasured}", ", so stalls within each warp hold it back."),
+         *_STALLS, *_ALLOWED, " Part of it may be the partial last wave.{tail_part}"),
         "WarpStateStats, Occupancy"),
     (K.LATENCY, "at_allowed"): Entry(
         ("Latency: {label} at {share:pct}",),
         None,
         ("Achieved occupancy is {achieved:pct}, as many warps as the launch allows: the theoretical {theoretical:pct} "
-         "caps the warps in flight.", " {occ_blocks:n} blocks fit per SM, limited by {occ_by}.",
-         *_ALLOWED, " Part of it may be the partial last wave.{tail_part}"),
+         "caps the warps in flight.", *_LIMITED,
+         *_STALLS, *_ALLOWED, " Part of it may be the partial last wave.{tail_part}"),
         "Occupancy, WarpStateStats"),
     (K.LATENCY, "fewer_warps"): Entry(
         ("Latency: {label} at {share:pct}",),
         None,
         ("Achieved occupancy is {achieved:pct} of a theoretical {theoretical:pct}: fewer warps run than the launch "
-         "allows, from an uneven or short grid or a tail.", *_ALLOWED,
+         "allows, from an uneven or short grid or a tail.", *_STALLS, *_ALLOWED,
          " Part of it may be the partial last wave.{tail_part}"),
         "Occupancy, LaunchStats"),
     (K.LATENCY, "occupancy_unknown"): Entry(
         ("Latency: {label} at {share:pct}",),
         None,
-        ("Stalls, dependencies or too few warps in flight hold the kernel back.", *_OCCUPANCY,
-         *_ALLOWED, " Part of it may be the partial last wave.{tail_part}"),
+        (("{stalls_unmeasured}", "Stalls, dependencies or too few warps in flight hold the kernel back."),
+         *_OCCUPANCY, *_STALLS, *_ALLOWED, " Part of it may be the partial last wave.{tail_part}"),
         "Occupancy, WarpStateStats"),
     (K.LATENCY, "unmeasured"): Entry(
         ("Latency or an unmeasured limit: busiest at {share:pct}",),
         None,
         ("The busiest limit the report holds, {label}, is at {share:pct}. "
          "The report holds neither Nsight Compute's SM and memory throughputs nor every memory roof, so a limit it "
-         "does not measure, L2, L1 or a pipe, may be the real one.",),
+         "does not measure, L2, L1 or a pipe, may be the real one.", *_STALLS),
         "SpeedOfLight"),
     (K.LATENCY, "no_ceiling"): Entry(
         ("Latency: busiest limit at {share:pct}",),
         None,
-        ("No resource is near its peak: latency holds the kernel back.", *_OCCUPANCY),
+        ("No resource is near its peak: latency holds the kernel back.", *_OCCUPANCY, *_STALLS),
         "WarpStateStats, Occupancy"),
     # What fewer bytes can give.
     (K.REUSE, "misses"): Entry(
@@ -152,35 +188,30 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
          "could serve a second read, so tiling has nothing to reuse.",),
         "MemoryWorkloadAnalysis"),
     (K.LOCAL_MEMORY, "spills"): Entry(
-        (("{share:pct} of memory instructions are local: register spills",
+        (("Register spills: at least {spill_share:pct} of {spill_level} bytes are local",
+          "{share:pct} of memory instructions are local: register spills",
           "{local:n} local loads and stores: register spills"),),
         None,
         ("{local:n} ", "of {total:n} ", "global and local memory instructions, warp level, are local loads and "
-         "stores", ", with {regs:n} registers per thread", ": register spills or a local array.",
-         " They make {l2_share:pct} of its L2 transactions."),
+         "stores", ", with {regs:n} registers per thread", ": register spills or a local array.", *_LOCAL_LEVELS),
         "MemoryWorkloadAnalysis, SourceCounters"),
     (K.TAIL_EFFECT, "uniform"): Entry(
-        (("Partial last wave: {waves:.2f} waves, the last {last:pct} full",
-          "Partial last wave: {waves:.2f} waves, the last {last_small:pct1} full"),),
+        _TAIL_HEADLINE,
         None,
-        ("The grid's {grid:n} blocks make {waves:.2f} waves", " of about {per_wave:n} blocks", ". With equal block "
-         "times, the last wave takes {uniform:pct} of the run for {work:pct} of the work."),
+        (*_WAVES, *_LIMITED, " With equal block times, the last wave takes {uniform:pct} of the run for {work:pct} of "
+         "the work."),
         "LaunchStats, Occupancy"),
     (K.TAIL_EFFECT, "occupancy"): Entry(
-        (("Partial last wave: {waves:.2f} waves, the last {last:pct} full",
-          "Partial last wave: {waves:.2f} waves, the last {last_small:pct1} full"),),
+        _TAIL_HEADLINE,
         None,
-        ("The grid's {grid:n} blocks make {waves:.2f} waves", " of about {per_wave:n} blocks", ". Achieved occupancy,"
-         " {achieved:pct} of a theoretical {theoretical:pct}, puts the last wave at most at {tail_share:pct} of the "
-         "run."),
+        (*_WAVES, *_LIMITED, " Achieved occupancy, {achieved:pct} of a theoretical {theoretical:pct}, puts the last "
+         "wave at most at {tail_share:pct} of the run."),
         "LaunchStats, Occupancy"),
     (K.TAIL_EFFECT, "idle"): Entry(
-        (("Partial last wave: {waves:.2f} waves, the last {last:pct} full",
-          "Partial last wave: {waves:.2f} waves, the last {last_small:pct1} full"),),
+        _TAIL_HEADLINE,
         None,
-        ("The grid's {grid:n} blocks make {waves:.2f} waves", " of about {per_wave:n} blocks", ". The last leaves "
-         "{idle_sms:n} of {sms:n} SMs without a block; the SMs were active {active:pct} of the time, which puts it at "
-         "most at {tail_share:pct} of the run."),
+        (*_WAVES, *_LIMITED, " The last leaves {idle_sms:n} of {sms:n} SMs without a block; SMs were active "
+         "{active:pct} of the time, so it takes at most {tail_share:pct} of the run."),
         "LaunchStats, Occupancy"),
     # Ceilings under a limit: what caps it.
     (K.FMA_BALANCE, "cap"): Entry(
@@ -208,23 +239,26 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
         ("The rest of the arithmetic runs on the CUDA cores, far below the tensor roof.", *_CO, *_LISTED, *_GROUP),
         "ComputeWorkloadAnalysis"),
     (K.SECTOR_USE, "cap"): Entry(
-        ("{worst_op:up} use {worst_bytes:.1f}/32 bytes a sector: {caps} capped at {factor:pct}",),
+        (("{worst_op:up} use {worst_bytes:.1f}/32 bytes a sector: {caps} capped at {factor:pct}",
+          "{worst_op:up} use {worst_bytes:.1f}/32 bytes a sector"),),
         None,
-        ("Global {worst_op} use {worst_bytes:.1f} of every 32 bytes fetched",
-         "; {level} moved {moved:n} bytes for them", ".", " The bytes they use are {used:pct} of the {level} roof.",
-         *_CO, *_LISTED, *_GROUP),
+        ("Global {worst_op}", ", {worst_share:pct} of the global sectors,", " use {worst_bytes:.1f} of every 32 bytes "
+         "fetched", "; {level} moved {moved:n} bytes for them", ".", " They cap {also_level} at {also_factor:pct} too.",
+         *_NO_ROOF, " The bytes they use are {used:pct} of the {level} roof.", *_CO, *_LISTED, *_GROUP),
         "MemoryWorkloadAnalysis, SourceCounters"),
     (K.COALESCING, "cap"): Entry(
-        ("Uncoalesced global accesses: {caps} capped at {factor:pct}",),
+        (("Uncoalesced global accesses: {caps} capped at {factor:pct}",
+          "Uncoalesced global accesses: {factor:pct} of L1 sectors needed"),),
         None,
         ("Requests touch more sectors than their accesses need; only {factor:pct} of L1's global sectors are needed.",
-         *_CO, *_LISTED, *_GROUP),
+         *_NO_ROOF, *_CO, *_LISTED, *_GROUP),
         "MemoryWorkloadAnalysis, SourceCounters"),
     (K.BANK_CONFLICTS, "cap"): Entry(
-        ("{conflict_share:pct} of shared wavefronts conflict: {caps} capped at {factor:pct}",),
+        (("{conflict_share:pct} of shared wavefronts conflict: {caps} capped at {factor:pct}",
+          "{conflict_share:pct} of shared wavefronts conflict"),),
         None,
         ("{conflicts:n} of {wavefronts:n} shared-memory wavefronts are bank conflicts, Nsight Compute's count.",
-         *_CO, *_LISTED, *_GROUP),
+         *_NO_ROOF, *_CO, *_LISTED, *_GROUP),
         "MemoryWorkloadAnalysis"),
 }
 
@@ -271,13 +305,41 @@ NEXT_STEPS: dict[tuple[str, str], Template] = {
                                 "per warp.",),
     (K.LATENCY, "collect"): ("Collect the SpeedOfLight section to tell latency from a limit this report did not "
                              "measure.",),
+    # The stall reason that leads the stall cycles: lever stall_<reason> (knowledge.stalls gives each reason's).
+    **{(K.LATENCY, f"stall_{reason}"): (step,) for reason, step in {
+        "long_scoreboard": "Hide load latency: issue loads early, keep several in flight, reuse data on chip.",
+        "barrier": "Wait less at __syncthreads: balance work across a block's warps, or sync less often.",
+        "short_scoreboard": "Wait less on shared memory and special functions: avoid bank conflicts, reuse registers.",
+        "mio_throttle": "Issue fewer shared-memory and special-function instructions: wider accesses, no conflicts.",
+        "lg_throttle": "Issue fewer, wider global and local accesses: 8- or 16-byte vectors, no register spills.",
+        "math_pipe_throttle": "Do less arithmetic on the busiest math pipe, or move some of it to another pipe.",
+        "wait": "Break dependent chains: interleave independent work and unroll so results are ready when used.",
+        "not_selected": "Issue fewer instructions per result: ready warps wait for issue slots, not for data.",
+        "branch_resolving": "Use fewer, warp-uniform branches: predicate short conditionals instead of jumping.",
+        "no_instruction": "Shrink the hot code to fit the instruction cache: less unrolling and inlining.",
+        "imc_miss": "Read fewer distinct constants, or load them into registers before the hot loop.",
+        "drain": "Store less at the end of each warp, or spread the stores over its run.",
+        "membar": "Use fewer memory fences, or narrow them to block scope.",
+        "dispatch_stall": "Balance the instruction mix across pipes so the dispatcher can pass each one on.",
+        "sleeping": "Sleep less: shorten nanosleep back-offs and warp-level barrier waits.",
+        "tex_throttle": "Issue fewer texture fetches, or use global loads where nothing is filtered.",
+        "gmma": "Keep the warpgroup MMAs fed: deepen the pipeline of shared-memory tiles ahead of them.",
+        "warpgroup_arrive": "Balance the work between warpgroup barriers so warpgroups arrive together.",
+        "source": "Find the stalling instructions on the Source page: this stall reason has no single fix.",
+    }.items()},
     (K.REUSE, "tile"): ("Tile or fuse so that data is reused while it is in L2 or shared memory.",),
     (K.REUSE, "fuse"): ("Move fewer bytes in all: fuse with neighbouring kernels or store a narrower type.",),
-    (K.LOCAL_MEMORY, "registers"): ("Keep values in registers: fewer live values, constant-indexed local arrays; "
-                                    "`-Xptxas -v` prints spills.",),
-    (K.TAIL_EFFECT, "whole_waves"): (("Size the grid to a multiple of {per_wave:n} blocks, or use more, smaller "
+    (K.LOCAL_MEMORY, "registers"): ("Keep spilled values in registers: ",
+                                    "raise -maxrregcount above {raise_regs:n} or relax __launch_bounds__, ",
+                                    "shrink per-thread tiles, index local arrays with constants."),
+    (K.TAIL_EFFECT, "whole_waves"): (("Launch {grid_up:n} blocks, {whole:n} full waves, or {grid_down:n} with more "
+                                      "work each, instead of {grid:n}.",
+                                      "Launch {grid_up:n} blocks, {whole:n} full waves, instead of {grid:n}.",
+                                      "Size the grid to a multiple of {per_wave:n} blocks, or use more, smaller "
                                       "blocks.", "Launch whole waves: size the grid to a multiple of the blocks that "
                                       "fit at once."),),
+    (K.TOO_LITTLE_WORK, "one_wave"): ("Launch {grid_up:n} blocks, one full wave, instead of {grid:n}: split the "
+                                      "same work finer.",),
     (K.TAIL_EFFECT, "library_grid"): ("Try another algorithm or library call, or fuse it: the grid is {library}'s "
                                       "choice.",),
     (K.FMA_BALANCE, "fuse"): ("Fuse multiplies and adds into FMA: contract expressions and keep fast-math "
@@ -297,6 +359,8 @@ NEXT_STEPS: dict[tuple[str, str], Template] = {
     (K.COALESCING, "coalesce"): ("Let consecutive threads access consecutive, aligned addresses; use 8- or 16-byte "
                                  "vector accesses.",),
     (K.BANK_CONFLICTS, "pad"): ("Pad shared tiles by one element per row, or swizzle, so a warp hits 32 banks.",),
+    (_ANY, "spills"): ("Remove the register spills first: they make at least {spill_share:pct} of {spill_level}'s "
+                       "bytes.",),
     (_ANY, "library"): ("Try another algorithm, shape or precision, or fuse the call: this is {library}'s own "
                         "kernel.",),
 }
@@ -339,7 +403,11 @@ BASES: dict[str, Template] = {
     "tail_within": ("the tail-effect finding's ≤{tail_bound:x} is part of it, not more on top",),
     "hit_rate_unknown": ("none: the hit rate a better tiling reaches is not known",),
     "fusion_unknown": ("none: the bytes fusion or a narrower type removes are not in the report",),
-    "local_cost": ("none yet: the share of the run the local traffic costs is not bounded",),
+    "local_cost": ("none: local bytes are not most of the bytes of a limit near the busiest",),
+    "local_share": ("{spill_level}'s bytes ÷ those without the local ones = 1 / (1 − {spill_share:.2f})",),
+    "spills_bound": ("none at these bytes: the local-memory finding bounds removing the spills",),
+    "not_material": ("none: these accesses move {material_share:pct} of {material_level}'s bytes, under a tenth",),
+    "no_roof": ("none: the report gives no {level} roof for this to cap",),
     "uniform_waves": ("waves rounded up ÷ waves = {whole:n} / {waves:.2f}, for equal block times",),
     "measured_waves": ("the full waves' pace over all the work: {whole_less:n} / ((1 − {tail_share:.2f}) × "
                        "{waves:.2f})",),

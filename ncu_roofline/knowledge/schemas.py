@@ -63,7 +63,9 @@ _FINDING: dict[str, Any] = {"type": "object", "properties": {
     "kind": {"enum": [k.value for k in Kind]}, "variant": _TEXT_OR_NULL, "lever": _TEXT_OR_NULL,
     "roof": _TEXT_OR_NULL, "text": _TEXT_OR_NULL, "headline": _TEXT_OR_NULL, "next_step": _TEXT_OR_NULL,
     "detail": _TEXT_OR_NULL, "bound_note": _TEXT_OR_NULL, "speedup": _NUMBER_OR_NULL,
-    "figures": {"type": "object"}, "basis": _TEXTS, "evidence": _TEXTS}}
+    "figures": {"type": "object"}, "basis": _TEXTS, "evidence": _TEXTS,
+    # the top instructions by the finding's per-instruction counter (`passes.where`); null without them
+    "where": {"type": ["array", "null"], "items": {"type": "object", "required": ["pc", "sass", "share", "value"]}}}}
 
 _KERNEL: dict[str, Any] = {
     "type": "object",

@@ -22,7 +22,7 @@ from ..settings import AnalysisSettings
 from .quantities import DURATION_FROM_CYCLES_NOTES, KernelQuantities, Missing, Value, compute_quantities
 from .ranges import FIGURE_LIMIT, magnitude, named_figures, past_range, past_range_reason, too_short
 from .resolver import Resolver
-from .throughputs import UnitShare, launch_facts, unit_throughputs
+from .throughputs import UnitShare, broken_units, launch_facts, unit_throughputs
 
 DEFAULT_SETTINGS = AnalysisSettings()
 # A point above its roof means a wrong unit, precision, FLOP convention or sparsity assumption;
@@ -217,6 +217,8 @@ def build_kernel_model(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETT
     empty_levels: dict[str, float | None] = {lv: None for lv in R.LEVELS}
     if q.unusable_reason is not None or q.duration_s is None:
         return _unusable_model(raw, q, peaks, tensor_peaks, flags, missing, units, launch)
+    units, broken = broken_units(raw, units)
+    missing += broken
     if q.duration_s.note in DURATION_FROM_CYCLES_NOTES:
         flags.append("duration_from_cycles")
     if (short := too_short(q.duration_s)) is not None:

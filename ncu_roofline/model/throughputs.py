@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from ..knowledge import throughputs as T
 from ..readers.record import UNREAD, RawKernel, hot_values, read_so_far
 from .plans import export_plans
-from .resolver import Resolver
+from .resolver import Missing, Resolver
 
 _NON_NEGATIVE_TOLERANCE = -1e-9
 
@@ -177,6 +177,52 @@ def unit_throughputs(raw: RawKernel) -> dict[str, UnitShare]:
     return out
 
 
+# The unit whose elapsed cycles a unit metric's share is of, by the metric's prefix where it is not its own.
+_CYCLES_UNIT = {"gpu": "gpc", "fbpa": "dram", "ltc": "lts", "tex": "l1tex"}
+_RECOLLECT = "re-profile the kernel: the capture holds NaN where the profiler could not measure"
+
+
+def _metric_of(unit: UnitShare) -> str:
+    return unit.recipe.removesuffix(" ÷ 100")
+
+
+def _nan_cycles(raw: RawKernel, metric: str) -> str | None:
+    """The elapsed-cycles metric of `metric`'s unit where the capture holds it as NaN, else None."""
+    prefix = metric.split("__", 1)[0]
+    unit = _CYCLES_UNIT.get(prefix, prefix)
+    for suffix in (".avg", ".max", ".avg.per_second"):
+        name = f"{unit}__cycles_elapsed{suffix}"
+        m = raw.metrics.get(name)
+        if m is not None and m.is_nan:
+            return name
+    return None
+
+
+def broken_units(raw: RawKernel, units: dict[str, UnitShare]) -> tuple[dict[str, UnitShare], list[Missing]]:
+    """`units` less those the capture cannot have measured, and why each is not available: a share of 0 where the
+    unit's elapsed cycles are NaN (a percentage of no cycles is no 0 %), and a unit whose every metric the capture
+    holds is NaN. Nothing is set to 0: a broken unit is absent, with its reason in the kernel's `missing`."""
+    missing: list[Missing] = []
+    kept = units
+    for uid, unit in units.items():
+        if unit.share == 0.0 and (cycles := _nan_cycles(raw, metric := _metric_of(unit))) is not None:
+            if kept is units:
+                kept = dict(units)
+            del kept[uid]
+            missing.append(Missing(f"units.{uid}", f"{unit.label}: the capture's {cycles} is NaN, so its {metric} "
+                                   "of 0 measures nothing", _RECOLLECT))
+    possible: Container[str] = getattr(raw.metrics, "possible_names", raw.metrics)
+    for form in _unit_forms(possible):
+        uid, label = form[0], form[1]
+        if uid in units:
+            continue
+        nan = [name for name, _ in form[5]
+               if name in possible and (m := raw.metrics.get(name)) is not None and m.is_nan]
+        if nan:
+            missing.append(Missing(f"units.{uid}", f"{label}: the capture's {nan[0]} is NaN", _RECOLLECT))
+    return kept, missing
+
+
 def _count(value: int) -> float | None:
     """A product of launch dimensions as a float; None past the float range (an edited size)."""
     try:
@@ -228,17 +274,3 @@ def launch_facts(raw: RawKernel, res: Resolver) -> dict[str, float | None]:
         facts["sm_count"] = float(raw.sm_count)
     return facts
 
-
-def too_little_work_reason(launch: dict[str, float | None], busiest: float | None) -> str:
-    """Why a kernel is in the too-little-work regime, in words, with the launch figures."""
-    grid, waves, sms = launch.get("grid_blocks"), launch.get("waves_per_sm"), launch.get("sm_count")
-    if waves is not None and waves < T.MIN_WAVES:
-        if grid is not None and sms is not None and grid < sms:
-            blocks = "1 block" if grid == 1 else f"{grid:,.0f} blocks"
-            return (f"the grid has {blocks} for {sms:,.0f} SMs: {sms - grid:,.0f} SMs have nothing to run "
-                    f"({waves:.2g} waves)")
-        where = f"{grid:,.0f} blocks, " if grid is not None else ""
-        return (f"the grid is smaller than one wave ({where}{waves:.2g} of what all SMs hold at once): every SM "
-                "could hold more blocks at once, so few warps are in flight to hide latency")
-    share = f" (the busiest is at {busiest:.1%})" if busiest is not None else ""
-    return f"every measured limit is under {T.TOO_LITTLE_WORK_SHARE:.0%} of its peak{share}"

@@ -28,6 +28,10 @@ def ceiling_figures(c: Ceiling) -> dict[str, float | str | None]:
     elif c.kind == "sector_use":
         used = {op: v for op in ("ld", "st") if (v := e.get(f"{op}_bytes_used_per_sector")) is not None}
         worst = min(used, key=lambda op: used[op], default=None)
+        sectors = {op: e.get(f"{op}_sectors") for op in used}  # where counted: the worst direction's share of them
+        counted = None not in sectors.values() and sum(s for s in sectors.values() if s) > 0
+        figures["worst_share"] = (sectors[worst] or 0.0) / sum(s for s in sectors.values() if s) \
+            if counted and worst is not None and len(used) > 1 else None
         figures |= {"worst_op": {"ld": "loads", "st": "stores"}.get(worst or ""), "worst_bytes": used.get(worst or ""),
                     "per_sector": c.factor * 32.0 if not e.get(f"{c.roof}_moved_bytes") else None,
                     "moved": e.get(f"{c.roof}_moved_bytes")}

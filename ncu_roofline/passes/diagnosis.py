@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
+from .causes import one_per_cause
 from .ceiling_figures import ceiling_figures, ceiling_lever
 from .ceilings import SIGNIFICANT, Ceiling, used_share
 from .co_limits import co_limits, listed
@@ -38,9 +39,10 @@ from .latency import latency_case
 from .levers import FP64_PIPE, fp64_figures, limits_measured, sets_against, unit_lever
 from .libraries import library_of
 from .reuse import issue_left, reads_once, reuse_note
-from .spills import local_memory
+from .spills import MOSTLY, LocalTraffic, left_after, local_memory, local_traffic, spill_limit
+from .stalls import stall_figures
 from .tail import apart_from_tail, tail_effect
-from .too_little_work import too_little_work
+from .too_little_work import too_little_work, under_one_wave
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
@@ -196,10 +198,13 @@ def _at_roof(m: KernelModel, ceilings: list[Ceiling], parts: Parts, reuse: dict[
     once = reads_once(reuse) if bound == "dram" else None  # nothing is re-read: no tiling to advise
     lever = ("less_work" if not memory else "fewer_bytes" if once is None else "fewer_bytes_once") + \
         ("" if high else "_short")
-    head = Finding(Kind.AT_LIMIT, "high" if high else "short", bound, None, bound, None, lever,
-                   ("at_limit",) if high else ("at_limit_short",), figures)
+    basis = ("at_limit",) if high else ("at_limit_short",)
+    spilled = _spilled(bound, local_traffic(m) if memory else None, figures)
+    if spilled:  # its bytes are mostly spilled registers: remove them first, they bound what that gives
+        lever, basis = "spills", ("spills_bound",)
+    head = Finding(Kind.AT_LIMIT, "high" if high else "short", bound, None, bound, None, lever, basis, figures)
     findings = [head]
-    if memory:
+    if memory and not spilled:  # FLOP per spilled byte is no intensity of the kernel's data: no gap, no batching
         gap = _intensity_gap(m, bound, ceilings, parts, reuse)
         if gap is not None:
             findings.append(gap)
@@ -207,6 +212,28 @@ def _at_roof(m: KernelModel, ceilings: list[Ceiling], parts: Parts, reuse: dict[
                 findings[0] = dataclasses.replace(head, basis=("gap_bounds",))
     findings += [_ceiling_finding(m, c, f"{bound.upper()} roof") for c in _under(ceilings, bound)]
     return findings
+
+
+def _spilled(level: str | None, local: LocalTraffic | None, figures: dict[str, float | str | None]) -> bool:
+    """Whether local memory is `MOSTLY` the bytes at a memory level (a limiter's roof); if so the figures its
+    next step names are added to `figures`."""
+    share = local.share(level) if local is not None and level is not None else None
+    if share is None or share < MOSTLY or level is None:
+        return False
+    figures |= {"spill_share": share, "spill_level": level.upper()}
+    return True
+
+
+def _spill_findings(m: KernelModel, local: LocalTraffic | None) -> list[Finding]:
+    """The local-memory finding; where local bytes are most of a limit near the busiest, bounded by that limit
+    without them, never past the busiest limit the fix leaves: the arithmetic, the issue slots less the local
+    instructions, the other memory limits less their local bytes (`spills.left_after`)."""
+    spill = spill_limit(m, local) if m.regime != T.TOO_LITTLE_WORK else None
+    if local is None or spill is None:
+        return local_memory(m, local)
+    left = [f for f in (_busiest_on(m, "compute", arithmetic=True), *left_after(m, local, spill))
+            if f is not None and f[0] > 0]
+    return local_memory(m, local, spill, max(left, default=None))
 
 
 # A group's timed launches: (duration, launch, the launch's own ceilings).
@@ -300,6 +327,8 @@ def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
         figures["one_direction"] = ""
     at = m.regime == T.AT_LIMIT
     lever: str | None = unit_lever(m, unit) if at else None
+    if at and unit.group == "memory" and _spilled(roof, local_traffic(m), figures):
+        lever = "spills"  # its work is mostly spilled registers' bytes
     if bound == FP64_PIPE:
         figures |= fp64_figures(m)
     if not at:
@@ -369,12 +398,15 @@ def _latency(m: KernelModel, ceilings: list[Ceiling], parts: Parts) -> list[Find
         basis = ("ceilings_over_reached",) if m.limiter_is_roof else ("peak_over_share",)
         if not limits_measured(m):
             variant, lever, speedup, basis = "unmeasured", "collect", None, ("unmeasured",)
-        findings.append(Finding(Kind.LATENCY, variant, bound, None, bound, speedup, lever, basis, figures, (bound,)))
+        lever, stalls, stall_metrics = stall_figures(m, variant, lever)  # why warps stall, where measured
+        findings.append(Finding(Kind.LATENCY, variant, bound, None, bound, speedup, lever, basis, figures | stalls,
+                                (bound, *stall_metrics)))
     if not findings:
         variant, lever, figures = latency_case(m.launch)
         figures |= {"label": label, "share": share}
+        lever, stalls, stall_metrics = stall_figures(m, "no_ceiling", lever)
         findings.append(Finding(Kind.LATENCY, "no_ceiling", bound, None, bound, 1.0 / share if share > 0 else None,
-                                lever, ("roof_over_reached",), figures, (bound,)))
+                                lever, ("roof_over_reached",), figures | stalls, (bound, *stall_metrics)))
     named = list(mine)
     findings += _co_limit_findings(m, ceilings, named)
     return findings + listed(m, ceilings, named, _limit_label(m))
@@ -405,23 +437,25 @@ def _ranked(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], wa
     if not m.usable or m.regime is None:
         return []
     if m.regime == T.TOO_LITTLE_WORK:
-        return [too_little_work(m), *local_memory(m), *listed(m, ceilings, [], _limit_label(m))]
+        return one_per_cause(m, ceilings, [too_little_work(m), *local_memory(m),
+                                           *listed(m, ceilings, [], _limit_label(m))])
     if m.regime == T.AT_LIMIT:
         found = _at_roof(m, ceilings, parts, reuse) if m.limiter_is_roof else _unit_limit(m, ceilings)
     elif not m.limiter_is_roof:
         found = _unit_limit(m, ceilings)[:1] + _latency(m, ceilings, parts)
     else:
         found = _latency(m, ceilings, parts)
-    found += reuse_note(m, reuse) + local_memory(m)
+    found = one_per_cause(m, ceilings, found + reuse_note(m, reuse) + _spill_findings(m, local_traffic(m)))
     tail = tail_effect(m) if waves else []
     apart_from_tail(found, tail)
     if tail and found[0].speedup is None and found[0].basis[:1] in (("at_limit",), ("at_limit_short",),
                                                                      ("unit_at_limit",), ("unit_short",),
-                                                                     ("gap_bounds",)):
+                                                                     ("gap_bounds",), ("spills_bound",)):
         found[0] = found[0].with_basis("apart_tail")
-    found += tail
+    found += tail + (under_one_wave(m) if waves else [])  # a grid under one wave at a limit: its waves in numbers
     if found[0].basis == _BELOW_THRESHOLD and not any(f.kind == Kind.LATENCY for f in found):
         found[0] = dataclasses.replace(found[0], basis=("below_ceilings",))
     head, rest = found[:1], found[1:]
-    rest.sort(key=lambda f: -(f.speedup or 0.0))
+    # Spills that make most of a limit's bytes come first: the other findings' figures count those bytes.
+    rest.sort(key=lambda f: (f.kind != Kind.LOCAL_MEMORY or "spill_share" not in f.figures, -(f.speedup or 0.0)))
     return head + rest

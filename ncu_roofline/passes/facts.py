@@ -2,8 +2,8 @@
 
 A launch's diagnosis runs while its metrics are at hand; a group's runs later, when `report` has let
 every launch's metrics go (50,000 launches hold half a gigabyte of them). The few counters the
-diagnosis reads of a kernel's raw metrics (`passes.reuse`, `passes.levers`) are therefore taken once per
-launch (`counter_facts`, in `FACTS` order) and read back through `fact`, which also serves a model built
+diagnosis reads of a kernel's raw metrics (`passes.reuse`, `passes.levers`, `passes.stalls`) are therefore
+taken once per launch (`counter_facts`, in `FACTS` order) and read back through `fact`, which also serves a model built
 just now from its metrics.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..knowledge import recipes as R
+from ..knowledge.stalls import STALL_METRICS
 from ..readers.record import UNREAD, hot_values, read_so_far
 
 if TYPE_CHECKING:
@@ -42,12 +43,25 @@ LOCAL_INSTRUCTIONS = (("sass__inst_executed_local_loads", "sass__inst_executed_l
 GLOBAL_MEMORY_INSTRUCTIONS = (("sass__inst_executed_global_loads", "sass__inst_executed_global_stores"),
                               MEMORY_INSTRUCTIONS[0])
 L2_TRANSACTIONS = ("memory_l2_transactions_local", "memory_l2_transactions_global")
+# Nsight Compute's L2 sectors of L1's local and global requests (2021-era and later; `theoretical`: every sector L1
+# asked for, before its hits), and the L2 transactions above: (local, global) pairs, the first held is read.
+L2_LOCAL_PAIRS = (("memory_l2_sectors_local", "memory_l2_sectors_global"),
+                  ("memory_l2_theoretical_sectors_local", "memory_l2_theoretical_sectors_global"), L2_TRANSACTIONS)
+# L1/TEX sectors of local loads and stores; of the other accesses that reach L2 through L1/TEX (global loads,
+# stores, atomics and reductions, texture and surface fetches, cp.async); L2's sectors of every unit and of L1/TEX.
+LOCAL_SECTORS = ("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum")
+GLOBAL_SECTORS = ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", STORE_SECTORS)
+OTHER_L1_SECTORS = ("l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum",
+                    "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum", *R.LOAD_SECTORS[2:])
+L2_SECTORS = ("lts__t_sectors.sum", "lts__t_sectors_srcunit_tex.sum")
 
 FACTS = tuple(dict.fromkeys((ISSUED, *(n for pair in MEMORY_INSTRUCTIONS for n in pair), *R.ASYNC_COPY_COUNTS,
                              SHARED_WAVEFRONTS, *SHARED_OP_WAVEFRONTS, BANK_CONFLICTS, *LOCAL_REQUESTS, STORE_SECTORS,
                              *SHARED_ALLOCATION,
                              *(n for pairs in (LOCAL_INSTRUCTIONS, GLOBAL_MEMORY_INSTRUCTIONS) for pair in pairs
-                               for n in pair), *L2_TRANSACTIONS)))
+                               for n in pair), *L2_TRANSACTIONS, *STALL_METRICS,
+                             *(n for pair in L2_LOCAL_PAIRS for n in pair), *LOCAL_SECTORS, *GLOBAL_SECTORS,
+                             *OTHER_L1_SECTORS, *L2_SECTORS)))
 _INDEX = {name: i for i, name in enumerate(FACTS)}
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..knowledge.catalog import words
 from ..knowledge.wording import Figure, Kind, Words, ratio
+from ..readers.instructions import TopInstructions
 
 __all__ = ["Finding", "Kind", "ratio_text", "top_index"]
 
@@ -32,7 +33,7 @@ class Finding:
     basis: tuple[str, ...] = ()
     figures: Mapping[str, Figure] = field(default_factory=dict)
     evidence: tuple[str, ...] = ()
-    where: Any = None  # the code behind it, where the report holds per-instruction counters
+    where: TopInstructions | None = None  # the code behind it, where the report holds per-instruction counters
 
     def with_figures(self, **more: Figure) -> Finding:
         return dataclasses.replace(self, figures={**self.figures, **more})
@@ -43,11 +44,13 @@ class Finding:
     def words(self) -> Words:
         return words(self.kind, self.variant, self.lever, self.figures, self.basis)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, redact: bool = False) -> dict[str, Any]:
+        """The finding as the JSON document writes it; `redact` leaves the source files of `where` out."""
         w = self.words()
         return {"kind": self.kind.value, "variant": self.variant, "lever": self.lever, "roof": self.roof,
                 "factor": self.factor, "limit": self.limit, "speedup": self.speedup, "basis": list(self.basis),
-                "figures": dict(self.figures), "evidence": list(self.evidence), "where": self.where,
+                "figures": dict(self.figures), "evidence": list(self.evidence),
+                "where": None if self.where is None else self.where.to_list(redact),
                 "headline": w.headline, "next_step": w.next_step, "detail": w.detail, "bound_note": w.bound,
                 "section": w.section}
 

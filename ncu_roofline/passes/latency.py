@@ -14,6 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..model.geometry import geometry_figures, limiter_figures, occupancy_limiter
+
+__all__ = ["FULL", "IDLE", "REACHED", "idle_share", "latency_case", "occupancy_limiter"]
+
 REACHED = 0.85  # achieved ÷ theoretical occupancy from which the warps the launch allows are there
 FULL = 0.75  # achieved occupancy from which an SM is nearly full of warps
 IDLE = 0.2  # SMs without a warp for this share of the run or more: the latency is idle SMs first
@@ -34,7 +38,7 @@ def latency_case(launch: Mapping[str, float | None]) -> tuple[str, str, Figures]
     variant, lever, figures = _active_case(launch, figures)
     idle = idle_share(launch)
     if idle is not None:  # what the occupancy says of the active cycles stays among its figures
-        return "idle", "idle", figures | {"idle": idle}
+        return "idle", "idle", figures | geometry_figures(launch) | {"idle": idle}
     return variant, lever, figures
 
 
@@ -49,25 +53,7 @@ def _active_case(launch: Mapping[str, float | None], figures: Figures) -> tuple[
         binding = occupancy_limiter(launch)
         if binding is None:
             return "at_allowed", "occupancy", figures
-        levers, blocks = binding
-        return "at_allowed", levers[0], figures | {"occ_by": " and ".join(_NAMES[n] for n in levers),
-                                                   "occ_blocks": blocks,
-                                                   "regs": launch.get("registers_per_thread") or None}
+        return "at_allowed", binding[0][0], figures | limiter_figures(launch) | {
+            "regs": launch.get("registers_per_thread") or None}
     return "fewer_warps", "more_warps", figures
 
-
-# Blocks per SM each resource allows (Nsight Compute's launch__occupancy_limit_*), and the lever of each.
-_LIMITS = (("occupancy_limit_registers", "registers"), ("occupancy_limit_shared_mem", "shared_memory"),
-           ("occupancy_limit_blocks", "block_limit"), ("occupancy_limit_warps", "warp_slots"))
-_NAMES = {"registers": "registers", "shared_memory": "shared memory", "block_limit": "the blocks-per-SM limit",
-          "warp_slots": "the warp slots"}
-
-
-def occupancy_limiter(launch: Mapping[str, float | None]) -> tuple[list[str], float] | None:
-    """(the levers of what binds the theoretical occupancy, the blocks per SM it allows) from the blocks per SM
-    each resource allows, the fewest binding (all of those that tie); None where the report holds none."""
-    limits = {name: v for key, name in _LIMITS if (v := launch.get(key)) is not None and v > 0}
-    if not limits:
-        return None
-    fewest = min(limits.values())
-    return [name for name, v in limits.items() if v == fewest], fewest

@@ -1,7 +1,8 @@
-"""Nsight Compute's own rule results beside the findings, as data: does its largest estimated speed-up speak of one
-of the findings, and where its Bottleneck rule reads a latency issue while the verdict is at a limit, what the
-verdict rests on (`compare_with_rules`: a `RulesComparison` of `RuleNote`s, each a `Relation` and its figures; their
-words are `knowledge.rules_words`)."""
+"""Nsight Compute's own rule results beside the findings, as data: does its largest estimated speed-up speak of the
+cause one of the findings is about (`rule_causes` and `finding_causes`, from the tables of `knowledge.rules`), and
+where its Bottleneck rule reads a latency issue while the verdict is at a limit, what the verdict rests on
+(`compare_with_rules`: a `RulesComparison` of `RuleNote`s, each a `Relation` and its figures; their words are
+`knowledge.rules_words`)."""
 
 from __future__ import annotations
 
@@ -11,55 +12,33 @@ from typing import Any
 
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
+from ..knowledge.rules import (
+    ISSUE_UNITS,
+    KIND_CAUSES,
+    LATENCY_CAUSES,
+    LEVER_CAUSES,
+    LIMIT_CAUSES,
+    NO_CONFLICT_LEVERS,
+    OCCUPANCY_CASES,
+    RULE_CAUSES,
+    SHORT_CAUSES,
+    UNDER_ONE_WAVE,
+    UNIT_CAUSES,
+    UNMAPPED,
+    VARIANT_CAUSES,
+    Cause,
+)
 from ..knowledge.rules_words import Relation, sentence
-from ..knowledge.wording import Figure
+from ..knowledge.wording import Figure, Kind
 from .diagnosis import HIGH_THROUGHPUT
 from .finding import Finding
+from .latency import latency_case
 
-__all__ = ["RULE_KINDS", "Relation", "RuleNote", "RulesComparison", "compare_with_rules", "rule_kinds", "rules_fields"]
-
-# Nsight Compute rule (and title, where one rule id carries several findings) -> the findings of
-# this tool that speak of the same thing: a kind ("latency"), a kind about one unit
-# ("unit_throughput:sm__issue_active"), or about any unit or roof of a group
-# ("unit_throughput@memory", "at_limit@memory"). A busy unit agrees only with the rules about it.
-_ISSUE_UNITS = ("unit_throughput:sm__issue_active", "unit_throughput:sm__inst_executed")
-_MEMORY = ("unit_throughput@memory", "at_limit@memory")
-_LSU = ("unit_throughput:sm__inst_executed_pipe_lsu", "unit_throughput:l1tex__lsuin_requests")
-# A latency finding that names idle SMs first (no warp for much of the run) agrees with the rules about the
-# launch and its balance too, beside those about its active cycles (occupancy, stalls).
-_IDLE = "latency:idle_sms"
-# A limit at the threshold short of high use: the rest of its peak is for more warps or instructions in flight, what
-# the occupancy and issue-slot rules speak of (not Low Utilization, nor a stall that may be a throttled pipe).
-_SHORT = "latency:short_of_peak"
-RULE_KINDS: dict[tuple[str, str | None], frozenset[str]] = {
-    # An access pattern's cause is the sectors its requests touch: a finding about them, not any memory limit.
-    ("UncoalescedGlobalAccess", None): frozenset({"sector_use", "coalescing"}),
-    ("MemoryCacheAccessPattern", None): frozenset({"sector_use", "coalescing"}),
-    ("UncoalescedSharedAccess", None): frozenset({"bank_conflicts", "unit_throughput:l1tex__data_pipe_lsu_wavefronts",
-                                                 "unit_throughput:l1tex__data_bank_reads",
-                                                 "unit_throughput:l1tex__data_bank_writes"}),
-    ("IssueSlotUtilization", None): frozenset({"latency", _SHORT, "issue_share", *_ISSUE_UNITS}),
-    ("CPIStall", "Lg Throttle Stalls"): frozenset({"latency", "coalescing", "sector_use", *_LSU}),
-    ("CPIStall", "Long Scoreboard Stalls"): frozenset({"latency", "reuse", "coalescing", "sector_use", *_MEMORY}),
-    ("CPIStall", None): frozenset({"latency"}),
-    ("CPIStallLongScoreboard", None): frozenset({"latency", "reuse", "coalescing", "sector_use", *_MEMORY}),
-    ("AchievedOccupancy", None): frozenset({"latency", _SHORT, "too_little_work"}),
-    ("TheoreticalOccupancy", None): frozenset({"latency", _SHORT}),
-    ("Occupancy", None): frozenset({"latency", _SHORT}),
-    ("LaunchConfiguration", "Tail Effect"): frozenset({"tail_effect"}),
-    ("LaunchConfiguration", "Small Grid"): frozenset({"too_little_work", _IDLE}),
-    ("LaunchConfiguration", None): frozenset({"too_little_work", "tail_effect", _IDLE}),
-    ("WorkloadImbalance", None): frozenset({"too_little_work", "latency", "tail_effect", _IDLE}),
-    ("FPInstructions", None): frozenset({"fma_balance"}),
-    ("ThreadDivergence", None): frozenset({"lane_efficiency"}),
-    # "Low Utilization": every pipe under-used, too few warps issue: the opposite of a busy pipe.
-    ("HighPipeUtilization", "Low Utilization"): frozenset({"latency", "too_little_work", _IDLE}),
-    ("HighPipeUtilization", None): frozenset({"unit_throughput@compute", "at_limit@compute"}),
-}
+__all__ = ["Cause", "Relation", "RuleNote", "RulesComparison", "compare_with_rules", "finding_causes",
+           "rule_causes", "rules_fields"]
 
 
-# Rule results that speak of none of this tool's findings ("Balanced": no pipe stands out).
-_UNMAPPED = frozenset({("HighPipeUtilization", "balanced")})
+_AT_LIMIT_HEADS = ("at_limit", "unit_throughput")
 
 
 def _title_key(title: str | None) -> str:
@@ -69,7 +48,9 @@ def _title_key(title: str | None) -> str:
     return " ".join(w for w in words if w != "stalls")
 
 
-_RULE_TITLES = {(rule, _title_key(title)): kinds for (rule, title), kinds in RULE_KINDS.items() if title}
+_RULE_TITLES = {(rule, _title_key(title)): causes for (rule, title), causes in RULE_CAUSES.items()
+                if title is not None}
+_UNMAPPED = {(rule, _title_key(title) if title is not None else None) for rule, title in UNMAPPED}
 
 
 def _rule_key(rule: str, title: str | None, message: str | None = None) -> tuple[str, str]:
@@ -80,56 +61,78 @@ def _rule_key(rule: str, title: str | None, message: str | None = None) -> tuple
     return rule, _title_key(title)
 
 
-def rule_kinds(rule: str, title: str | None, message: str | None = None) -> frozenset[str] | None:
-    """The findings an Nsight Compute rule result speaks of (None for a rule this tool does not map)."""
+def rule_causes(rule: str, title: str | None, message: str | None = None) -> frozenset[Cause] | None:
+    """The causes an Nsight Compute rule result speaks of (`knowledge.rules`): by its title, else by its id; empty
+    for one about a cause no finding names; None for a rule this tool does not compare (`UNMAPPED`)."""
     key = _rule_key(rule, title, message)
-    if key in _UNMAPPED:
+    if key in _UNMAPPED or (rule, None) in _UNMAPPED:
         return None
-    return _RULE_TITLES.get(key) or RULE_KINDS.get((rule, None))
+    if key in _RULE_TITLES:
+        return _RULE_TITLES[key]
+    return RULE_CAUSES.get((rule, None))
 
+
+def _family(roof: str | None) -> str | None:
+    """What a roof or unit is, as `knowledge.rules` keys it: the issue slots, memory, or compute."""
+    if roof in ISSUE_UNITS:
+        return "issue"
+    if roof in R.LEVELS:
+        return "memory"
+    if roof in R.ROOFS:
+        return "compute"
+    return T.BY_ID[roof].group if roof in T.BY_ID else None
+
+
+def finding_causes(f: Finding) -> frozenset[Cause]:
+    """The causes a finding is about (`knowledge.rules`): its kind's and its variant's; a latency finding's, the
+    occupancy case of the SMs' active cycles (from its figures: a library kernel's lever is the library's), what its
+    limit waits on and the stall its lever names; too little work under one wave, a small grid; a limit at its peak,
+    its unit's or family's; short of high use, what more work in flight waits on, and the occupancy where its
+    figures name what caps it."""
+    kind, family = f.kind.value, _family(f.roof)
+    causes = set(KIND_CAUSES.get(kind, ())) | VARIANT_CAUSES.get((kind, f.variant), frozenset())
+    if f.kind == Kind.LATENCY:
+        case = latency_case({"achieved_occupancy": _number(f.figures.get("achieved")),
+                             "theoretical_occupancy": _number(f.figures.get("theoretical"))})[0]
+        causes |= {OCCUPANCY_CASES[case]} if case in OCCUPANCY_CASES else set()
+        causes |= LATENCY_CAUSES.get(family or "", frozenset()) | LEVER_CAUSES.get(f.lever or "", frozenset())
+    elif f.kind == Kind.TOO_LITTLE_WORK:
+        waves = _number(f.figures.get("waves"))
+        causes |= UNDER_ONE_WAVE if waves is not None and waves < T.MIN_WAVES else set()
+    elif f.kind in _AT_LIMIT_HEADS and f.variant in ("high", "short"):
+        causes |= UNIT_CAUSES.get(f.roof or "", LIMIT_CAUSES.get(family or "", frozenset()))
+        if f.lever in NO_CONFLICT_LEVERS:
+            causes.discard(Cause.BANK_CONFLICTS)
+        if f.variant == "short":
+            causes |= SHORT_CAUSES.get(family or "", frozenset())
+            causes |= {Cause.OCCUPANCY} if f.figures.get("occ_by") else set()
+    return frozenset(causes)
+
+
+def _number(value: Figure) -> float | None:
+    return float(value) if isinstance(value, (int, float)) else None
 
 
 def _short_of_peak(f: Finding) -> float | None:
     """How far a limit at its limit but short of what Nsight Compute calls high use is from its own peak (the
-    rest of it is for more work in flight: `_SHORT`), else None."""
+    rest of it is for more work in flight), else None."""
     left = f.figures.get("left")
-    short = f.kind in ("at_limit", "unit_throughput") and f.variant == "short" and isinstance(left, float)
+    short = f.kind in _AT_LIMIT_HEADS and f.variant == "short" and isinstance(left, float)
     return left if short else None  # type: ignore[return-value]
 
 
-def _tokens(f: Finding) -> set[str]:
-    """A finding as `RULE_KINDS` names it: its kind, the kind with its unit, the kind with its group; a latency
-    finding that names idle SMs first, `_IDLE` too; a limit short of high use, `_SHORT` too (`_SHORT_OF_PEAK`)."""
-    found: set[str] = {f.kind.value}
-    if _short_of_peak(f) is not None:
-        found.add(_SHORT)
-    if f.kind == "latency" and f.variant == "idle":
-        found.add(_IDLE)  # and its active cycles' occupancy: the latency's own rules agree too
-    if f.roof:
-        kind = f.kind.value
-        found.add(f"{kind}:{f.roof}")
-        if f.roof in R.LEVELS:
-            found.add(f"{kind}@memory")
-        elif f.roof in R.ROOFS:
-            found.add(f"{kind}@compute")
-        elif f.roof in T.BY_ID:
-            found.add(f"{kind}@{T.BY_ID[f.roof].group}")
-    return found
-
-
 _LOW_UTILIZATION = ("HighPipeUtilization", "Low Utilization")
-_AT_LIMIT_HEADS = ("at_limit", "unit_throughput")
 # The rules whose estimate is for more warps or instructions in flight (not the stall rules: a stall may be a
 # throttled pipe, Math Pipe Throttle, MIO Throttle).
 _HIDING_LATENCY = frozenset({"AchievedOccupancy", "TheoreticalOccupancy", "Occupancy", "IssueSlotUtilization"})
-# The too-little-work findings of a grid under one wave (`passes.too_little_work`): more blocks first.
-_UNDER_ONE_WAVE = frozenset({"few_blocks", "under_wave"})
+# The stall rules of warps waiting on memory data: at a limit past high use, that wait is the limit itself.
+_WAITING_ON_MEMORY = frozenset({_rule_key("CPIStall", "Long Scoreboard Stalls"),
+                                _rule_key("CPIStallLongScoreboard", "")})
 
 
 def _at_memory_limit(f: Finding) -> bool:
     """A finding that the kernel presses against a memory roof or a memory unit."""
-    tokens = _tokens(f)
-    return f.kind in ("at_limit", "unit_throughput") and bool(tokens & {"at_limit@memory", "unit_throughput@memory"})
+    return f.kind in _AT_LIMIT_HEADS and _family(f.roof) == "memory"
 
 
 def _limit_label(f: Finding) -> Figure:
@@ -143,16 +146,16 @@ def _lead(f: Finding) -> dict[str, Figure]:
     return {"lead_kind": f.kind.value, "lead_variant": f.variant, "lead_limit": _limit_label(f)}
 
 
-def _elsewhere(top: dict[str, Any], kinds: frozenset[str], findings: list[Finding],
+def _elsewhere(top: dict[str, Any], causes: frozenset[Cause], findings: list[Finding],
                set_aside: list[Any], share: float | None = None) -> RuleNote:
     """An estimate that speaks of none of the findings: a ceiling of that kind set aside (with its reason), idle
-    compute pipes at a memory limit, hiding latency at a limit past high use (`share`, the limiter's) or before the
-    launch fills the GPU, else one the findings do not rank."""
+    compute pipes at a memory limit, hiding latency (or waiting on memory) at a limit past high use (`share`, the
+    limiter's), more warps before the launch fills the GPU, else one the findings do not rank."""
     what = top.get("title") or top.get("name") or top.get("rule")
     lead = _lead(findings[0])
     title = str(what).upper()
     # the one of the level the rule's title names first (L1TEX Global Load Access Pattern: coalescing, at L1)
-    aside = min((n for n in set_aside if n.kind in kinds),
+    aside = min((n for n in set_aside if KIND_CAUSES.get(n.kind, frozenset()) & causes),
                 key=lambda n: not any(level.upper() in title for level in n.roof.split("/")), default=None)
     if aside is not None:
         return _note(top, Relation.SET_ASIDE, aside_kind=aside.kind, aside_roof=aside.roof, reason=aside.reason,
@@ -161,9 +164,10 @@ def _elsewhere(top: dict[str, Any], kinds: frozenset[str], findings: list[Findin
     if key == _rule_key(*_LOW_UTILIZATION) and _at_memory_limit(findings[0]):
         return _note(top, Relation.IDLE_PIPES_EXPECTED, **lead)
     hiding = key[0] in _HIDING_LATENCY
-    if hiding and findings[0].kind == "too_little_work" and findings[0].variant in _UNDER_ONE_WAVE:
+    if hiding and findings[0].kind == "too_little_work" and Cause.SMALL_GRID in finding_causes(findings[0]):
         return _note(top, Relation.MORE_BLOCKS_FIRST, **lead)
-    if hiding and share is not None and share >= HIGH_THROUGHPUT and findings[0].kind in _AT_LIMIT_HEADS:
+    waiting = hiding or key in _WAITING_ON_MEMORY
+    if waiting and share is not None and share >= HIGH_THROUGHPUT and findings[0].kind in _AT_LIMIT_HEADS:
         return _note(top, Relation.PAST_HIGH_USE, share=share, left=1.0 / share, **lead)
     return _note(top, Relation.NOT_RANKED, **lead)
 
@@ -222,16 +226,15 @@ def compare_with_rules(findings: list[Finding], rules: list[dict[str, Any]], reg
     verdict rests on."""
     estimate = None
     estimated = [r for r in rules if r.get("speedup_pct") is not None and r["speedup_pct"] > 0]
-    kinds = None
+    causes = None
     if estimated and findings:
         top = max(estimated, key=lambda r: r["speedup_pct"])
-        kinds = rule_kinds(str(top.get("rule")), top.get("title"), top.get("message"))
-    if kinds is not None:
-        ours = set().union(*(_tokens(f) for f in findings))
-        if ours & kinds:
+        causes = rule_causes(str(top.get("rule")), top.get("title"), top.get("message"))
+    if causes is not None:
+        matching = [f for f in findings if finding_causes(f) & causes]
+        if matching:
             # Its estimate and this bound measure different things (Tail Effect: the partial wave's share
             # of the run; this: the most the kernel can gain): both are stated.
-            matching = [f for f in findings if _tokens(f) & kinds]
             match = next((f for f in matching if f.speedup), None)
             figures: dict[str, Figure | bool] = {"match_kind": (match or matching[0]).kind.value}
             if match is not None and match.speedup:
@@ -242,7 +245,7 @@ def compare_with_rules(findings: list[Finding], rules: list[dict[str, Any]], reg
                 figures |= {"left": _short_of_peak(short), "match_limit": _limit_label(short)}
             estimate = _note(top, Relation.AGREES, **figures)
         else:
-            estimate = _elsewhere(top, kinds, findings, set_aside or [], share if regime == T.AT_LIMIT else None)
+            estimate = _elsewhere(top, causes, findings, set_aside or [], share if regime == T.AT_LIMIT else None)
     bottleneck = None
     solb = next((r for r in rules if r.get("rule") == "SOLBottleneck" and r.get("title") == "Latency Issue"), None)
     if solb is not None and regime == T.AT_LIMIT and findings:

@@ -8,6 +8,7 @@ import math
 from typing import TYPE_CHECKING
 
 from ..knowledge import throughputs as T
+from ..model.geometry import geometry_figures
 from .finding import Finding, Kind
 from .libraries import library_of
 
@@ -74,7 +75,7 @@ def tail_effect(m: KernelModel) -> list[Finding]:
     waves = m.launch.get("waves_per_sm")
     share = m.limiter_share
     if waves is None or not waves > T.MIN_WAVES or not math.isfinite(waves) or not share or share <= 0:
-        return []
+        return []  # under one wave: `too_little_work.under_one_wave`
     whole = math.ceil(waves)
     last = waves - (whole - 1)  # the last wave's share of a full one
     grid = m.launch.get("grid_blocks")
@@ -95,7 +96,7 @@ def tail_effect(m: KernelModel) -> list[Finding]:
         "grid": grid, "waves": waves, "whole": whole, "whole_less": whole - 1,
         "last": last if last >= 0.01 else None, "last_small": last,
         "per_wave": per_wave, "uniform": uniform, "work": last / waves, "tail_share": tail_share,
-        "top_x": max(1.0, 1.0 / share), "top_label": limit}
+        "top_x": max(1.0, 1.0 / share), "top_label": limit} | geometry_figures(m.launch)
     if idle is not None and tail_share == idle[0] < uniform and (measured is None or idle[0] < measured):
         variant, basis = "idle", ("measured_waves",)
         figures |= {"idle_sms": idle[1], "sms": m.launch["sm_count"], "active": m.launch["sm_active_share"]}
@@ -125,4 +126,6 @@ def apart_from_tail(found: list[Finding], tail: list[Finding]) -> None:
     if latency is None or latency.speedup is None or not tail or tail[0].speedup is None:
         return
     at = next(i for i, f in enumerate(found) if f is latency)
-    found[at] = latency.with_basis("tail_within", tail_part="", tail_bound=tail[0].speedup)
+    # its words say the last wave may be part of it, unless they state the waves already (`latency_case`)
+    stated = latency.figures.get("last_fill") is not None
+    found[at] = latency.with_basis("tail_within", tail_part=None if stated else "", tail_bound=tail[0].speedup)

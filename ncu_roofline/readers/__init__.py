@@ -159,7 +159,7 @@ def read_materialized(path: str) -> RawReport:
     report = read_report(path)
     for kernel in report.kernels:
         kernel.metrics = {name: kernel.metrics[name] for name in kernel.metrics}
-        detach(kernel)  # the rule results, read on demand until now
+        detach(kernel, every_counter=True)  # the rule results and the top instructions, read on demand until now
     return report
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import InputError
 from .container import MAGIC, UNCHECKABLE, scan_container
+from .instructions import ActionInstructions, Code
 from .record import UNREAD, Metric, RawKernel, RawReport
 from .rules import ActionRules
 from .strings import text
@@ -151,16 +152,20 @@ class ActionMetrics(Mapping[str, Metric]):
         return {name: m for name, m in self._cache.items() if m is not None}
 
 
-def detach(kernel: RawKernel) -> None:
+def detach(kernel: RawKernel, every_counter: bool = False) -> None:
     """Make a kernel independent of its open report, so that it pickles (and the report can close).
 
     Metrics read on demand (`ActionMetrics`) become a plain dict of those read so far (what the
-    analysis asked for); rule results read on demand become a tuple of all of them.
+    analysis asked for); rule results read on demand become a tuple of all of them; per-instruction
+    counters keep the top instructions of those read so far (`every_counter`: of every one).
     """
     if isinstance(kernel.metrics, ActionMetrics):
         kernel.metrics = kernel.metrics.fetched()
     if isinstance(kernel.rules, ActionRules):
         kernel.rules = tuple(kernel.rules)
+    if isinstance(kernel.instructions, ActionInstructions):
+        source = kernel.instructions
+        kernel.instructions = source.read_all() if every_counter else source.fetched()
 
 
 def _triple(metrics: Mapping[str, Metric], prefix: str) -> tuple[int, int, int] | None:
@@ -278,6 +283,7 @@ def read_ncu_rep(path: Path) -> RawReport:
     demangled_base = ncu_report.IAction.NameBase_DEMANGLED
     mangled_base = ncu_report.IAction.NameBase_MANGLED
     forms: Forms = {}
+    code: Code = {}  # the instructions of the report's functions, read once (`readers.instructions`)
     for r, rng in enumerate(ranges):
         for j in range(rng.num_actions()):
             action = rng.action_by_idx(j)
@@ -288,16 +294,18 @@ def read_ncu_rep(path: Path) -> RawReport:
             if earlier is not None and names[earlier] == name:
                 continue
             metrics = ActionMetrics(ctx, action, forms)
+            mangled = text(action.name(mangled_base))
             kernels.append(
                 kernel_from_metrics(
                     len(kernels),
                     name,
                     text(action.name(demangled_base)),
                     metrics,
-                    mangled_name=text(action.name(mangled_base)),
+                    mangled_name=mangled,
                     range_index=r,
                     nvtx_ranges=_nvtx(action),
                     rules=ActionRules(action),
+                    instructions=ActionInstructions(ctx, action, mangled or name, code),
                 )
             )
     warnings = [f"read with notes: {'; '.join(notes)}"] if notes else []

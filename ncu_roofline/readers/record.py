@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .strings import text
 
 if TYPE_CHECKING:
+    from .instructions import InstructionSource
     from .rules import RuleResult
 
 
@@ -72,6 +73,8 @@ class RawKernel:
     host_name: str | None = None
     stream_id: int | None = None
     rules: Sequence[RuleResult] = ()  # Nsight Compute's own rule results (a lazy sequence for .ncu-rep)
+    # the top instructions per counter, where the report holds per-instruction counters (`readers.instructions`)
+    instructions: InstructionSource | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # NVIDIA's reader hands back None for a string a damaged report cannot give (a name whose bytes do not

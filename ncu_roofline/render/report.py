@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..api.rows import columns, group_columns
 from ..views.groups import share_text
-from ..views.labels import short_label
 from ..views.report import build_report_view
+from ..views.verdict import worth_most
 from ..views.wording import count
 from .csv import rows_to_csv
 from .html import page
@@ -89,7 +89,7 @@ def _step(top: dict[str, Any] | None) -> str:
 
 
 def _row(k: dict[str, Any]) -> str:
-    bound = short_label(k["bound_by"]) if k["bound_by"] else "n/a"
+    bound = k["bound_short"]
     if k.get("bound_note"):
         bound += f": {k['bound_note']}"
     top = k["top_finding"]
@@ -175,25 +175,44 @@ def _legend(shown: int, threshold: str) -> str:
 
 def _worth_fixing(kernels: list[dict[str, Any]]) -> list[str]:
     """The findings worth most to the whole program (time share × (1 − 1/speed-up)): each with its kernel,
-    headline, bound, the share of GPU time it is worth, and its next step."""
-    ranked = []
-    for k in kernels:
-        for f in k["findings"]:
-            if f["speedup"] and f["speedup"] > 1 and k["share"]:
-                ranked.append((k["share"] * (1 - 1 / f["speedup"]), k, f))
-    ranked.sort(key=lambda item: -item[0])
-    if not ranked:
+    headline, bound, the share of GPU time it is worth, and its next step; the kernel with the most GPU time always
+    (`worth_most`), with its share of the GPU time where its top finding has no bound."""
+    listed = worth_most(kernels, TOP_FINDINGS)
+    ranked = listed["ranked"]
+    if not listed["items"]:
         return []
-    shown = min(len(ranked), TOP_FINDINGS)
-    which = f"top {shown} of {len(ranked)} findings" if len(ranked) > 1 else "the one finding"
+    shown = min(ranked, TOP_FINDINGS)
+    which = f"top {shown} of {ranked} findings" if ranked > 1 else "the one finding"
+    largest = ", and the kernel with the most GPU time" if listed["largest_added"] else ""
     # each figure is for one fix alone: two fixes of one kernel compound or overlap, so their shares do not add up
-    alone = "; each for its fix alone: the shares of one kernel's fixes do not add up" if len(ranked) > 1 else ""
-    lines = [f"Worth most to the program ({which} with a projected speed-up{alone}):", ""]
-    for worth, k, f in ranked[:TOP_FINDINGS]:
+    alone = "; each for its fix alone: the shares of one kernel's fixes do not add up" if ranked > 1 else ""
+    said = f"{which} with a projected speed-up{largest}{alone}" if ranked else \
+        "the kernel with the most GPU time; no finding projects a speed-up"
+    lines = [f"Worth most to the program ({said}):", ""]
+    for item in listed["items"]:
+        k, f, worth = item["group"], item["finding"], item["gain"]
         step = f" {f['next_step']}" if f.get("next_step") else ""
-        lines.append(f"- {md_escape(k['short_name'])}: {md_escape(f['headline'])} ({f['speedup_text']} faster, "
-                     f"worth up to {share_text(worth)} of GPU time).{md_escape(step)}")
+        gain = (f"{f['speedup_text']} faster, worth up to {share_text(worth)} of GPU time" if worth is not None else
+                f"{share_text(item['share'])} of GPU time, the most of any kernel; no bound: {md_escape(_no_bound(f))}")
+        lines.append(f"- {md_escape(k['short_name'])}: {md_escape(f['headline'])} ({gain})."
+                     f"{md_escape(step)}{_where_md(f.get('where'))}")
     return [*lines, ""]
+
+
+def _no_bound(f: dict[str, Any]) -> str:
+    """Why a finding projects no speed-up, as its bound note says it ("none: at its limit, …")."""
+    note = str(f.get("bound_note") or "").removeprefix("none").lstrip(": ")
+    return note or "none projected"
+
+
+def _where_md(where: dict[str, Any] | None) -> str:
+    """The top instruction of a finding, as one sentence after its list item (nothing where it has none)."""
+    if not where:
+        return ""
+    top = where["rows"][0]
+    source = f", {md_escape(top['source'])}" if top["source"] else ""
+    return (f" Top instruction: {md_code(top['sass'])} at {top['place']} ({top['share']} of the "
+            f"{where['counter']}{source}).")
 
 
 def _beside_nsight_compute(kernels: list[dict[str, Any]]) -> list[str]:

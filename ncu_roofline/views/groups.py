@@ -18,7 +18,7 @@ from ..api.nvtx import RangeNode, nvtx_rollup, top_groups
 from ..knowledge import recipes as R
 from ..settings import GROUP_BY_LAUNCH, GROUP_BY_NAME
 from . import format as F
-from .labels import long_label, regime_label, regime_text, roof_css, short_label
+from .labels import long_label, named_limit, regime_label, regime_text, roof_css, short_label
 from .wording import count
 
 if TYPE_CHECKING:
@@ -77,17 +77,17 @@ def _mix(limiters: dict[str, float], total: float, unit: str) -> list[dict[str, 
 
 
 def _launch_line(k: Any, differs: bool) -> dict[str, Any]:
-    share = k.limiter_share
+    share, named = k.limiter_share, named_limit(k)
     return {"index": k.raw.index, "duration": F.seconds(k.q.duration_s.value if k.q.duration_s else None),
-            "bound_short": short_label(k.bound_by) if k.bound_by else F.NA, "bound_css": roof_css(k.bound_by),
-            "bound_label": long_label(k.bound_by, F.NA), "utilization": F.pct(share),
+            "bound_short": short_label(named) if named else F.NA, "bound_css": roof_css(named),
+            "bound_label": long_label(named, F.NA), "utilization": F.pct(share),
             "regime": regime_text(k), "differs": differs}
 
 
 def group_view(kernel_view: KernelView, report_no: int, g: KernelGroup, page_total: float | None,
                top_ids: set[str], redact: bool = False) -> dict[str, Any]:
     """One group's table row and section: the kernel view of its summary, plus what a group adds."""
-    d = g.summary.to_dict()
+    d = g.summary.to_dict(redact)
     d["duration_s"] = g.stats.total
     v = kernel_view(report_no, g.summary, d, page_total, top_ids)
     gid = group_id(report_no, g)
@@ -173,7 +173,7 @@ def bound_mix(groups: Sequence[dict[str, Any]], page_total: float | None) -> lis
     no duration is known: a NaN duration is no 0 %)."""
     mix: dict[str, list[float]] = {}
     for v in groups:
-        entry = mix.setdefault(v["bound_by"] or NO_LIMITER, [0, 0.0, 0])
+        entry = mix.setdefault(v["bound_named"] or NO_LIMITER, [0, 0.0, 0])
         entry[0] += 1
         if v["duration_s"] is not None:
             entry[1] += v["duration_s"]

@@ -24,6 +24,8 @@ LONG_LABELS = {
     "fp64": "FP64 compute", "fp32": "FP32 compute", "fp16": "FP16 compute", "tensor": "tensor cores",
 }
 NO_ROOF = "none"
+# What the words and labels name where every limit is under `T.TOO_LITTLE_WORK_SHARE`: no limiter (`named_limit`).
+NOTHING_BUSY = "nothing_busy"
 
 
 def _unit_label(name: str) -> str | None:
@@ -33,10 +35,22 @@ def _unit_label(name: str) -> str | None:
     return name if "__" in name else None  # a sub-unit the tool has no label for: its metric name
 
 
+def named_limit(k: KernelModel) -> str | None:
+    """The limit a kernel's labels name: its `bound_by`, or `NOTHING_BUSY` in the too-little-work regime where
+    the busiest limit is under `T.TOO_LITTLE_WORK_SHARE` (or at 0 %, no `bound_by`). The JSON keeps `bound_by`
+    (the busiest measured limit, whatever its share: comparisons and groups read it); no label names a limit
+    at a share that busy."""
+    if k.regime == T.TOO_LITTLE_WORK and (k.limiter_share is None or k.limiter_share < T.TOO_LITTLE_WORK_SHARE):
+        return NOTHING_BUSY
+    return k.bound_by
+
+
 def short_label(roof: str | None) -> str:
-    """"DRAM", "FP32", "Tensor", a unit's label; "none" for no limit; an unknown name upper-cased."""
+    """"DRAM", "FP32", "Tensor", a unit's label; "none" for no limit; "nothing busy"; an unknown name upper-cased."""
     if not roof or roof == NO_ROOF:
         return NO_ROOF
+    if roof == NOTHING_BUSY:
+        return "nothing busy"
     return SHORT_LABELS.get(roof) or _unit_label(roof) or roof.upper()
 
 
@@ -44,12 +58,14 @@ def long_label(roof: str | None, default: str = "n/a") -> str:
     """"DRAM bandwidth", "FP32 compute", a unit's label; `default` for none; an unknown name as it is."""
     if not roof or roof == NO_ROOF:
         return default
+    if roof == NOTHING_BUSY:
+        return f"nothing is busy: every limit under {T.TOO_LITTLE_WORK_SHARE:.0%} of its peak"
     return LONG_LABELS.get(roof) or _unit_label(roof) or roof
 
 
 def family(limit: str | None) -> str | None:
     """The roof whose colour a limit takes: a roof itself, or the roof a unit's work shows under."""
-    if not limit or limit == NO_ROOF:
+    if not limit or limit in (NO_ROOF, NOTHING_BUSY):
         return None
     if limit in ROOF_ORDER:
         return limit
@@ -66,7 +82,7 @@ def roof_css(roof: str | None) -> str:
 
 def is_unit(limit: str | None) -> bool:
     """A unit throughput rather than a roof of the FLOP/byte chart."""
-    return bool(limit) and limit not in ROOF_ORDER and limit != NO_ROOF
+    return bool(limit) and limit not in ROOF_ORDER and limit not in (NO_ROOF, NOTHING_BUSY)
 
 
 REGIME_LABELS: dict[str, str] = {T.AT_LIMIT: "at limit", T.LATENCY: "latency", T.TOO_LITTLE_WORK: "too little work"}

@@ -27,7 +27,17 @@ from .groups import (
     size_points,
 )
 from .kernel_numbers import quantity_rows, roof_unit_notes
-from .labels import LONG_LABELS, family, is_unit, long_label, regime_label, regime_text, roof_css, short_label
+from .labels import (
+    LONG_LABELS,
+    family,
+    is_unit,
+    long_label,
+    named_limit,
+    regime_label,
+    regime_text,
+    roof_css,
+    short_label,
+)
 from .texts import CEILING_LABELS, created_at, flag_text, quantity_label, table_flags
 from .verdict import TOP_N, Header, finding_views, next_step, top_finding, verdict, verdict_block
 
@@ -190,8 +200,9 @@ def kernel_view(report_no: int, k: AnalysedKernel, d: dict[str, Any], total_s: f
     kid = _kernel_id(report_no, k)
     dur = d["duration_s"]
     share = (dur / total_s) if dur is not None and total_s else None
-    findings = finding_views(k, share)
+    findings = finding_views(k, share, d["diagnosis"])
     bound_u = k.limiter_share
+    named = named_limit(k)
     own_roofs = device_roofs([d])
     levels = [lv for lv in R.LEVELS if k.intensity.get(lv) is not None]
     off = _off_chart(k)
@@ -217,10 +228,11 @@ def kernel_view(report_no: int, k: AnalysedKernel, d: dict[str, Any], total_s: f
         "intensity": {lv: k.intensity.get(lv) for lv in R.LEVELS},
         "intensity_text": {lv: F.ratio(k.intensity.get(lv)) for lv in R.LEVELS},
         "bound_by": k.bound_by,
-        "bound_label": long_label(k.bound_by, F.NA),
-        "bound_short": short_label(k.bound_by) if k.bound_by else F.NA,
-        "bound_css": roof_css(k.bound_by),
-        "bound_is_unit": is_unit(k.bound_by),
+        "bound_named": named,
+        "bound_label": long_label(named, F.NA),
+        "bound_short": short_label(named) if named else F.NA,
+        "bound_css": roof_css(named),
+        "bound_is_unit": is_unit(named),
         "bound_utilization": bound_u,
         "bound_utilization_text": F.pct(bound_u),
         "utilization": {r: k.utilization.get(r) for r in R.ROOFS},
@@ -275,11 +287,11 @@ def _sol_chart(device: str, items: list[tuple[dict[str, Any], AnalysedKernel]]) 
         if sm is None or memory is None:
             missing += 1 if k.usable else 0
             continue
-        fam = family(k.bound_by)
+        fam = family(named_limit(k))
         points.append({"kernel_id": v["id"], "sm": sm, "memory": memory, "family": fam,
                        "hollow": k.regime == T.TOO_LITTLE_WORK, "label": v["short_name"],
                        # a unit with no roof of its own ("other") is named in the legend by its label
-                       "bound_label": short_label(k.bound_by) if fam == "other" else ""})
+                       "bound_label": short_label(named_limit(k)) if fam == "other" else ""})
     if not points:
         return None
     return {"device": device, "title": f"{device}: Speed Of Light", "points": points,

@@ -67,7 +67,7 @@ CEILING_LABELS = {
 # What a missing quantity is, by the group of its key (`work_flop.fp32`), in the page's one line of what the capture
 # lacks; the order of the line.
 MISSING_GROUPS = {"duration": "durations", "work_flop": "FLOP counts", "traffic_bytes": "byte counts",
-                  "peaks": "roofs", "ceilings": "ceiling metrics"}
+                  "peaks": "roofs", "ceilings": "ceiling metrics", "units": "unit throughputs"}
 MISSING_NAMED = 6  # up to this many missing quantities are named one by one in that line
 
 
@@ -96,7 +96,7 @@ def quantity_label(key: str) -> str:
         return f"{CEILING_LABELS.get(what, what).capitalize()} ceiling"
     name = short_label(what)
     return {"work_flop": f"{name} work", "traffic_bytes": f"{name} bytes", "peaks": f"{name} roof",
-            "duration": "Duration"}.get(group, key)
+            "duration": "Duration", "units": name[:1].upper() + name[1:]}.get(group, key)
 
 def table_flags(flags: list[str], unusable_reason: str | None = None) -> list[dict[str, str]]:
     """The flags worth a badge in the table, each once, with its explanation for the tooltip (`unusable_reason`:

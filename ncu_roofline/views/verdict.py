@@ -14,6 +14,7 @@ from . import format as F
 from . import wording as W
 from .groups import share_text
 from .texts import CEILING_LABELS, missing_summary
+from .where import WhereView, where_view
 
 if TYPE_CHECKING:
     from ..api.kernel import AnalysedKernel
@@ -37,6 +38,7 @@ class FindingView(TypedDict):
     speedup: float | None
     speedup_text: str  # "≤2.3×", "" without a bound
     worth: str  # the bound in a sentence, with its share of the GPU time
+    where: WhereView | None  # the instructions behind it, where the report holds per-instruction counters
 
 
 class VerdictRow(TypedDict):
@@ -59,6 +61,7 @@ class VerdictRow(TypedDict):
     headline: str  # the top finding's (else the kernel's verdict)
     speedup_text: str  # the top finding's bound
     worth: str
+    where: str  # the top finding's top instruction, in one line ("" where the capture holds none)
     next_step: str | None
 
 
@@ -125,9 +128,10 @@ def _worth(speedup: float | None, note: str, share: float | None) -> str:
     return text + "."
 
 
-def finding_views(k: AnalysedKernel, share: float | None) -> list[FindingView]:
+def finding_views(k: AnalysedKernel, share: float | None, diagnosis: Sequence[dict[str, Any]]) -> list[FindingView]:
+    """The kernel's findings as the page shows them (`diagnosis`: their JSON dicts, as redacted, for `where`)."""
     out = []
-    for f in k.diagnosis:
+    for f, d in zip(k.diagnosis, diagnosis, strict=True):
         w = f.words()
         out.append(FindingView(
             kind=f.kind.value, variant=f.variant, label=CEILING_LABELS.get(f.kind.value, f.kind.value), roof=f.roof,
@@ -135,7 +139,8 @@ def finding_views(k: AnalysedKernel, share: float | None) -> list[FindingView]:
             factor_text=F.pct(f.factor) if f.factor is not None else "", headline=w.headline,
             next_step=w.next_step, detail=w.detail, bound_note=w.bound, section=w.section, speedup=f.speedup,
             speedup_text=f"≤{F.times(f.speedup)}" if f.speedup and f.speedup > 1 else "",
-            worth=_worth(f.speedup, w.bound, share)))
+            worth=_worth(f.speedup, w.bound, share),
+            where=where_view(f.where.counter, d["where"]) if f.where is not None else None))
     return out
 
 
@@ -177,12 +182,22 @@ def _verdict_row(v: dict[str, Any], multi_report: bool) -> VerdictRow:
         id=v["id"], name=v["display_name"], report=v["report_name"] if multi_report else "",
         demangled_name=v["demangled_name"], has_section=v["has_section"],
         share_text=v["share_text"], duration=v["duration"], analysed=analysed,
-        bound_short=v["bound_short"] if v["bound_by"] else "", bound_label=v["bound_label"],
+        bound_short=v["bound_short"] if v["bound_named"] else "", bound_label=v["bound_label"],
         bound_css=v["bound_css"], bound_utilization_text=v["bound_utilization_text"], regime_text=v["regime_text"],
         headline=top["headline"] if analysed and top is not None else v["verdict"],
         speedup_text=top["speedup_text"] if analysed and top is not None else "",
         worth=top["worth"] if analysed and top is not None else "",
+        where=_top_instruction(top["where"]) if analysed and top is not None else "",
         next_step=v["next_step"] if analysed else None)
+
+
+def _top_instruction(where: WhereView | None) -> str:
+    """"LDG.E.64 at +0x0590, 99 % of the excessive global sectors (file.cu:12)": the instruction that holds most."""
+    if not where or not where["rows"]:
+        return ""
+    row = where["rows"][0]
+    source = f" ({row['source']})" if row["source"] else ""
+    return f"At {row['sass']} {row['place']}: {row['share']} of the {where['counter']}{source}"
 
 
 def metrics_command(header: Header) -> str:
@@ -226,3 +241,44 @@ def verdict_block(groups: Sequence[dict[str, Any]], header: Header, page_total: 
     return Verdict(rows=rows, kernels=header["group_count"],
                    shown_share_text=share_text(seconds / page_total if page_total else None),
                    not_collected=not_collected(groups, header, rows))
+
+
+WORTH_TOP = 5  # findings in "Worth most to the program"
+
+
+class WorthItem(TypedDict):
+    """One entry of "Worth most to the program": a kernel (its group view), one of its findings, and what fixing it
+    is worth to the whole program (`gain`: its share of the GPU time × (1 − 1 / bound); None: no bound)."""
+
+    group: dict[str, Any]
+    finding: dict[str, Any]  # a `FindingView` of the group's
+    gain: float | None
+    share: float | None  # the kernel's share of the GPU time
+
+
+class WorthMost(TypedDict):
+    """The list, and how many findings project a gain (`ranked`): it shows the `WORTH_TOP` worth most, and the
+    kernel with the most GPU time always (`largest_added`: with its top finding, where none of its own ranks)."""
+
+    items: list[WorthItem]
+    ranked: int
+    largest_added: bool
+
+
+def worth_most(groups: Sequence[dict[str, Any]], top: int = WORTH_TOP) -> WorthMost:
+    """The findings worth most to the program, over every finding of every kernel (group): share of the GPU time ×
+    (1 − 1 / bound), the most first. The kernel with the most GPU time always appears: where none of its findings
+    ranks among them, its top finding leads the list where it has no bound (the time is there, whatever a fix is
+    worth), else follows them."""
+    ranked = [WorthItem(group=g, finding=f, gain=g["share"] * (1 - 1 / f["speedup"]), share=g["share"])
+              for g in groups for f in g["findings"] if f["speedup"] and f["speedup"] > 1 and g["share"]]
+    ranked.sort(key=lambda item: -(item["gain"] or 0.0))
+    items = ranked[:top]
+    largest = max(groups, key=lambda g: g["duration_s"] or 0.0, default=None)
+    lead = largest["top_finding"] if largest is not None and largest["duration_s"] else None
+    added = lead is not None and largest is not None and not any(i["group"]["id"] == largest["id"] for i in items)
+    if added and lead is not None and largest is not None:
+        own = next((i for i in ranked if i["group"]["id"] == largest["id"] and i["finding"] is lead), None)
+        item = own or WorthItem(group=largest, finding=lead, gain=None, share=largest["share"])
+        items = [*items, item] if item["gain"] is not None else [item, *items]
+    return WorthMost(items=items, ranked=len(ranked), largest_added=added)

@@ -1,0 +1,46 @@
+"""Where in the code: the instructions behind a finding, by the finding's own per-instruction counter.
+
+Runs after the diagnosis. Each finding of a kind listed here gets, as `where`, the top instructions of its
+counter (`knowledge.instruction_counters`): uncoalesced or badly used sectors by the excessive global sectors,
+bank conflicts by the excessive shared wavefronts, idle lanes by the lanes lost, latency by the warp samples.
+A kernel whose report holds no per-instruction counters (a CSV export, a capture without SourceCounters) keeps
+`where` None; so does a finding of any other kind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+
+from ..knowledge.wording import Kind
+from ..readers.instructions import InstructionSource
+from .finding import Finding
+
+__all__ = ["COUNTER_OF_KIND", "attach_where"]
+
+COUNTER_OF_KIND: dict[Kind, str] = {
+    Kind.COALESCING: "excessive_global_sectors",
+    Kind.SECTOR_USE: "excessive_global_sectors",
+    Kind.BANK_CONFLICTS: "excessive_shared_wavefronts",
+    Kind.LANE_EFFICIENCY: "lanes_lost",
+    Kind.LATENCY: "samples",
+}
+
+
+def attach_where(findings: Iterable[Finding], instructions: InstructionSource | None,
+                 read: bool = True) -> list[Finding]:
+    """The findings, each of a kind with a counter given the top instructions by it where `instructions` has it.
+
+    Only the counters of the findings present are read (a few instanced metrics, once per kernel). `read=False`:
+    use only the counters already read (a group's findings, from its longest launch's own diagnosis, so that a
+    report read in a child process, which sends back only what was read, gives the same as one read here).
+    """
+    found = list(findings)
+    if instructions is None:
+        return found
+    out = []
+    for f in found:
+        counter = COUNTER_OF_KIND.get(f.kind)
+        top = instructions.top(counter, read) if counter is not None else None
+        out.append(f if top is None else dataclasses.replace(f, where=top))
+    return out

@@ -1,0 +1,54 @@
+"""Where in the code, as the page and the Markdown summary show it: a finding's top instructions, formatted.
+
+Built from the finding's `where` entries of the JSON document (already without source files where the output is
+redacted) and the counter's words (`knowledge.instruction_counters`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypedDict
+
+from ..knowledge.instruction_counters import PC_COUNTERS
+from . import format as F
+
+__all__ = ["WhereRow", "WhereView", "where_view"]
+
+
+class WhereRow(TypedDict):
+    """One instruction: its place, SASS, share of the counter and value, and its source line where known."""
+
+    place: str  # "+0x590": the offset in its function (the PC where the function start is unknown)
+    sass: str
+    share: str  # "99 %"
+    value: str
+    source: str  # "gemm.h:341", "" without line information (or redacted)
+
+
+class WhereView(TypedDict):
+    """The instructions behind one finding, the most of its counter first."""
+
+    counter: str  # what the shares are of, in a few words
+    meaning: str
+    rows: list[WhereRow]
+
+
+def _place(entry: dict[str, Any]) -> str:
+    offset = entry.get("offset")
+    return f"+{offset:#06x}" if isinstance(offset, int) else f"{entry['pc']:#x}"
+
+
+def _share(share: float) -> str:
+    return F.pct(share, 1 if share < 0.1 else 0)
+
+
+def where_view(counter: str, entries: Sequence[dict[str, Any]] | None) -> WhereView | None:
+    """The view of a finding's `where` (`counter`: the key of its counter), None where it has none."""
+    if not entries:
+        return None
+    described = PC_COUNTERS.get(counter)
+    rows = [WhereRow(place=_place(e), sass=e["sass"], share=_share(e["share"]), value=F.si(e["value"], "").strip(),
+                     source=f"{e['file']}:{e['line']}" if e.get("file") and e.get("line") else e.get("file") or "")
+            for e in entries]
+    return WhereView(counter=described.noun if described else counter,
+                     meaning=described.meaning if described else "", rows=rows)

@@ -1,0 +1,121 @@
+"""Register spills (`passes.spills`): local memory's share of each level's traffic, and a spill finding that comes
+first where local bytes are most of a limit's. Figures by hand from NVIDIA's reader values (`raw.number`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import CORPUS, corpus_files
+
+import ncu_roofline
+from ncu_roofline.api.kernel import AnalysedKernel
+from ncu_roofline.passes.finding import Kind
+from ncu_roofline.passes.spills import MOSTLY, local_traffic
+
+needs_corpus = pytest.mark.skipif(not corpus_files(), reason=f"shared report corpus not found at {CORPUS}")
+GEMM = "cuda-gemm-practice__gemm_v9.ncu-rep"
+L1 = "l1tex__t_sectors_pipe_lsu_mem_{}_op_{}.sum"
+
+
+def _launches(name: str) -> list[AnalysedKernel]:
+    return [k for r in ncu_roofline.analyze(CORPUS / name).reports for k in r.kernels if k.usable]
+
+
+def _with_groups(path: Path) -> list[AnalysedKernel]:
+    analysis = ncu_roofline.analyze(path)
+    return [k for rep in analysis.reports for k in [*rep.kernels, *(g.summary for g in analysis.groups_of(rep))]
+            if k.usable]
+
+
+def _n(k: AnalysedKernel, name: str) -> float:
+    value = k.raw.number(name)
+    return 0.0 if value is None else value
+
+
+@needs_corpus
+def test_gemm_v9_local_traffic_per_level_by_hand() -> None:
+    """gemm (RTX 3080, 40 registers a thread): L1 local sectors 121,395,258 + 73,196,960 against global 976,774 +
+    4,096,064 (97 %); Nsight Compute's L2 sectors of local requests 194,368,160 against global 5,072,864 (97 %);
+    DRAM moved 2,882,523,776 + 2,297,211,648 bytes, of which at most 32 bytes per sector of every other access that
+    reaches L2 (the global sectors, and the 49,643 L2 sectors from outside L1/TEX) are not local: at least 97 %."""
+    k = next(k for k in _launches(GEMM) if k.raw.name == "gemm")
+    local = _n(k, L1.format("local", "ld")) + _n(k, L1.format("local", "st"))
+    glob = _n(k, L1.format("global", "ld")) + _n(k, L1.format("global", "st"))
+    assert (local, glob) == (121_395_258 + 73_196_960, 976_774 + 4_096_064)
+    l2_local, l2_global = (_n(k, f"memory_l2_theoretical_sectors_{s}") for s in ("local", "global"))
+    other = glob + sum(_n(k, L1.format("global", op)) for op in ("atom", "red")) + sum(
+        _n(k, n) for n in ("l1tex__t_sectors_pipe_tex_mem_texture.sum",
+                           "l1tex__t_sectors_pipe_tex_mem_surface_op_ld.sum",
+                           "sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_access.sum",
+                           "sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum"))
+    other += _n(k, "lts__t_sectors.sum") - _n(k, "lts__t_sectors_srcunit_tex.sum")
+    dram = _n(k, "dram__bytes_read.sum") + _n(k, "dram__bytes_write.sum")
+    assert dram == 2_882_523_776 + 2_297_211_648
+    t = local_traffic(k)
+    assert t is not None
+    assert t.l1_share == pytest.approx(local / (local + glob))
+    assert t.l2_share == pytest.approx(l2_local / (l2_local + l2_global)) and "l2" not in t.at_least
+    assert t.dram_share == pytest.approx((dram - 32 * other) / dram) and "dram" in t.at_least
+    assert round(t.l1_share, 2) == round(t.l2_share, 2) == round(t.dram_share, 2) == 0.97
+    assert t.instructions == _n(k, "sass__inst_executed_local_loads") + _n(k, "sass__inst_executed_local_stores")
+
+
+@needs_corpus
+def test_gemm_v9_is_told_to_remove_its_spills_first_with_a_bound() -> None:
+    """At the DRAM roof (80 %), with at least 97 % of DRAM's bytes local: no intensity gap (its 0.17 FLOP per byte
+    counts spilled registers), the head's next step points at the spills, and the spill finding comes next, bounded
+    by DRAM's time without the local bytes: 1 / (1 − share), under the headroom of every limit the fix leaves (the
+    busiest arithmetic pipe, the issue slots less the local instructions, L2 less its local bytes)."""
+    k = next(k for k in _launches(GEMM) if k.raw.name == "gemm")
+    t = local_traffic(k)
+    assert t is not None and k.bound_by == "dram" and k.regime == "at_limit"
+    head, spill = k.diagnosis[:2]
+    assert (head.kind, head.lever, head.basis[0]) == (Kind.AT_LIMIT, "spills", "spills_bound")
+    assert head.figures["spill_share"] == pytest.approx(t.dram_share) and head.figures["spill_level"] == "DRAM"
+    assert not any(f.kind == Kind.INTENSITY_GAP or f.lever in ("batch", "reuse") for f in k.diagnosis)
+    assert (spill.kind, spill.roof, spill.lever) == (Kind.LOCAL_MEMORY, "dram", "registers")
+    assert spill.basis == ("local_share",)
+    bound = 1 / (1 - t.dram_share)
+    assert spill.speedup == pytest.approx(bound) and round(bound) == 32
+    issued = _n(k, "smsp__inst_executed.sum")
+    issue_left = k.units["sm__issue_active"].share * (1 - t.instructions / issued)
+    arithmetic = max(k.units[u].share for u in ("sm__pipe_alu_cycles_active", "sm__pipe_fma_cycles_active"))
+    l2_left = k.utilization["l2"] * (1 - t.l2_share)
+    assert max(issue_left, arithmetic, l2_left) < 1 / bound  # none of them caps it
+    assert spill.figures["regs"] == 40 and spill.figures["raise_regs"] == 40
+
+
+@needs_corpus
+def test_spills_that_are_not_most_of_a_busy_limit_get_no_bound() -> None:
+    """monte-carlo-pi: initRNG and computeValue are busiest on the ALU pipe (25 %, 14 %); their memory levels are
+    under 8 %, far from it, so their spills cost latency the report does not bound. computeValue's DRAM moved
+    68 MB, less than 32 bytes for each L2 sector of its global accesses and of units outside L1/TEX: no lower bound
+    on its local share there."""
+    for k in _launches("monte-carlo-pi__profile.ncu-rep"):
+        (f,) = [f for f in k.diagnosis if f.kind == Kind.LOCAL_MEMORY]
+        assert f.speedup is None and f.basis == ("local_cost",) and "spill_share" not in f.figures
+        t = local_traffic(k)
+        assert t is not None and t.l2_share is not None and "l2" in t.at_least
+        glob = sum(_n(k, L1.format("global", op)) for op in ("ld", "st", "atom", "red"))
+        tex = _n(k, "lts__t_sectors_srcunit_tex.sum")
+        assert t.l2_share <= (tex - glob) / tex + 1e-12  # L2's L1/TEX sectors less the global ones, at most
+        if k.raw.name == "computeValue":
+            outside = _n(k, "lts__t_sectors.sum") - tex
+            dram = _n(k, "dram__bytes_read.sum") + _n(k, "dram__bytes_write.sum")
+            assert t.dram_share is None and 32 * (glob + outside) > dram > 32 * glob
+
+
+@needs_corpus
+@pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.name)
+def test_no_intensity_or_batching_lever_for_mostly_local_bytes(path: Path) -> None:
+    """Corpus invariant: where local bytes are most of the limiter's bytes, no intensity gap about that level and no
+    batching lever; the spill finding, where bounded, comes right after the head."""
+    for k in _with_groups(path):
+        t = local_traffic(k)
+        if t is None or (t.share(k.bound_by or "") or 0.0) < MOSTLY:
+            continue
+        assert not any(f.kind == Kind.INTENSITY_GAP and f.roof == k.bound_by for f in k.diagnosis), k.raw.name
+        assert not any(f.lever == "batch" for f in k.diagnosis), k.raw.name
+        spill = [i for i, f in enumerate(k.diagnosis) if f.kind == Kind.LOCAL_MEMORY]
+        assert spill == [1], (k.raw.name, [f.kind for f in k.diagnosis])
