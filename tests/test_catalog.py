@@ -30,6 +30,8 @@ _TEXT_FIGURES = {"unit": _LONGEST_UNIT, "label": _LONGEST_UNIT, "limit": "DRAM",
                  "cap_label": "issue slots (less its global loads and stores)", "busiest_label": _LONGEST_UNIT,
                  "roof_label": "DRAM", "worst_op": "stores", "alone": "multiplies",
                  "occ_by": "the blocks-per-SM limit", "library": "cuBLAS", "one_direction": "", "tiny": "",
+                 "spill_at_least": "", "spill_about": "",
+                 "l2_at_least": "", "no_roof": "", "stalls_unmeasured": "",
                  "tail_part": "", "mixed_headline": "", "mixed_summed": ""}
 
 

@@ -83,6 +83,9 @@ def test_stall_figures_name_the_leaders_and_their_lever() -> None:
     small = _model({RATIO.format("wait"): 95.0, RATIO.format("drain"): 5.0})
     assert stall_figures(small, "full", "in_flight")[1] == {"stall1": "wait", "stall1_share": 0.95}
     assert stall_figures(_model({}), "full", "in_flight") == ("in_flight", {"stalls_unmeasured": ""}, ())
+    # warps waiting to be selected are plenty, no cause of latency: never the lever
+    plenty = _model({RATIO.format("not_selected"): 6.0, RATIO.format("wait"): 1.0})
+    assert stall_figures(plenty, "full", "in_flight")[0] == "in_flight"
 
 
 def test_every_reason_has_a_next_step_and_every_latency_entry_words_the_stalls() -> None:
@@ -157,7 +160,8 @@ def test_shares_match_nvidias_reader_in_process_isolated_and_from_csv(tmp_path: 
 
 
 # (capture, its one kernel's launch index, the reason that leads, the latency finding's variant and lever)
-LEADS = [("monte-carlo-pi__profile.ncu-rep", 1, "wait", "fewer_warps", "stall_wait"),
+LEADS = [  # fewer warps than the launch allows (17 % of 100 %): more warps first, though wait stalls lead
+         ("monte-carlo-pi__profile.ncu-rep", 1, "wait", "fewer_warps", "more_warps"),
          # as many warps as the launch allows: what caps them stays the lever (32 blocks per SM)
          ("self-join-mistic__ilpProf.ncu-rep", 0, "long_scoreboard", "at_allowed", "block_limit")]
 

@@ -20,11 +20,12 @@ from ncu_roofline.api.analysis import analyze
 from ncu_roofline.api.kernel import analyse_kernel
 from ncu_roofline.knowledge.wording import Kind
 from ncu_roofline.passes.finding import Finding
-from ncu_roofline.passes.where import COUNTER_OF_KIND, attach_where
+from ncu_roofline.passes.where import COUNTER_OF_KIND, NO_WHERE, attach_where
 from ncu_roofline.readers import read_report, read_report_isolated
 from ncu_roofline.readers.instructions import ActionInstructions, FetchedInstructions, Instruction, TopInstructions
 from ncu_roofline.render import RenderOptions
 from ncu_roofline.render.report import render_report_html, render_report_markdown
+from ncu_roofline.views.where import NO_SASS, where_view
 
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared report corpus not found at {CORPUS}")
 
@@ -103,9 +104,11 @@ def test_every_entry_is_the_readers_value_and_share(name: str) -> None:
         assert e["value"] == pytest.approx(values[e["pc"]], rel=1e-12)
         assert e["share"] == pytest.approx(values[e["pc"]] / total, rel=1e-9)
         assert e["share"] >= 0.01
-        assert e["sass"] == " ".join(action.sass_by_pc(e["pc"]).split())
+        sass = " ".join(action.sass_by_pc(e["pc"]).split())
+        assert e["sass"] == (None if sass in ("", "???") else sass)  # None where the reader has no SASS text
+        # the offset is from the start of the function that holds the PC: the largest start at or below it
         starts = [s for s in _function_starts(action) if s <= e["pc"]]
-        assert e["offset"] == e["pc"] - max(starts)
+        assert e["offset"] == (e["pc"] - max(starts) if starts else None)
         # the top ones: none left out holds more than the last one shown
         shown = [x["pc"] for x in f["where"]]
         assert len(shown) <= 5 and [x["value"] for x in f["where"]] == sorted((x["value"] for x in f["where"]),
@@ -317,3 +320,46 @@ def test_attach_where_fills_the_kinds_with_a_counter_only() -> None:
     assert attach_where(findings, None) == findings
     assert out[0].to_dict()["where"] == [{"pc": 1, "offset": 0, "sass": "LDG", "counter": "m", "value": 9.0,
                                           "share": 0.9, "file": None, "line": None}]
+
+
+def test_offsets_count_from_the_function_that_holds_the_pc() -> None:
+    """Two functions in the launch's code: each PC's offset is from the largest start at or below it."""
+    action = _Action({"launch__function_pcs": {0x1000: 0.0, 0x2000: 0.0},
+                      "smsp__pcsamp_sample_count": {0x0800: 1.0, 0x1040: 5.0, 0x2010: 4.0}})
+    top = ActionInstructions(None, action).top("samples")
+    assert top is not None
+    assert [(i.pc, i.offset) for i in top.instructions] == [(0x1040, 0x40), (0x2010, 0x10), (0x0800, None)]
+
+
+class _NoSassAction(_Action):
+    def sass_by_pc(self, pc: int) -> str:
+        return "???" if pc == 0x10 else ""
+
+
+def test_no_sass_text_is_none_and_the_view_shows_a_dash() -> None:
+    action = _NoSassAction({"smsp__pcsamp_sample_count": {0x10: 3.0, 0x20: 1.0}})
+    top = ActionInstructions(None, action).top("samples")
+    assert top is not None and [i.sass for i in top.instructions] == [None, None]
+    view = where_view("samples", top.to_list())
+    assert view is not None and [(r["sass"], r["sass_known"]) for r in view["rows"]] == [(NO_SASS, False)] * 2
+    assert view["from_launch"] is None
+
+
+@pytest.mark.parametrize("variant", sorted(v for _, v in NO_WHERE))
+def test_latency_of_idle_sms_an_unmeasured_limit_or_the_occupancy_cap_has_no_where(variant: str) -> None:
+    top = TopInstructions("samples", "m", 10.0, (Instruction(1, 0, "LDG", 9.0, 0.9),))
+    source = FetchedInstructions({"samples": top})
+    out = attach_where([Finding(Kind.LATENCY, variant, None, None, None),
+                        Finding(Kind.LATENCY, "full", None, None, None)], source)
+    assert [f.where for f in out] == [None, top]
+
+
+@needs_corpus
+def test_a_groups_where_says_its_launch() -> None:
+    """A group of several launches shows the instructions of its longest launch, and its caption says which."""
+    analysis = analyze(CORPUS / HIGGS)
+    html = render_report_html(analysis, RenderOptions())
+    longest = {g["findings_from_launch"] for g in analysis.to_dict()["reports"][0]["groups"] if g["launches"] > 1
+               and any(f["where"] for f in g["diagnosis"])}
+    assert longest
+    assert all(f"from launch #{i}</caption>" in html for i in longest)

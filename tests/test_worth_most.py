@@ -11,8 +11,10 @@ from conftest import CORPUS, corpus_files
 
 import ncu_roofline
 from ncu_roofline.api.analysis import Analysis
+from ncu_roofline.knowledge.catalog import page_words
 from ncu_roofline.render import REPORT, RenderOptions, render
 from ncu_roofline.render.markdown import md_escape
+from ncu_roofline.views.groups import share_text
 from ncu_roofline.views.report import build_report_view
 from ncu_roofline.views.verdict import worth_most
 
@@ -22,7 +24,8 @@ FILES = [p.name for p in corpus_files()]
 
 def _finding(headline: str, speedup: float | None) -> dict[str, Any]:
     return {"headline": headline, "speedup": speedup, "speedup_text": f"≤{speedup}×" if speedup else "",
-            "next_step": None, "bound_note": "none: at its limit, only less work at this roof makes it faster"}
+            "next_step": None, "bound_note": "none: at its limit, only less work at this roof makes it faster",
+            "why_none": "at its limit, only less work at this roof makes it faster"}
 
 
 def _group(gid: str, duration_s: float, total_s: float, *bounds: float | None) -> dict[str, Any]:
@@ -96,7 +99,10 @@ def test_the_kernel_with_the_most_time_is_always_listed(name: str) -> None:
     assert any(item.startswith(f"- {md_escape(largest['short_name'])}: ") for item in items), items
     if listed["largest_added"] and listed["items"][0]["gain"] is None:
         assert items[0].startswith(f"- {md_escape(largest['short_name'])}: "), items[0]
-        assert "of GPU time, the most of any kernel; no bound: " in items[0]
+        lead = listed["items"][0]
+        bound = lead["finding"]["why_none"]  # why there is none, as the catalog words it
+        assert page_words("worth_largest", {"share": share_text(lead["share"]),
+                                            "bound": md_escape(bound) if bound else None}) in items[0]
 
 
 @needs_corpus

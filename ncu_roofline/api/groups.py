@@ -7,7 +7,8 @@ statistics (total, mean, median, min, max, coefficient of variation = population
 duration-weighted mean of its launches' shares (for a roof, the summed work ÷ peak ÷ summed time),
 so its intensity is total FLOP ÷ total bytes. Its limiter and regime follow the rules of every
 kernel (`model.roofline.limiter_and_regime`). Its findings are the diagnosis of those limits, with
-the ceilings (and Nsight Compute rule results) of its longest launch (`findings_from_launch`) and
+the ceilings (and Nsight Compute rule results) and the instructions (`where`) of its longest launch
+(`findings_from_launch`: a finding's `where` entries are of that launch alone), and
 every cap worth a finding that any launch has (the figures of the longest launch with it); each cap
 counts the timed launches that share it (`launches_with_cap` of `launches_compared`), and where not
 all do its text names the count and their share of the group's time, and its bound holds for that
@@ -317,7 +318,8 @@ def _aggregate(launches: list[AnalysedKernel], longest: AnalysedKernel, threshol
     one_wave_count = len({k.launch.get("waves_per_sm") for k in launches}) == 1
     findings = diagnose(summary, ceilings, summary.reuse, waves=one_wave_count,
                         parts=[(d, k, k.ceilings) for d, k in timed])
-    # where in the code: the longest launch's instructions, by the counters its own diagnosis read
+    # where in the code: the longest launch's instructions (`findings_from_launch`), by the counters its own
+    # diagnosis read; none for a latency finding of idle SMs, an unmeasured limit or the occupancy cap (`NO_WHERE`)
     findings = attach_where([_in_part(f, partial) for f in findings], longest.raw.instructions, read=False)
     return dataclasses.replace(summary, ceilings=ceilings, diagnosis=findings)
 

@@ -29,7 +29,8 @@ _ALLOWED = (" Its ceilings allow {reachable:pct} of the roof.",)
 _NO_ROOF = (" The report gives no {level} roof for them to cap.{no_roof}",)  # passes.causes: no cap stated
 # Local memory's share per level (passes.spills): counted at L1, counted or at least at L2, at least at DRAM.
 _LOCAL_LEVELS = (" Local accesses make {l1_share:pct} of L1's global and local sectors.", (" They make at least "
-                 "{l2_share:pct} of L2's sectors.{l2_at_least}", " They make {l2_share:pct} of its L2 traffic."),
+                 "{l2_share:pct} of L2's sectors.{l2_at_least}",
+                 " They make about {l2_share:pct} of the sectors L1 asked L2 for."),
                  " At least {dram_share:pct} of DRAM's bytes are theirs.")
 _OCCUPANCY = ((" Achieved occupancy is {achieved:pct} of a theoretical {theoretical:pct}.",
                " Achieved occupancy is {achieved:pct}."),)
@@ -188,9 +189,10 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
          "could serve a second read, so tiling has nothing to reuse.",),
         "MemoryWorkloadAnalysis"),
     (K.LOCAL_MEMORY, "spills"): Entry(
-        (("Register spills: at least {spill_share:pct} of {spill_level} bytes are local",
-          "{share:pct} of memory instructions are local: register spills",
-          "{local:n} local loads and stores: register spills"),),
+        (("Local memory: at least {spill_share:pct} of {spill_level} bytes{spill_at_least}",
+          "Local memory: about {spill_share:pct} of {spill_level} traffic{spill_about}",
+          "{share:pct} of memory instructions are local: spills or arrays",
+          "{local:n} local loads and stores: spills or local arrays"),),
         None,
         ("{local:n} ", "of {total:n} ", "global and local memory instructions, warp level, are local loads and "
          "stores", ", with {regs:n} registers per thread", ": register spills or a local array.", *_LOCAL_LEVELS),
@@ -329,9 +331,8 @@ NEXT_STEPS: dict[tuple[str, str], Template] = {
     }.items()},
     (K.REUSE, "tile"): ("Tile or fuse so that data is reused while it is in L2 or shared memory.",),
     (K.REUSE, "fuse"): ("Move fewer bytes in all: fuse with neighbouring kernels or store a narrower type.",),
-    (K.LOCAL_MEMORY, "registers"): ("Keep spilled values in registers: ",
-                                    "raise -maxrregcount above {raise_regs:n} or relax __launch_bounds__, ",
-                                    "shrink per-thread tiles, index local arrays with constants."),
+    (K.LOCAL_MEMORY, "registers"): ("Keep values out of local memory: index local arrays with constants, shrink "
+                                    "per-thread tiles", ", allow more than {raise_regs:n} registers", "."),
     (K.TAIL_EFFECT, "whole_waves"): (("Launch {grid_up:n} blocks, {whole:n} full waves, or {grid_down:n} with more "
                                       "work each, instead of {grid:n}.",
                                       "Launch {grid_up:n} blocks, {whole:n} full waves, instead of {grid:n}.",
@@ -359,59 +360,84 @@ NEXT_STEPS: dict[tuple[str, str], Template] = {
     (K.COALESCING, "coalesce"): ("Let consecutive threads access consecutive, aligned addresses; use 8- or 16-byte "
                                  "vector accesses.",),
     (K.BANK_CONFLICTS, "pad"): ("Pad shared tiles by one element per row, or swizzle, so a warp hits 32 banks.",),
-    (_ANY, "spills"): ("Remove the register spills first: they make at least {spill_share:pct} of {spill_level}'s "
-                       "bytes.",),
+    (_ANY, "spills"): (("Remove the local-memory traffic first: at least {spill_share:pct} of {spill_level}'s bytes"
+                        " are local.{spill_at_least}", "Remove the local-memory traffic first: about "
+                        "{spill_share:pct} of {spill_level}'s traffic is local."),),
     (_ANY, "library"): ("Try another algorithm, shape or precision, or fuse the call: this is {library}'s own "
                         "kernel.",),
 }
 
+# The first segment of a bound note that states there is none (`why_none` is the rest: the page says "No bound").
+_NONE, _NONE_Q = "none: ", "none "
 BASES: dict[str, Template] = {
     "roof_over_ceiling": ("roof ÷ ceiling = 1 / {factor:.2f}",),
     "sector_bytes": ("{level}'s bytes for these accesses ÷ the bytes they use = 1 / {factor:.2f}",),
     "lanes": ("32 lanes ÷ useful lanes = 1 / {factor:.2f}",),
     "lanes_apart": ("counted apart from the latency finding",),
     "fusion": ("instructions now ÷ after fusing {pairs:n} add-multiply pairs: {inst_now:n} ÷ {inst_after:n}",),
-    "no_pairs": ("none: no add and multiply pair to fuse",),
+    "no_pairs": (_NONE, "no add and multiply pair to fuse",),
     "capped_other": ("capped at {other_x:x} by {other_label} at {other_share:pct}, whose work this fix leaves",),
-    "other_bounds": ("none: {other_label}, at {other_share:pct}, bounds the kernel and this fix leaves its work",),
+    "other_bounds": (_NONE, "{other_label}, at {other_share:pct}, bounds the kernel and this fix leaves its work",),
     "capped_busiest": ("capped at {top_x:x} by the busiest limit, {top_label}",),
-    "listed": ("none: the busiest limit is {top_label}; the gain is a share of the run the report does not "
+    "listed": (_NONE, "the busiest limit is {top_label}; the gain is a share of the run the report does not "
                "measure",),
     "group_part": ("for the group, only its launches with the cap gain: {part_share:pct} of its time",),
     "spread": ("blocks at once ÷ blocks = {held:n} / {grid:n}, never past the busiest limit's headroom",),
-    "more_work": ("none: it depends on how much more work each launch is given",),
+    "more_work": (_NONE, "it depends on how much more work each launch is given",),
     "tiny": ("under 20 µs launch overhead is of the order of the run",),
     "no_waves_figure": ("the report lacks launch__waves_per_multiprocessor",),
-    "at_limit": ("none: at its limit, only less work at this roof makes it faster",),
-    "at_limit_short": ("none: less work at this roof makes it faster; the roof is at most {left:x} away",),
-    "gap_bounds": ("none at this intensity: the intensity-gap finding bounds fewer bytes",),
+    "at_limit": (_NONE, "at its limit, only less work at this roof makes it faster",),
+    "at_limit_short": (_NONE, "less work at this roof makes it faster; the roof is at most {left:x} away",),
+    "gap_bounds": (_NONE_Q, "at this intensity: the intensity-gap finding bounds fewer bytes",),
     "apart_tail": ("apart from the partial last wave",),
-    "unit_at_limit": ("none: at its limit, only less work for this unit makes it faster",),
-    "unit_short": ("none: less work for this unit makes it faster; its peak is at most {left:x} away",),
-    "below_threshold": ("none: below the threshold, see the latency finding",),
-    "below_ceilings": ("none: below the threshold, the ceiling findings explain the gap",),
+    "unit_at_limit": (_NONE, "at its limit, only less work for this unit makes it faster",),
+    "unit_short": (_NONE, "less work for this unit makes it faster; its peak is at most {left:x} away",),
+    "below_threshold": (_NONE, "below the threshold, see the latency finding",),
+    "below_ceilings": (_NONE, "below the threshold, the ceiling findings explain the gap",),
     "compute_over_achieved": ("compute roof ÷ achieved FLOP/s",),
     "with_ceilings": ("compute roof × its FP ceilings ÷ achieved FLOP/s",),
     "capped_arith": ("capped at {cap_x:x} by {cap_label} at {cap_share:pct}, whose work fewer bytes leave",),
-    "no_headroom": ("none: the compute side leaves no headroom above what the kernel reaches",),
-    "reads_once": ("none for this kernel alone: it reads each byte once, so only fusion or a narrower type moves "
+    "no_headroom": (_NONE, "the compute side leaves no headroom above what the kernel reaches",),
+    "reads_once": (_NONE_Q, "for this kernel alone: it reads each byte once, so only fusion or a narrower type moves "
                    "fewer bytes",),
     "ceilings_over_reached": ("what the ceilings allow ÷ what the kernel reaches",),
     "peak_over_share": ("the unit's peak ÷ its busy share: how far hiding latency takes the same instructions",),
-    "unmeasured": ("none: an unmeasured limit may saturate first",),
+    "unmeasured": (_NONE, "an unmeasured limit may saturate first",),
     "roof_over_reached": ("roof ÷ what the kernel reaches",),
     "tail_within": ("the tail-effect finding's ≤{tail_bound:x} is part of it, not more on top",),
-    "hit_rate_unknown": ("none: the hit rate a better tiling reaches is not known",),
-    "fusion_unknown": ("none: the bytes fusion or a narrower type removes are not in the report",),
-    "local_cost": ("none: local bytes are not most of the bytes of a limit near the busiest",),
-    "local_share": ("{spill_level}'s bytes ÷ those without the local ones = 1 / (1 − {spill_share:.2f})",),
-    "spills_bound": ("none at these bytes: the local-memory finding bounds removing the spills",),
-    "not_material": ("none: these accesses move {material_share:pct} of {material_level}'s bytes, under a tenth",),
-    "no_roof": ("none: the report gives no {level} roof for this to cap",),
+    "hit_rate_unknown": (_NONE, "the hit rate a better tiling reaches is not known",),
+    "fusion_unknown": (_NONE, "the bytes fusion or a narrower type removes are not in the report",),
+    "local_cost": (_NONE, "local bytes are not most of the bytes of a limit near the busiest",),
+    "spill_leaves": ("1 / the busiest share the fix leaves: {other_label} at {other_share:pct}",),
+    "spill_unbounded": (_NONE, "the local share is a lower bound, and no limit the fix leaves is known",),
+    "spills_bound": (_NONE_Q, "at these bytes: the local-memory finding bounds removing the spills",),
+    "not_material": (_NONE, "these accesses move {material_share:pct} of {material_level}'s bytes, under a tenth",),
+    "no_roof": (_NONE, "the report gives no {level} roof for this to cap",),
     "uniform_waves": ("waves rounded up ÷ waves = {whole:n} / {waves:.2f}, for equal block times",),
     "measured_waves": ("the full waves' pace over all the work: {whole_less:n} / ((1 − {tail_share:.2f}) × "
                        "{waves:.2f})",),
 }
+
+# The pages' own words around the findings (`page_words`); their figures are the views' texts, already formatted.
+PAGE_WORDS: dict[str, Template] = {
+    # a finding's bound in a sentence (a finding's `worth`): with a speed-up, or the bound note as it is
+    "worth": ("Up to {speedup} faster", " ({bound})", ", at most {gain} of the GPU time", "."),
+    "no_bound": ("No bound: {bound}.",),
+    # "Worth most to the program" (Markdown): a finding's gain, or the share of the kernel with the most time
+    "worth_gain": ("{speedup} faster, worth up to {gain} of GPU time",),
+    "worth_largest": ("{share} of GPU time, the most of any kernel", ("; no bound: {bound}", "; no bound projected")),
+    # the instruction that holds most of a finding's counter: after its Markdown item, and in the verdict
+    "top_instruction_md": (" Top instruction: ", ("{sass} at {place}", "at {place}"), " ({share} of the {counter}",
+                           ", {source}", ")."),
+    "top_instruction": (("At {sass} {place}", "At {place}"), ": {share} of the {counter}", " ({source})"),
+    # the limit named where every limit is under the too-little-work share (`views.labels`)
+    "nothing_busy": ("nothing is busy: every limit under {threshold:.0%} of its peak",),
+}
+
+
+def page_words(key: str, figures: Mapping[str, Figure]) -> str:
+    """The page's words of `key` (`PAGE_WORDS`), filled: a segment whose figure is None drops."""
+    return fill(PAGE_WORDS[key], figures)
 
 
 def entry(kind: str, variant: str) -> Entry:
@@ -435,8 +461,10 @@ def words(kind: str, variant: str, lever: str | None, figures: Mapping[str, Figu
     e = entry(kind, variant)
     step = next_step_template(kind, lever)
     bound = "; ".join(text for b in basis if (text := fill(BASES[b], figures)))
+    why_none = "; ".join(text for b in basis
+                         if BASES[b][0] in (_NONE, _NONE_Q) and (text := fill(BASES[b][1:], figures)))
     return Words(first_upper(fill(e.headline, figures)), None if step is None else fill(step, figures) or None,
-                 fill(e.detail, figures).strip(), bound, e.section)
+                 fill(e.detail, figures).strip(), bound, e.section, why_none)
 
 
 def kind_label(kind: str) -> str:

@@ -70,6 +70,7 @@ class Words:
     detail: str
     bound: str  # how the bound is computed, or why there is none
     section: str
+    why_none: str = ""  # why there is no bound, without the "none" that starts `bound`
 
 
 def ratio(x: float) -> str:

@@ -220,7 +220,9 @@ def _spilled(level: str | None, local: LocalTraffic | None, figures: dict[str, f
     share = local.share(level) if local is not None and level is not None else None
     if share is None or share < MOSTLY or level is None:
         return False
-    figures |= {"spill_share": share, "spill_level": level.upper()}
+    lower = local is not None and level in local.at_least  # a lower bound, not a count
+    figures |= {"spill_share": share, "spill_level": level.upper(), "spill_at_least": "" if lower else None,
+                "spill_about": None if lower else ""}
     return True
 
 

@@ -14,7 +14,8 @@ Per level, the local share of the traffic:
 
 Where local bytes are most (`MOSTLY`) of a memory limit's bytes, the limiter's or a limit's near it
 (`co_limits.CO_LIMIT`), removing the spills is the first thing to do: that limit's time without the local bytes,
-1 / (1 − local share), bounds the gain, never past the busiest limit the fix leaves (`left_after`). Its
+the gain is at most 1 / the busiest share the fix leaves (`left_after`, each share known from below; the limit
+itself less its local share where that share is counted, not a lower bound). Its
 intensity gap and batching lever then describe bytes that are not the kernel's data, so the diagnosis states no
 gap for that limit (`passes.diagnosis`).
 """
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
 # Local loads and stores from this share of the memory instructions (global and local) are worth a finding.
 NOTABLE_SHARE = 0.05
 MOSTLY = 0.5  # local bytes from this share of a limit's bytes: the spills are the larger part of its work
+# The levels whose limits spills can be most of: L1's roof and units count shared-memory and other traffic that the
+# local share of its global and local sectors leaves out.
+SPILL_LEVELS = ("l2", "dram")
 SECTOR_BYTES = 32.0
 ISSUE_LESS_LOCAL = "issue slots (less its local loads and stores)"
 # Volta to Blackwell: at most 255 registers a thread, allocated 8 at a time; within one unit of it there is none
@@ -127,9 +131,9 @@ def spill_limit(m: KernelModel, local: LocalTraffic | None) -> SpillLimit | None
     if local is None or not top > 0:
         return None
     found = [(share, roof, f"the {roof.upper()} roof", roof) for roof, share in m.utilization.items()
-             if roof in R.LEVELS]
+             if roof in SPILL_LEVELS]
     found += [(u.share, uid, u.label, level) for uid, u in m.units.items()
-              if u.parent is not None and (level := T.related_roof(uid)) in R.LEVELS]
+              if u.parent is not None and (level := T.related_roof(uid)) in SPILL_LEVELS]
     near = [(share, uid, label, level) for share, uid, label, level in found
             if (uid == m.bound_by or share >= CO_LIMIT * top) and (local.share(level) or 0.0) >= MOSTLY]
     if not near:
@@ -139,8 +143,11 @@ def spill_limit(m: KernelModel, local: LocalTraffic | None) -> SpillLimit | None
 
 
 def left_after(m: KernelModel, local: LocalTraffic, spill: SpillLimit) -> list[tuple[float, str]]:
-    """The busy shares removing the spills leaves (share, label): the issue slots less the local loads and stores,
-    and each other memory limit less its level's local share (its whole share where that is unknown)."""
+    """The busy shares removing the spills leaves, each known from below (share, label): the issue slots less the
+    local loads and stores; each memory limit at L1 less local memory's share of L1's global and local sectors (at
+    most its share of what L1's limits count); the spill limit itself less its local share where that share is
+    counted. A level whose local share is a lower bound or an estimate (L2, DRAM: `LocalTraffic.at_least`, or L2's
+    count of the sectors L1 requested) could fall further: it bounds nothing."""
     out = []
     issue, issued = m.units.get("sm__issue_active"), fact(m, F.ISSUED)
     if issue is not None and issued:
@@ -149,8 +156,10 @@ def left_after(m: KernelModel, local: LocalTraffic, spill: SpillLimit) -> list[t
     levels += [(u.share, T.related_roof(uid) or "", u.label) for uid, u in m.units.items()
                if u.group == "memory" and u.parent is not None]
     for share, level, label in levels:
-        if label != spill.label:
-            out.append((share * (1.0 - (local.share(level) or 0.0)), label))
+        if level == "l1":
+            out.append((share * (1.0 - (local.l1_share or 0.0)), label))
+        elif level not in SPILL_LEVELS and label != spill.label:
+            out.append((share, label))  # a memory limit spills do not reach
     return out
 
 
@@ -179,16 +188,23 @@ def local_memory(m: KernelModel, local: LocalTraffic | None = None, spill: Spill
     if spill is None or m.regime == T.TOO_LITTLE_WORK:
         return [Finding(Kind.LOCAL_MEMORY, "spills", m.bound_by, None, m.bound_by, None, "registers", ("local_cost",),
                         figures, evidence)]
-    figures |= {"spill_label": spill.label, "spill_level": spill.level.upper(), "spill_share": spill.local_share}
-    bound = 1.0 / max(1e-9, 1.0 - spill.local_share)
-    basis: tuple[str, ...] = ("local_share",)
-    if cap is not None and cap[0] > 0 and 1.0 / cap[0] < bound:
-        other_share, label = cap
-        bound = max(1.0, 1.0 / other_share)
-        figures |= {"other_label": label, "other_share": other_share, "other_x": bound}
-        basis += ("capped_other",)
-    speedup: float | None = bound
-    if "capped_other" in basis and m.regime == T.AT_LIMIT and cap is not None and cap[0] >= (m.limiter_share or 1.0):
+    lower = spill.level in local.at_least  # the local share is a lower bound: the limit may fall further
+    figures |= {"spill_label": spill.label, "spill_level": spill.level.upper(), "spill_share": spill.local_share,
+                "spill_at_least": "" if lower else None, "spill_about": None if lower else ""}
+    # The gain is at most 1 / the busiest share the fix leaves: `cap` (each known from below), and the spill limit
+    # less its local share where that share is not a lower bound.
+    leaves = [c for c in (cap,) if c is not None and c[0] > 0]
+    if not lower:
+        leaves.append((spill.share * max(0.0, 1.0 - spill.local_share), spill.label))
+    busiest = max(leaves, default=None)
+    if busiest is None:
+        return [Finding(Kind.LOCAL_MEMORY, "spills", spill.level, None, m.bound_by, None, "registers",
+                        ("spill_unbounded",), figures, evidence)]
+    other_share, label = busiest
+    speedup: float | None = max(1.0, 1.0 / other_share)
+    figures |= {"other_label": label, "other_share": other_share, "other_x": speedup}
+    basis: tuple[str, ...] = ("spill_leaves",)
+    if label != spill.label and m.regime == T.AT_LIMIT and other_share >= (m.limiter_share or 1.0):
         speedup, basis = None, ("other_bounds",)  # the limit the fix leaves bounds the kernel already
     return [Finding(Kind.LOCAL_MEMORY, "spills", spill.level, None, m.bound_by, speedup, "registers", basis,
                     figures, evidence)]

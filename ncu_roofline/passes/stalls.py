@@ -59,7 +59,11 @@ def leading(found: list[tuple[StallReason, float]]) -> StallReason | None:
 # Latency variants whose lever answers a question before why warps stall: SMs idle much of the run (their lever keeps
 # every SM busy); a limit the report does not measure (its lever collects it); as many warps as the launch allows
 # (the resource that caps them is the lever: more warps hide whatever the leading stall is).
-OWN_LEVER = frozenset({"idle", "unmeasured", "at_allowed"})
+# Variants whose own lever comes first: idle SMs, an unmeasured limit, the occupancy cap, and fewer warps than the
+# launch allows (more warps in flight before the stalls of the few that run).
+OWN_LEVER = frozenset({"idle", "unmeasured", "at_allowed", "fewer_warps"})
+# Reasons that are no lever below every limit: warps waiting to be selected are plenty, not a cause of latency.
+NO_LEVER = frozenset({"not_selected", "selected"})
 
 
 def stall_figures(m: KernelModel, variant: str, lever: str) -> tuple[str, dict[str, Figure], tuple[str, ...]]:
@@ -76,6 +80,6 @@ def stall_figures(m: KernelModel, variant: str, lever: str) -> tuple[str, dict[s
     for n, (r, share) in enumerate(named, 1):
         figures |= {f"stall{n}": r.label, f"stall{n}_share": share}
     lead = leading(found)
-    if lead is not None and variant not in OWN_LEVER:
+    if lead is not None and variant not in OWN_LEVER and lead.id not in NO_LEVER:
         lever = lead.lever
     return lever, figures, tuple(r.names[family] for r, _ in named)

@@ -3,6 +3,8 @@
 Runs after the diagnosis. Each finding of a kind listed here gets, as `where`, the top instructions of its
 counter (`knowledge.instruction_counters`): uncoalesced or badly used sectors by the excessive global sectors,
 bank conflicts by the excessive shared wavefronts, idle lanes by the lanes lost, latency by the warp samples.
+A latency finding of SMs without warps (`idle`), of a limit the report did not measure (`unmeasured`) or of the
+occupancy the launch caps (`at_allowed`) gets none: the warp samples of an instruction say nothing about those.
 A kernel whose report holds no per-instruction counters (a CSV export, a capture without SourceCounters) keeps
 `where` None; so does a finding of any other kind.
 """
@@ -16,7 +18,7 @@ from ..knowledge.wording import Kind
 from ..readers.instructions import InstructionSource
 from .finding import Finding
 
-__all__ = ["COUNTER_OF_KIND", "attach_where"]
+__all__ = ["COUNTER_OF_KIND", "NO_WHERE", "attach_where"]
 
 COUNTER_OF_KIND: dict[Kind, str] = {
     Kind.COALESCING: "excessive_global_sectors",
@@ -26,10 +28,15 @@ COUNTER_OF_KIND: dict[Kind, str] = {
     Kind.LATENCY: "samples",
 }
 
+# Findings whose cause no instruction holds: (kind, variant).
+NO_WHERE: frozenset[tuple[Kind, str]] = frozenset({(Kind.LATENCY, "idle"), (Kind.LATENCY, "unmeasured"),
+                                                   (Kind.LATENCY, "at_allowed")})
+
 
 def attach_where(findings: Iterable[Finding], instructions: InstructionSource | None,
                  read: bool = True) -> list[Finding]:
-    """The findings, each of a kind with a counter given the top instructions by it where `instructions` has it.
+    """The findings, each of a kind with a counter (but those of `NO_WHERE`) given the top instructions by it where
+    `instructions` has it.
 
     Only the counters of the findings present are read (a few instanced metrics, once per kernel). `read=False`:
     use only the counters already read (a group's findings, from its longest launch's own diagnosis, so that a
@@ -40,7 +47,7 @@ def attach_where(findings: Iterable[Finding], instructions: InstructionSource | 
         return found
     out = []
     for f in found:
-        counter = COUNTER_OF_KIND.get(f.kind)
+        counter = None if (f.kind, f.variant) in NO_WHERE else COUNTER_OF_KIND.get(f.kind)
         top = instructions.top(counter, read) if counter is not None else None
         out.append(f if top is None else dataclasses.replace(f, where=top))
     return out

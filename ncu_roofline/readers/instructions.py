@@ -9,7 +9,7 @@ boundary (never every PC). A CSV export holds no per-instruction data: its kerne
 An entry's `pc` is the address the report gives; `offset` is `pc` less the start of the function that holds it
 (`launch__function_pcs`), as Nsight Compute's Source page counts; `file` is the base name of the source file
 (never its directory: paths of the machine that built the code), `file` and `line` only where the code was built
-with `-lineinfo`.
+with `-lineinfo`. `sass` is None where NVIDIA's reader has no SASS text for the PC (it answers "???" or nothing).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class Instruction:
 
     pc: int
     offset: int | None
-    sass: str
+    sass: str | None  # None: the reader has no SASS text for this PC
     value: float
     share: float
     file: str | None = None
@@ -123,6 +123,7 @@ def _values(action: Any, recipe: PcRecipe) -> dict[int, float] | None:
 
 
 _SPACES = re.compile(r"\s+")
+_NO_SASS = frozenset({"", "???"})  # what NVIDIA's reader answers for a PC it has no SASS text for
 
 
 def _base_name(path: object) -> str | None:
@@ -130,7 +131,7 @@ def _base_name(path: object) -> str | None:
     return name or None
 
 
-Code = dict[tuple[str, int], tuple[str, str | None, int | None]]
+Code = dict[tuple[str, int], tuple[str | None, str | None, int | None]]
 """Per report: (function, PC) -> SASS, file and line. NVIDIA's reader disassembles a launch's code on its first
 `sass_by_pc` (6 ms a launch, and a second once per process); the launches of one function share it, so each
 instruction is asked of the reader once per report, not once per launch."""
@@ -203,9 +204,11 @@ class ActionInstructions:
         sass, file, line = known
         return Instruction(pc, self._offset(pc), sass, value, value / total, file, line)
 
-    def _read_code(self, pc: int) -> tuple[str, str | None, int | None]:
+    def _read_code(self, pc: int) -> tuple[str | None, str | None, int | None]:
         action = self._action
-        sass = _SPACES.sub(" ", text(action.sass_by_pc(pc))).strip()
+        sass: str | None = _SPACES.sub(" ", text(action.sass_by_pc(pc))).strip()
+        if sass in _NO_SASS:
+            sass = None
         source = action.source_info(pc)
         file = line = None
         if source is not None:

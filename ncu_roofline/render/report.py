@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..api.rows import columns, group_columns
+from ..knowledge.catalog import page_words
 from ..views.groups import share_text
 from ..views.report import build_report_view
 from ..views.verdict import worth_most
@@ -192,17 +193,13 @@ def _worth_fixing(kernels: list[dict[str, Any]]) -> list[str]:
     for item in listed["items"]:
         k, f, worth = item["group"], item["finding"], item["gain"]
         step = f" {f['next_step']}" if f.get("next_step") else ""
-        gain = (f"{f['speedup_text']} faster, worth up to {share_text(worth)} of GPU time" if worth is not None else
-                f"{share_text(item['share'])} of GPU time, the most of any kernel; no bound: {md_escape(_no_bound(f))}")
+        gain = (page_words("worth_gain", {"speedup": f["speedup_text"], "gain": share_text(worth)})
+                if worth is not None else
+                page_words("worth_largest", {"share": share_text(item["share"]),
+                                             "bound": md_escape(f["why_none"]) if f.get("why_none") else None}))
         lines.append(f"- {md_escape(k['short_name'])}: {md_escape(f['headline'])} ({gain})."
                      f"{md_escape(step)}{_where_md(f.get('where'))}")
     return [*lines, ""]
-
-
-def _no_bound(f: dict[str, Any]) -> str:
-    """Why a finding projects no speed-up, as its bound note says it ("none: at its limit, …")."""
-    note = str(f.get("bound_note") or "").removeprefix("none").lstrip(": ")
-    return note or "none projected"
 
 
 def _where_md(where: dict[str, Any] | None) -> str:
@@ -210,9 +207,9 @@ def _where_md(where: dict[str, Any] | None) -> str:
     if not where:
         return ""
     top = where["rows"][0]
-    source = f", {md_escape(top['source'])}" if top["source"] else ""
-    return (f" Top instruction: {md_code(top['sass'])} at {top['place']} ({top['share']} of the "
-            f"{where['counter']}{source}).")
+    return page_words("top_instruction_md", {
+        "sass": md_code(top["sass"]) if top["sass_known"] else None, "place": top["place"], "share": top["share"],
+        "counter": where["counter"], "source": md_escape(top["source"]) if top["source"] else None})
 
 
 def _beside_nsight_compute(kernels: list[dict[str, Any]]) -> list[str]:

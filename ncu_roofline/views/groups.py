@@ -117,6 +117,10 @@ def group_view(kernel_view: KernelView, report_no: int, g: KernelGroup, page_tot
         "has_section": False, "has_chart": False,
     })
     v["bound_note"] = _bound_note(g)
+    if launches > 1:  # its findings' instructions are those of its longest launch alone: the page says which
+        for f in v["findings"]:
+            if f["where"] is not None:
+                f["where"]["from_launch"] = g.longest.raw.index
     if g.regime_disagreeing:  # "latency (2 of 4 at limit)": launches in another regime are not hidden
         other = {r: n for r, n in g.regimes.items() if r != (g.summary.regime or NO_LIMITER)}
         usable = g.usable_launches

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..knowledge import throughputs as T
+from ..knowledge.catalog import page_words
 from ..passes.levers import limits_measured
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def long_label(roof: str | None, default: str = "n/a") -> str:
     if not roof or roof == NO_ROOF:
         return default
     if roof == NOTHING_BUSY:
-        return f"nothing is busy: every limit under {T.TOO_LITTLE_WORK_SHARE:.0%} of its peak"
+        return page_words("nothing_busy", {"threshold": T.TOO_LITTLE_WORK_SHARE})
     return LONG_LABELS.get(roof) or _unit_label(roof) or roof
 
 

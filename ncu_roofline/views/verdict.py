@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from ..knowledge.catalog import NO_LIMIT
+from ..knowledge.catalog import NO_LIMIT, page_words
 from ..passes.finding import top_index
 from . import format as F
 from . import wording as W
@@ -34,6 +34,7 @@ class FindingView(TypedDict):
     next_step: str | None  # one imperative sentence, or None: nothing to do here
     detail: str
     bound_note: str  # how the bound is found, or why there is none
+    why_none: str  # why there is no bound ("" where there is one)
     section: str  # the Nsight Compute section or rule it relates to
     speedup: float | None
     speedup_text: str  # "≤2.3×", "" without a bound
@@ -118,14 +119,13 @@ class Header(TypedDict):
     redacted: bool
 
 
-def _worth(speedup: float | None, note: str, share: float | None) -> str:
-    """"≤2.3× faster (roof ÷ ceiling = 1 / 0.43), ≤14 % of the GPU time"; or why there is no bound."""
+def _worth(speedup: float | None, note: str, why_none: str, share: float | None) -> str:
+    """"Up to 2.3× faster (roof ÷ ceiling = 1 / 0.43), at most 14 % of the GPU time."; without a speed-up, the
+    bound note as it is (why there is none), "" without one."""
     if speedup is None or not speedup > 1:
-        return f"No bound: {note.removeprefix('none: ').removeprefix('none')}." if note else ""
-    text = f"Up to {F.times(speedup)} faster ({note})" if note else f"Up to {F.times(speedup)} faster"
-    if share is not None:
-        text += f", at most {F.pct(share * (1 - 1 / speedup), 1)} of the GPU time"
-    return text + "."
+        return page_words("no_bound", {"bound": why_none or None})
+    return page_words("worth", {"speedup": F.times(speedup), "bound": note or None,
+                                "gain": None if share is None else F.pct(share * (1 - 1 / speedup), 1)})
 
 
 def finding_views(k: AnalysedKernel, share: float | None, diagnosis: Sequence[dict[str, Any]]) -> list[FindingView]:
@@ -139,7 +139,7 @@ def finding_views(k: AnalysedKernel, share: float | None, diagnosis: Sequence[di
             factor_text=F.pct(f.factor) if f.factor is not None else "", headline=w.headline,
             next_step=w.next_step, detail=w.detail, bound_note=w.bound, section=w.section, speedup=f.speedup,
             speedup_text=f"≤{F.times(f.speedup)}" if f.speedup and f.speedup > 1 else "",
-            worth=_worth(f.speedup, w.bound, share),
+            why_none=w.why_none, worth=_worth(f.speedup, w.bound, w.why_none, share),
             where=where_view(f.where.counter, d["where"]) if f.where is not None else None))
     return out
 
@@ -192,12 +192,13 @@ def _verdict_row(v: dict[str, Any], multi_report: bool) -> VerdictRow:
 
 
 def _top_instruction(where: WhereView | None) -> str:
-    """"LDG.E.64 at +0x0590, 99 % of the excessive global sectors (file.cu:12)": the instruction that holds most."""
+    """"At LDG.E.64 +0x0590: 99 % of the excessive global sectors (file.cu:12)": the instruction that holds most."""
     if not where or not where["rows"]:
         return ""
     row = where["rows"][0]
-    source = f" ({row['source']})" if row["source"] else ""
-    return f"At {row['sass']} {row['place']}: {row['share']} of the {where['counter']}{source}"
+    return page_words("top_instruction", {"sass": row["sass"] if row["sass_known"] else None, "place": row["place"],
+                                          "share": row["share"], "counter": where["counter"],
+                                          "source": row["source"] or None})
 
 
 def metrics_command(header: Header) -> str:

@@ -1,7 +1,8 @@
 """Where in the code, as the page and the Markdown summary show it: a finding's top instructions, formatted.
 
 Built from the finding's `where` entries of the JSON document (already without source files where the output is
-redacted) and the counter's words (`knowledge.instruction_counters`).
+redacted) and the counter's words (`knowledge.instruction_counters`). A group's instructions are those of its
+longest launch alone: its view says which (`from_launch`).
 """
 
 from __future__ import annotations
@@ -12,14 +13,17 @@ from typing import Any, TypedDict
 from ..knowledge.instruction_counters import PC_COUNTERS
 from . import format as F
 
-__all__ = ["WhereRow", "WhereView", "where_view"]
+__all__ = ["NO_SASS", "WhereRow", "WhereView", "where_view"]
+
+NO_SASS = "–"  # shown for an instruction the report has no SASS text for
 
 
 class WhereRow(TypedDict):
     """One instruction: its place, SASS, share of the counter and value, and its source line where known."""
 
     place: str  # "+0x590": the offset in its function (the PC where the function start is unknown)
-    sass: str
+    sass: str  # `NO_SASS` where the report has no SASS text for it
+    sass_known: bool
     share: str  # "99 %"
     value: str
     source: str  # "gemm.h:341", "" without line information (or redacted)
@@ -31,6 +35,7 @@ class WhereView(TypedDict):
     counter: str  # what the shares are of, in a few words
     meaning: str
     rows: list[WhereRow]
+    from_launch: int | None  # a group's: the launch (its index) the instructions are of; None: the kernel's own
 
 
 def _place(entry: dict[str, Any]) -> str:
@@ -43,12 +48,14 @@ def _share(share: float) -> str:
 
 
 def where_view(counter: str, entries: Sequence[dict[str, Any]] | None) -> WhereView | None:
-    """The view of a finding's `where` (`counter`: the key of its counter), None where it has none."""
+    """The view of a finding's `where` (`counter`: the key of its counter), None where it has none (`from_launch`:
+    None, a group's view sets it)."""
     if not entries:
         return None
     described = PC_COUNTERS.get(counter)
-    rows = [WhereRow(place=_place(e), sass=e["sass"], share=_share(e["share"]), value=F.si(e["value"], "").strip(),
+    rows = [WhereRow(place=_place(e), sass=e["sass"] or NO_SASS, sass_known=bool(e["sass"]), share=_share(e["share"]),
+                     value=F.si(e["value"], "").strip(),
                      source=f"{e['file']}:{e['line']}" if e.get("file") and e.get("line") else e.get("file") or "")
             for e in entries]
     return WhereView(counter=described.noun if described else counter,
-                     meaning=described.meaning if described else "", rows=rows)
+                     meaning=described.meaning if described else "", rows=rows, from_launch=None)
