@@ -331,3 +331,21 @@ def test_exit_statuses_are_in_the_help() -> None:
         text = " ".join(run_cli(command, "--help").stdout.split())
         assert "Exit status:" in text and all(f"{c} " in text.split("Exit status:")[1] for c in codes)
     assert math.isfinite(0.0)
+
+
+def test_a_failed_gate_counts_kernels_and_totals_apart_and_says_what_fails() -> None:
+    """One kernel 2× slower, its sibling as it was: the kernel and the compared total regress. The summary counts
+    1 kernel and 1 total (not "2 regressions" for one slower kernel), and the rule says what makes the gate fail
+    instead of "no compared group ... more than 5 % slower", which a failed gate contradicts."""
+    from ncu_roofline.views.diff_gate import gate_view
+
+    base = make_run([kernel("alpha", 10e-3), kernel("beta", 1e-3)])
+    head = make_run([kernel("alpha", 20e-3), kernel("beta", 1e-3)])
+    d = diff_runs(base, head, fail_on_regression=5)
+    assert d.gate["status"] == "failed"
+    scopes = sorted(r["scope"] for r in d.gate["regressions"])
+    assert scopes == ["compared", "group"]
+    view = gate_view(d)
+    assert view["summary"].startswith("1 kernel regressed, and 1 total over its limit (")
+    assert view["rule"] == "The gate fails where a compared group, or their total, is more than 5 % slower."
+    assert "no compared group" not in view["rule"] + view["summary"]

@@ -67,6 +67,30 @@ def _regression_view(r: dict[str, Any]) -> dict[str, Any]:
     return view
 
 
+def failed_counts(regressions: list[dict[str, Any]]) -> str:
+    """"1 kernel regressed, and 2 totals": kernels (a group, a counter of a group) and totals counted apart."""
+    kernels = len({r["name"] for r in regressions if r["scope"] in ("group", "metric")})
+    totals = sum(1 for r in regressions if r["scope"] not in ("group", "metric"))
+    parts = [f"{kernels} kernel{'s' if kernels != 1 else ''} regressed"] if kernels else []
+    if totals:
+        parts.append(f"{totals} total{'s' if totals != 1 else ''} over {'their' if totals != 1 else 'its'} limit")
+    return ", and ".join(parts) or "the gate failed"
+
+
+def _limits(gate: dict[str, Any]) -> list[str]:
+    """What makes the gate fail, as the ends of a sentence ("… where a compared group, or their total, is more
+    than 5 % slower")."""
+    limits = []
+    if gate["threshold_pct"] is not None:
+        limits.append(f"a compared group, or their total, is more than {gate['threshold_pct']:g} % slower")
+    if gate["total_threshold_pct"] is not None:
+        limits.append(f"total GPU time rises more than {gate['total_threshold_pct']:g} %")
+    for g in gate["metric_gates"]:
+        label = COUNTER_LABELS.get(g["metric"], g["metric"])
+        limits.append(f"a group's {label} goes {'up' if g['direction'] == '+' else 'down'} by more than {g['pct']:g} %")
+    return limits or ["the coverage is under its minimum"]
+
+
 def _checks(gate: dict[str, Any]) -> list[str]:
     """What the gate checked, as the ends of a sentence."""
     checks = []
@@ -98,10 +122,10 @@ def gate_view(diff: Diff) -> dict[str, Any]:
         view["summary"] = (f"{share} of BASE GPU time compared; set a gate with --fail-on-regression PCT, "
                            "--fail-on-total PCT or --fail-on-metric NAME:+PCT%.")
         return view
-    view["rule"] = "" if status == "passed" else "Checked: " + "; ".join(checks) + "."
+    view["rule"] = ("" if status == "passed" else
+                    "The gate fails where " + "; or where ".join(_limits(gate)) + ".")
     if status == "failed":
-        n = len(regressions)
-        view["summary"] = f"{n} regression{'s' if n != 1 else ''} ({share} of BASE GPU time compared):"
+        view["summary"] = f"{failed_counts(gate['regressions'])} ({share} of BASE GPU time compared):"
     elif status == "insufficient_coverage":
         view["summary"] = (f"only {share} of BASE GPU time was compared (minimum {minimum}), so a pass would say "
                            "nothing about the rest; nothing that was compared regressed.")
