@@ -78,14 +78,6 @@ class KernelModel:
         unit = self.units.get(self.bound_by)
         return unit.share if unit is not None else self.utilization.get(self.bound_by)
 
-    def bytes_in_words(self, level: str) -> str:
-        """"bytes", or, for a chart definition (one direction or one path of the traffic), "bytes (what
-        they count)": an L2 roof of L2-to-L1 reads says nothing of the stores a kernel sends to L2."""
-        measured = self.q.bytes.get(level)
-        if measured is not None and measured.definition == R.CHART and measured.note:
-            return f"bytes ({measured.note})"
-        return "bytes"
-
     @property
     def limiter_is_roof(self) -> bool:
         return self.bound_by in self.utilization

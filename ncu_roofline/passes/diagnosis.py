@@ -250,10 +250,6 @@ def _every(_c: Ceiling) -> bool:
     return True
 
 
-def _partly(c: Ceiling) -> str:
-    return " in part" if c.launches is not None and c.launches[0] < c.launches[1] else ""
-
-
 def _allowed(ceilings: list[Ceiling], roof: str | None, parts: Parts,
              keep: Callable[[Ceiling], bool] = _every) -> float:
     """The share of `roof` the ceilings under it allow: their product, for a launch. For a group, each

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..knowledge.catalog import words
-from ..knowledge.wording import Figure, Kind, Words, ratio
+from ..knowledge.wording import Figure, Kind, Words
 from ..readers.instructions import TopInstructions
 
-__all__ = ["Finding", "Kind", "ratio_text", "top_index"]
+__all__ = ["Finding", "Kind", "top_index"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +70,3 @@ def top_index(speedups: list[float | None], kinds: list[str] | None = None,
     if (speedups[best] or 0.0) > 1.0:
         return best
     return next((i for i, kind in enumerate(kinds or []) if kind == "latency"), 0)
-
-
-def ratio_text(x: float) -> str:
-    """A ratio for a sentence: 1.21, 18, 146 (never 1.5e+02)."""
-    return ratio(x)[:-1]

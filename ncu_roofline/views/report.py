@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
-from ..passes.levers import sets_against
 from ..version import __version__
 from . import format as F
 from . import wording as W
@@ -99,15 +98,6 @@ def launch_text(k: AnalysedKernel) -> str:
     if facts.get("achieved_occupancy") is not None:
         parts.append(f"achieved occupancy {F.pct(facts['achieved_occupancy'])}")
     return ", ".join(parts)
-
-
-def _contrast(k: AnalysedKernel) -> str:
-    """For a unit limiter: how the FLOP/byte chart's roof under which its work shows compares."""
-    roof = T.related_roof(k.bound_by or "")
-    if roof is None or not sets_against(k, roof):
-        return ""
-    what = f"{k.bytes_in_words(roof)} reach" if roof in R.LEVELS else "work reaches"
-    return f", while {short_label(roof)} {what} only {F.pct(k.utilization[roof])} of the {short_label(roof)} roof"
 
 
 def _kernel_id(report_no: int, k: AnalysedKernel) -> str:
