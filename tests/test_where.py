@@ -363,3 +363,19 @@ def test_a_groups_where_says_its_launch() -> None:
                and any(f["where"] for f in g["diagnosis"])}
     assert longest
     assert all(f"from launch #{i}</caption>" in html for i in longest)
+
+
+class _BrokenAction(_Action):
+    def sass_by_pc(self, pc: int) -> str:
+        raise RuntimeError("damaged code block")
+
+
+def test_a_reader_error_on_the_code_leaves_no_where_and_reads_on() -> None:
+    """NVIDIA's reader failing on a damaged per-instruction block costs the finding its `where`, nothing else; a
+    counter whose code reads is still read."""
+    action = _BrokenAction({"smsp__pcsamp_sample_count": {0x10: 3.0, 0x20: 1.0}})
+    instructions = ActionInstructions(None, action)
+    assert instructions.top("samples") is None
+    assert instructions.fetched().top("samples") is None
+    fine = ActionInstructions(None, _NoSassAction({"smsp__pcsamp_sample_count": {0x10: 3.0}})).top("samples")
+    assert fine is not None and len(fine.instructions) == 1

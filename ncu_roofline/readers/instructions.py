@@ -156,7 +156,10 @@ class ActionInstructions:
         if counter not in self._tops:
             if not read:
                 return None
-            self._tops[counter] = self._read(counter)
+            try:
+                self._tops[counter] = self._read(counter)
+            except Exception:  # NVIDIA's reader on a damaged per-instruction block: no `where`,
+                self._tops[counter] = None  # the capture's other figures stand (a readable capture is never lost)
         return self._tops[counter]
 
     def fetched(self) -> FetchedInstructions:
