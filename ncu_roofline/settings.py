@@ -10,6 +10,8 @@ Every command (`report`, `batch`, `diff`, `trend`) and every library entry point
   all tag traffic (`tags`).
 - `group_by`: what makes launches one kernel group: the same kernel with the same launch
   configuration (`launch`: name, grid, block) or the same kernel name alone (`name`).
+- `launch_findings`: findings for every launch of a report of more than 1,000 launches too (by
+  default such a report has them per kernel group, from each group's longest launch).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class AnalysisSettings:
     peaks: UserPeaks | None = None
     bytes_definition: str = R.CHART
     group_by: str = GROUP_BY_LAUNCH
+    launch_findings: bool = False
 
     def __post_init__(self) -> None:
         if not 0 < self.threshold <= 1:
@@ -49,10 +52,12 @@ class AnalysisSettings:
 
     @classmethod
     def from_options(cls, *, threshold: float | None = None, peaks: str | Path | UserPeaks | None = None,
-                     bytes_definition: str = R.CHART, group_by: str = GROUP_BY_LAUNCH) -> AnalysisSettings:
+                     bytes_definition: str = R.CHART, group_by: str = GROUP_BY_LAUNCH,
+                     launch_findings: bool = False) -> AnalysisSettings:
         """Settings from command-line style values: a peaks file path is read (PeaksFileError if bad)."""
         user = load_peaks(peaks) if isinstance(peaks, (str, Path)) else peaks
-        return cls(DEFAULT_THRESHOLD if threshold is None else threshold, user, bytes_definition, group_by)
+        return cls(DEFAULT_THRESHOLD if threshold is None else threshold, user, bytes_definition, group_by,
+                   launch_findings)
 
     @property
     def peaks_file(self) -> str | None:
@@ -68,4 +73,5 @@ class AnalysisSettings:
             "flop_convention": dict(R.FLOP_CONVENTION),
             "regime_rules": dict(T.REGIME_RULES),
             "group_by": self.group_by,
+            "launch_findings": self.launch_findings,
         }

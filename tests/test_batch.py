@@ -127,7 +127,7 @@ def test_analyse_one_result_is_small_and_picklable() -> None:
     doc = json.loads(res["json"])
     report = ncu_roofline.analyze(CORPUS / "cudaprogramming__simpleDivergence.ncu-rep")
     assert res["json"] == report.to_json().encode("utf-8")
-    assert doc["schema"] == "ncu-roofline/4" and len(doc["reports"]) == 1
+    assert doc["schema"] == "ncu-roofline/5" and len(doc["reports"]) == 1
     assert len(res["rows"]) == res["summary"]["kernel_count"] == doc["reports"][0]["kernel_count"] == 4
     assert sum(res["summary"]["bound_mix"].values()) == 4 and len(res["summary"]["worst"]) == 3
     durations = [w["duration_s"] for w in res["summary"]["worst"]]
@@ -281,7 +281,7 @@ def test_mixed_batch_writes_everything_and_lists_failures(inputs, mixed) -> None
         e = entries[name]
         assert e["status"] == "ok" and e["error"] is None and e["kernel_count"] >= 1
         report_doc = json.loads((out / e["json"]).read_text(encoding="utf-8"))
-        assert report_doc["schema"] == "ncu-roofline/4"
+        assert report_doc["schema"] == "ncu-roofline/5"
         assert report_doc["reports"][0]["kernel_count"] == e["kernel_count"]
         assert (out / e["html"]).read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
         assert f'href="{e["html"]}"' in index
@@ -392,9 +392,9 @@ def test_redact_and_options_reach_the_workers(tmp_path) -> None:
     # outputs of an earlier document format: re-analysed, whether the manifest names another
     # format or (as one written before /3) none
     path = out / "manifest.json"
-    for edit in ("ncu-roofline/3", None):
+    for edit in ("ncu-roofline/4", None):
         old = json.loads(path.read_text(encoding="utf-8"))
-        assert old["settings"]["document_schema"] == "ncu-roofline/4"
+        assert old["settings"]["document_schema"] == "ncu-roofline/5"
         if edit is None:
             del old["settings"]["document_schema"]
         else:
@@ -402,7 +402,7 @@ def test_redact_and_options_reach_the_workers(tmp_path) -> None:
         path.write_text(json.dumps(old), encoding="utf-8")
         older = run(str(CORPUS / GOOD[0]), "-o", str(out), "--redact")
         assert older.exit_code == 0 and "unchanged" not in older.stderr and " ok (" in older.stderr
-        assert manifest(out)["settings"]["document_schema"] == "ncu-roofline/4"
+        assert manifest(out)["settings"]["document_schema"] == "ncu-roofline/5"
 
 
 @needs_corpus

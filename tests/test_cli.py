@@ -26,7 +26,7 @@ def test_report_json_to_stdout() -> None:
     result = run("report", "--format", "json", str(CORPUS / "cudacode__naive.ncu-rep"))
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert doc["schema"] == "ncu-roofline/4"
+    assert doc["schema"] == "ncu-roofline/5"
     assert doc["reports"][0]["kernel_count"] == 2
 
 

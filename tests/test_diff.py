@@ -260,7 +260,7 @@ def test_bad_json_and_wrong_documents_exit_2(tmp_path: Path) -> None:
     empty = tmp_path / "empty.json"
     empty.write_text(json.dumps({"schema": "ncu-roofline/2", "reports": [{"path": "x", "kernels": []}]}),
                      encoding="utf-8")
-    for bad, words in ((broken, "not valid JSON"), (other, "not an ncu-roofline/4 document"),
+    for bad, words in ((broken, "not valid JSON"), (other, "not an ncu-roofline/5 document"),
                        (empty, "no usable kernels"), (tmp_path / "absent.ncu-rep", "no such file")):
         result = run_cli("diff", bad, bad)
         assert result.exit_code == 2, result.output

@@ -19,9 +19,9 @@ from ..readers.ncu_rep import detach
 from ..settings import DEFAULT_THRESHOLD, AnalysisSettings
 from ..version import __version__
 from .focus import Focus, FocusSummary, focus_kernels
-from .groups import KernelGroup, group_kernels
+from .groups import FINDINGS_BY_GROUP, FINDINGS_BY_LAUNCH, KernelGroup, group_duration, group_kernels, group_key
 from .jsondoc import LazyList, dumps, iter_dump_bytes, iter_dumps
-from .kernel import AnalysedKernel, analyse_kernel
+from .kernel import AnalysedKernel, model_launch, run_passes
 from .nvtx import nvtx_rollup
 from .rows import group_row, kernel_row
 
@@ -32,7 +32,10 @@ if TYPE_CHECKING:  # pandas is imported lazily: the CLI's JSON path does not nee
 # holds every roof's and unit's share, regimes are at_limit / latency / too_little_work.
 # /3: a unit's label, group, parent and recipe are listed once per report (`units`); a kernel keeps
 # its shares in `utilization` and, in `unit_recipes`, only the recipes that differ from the list.
-SCHEMA = "ncu-roofline/4"
+# /5: a launch's `provenance` and `missing` are listed once per report in `recipe_sets`, named by its
+# `recipe_set`; a report of more than 1,000 launches has its findings per group (`findings`: "group"), and then
+# its launches hold no ceilings, diagnosis or rules.
+SCHEMA = "ncu-roofline/5"
 
 
 @dataclass
@@ -46,6 +49,7 @@ class ReportResult:
     warnings: list[str] = field(default_factory=list)
     focus: FocusSummary | None = None  # set when `api.focus` left launches out
     completeness: str = ""  # what the reader could not check about the file being whole
+    findings: str = FINDINGS_BY_LAUNCH  # each launch's own, or per group from its longest launch (`analyze_report`)
 
     @property
     def devices(self) -> list[str]:
@@ -73,12 +77,12 @@ class ReportResult:
 
     def to_dict(self, redact: bool = False, groups: list[KernelGroup] | None = None,
                 lazy: bool = False) -> dict[str, Any]:
-        """The report as the `ncu-roofline/4` document writes it (`groups`: as `Analysis.groups_of`).
+        """The report as the `ncu-roofline/5` document writes it (`groups`: as `Analysis.groups_of`).
 
         `lazy`: `kernels` is a `jsondoc.LazyList` that makes each launch's dict as it is encoded.
         """
         if groups is None:
-            groups = group_kernels(self.kernels, total_s=self.share_total_s)
+            groups = group_kernels(self.kernels, total_s=self.share_total_s, findings=self.findings)
         key_of = {id(k): g.key for g in groups for k in g.launches}
         names = {g.key: g.display_name for g in groups}
         total = self.share_total_s
@@ -86,9 +90,15 @@ class ReportResult:
         units = self.units()
         recipes = {uid: u["recipe"] for uid, u in units.items()}
 
+        by_launch = self.findings == FINDINGS_BY_LAUNCH
+        sets = RecipeSets()
+
         def launches() -> Iterator[dict[str, Any]]:
             for k in self.kernels:
-                yield _with_program_gain(dict(k.to_dict(redact, recipes), group_key=key_of.get(id(k))), total_s)
+                d = k.to_dict(redact, recipes, findings=by_launch)
+                d["group_key"] = key_of.get(id(k))
+                d["recipe_set"] = sets.index(d.pop("provenance"), d.pop("missing"))
+                yield _with_program_gain(d, total_s) if by_launch else d
 
         return {
             "path": os.path.basename(self.path) if redact else self.path,
@@ -106,7 +116,35 @@ class ReportResult:
             "nvtx_rollup": [] if redact else [n.to_dict(total, names) for n in nvtx_rollup(groups)],
             "focus": self.focus.to_dict() if self.focus is not None else None,
             "units": units,
+            "findings": self.findings,
+            "recipe_sets": sets.listed,  # after `kernels` in the document: a lazy `kernels` fills it as encoded
         }
+
+
+class RecipeSets:
+    """The provenance and missing-quantity lists of a report's launches, each distinct one once (`recipe_sets` of
+    the document; a launch names its own by index, `recipe_set`): the launches of one export header share them."""
+
+    def __init__(self) -> None:
+        self.listed: list[dict[str, Any]] = []
+        self._known: dict[tuple[Any, ...], int] = {}
+
+    def index(self, provenance: dict[str, str], missing: list[dict[str, str]]) -> int:
+        key = (*provenance.items(), None, *(tuple(m.values()) for m in missing))
+        found = self._known.get(key)
+        if found is None:
+            found = self._known[key] = len(self.listed)
+            self.listed.append({"provenance": provenance, "missing": missing})
+        return found
+
+
+def with_recipe_set(report: dict[str, Any], launch: dict[str, Any]) -> dict[str, Any]:
+    """A launch record of a report document with its `provenance` and `missing` in place (`ncu-roofline/5` lists
+    them once per report, in `recipe_sets`; earlier documents hold them in each launch)."""
+    if "missing" in launch:
+        return launch
+    held = report["recipe_sets"][launch["recipe_set"]]
+    return {**launch, "provenance": held["provenance"], "missing": held["missing"]}
 
 
 def _with_program_gain(d: dict[str, Any], total_s: float | None) -> dict[str, Any]:
@@ -133,7 +171,8 @@ class Analysis:
         found = self._groups.get(id(report))
         if found is None:
             found = self._groups[id(report)] = group_kernels(report.kernels, self.settings.group_by,
-                                                             self.settings.threshold, report.share_total_s)
+                                                             self.settings.threshold, report.share_total_s,
+                                                             report.findings)
         return found
 
     @property
@@ -173,7 +212,7 @@ class Analysis:
         return rows
 
     def to_dict(self, redact: bool = False, lazy: bool = False) -> dict[str, Any]:
-        """The `ncu-roofline/4` document (see the README's JSON section); `lazy`: as `json_pieces` needs it."""
+        """The `ncu-roofline/5` document (see the README's JSON section); `lazy`: as `json_pieces` needs it."""
         return {
             "schema": SCHEMA,
             "generator": {"name": "ncu-roofline", "version": __version__},
@@ -189,7 +228,8 @@ class Analysis:
             return self
         reports = []
         for r in self.reports:
-            kept, summary = focus_kernels(r.kernels, focus, self.settings.group_by, self.settings.threshold)
+            kept, summary = focus_kernels(r.kernels, focus, self.settings.group_by, self.settings.threshold,
+                                          r.findings)
             reports.append(dataclasses.replace(r, kernels=kept, focus=summary))
         return Analysis(reports, list(self.errors), self.settings)
 
@@ -212,6 +252,9 @@ class Analysis:
 
 Progress = Callable[[str, int], None]  # (file, launches analysed so far in it)
 PROGRESS_EVERY = 500  # launches between two progress calls within one file
+# Up to this many launches in a report, every launch gets its own findings; above it, each group gets them from its
+# longest launch (`FINDINGS_BY_GROUP`), unless `AnalysisSettings.launch_findings` asks for them per launch.
+LAUNCH_FINDINGS_UP_TO = 1000
 
 
 def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
@@ -227,10 +270,28 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
     """
     settings = settings or AnalysisSettings()
     opened = open_report(path)  # a CSV export is parsed row by row as this loop reaches it
-    kernels, raws = [], []
+    kernels: list[AnalysedKernel] = []
+    raws = []
+    longest: dict[str, AnalysedKernel] = {}  # group key -> its longest launch so far (`group_kernels` picks it so)
+    by_launch = True
     try:
         for k in opened.kernels:
-            kernels.append(analyse_kernel(k, settings))
+            launch = model_launch(k, settings)
+            if by_launch and len(kernels) == LAUNCH_FINDINGS_UP_TO and not settings.launch_findings:
+                by_launch = False  # from here on, findings per group: only each group's longest launch keeps its own
+                held = {id(g) for g in longest.values()}
+                for other in kernels:
+                    if id(other) not in held:
+                        _without_passes(other)
+            key = group_key(launch, settings.group_by)
+            before = longest.get(key)
+            if before is None or _longer(launch, before):
+                longest[key] = launch
+                if before is not None and not by_launch:
+                    _without_passes(before)
+            if by_launch or longest[key] is launch:
+                run_passes(launch)
+            kernels.append(launch)
             raws.append(k)
             if not keep_metrics:
                 k.metrics = {}
@@ -248,7 +309,20 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
     if stopped:
         warnings.append(stopped)
     return ReportResult(raw.path, raw.source_format, raw.ncu_version, kernels, warnings,
-                        completeness=raw.completeness)
+                        completeness=raw.completeness, findings=FINDINGS_BY_LAUNCH if by_launch else FINDINGS_BY_GROUP)
+
+
+def _longer(launch: AnalysedKernel, than: AnalysedKernel) -> bool:
+    """Whether `launch` (read after `than`) is its group's longest instead: a timed launch longer than it, or than
+    an untimed one (`group_kernels`: the longest timed launch, the first among equals, else the first launch)."""
+    d, held = group_duration(launch), group_duration(than)
+    return d is not None and (held is None or d > held)
+
+
+def _without_passes(k: AnalysedKernel) -> None:
+    """A launch's pass results let go (a report analysed by group keeps them for each group's longest launch)."""
+    k.ceilings, k.diagnosis, k.reuse, k.not_applicable, k.precision_options = [], [], {}, [], []
+    k.instruction_roofline = None
 
 
 def stopped_capture_warning(kernels: list[AnalysedKernel]) -> str | None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import RooflineError
-from .groups import group_kernels
+from .groups import FINDINGS_BY_LAUNCH, group_kernels
 from .kernel import AnalysedKernel
 from .names import short_name
 from .nvtx import launch_paths
@@ -125,7 +125,7 @@ def matches_nvtx(pattern: str, nvtx_ranges: Sequence[str]) -> bool:
 
 
 def focus_kernels(launches: Sequence[AnalysedKernel], focus: Focus, group_by: str,
-                  threshold: float) -> tuple[list[AnalysedKernel], FocusSummary]:
+                  threshold: float, findings: str = FINDINGS_BY_LAUNCH) -> tuple[list[AnalysedKernel], FocusSummary]:
     """The launches of one report that `focus` keeps (in their order), and what it left out."""
     kernels = list(launches)
     total_s = _total(kernels)
@@ -146,7 +146,7 @@ def focus_kernels(launches: Sequence[AnalysedKernel], focus: Focus, group_by: st
         pattern = focus.nvtx
         keep(f"--nvtx {pattern}", [k for k in kernels if matches_nvtx(pattern, k.raw.nvtx_ranges)])
     if focus.min_share is not None or focus.top is not None:
-        groups = group_kernels(kernels, group_by, threshold, total_s)
+        groups = group_kernels(kernels, group_by, threshold, total_s, findings)
         if focus.min_share is not None:
             share = focus.min_share
             kept_groups = [g for g in groups if (g.share or 0.0) >= share * (1 - 1e-9)]

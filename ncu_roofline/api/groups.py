@@ -108,7 +108,7 @@ class KernelGroup:
         return sum(1 for k in self.launches if k.usable)
 
     def to_dict(self, redact: bool = False) -> dict[str, Any]:
-        """The group as the `groups` list of the `ncu-roofline/4` document writes it."""
+        """The group as the `groups` list of the `ncu-roofline/5` document writes it."""
         s = self.summary
         bound = s.bound_by
         return {
@@ -169,7 +169,7 @@ def group_key(kernel: AnalysedKernel, group_by: str = GROUP_BY_LAUNCH) -> str:
     return hashlib.blake2b("\x00".join(parts).encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
 
 
-def _duration(k: AnalysedKernel) -> float | None:
+def group_duration(k: AnalysedKernel) -> float | None:
     return k.q.duration_s.value if k.usable and k.q.duration_s is not None else None
 
 
@@ -268,9 +268,9 @@ def _fsum(values: Iterable[float]) -> float:
 
 
 def _aggregate(launches: list[AnalysedKernel], longest: AnalysedKernel, threshold: float,
-               durations: list[tuple[float, AnalysedKernel]]) -> AnalysedKernel:
+               durations: list[tuple[float, AnalysedKernel]], by_group: bool = False) -> AnalysedKernel:
     """The group as one kernel: weighted limits, summed-work intensity, the verdict of those limits
-    (`durations`: the launches that have a duration, with it)."""
+    (`durations`: the launches that have a duration, with it; `by_group`: only `longest` has pass results)."""
     timed = [(d, k) for d, k in durations if d > 0]
     if not timed or len(launches) == 1:
         return longest  # one launch is its own group, to the last bit
@@ -309,20 +309,26 @@ def _aggregate(launches: list[AnalysedKernel], longest: AnalysedKernel, threshol
         longest, utilization=util, units=shares, launch=launch, bound_by=bound_by, regime=regime,
         flags=flags, intensity=intensity, total_flop=total_flop, dominant_precision=dominant,
         achieved_flop_per_s=total_flop / total_time if total_flop is not None else None,
-        attainable_flop_per_s=attainable, reuse=summed_reuse([k.reuse for _, k in timed], longest.reuse))
+        attainable_flop_per_s=attainable,
+        reuse=summed_reuse([longest.reuse] if by_group else [k.reuse for _, k in timed], longest.reuse))
     # The diagnosis of the group's own limits (the row's limiter and its findings must agree), with
     # the ceilings of its longest launch and the caps any launch has, each saying how many launches
     # share it (and a cap's bound scaled to their time); a tail effect only where every launch has the
     # same waves.
-    ceilings, partial = _shared_ceilings(timed, longest)
+    ceilings, partial = (list(longest.ceilings), {}) if by_group else _shared_ceilings(timed, longest)
     one_wave_count = len({k.launch.get("waves_per_sm") for k in launches}) == 1
     findings = diagnose(summary, ceilings, summary.reuse, waves=one_wave_count,
-                        parts=[(d, k, k.ceilings) for d, k in timed])
+                        parts=None if by_group else [(d, k, k.ceilings) for d, k in timed])
     # where in the code: the longest launch's instructions (`findings_from_launch`), by the counters its own
     # diagnosis read; none for a latency finding of idle SMs, an unmeasured limit or the occupancy cap (`NO_WHERE`)
     findings = attach_where([_in_part(f, partial) for f in findings], longest.raw.instructions, read=False)
     return dataclasses.replace(summary, ceilings=ceilings, diagnosis=findings)
 
+
+# How a report's findings were made: each launch's own (`FINDINGS_BY_LAUNCH`), or, in a report of many
+# launches, each group's from its longest launch (`FINDINGS_BY_GROUP`: the launches hold numbers and verdicts only).
+FINDINGS_BY_LAUNCH = "launch"
+FINDINGS_BY_GROUP = "group"
 
 # A group's partial caps (`Ceiling.key`) -> its launches' share of the group's time
 Partial = dict[tuple[str, str, str], float]
@@ -399,23 +405,26 @@ def _in_part(f: Finding, partial: Partial) -> Finding:
 
 
 def group_kernels(kernels: Sequence[AnalysedKernel], group_by: str = GROUP_BY_LAUNCH,
-                  threshold: float = DEFAULT_THRESHOLD, total_s: float | None = None) -> list[KernelGroup]:
+                  threshold: float = DEFAULT_THRESHOLD, total_s: float | None = None,
+                  findings: str = FINDINGS_BY_LAUNCH) -> list[KernelGroup]:
     """The groups of one report's launches, the most GPU time first (then by first launch).
 
-    `total_s` is the GPU time shares are taken of (default: the launches' own total).
+    `total_s` is the GPU time shares are taken of (default: the launches' own total). `findings`: how the
+    report was analysed; `FINDINGS_BY_GROUP`: only each group's longest launch has its passes' results, and
+    the group's ceilings, reuse and findings are that launch's.
     """
     members: dict[str, list[AnalysedKernel]] = {}
     for k in kernels:
         members.setdefault(group_key(k, group_by), []).append(k)
     if total_s is None:
-        durations = [d for k in kernels if (d := _duration(k)) is not None]
+        durations = [d for k in kernels if (d := group_duration(k)) is not None]
         total_s = _fsum(durations) if durations else None
     groups: list[KernelGroup] = []
     for key, launches in members.items():
-        timed = [(d, k) for k in launches if (d := _duration(k)) is not None]
+        timed = [(d, k) for k in launches if (d := group_duration(k)) is not None]
         longest = max(timed, key=lambda t: (t[0], -t[1].raw.index))[1] if timed else launches[0]
         stats = DurationStats.of([d for d, _ in timed])
-        summary = _aggregate(launches, longest, threshold, timed)
+        summary = _aggregate(launches, longest, threshold, timed, findings == FINDINGS_BY_GROUP)
         limiters = Counter(k.bound_by or NO_LIMITER for k in launches if k.usable)
         disagreeing = [k.raw.index for k in launches if k.usable and k.bound_by != summary.bound_by]
         summary = _mixed(summary, launches, limiters)

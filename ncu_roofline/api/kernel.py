@@ -35,9 +35,16 @@ class AnalysedKernel(KernelModel):
     not_applicable: list[NotApplicable] = field(default_factory=list)
     precision_options: list[dict[str, Any]] = field(default_factory=list)
 
-    def to_dict(self, redact: bool = False, unit_recipes: Mapping[str, str] | None = None) -> dict[str, Any]:
-        """The kernel as the `ncu-roofline/4` JSON contract writes it (`unit_recipes`: see `KernelModel`)."""
+    def to_dict(self, redact: bool = False, unit_recipes: Mapping[str, str] | None = None,
+                findings: bool = True) -> dict[str, Any]:
+        """The kernel as the `ncu-roofline/5` JSON contract writes it (`unit_recipes`: see `KernelModel`).
+
+        `findings=False`: the launch's numbers and verdict only (a report analysed by group, `FINDINGS_BY_GROUP`):
+        no ceilings, diagnosis, reuse or rules, which its group holds from its longest launch.
+        """
         d = super().to_dict(redact, unit_recipes)
+        if not findings:
+            return d
         d["ceilings"] = [c.to_dict() for c in self.ceilings]
         d["diagnosis"] = [f.to_dict(redact) for f in self.diagnosis]
         d["reuse"] = dict(self.reuse)
@@ -55,8 +62,8 @@ class AnalysedKernel(KernelModel):
         return sorted(found, key=lambda r: (r["speedup_pct"] is None, -(r["speedup_pct"] or 0.0), r["rule"]))
 
 
-def analyse_kernel(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETTINGS) -> AnalysedKernel:
-    """Model one kernel, then run every pass over the model."""
+def model_launch(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETTINGS) -> AnalysedKernel:
+    """One launch's numbers and verdict: the model, without the passes (`run_passes` adds them)."""
     model = build_kernel_model(raw, settings)
     facts = counter_facts(raw)
     past = None if not model.usable or sum(map(abs, filter(None, facts))) <= FIGURE_LIMIT else past_range(
@@ -64,10 +71,21 @@ def analyse_kernel(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETTINGS
     if past is not None:
         model = made_unusable(model, past_range_reason(*past))
     model.facts = facts
-    found = analyse_ceilings(model)
-    values = {f.name: getattr(model, f.name) for f in dataclasses.fields(KernelModel)}
-    values["missing"] = [*model.missing, *found.missing]
-    findings = attach_where(diagnose(model, found.ceilings, found.reuse), raw.instructions)
-    return AnalysedKernel(**values, ceilings=found.ceilings, diagnosis=findings,
-                          reuse=found.reuse, instruction_roofline=instruction_roofline(model),
-                          not_applicable=found.not_applicable, precision_options=found.precision_options)
+    return AnalysedKernel(**{f.name: getattr(model, f.name) for f in dataclasses.fields(KernelModel)})
+
+
+def run_passes(k: AnalysedKernel) -> AnalysedKernel:
+    """Every pass over a launch's model, in place: ceilings, diagnosis, where in the code, Instruction Roofline
+    (its metrics must still be at hand)."""
+    found = analyse_ceilings(k)
+    k.diagnosis = attach_where(diagnose(k, found.ceilings, found.reuse), k.raw.instructions)
+    k.instruction_roofline = instruction_roofline(k)
+    k.missing = [*k.missing, *found.missing]  # after the passes, which read the model's own
+    k.ceilings, k.reuse = found.ceilings, found.reuse
+    k.not_applicable, k.precision_options = found.not_applicable, found.precision_options
+    return k
+
+
+def analyse_kernel(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETTINGS) -> AnalysedKernel:
+    """Model one kernel, then run every pass over the model."""
+    return run_passes(model_launch(raw, settings))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..api.analysis import Analysis, analyze_report
+from ..api.analysis import Analysis, analyze_report, with_recipe_set
 from ..api.jsondoc import iter_dump_bytes, json_safe
 from ..api.rows import kernel_row
 from ..errors import InputError
@@ -55,7 +55,7 @@ class Job(Protocol):
 def rows_and_summary(doc: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Kernel rows and the summary of a one-report ncu-roofline document (as read back)."""
     rep = doc["reports"][0]
-    rows = [kernel_row(rep["path"], k) for k in rep["kernels"]]
+    rows = [kernel_row(rep["path"], with_recipe_set(rep, k)) for k in rep["kernels"]]
     return rows, summary_of(rep, rows)
 
 
@@ -112,7 +112,7 @@ def _document_and_rows(analysis: Analysis, redact: bool, sink: _Writes
 
     def flattened() -> Iterator[dict[str, Any]]:
         for k in make():
-            rows.append(json_safe(kernel_row(rep["path"], k)))  # NaN as null, as the text has it
+            rows.append(json_safe(kernel_row(rep["path"], with_recipe_set(rep, k))))  # NaN as null, as written
             yield k
 
     launches.make = flattened

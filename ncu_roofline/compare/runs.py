@@ -25,7 +25,7 @@ from ..knowledge.jsonio import DOCUMENT_MAX_BYTES, MANIFEST_MAX_BYTES, inside_fo
 from ..knowledge.schemas import BATCH_SCHEMA_PREFIX, REPORT_SCHEMAS, validate_document, validate_manifest
 from ..settings import AnalysisSettings
 
-REPORT_SCHEMA = "ncu-roofline/4"
+REPORT_SCHEMA = "ncu-roofline/5"
 # Documents written by earlier versions read too (REPORT_SCHEMAS): their kernels have the keys
 # read here (/3 only moved the unit labels and recipes to the report), and a /1 `bound_by` is
 # always a roof.

@@ -19,7 +19,7 @@ from typing import Any
 from .jsonio import validate
 from .wording import Kind
 
-REPORT_SCHEMAS = ("ncu-roofline/1", "ncu-roofline/2", "ncu-roofline/3", "ncu-roofline/4")
+REPORT_SCHEMAS = ("ncu-roofline/1", "ncu-roofline/2", "ncu-roofline/3", "ncu-roofline/4", "ncu-roofline/5")
 BATCH_SCHEMA_PREFIX = "ncu-roofline-batch/"
 PEAKS_SCHEMA = "ncu-roofline-peaks/1"
 PEAK_KEYS = ("dram_bytes_per_s", "l2_bytes_per_s", "l1_bytes_per_s",
@@ -92,6 +92,7 @@ _KERNEL: dict[str, Any] = {
         "tensor_ops_by_datapath": {"type": "object"},
         "diagnosis": {"type": "array", "items": _FINDING},
         "ceilings": {"type": "array", "items": {"type": "object"}},
+        "recipe_set": _COUNT_OR_NULL,
     },
 }
 
@@ -112,6 +113,13 @@ _REPORT: dict[str, Any] = {
         "units": {"type": "object", "additionalProperties": {"type": "object", "properties": {
             "label": {"type": "string"}, "group": {"type": "string"}, "parent": _TEXT_OR_NULL,
             "recipe": {"type": "string"}}}},
+        # /5: where the findings are (each launch's, or each group's from its longest launch), and each distinct
+        # provenance and missing-quantity list once, named by the launches' `recipe_set`
+        "findings": {"enum": ["launch", "group"]},
+        "recipe_sets": {"type": "array", "items": {"type": "object", "required": ["provenance", "missing"],
+                                                   "properties": {
+            "provenance": {"type": "object", "additionalProperties": {"type": "string"}},
+            "missing": {"type": "array", "items": {"type": "object", "required": ["quantity", "reason"]}}}}},
     },
 }
 
@@ -164,7 +172,7 @@ BATCH_MANIFEST: dict[str, Any] = {
 
 
 def validate_document(doc: Any, path: str | Path) -> None:
-    """An `ncu-roofline/1`, `/2` or `/3` report document, or InputError naming `path` and what is wrong."""
+    """An `ncu-roofline/1` to `/5` report document, or InputError naming `path` and what is wrong."""
     validate(doc, REPORT_DOCUMENT, path, "ncu-roofline JSON document",
              hint="give a report file, or a JSON file written by `ncu-roofline report --format json`")
 

@@ -83,7 +83,7 @@ class KernelModel:
         return self.bound_by in self.utilization
 
     def to_dict(self, redact: bool = False, unit_recipes: Mapping[str, str] | None = None) -> dict[str, Any]:
-        """The kernel as the `ncu-roofline/4` JSON contract writes it.
+        """The kernel as the `ncu-roofline/5` JSON contract writes it.
 
         `unit_recipes`: the report's catalogue (unit id -> recipe, `ReportResult.units`); the
         kernel's `unit_recipes` then holds only the units whose recipe differs from it (usually

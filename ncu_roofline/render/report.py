@@ -236,10 +236,10 @@ def render_report_csv(analysis: Analysis, options: RenderOptions) -> str:
 
 
 def render_report_json(analysis: Analysis, options: RenderOptions) -> str:
-    """The `ncu-roofline/4` document."""
+    """The `ncu-roofline/5` document."""
     return analysis.to_json(redact=options.redact)
 
 
 def stream_report_json(analysis: Analysis, options: RenderOptions) -> Iterator[bytes]:
-    """The `ncu-roofline/4` document in pieces of UTF-8, one launch at a time (the same text)."""
+    """The `ncu-roofline/5` document in pieces of UTF-8, one launch at a time (the same text)."""
     return analysis.json_bytes(redact=options.redact)
