@@ -119,3 +119,18 @@ def test_a_csv_of_more_than_a_thousand_launches_is_analysed_by_group(tmp_path: P
         kept = r["recipe_sets"][k["recipe_set"]]
         assert kept["provenance"] == launch.provenance
         assert [m["quantity"] for m in kept["missing"]] == [m.quantity for m in launch.missing]
+
+
+def test_the_page_says_where_the_findings_come_from(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ncu_roofline.render import REPORT, RenderOptions, renderer_for
+
+    path = _need(MANY)
+    count = len(read_report(path).kernels)
+    markdown, html = renderer_for(REPORT, "md").render, renderer_for(REPORT, "html").render
+    assert "longest launch" not in markdown(ncu_roofline.analyze(path), RenderOptions())
+    monkeypatch.setattr(A, "LAUNCH_FINDINGS_UP_TO", 10)
+    analysis = ncu_roofline.analyze(path)
+    text = markdown(analysis, RenderOptions())
+    shown = path.name.replace("_", "\\_")  # as Markdown escapes it
+    assert f"from its longest launch: {shown} has {count:,} launches. Add --launch-findings" in text
+    assert "<dt>Findings</dt>" in html(analysis, RenderOptions())

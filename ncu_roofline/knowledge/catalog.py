@@ -432,6 +432,10 @@ PAGE_WORDS: dict[str, Template] = {
     "top_instruction": (("At {sass} {place}", "At {place}"), ": {share} of the {counter}", " ({source})"),
     # the limit named where every limit is under the too-little-work share (`views.labels`)
     "nothing_busy": ("nothing is busy: every limit under {threshold:.0%} of its peak",),
+    # a report of more than `api.analysis.LAUNCH_FINDINGS_UP_TO` launches: where its findings come from
+    "findings_by_group": ("Findings come per kernel, from its longest launch: ",
+                          ("{reports} has {launches:,} launches.", "{count} reports have over {limit:,} launches."),
+                          " Add --launch-findings for each launch's own."),
 }
 
 

@@ -129,6 +129,7 @@ def render_report_markdown(analysis: Analysis, options: RenderOptions) -> str:
         "",
     ]
     lines += [f"_Focus: {md_escape(text)}_" for text in h["focus"]] + ([""] if h["focus"] else [])
+    lines += [f"_{md_escape(h['findings_note'])}_", ""] if h["findings_note"] else []
     lines += [f"> ⚠️ {md_code(w['path'])}: {md_escape(w['message'])}" for w in view["warnings"]]
     lines += [""] if view["warnings"] else []
     ranked = view["groups"][:TOP_KERNELS]

@@ -11,8 +11,11 @@ import statistics
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from ..api.analysis import LAUNCH_FINDINGS_UP_TO
+from ..api.groups import FINDINGS_BY_GROUP
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
+from ..knowledge.catalog import page_words
 from ..version import __version__
 from . import format as F
 from . import wording as W
@@ -324,6 +327,18 @@ def _instruction_chart(device: str, items: list[tuple[dict[str, Any], AnalysedKe
             "walls": [list(w) for w in WALLS]}
 
 
+def findings_note(analysis: Analysis, names: list[str]) -> str:
+    """Where the reports of many launches have their findings from (`FINDINGS_BY_GROUP`); "" where every launch
+    has its own."""
+    by_group = [(names[i], len(r.kernels)) for i, r in enumerate(analysis.reports) if r.findings == FINDINGS_BY_GROUP]
+    if not by_group:
+        return ""
+    one = len(by_group) == 1
+    return page_words("findings_by_group", {"reports": by_group[0][0] if one else None,
+                                            "launches": by_group[0][1] if one else None,
+                                            "count": None if one else len(by_group), "limit": LAUNCH_FINDINGS_UP_TO})
+
+
 def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any]:
     """Everything the HTML page and the Markdown summary show: one row and section per kernel group."""
     part = page_groups(analysis, kernel_view, redact)
@@ -389,6 +404,7 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
         tool_version=__version__,
         created=created_at(),
         redacted=redact,
+        findings_note=findings_note(analysis, names),
     )
     levels_present = [lv for lv in R.LEVELS if any(v["intensity"][lv] is not None for v in groups)]
     return {

@@ -117,6 +117,7 @@ class Header(TypedDict):
     tool_version: str
     created: str
     redacted: bool
+    findings_note: str  # where a report of many launches has its findings from ("" where each launch has its own)
 
 
 def _worth(speedup: float | None, note: str, why_none: str, share: float | None) -> str:
