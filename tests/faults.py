@@ -2,8 +2,7 @@
 
 The batch's workers run whatever job they are given (`run_batch(..., job=...)`); a test passes
 `functools.partial(faulty_job, hang=NAME, crash=NAME)`. It must be importable in the worker
-processes: a forkserver's or spawn's worker gets the test process's `sys.path`, which holds
-`tests/` under pytest.
+processes: a reader-pool worker gets the test process's `sys.path`, which holds `tests/` under pytest.
 """
 
 from __future__ import annotations

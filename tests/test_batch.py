@@ -358,7 +358,7 @@ def test_hung_and_crashing_readers_cost_only_their_report(inputs, tmp_path, monk
     entries = {Path(e["path"]).name: e for e in manifest(out)["reports"]}
     assert entries["nsight-training__manual_nvtx.ncu-rep"]["error"] == f"timed out after {faults.TIMEOUT_S} s"
     crashed = entries["esmm-research__profile.5c6231e.ncu-rep"]["error"]
-    assert crashed.startswith("the reader crashed (exit code -6, SIGABRT)") and "simulated crash" in crashed
+    assert crashed.startswith("the reader crashed (SIGABRT)") and "simulated crash" in crashed
     for n in (names[0], names[3]):
         assert entries[n]["status"] == "ok"
     assert all(len(e["sha256"]) == 64 for e in entries.values())

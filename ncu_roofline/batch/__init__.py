@@ -9,7 +9,7 @@ One module per step, each importing only those below it:
 - `job.py`: the unit of work, `analyse_one(path, settings)`: one report in; a small picklable
   dict out (its JSON and HTML texts, kernel rows and a summary). It never raises, so it maps
   directly onto any distributed engine (`map` over paths, then concatenate the rows).
-- `workers.py`: `run_isolated`, one fresh worker process per report (forkserver, else spawn),
+- `workers.py`: `run_isolated`, each report in a worker of the reader pool (`readers.isolation`),
   so a crash of the native reader or a hang (timeout) costs only that report.
 - `dask_task.py`, `dask_run.py`: `DaskRunner`, which runs the reports on a Dask cluster instead
   (`run_batch(..., runner=DaskRunner(address))`), each task still reading its report in a child

@@ -156,7 +156,7 @@ class DaskRunner:
 
     def __call__(self, paths: list[str], settings: AnalysisSettings, *, redact: bool = False, jobs: int,
                  timeout: float, on_result: Callable[[str, JobResult, float], None],
-                 start_method: str | None = None, job: Job = analyse_one) -> None:
+                 job: Job = analyse_one) -> None:
         """Run `job` for every path on the cluster; `on_result` as each finishes (see `run_isolated`).
         A remote worker cannot write into this machine's folder: each result carries its documents."""
         self.mode = None
@@ -165,10 +165,10 @@ class DaskRunner:
             if self.mode == "bytes":
                 self.notes.append("the Dask workers do not see the input files: each report's bytes were sent "
                                   f"with its task (at most {_mib(self.max_bytes)} a report)")
-            self._run(client, paths, settings, redact, timeout, on_result, start_method, job)
+            self._run(client, paths, settings, redact, timeout, on_result, job)
 
     def _run(self, client: Any, paths: list[str], settings: AnalysisSettings, redact: bool, timeout: float,
-             on_result: Callable[[str, JobResult, float], None], start_method: str | None, job: Job) -> None:
+             on_result: Callable[[str, JobResult, float], None], job: Job) -> None:
         pending = list(reversed(paths))
         owners: dict[Any, tuple[str, float, Any]] = {}  # future -> (path, submitted, scattered bytes)
         done = self.distributed.as_completed()
@@ -190,8 +190,8 @@ class DaskRunner:
                     with open(path, "rb") as fh:
                         data = source = client.scatter(fh.read(), hash=False)
                 key = f"ncu-roofline-{safe_name(path)}-{uuid.uuid4().hex}"
-                future = client.submit(analyse_task, source, path, settings, redact, timeout, job, start_method,
-                                       key=key, pure=False, retries=0)
+                future = client.submit(analyse_task, source, path, settings, redact, timeout, job, key=key,
+                                       pure=False, retries=0)
                 owners[future] = (path, time.monotonic(), data)
                 done.add(future)
 

@@ -65,8 +65,7 @@ def children_allowed() -> contextlib.AbstractContextManager[None]:
 
 
 def analyse_task(source: str | bytes, display_path: str, settings: AnalysisSettings, redact: bool,
-                 timeout: float, job: Callable[..., JobResult],
-                 start_method: str | None = None) -> tuple[JobResult, float]:
+                 timeout: float, job: Callable[..., JobResult]) -> tuple[JobResult, float]:
     """Analyse one report on a Dask worker, in a child process with `timeout`; (result, seconds).
 
     `source`: the path to read (the client's absolute path, when the workers share its file
@@ -90,8 +89,7 @@ def analyse_task(source: str | bytes, display_path: str, settings: AnalysisSetti
             path = source
         run_job = functools.partial(job, display_path=display_path) if path != display_path else job
         with children_allowed():
-            run_isolated([path], settings, redact=redact, jobs=1, timeout=timeout, on_result=keep,
-                         start_method=start_method, job=run_job)
+            run_isolated([path], settings, redact=redact, jobs=1, timeout=timeout, on_result=keep, job=run_job)
     result, seconds = got[0]
     return dict(result, path=shown_path(display_path, redact)), seconds
 

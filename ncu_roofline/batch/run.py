@@ -135,15 +135,13 @@ def _outdir_lock(out: Path) -> Iterator[None]:
 def run_batch(specs: Iterable[str], outdir: str | Path, settings: AnalysisSettings | None = None, *,
               redact: bool = False, jobs: int | None = None, timeout: float = DEFAULT_TIMEOUT_S,
               force: bool = False, progress: Callable[[BatchEvent], None] | None = None,
-              start_method: str | None = None, job: Job = analyse_one,
-              runner: Runner | None = None, exclude: Iterable[str] = ()) -> BatchResult:
+              job: Job = analyse_one, runner: Runner | None = None, exclude: Iterable[str] = ()) -> BatchResult:
     """Analyse every input (files, folders, glob patterns) into `outdir`.
 
     `settings`: how every kernel is modelled (the defaults when None); `redact`: base names only,
     no NVTX range names; `jobs`: worker processes at a time (default: the number of CPUs);
     `timeout`: seconds before a report's worker is killed; `force`: re-analyse even unchanged
-    reports; `progress`: called with a `BatchEvent` as each report finishes; `start_method`:
-    the multiprocessing start method (default: forkserver, else spawn); `job`: the function the
+    reports; `progress`: called with a `BatchEvent` as each report finishes; `job`: the function the
     workers run for each report (`analyse_one`; tests pass a stand-in); `runner`: what runs the
     reports that need analysing (`run_isolated`, worker processes on this machine, by default;
     `dask_run.DaskRunner` runs them on a Dask cluster, with the same isolation per report);
@@ -237,7 +235,7 @@ def run_batch(specs: Iterable[str], outdir: str | Path, settings: AnalysisSettin
             try:
                 options = {} if staging is None else {"staging_dir": staging}
                 run(todo, settings, redact=redact, jobs=min(jobs, len(todo)), timeout=timeout,
-                    on_result=on_result, start_method=start_method, job=job, **options)
+                    on_result=on_result, job=job, **options)
             finally:
                 if staging is not None:
                     shutil.rmtree(staging, ignore_errors=True)

@@ -10,8 +10,7 @@ included) go to a log file, of which only the last line is shown, and only after
 The child is a fresh interpreter (`python -c`, with the caller's `sys.path`), never a fork of
 the caller (whose threads and state it would copy); unlike multiprocessing's `spawn` it does not
 import the caller's main script (a script without an `if __name__ == "__main__"` guard would run
-again), and it is not the process-wide `forkserver`, whose preload belongs to `batch`. It
-imports `preload` once and then serves every call: one start per child and command, whatever
+again). It imports `preload` once and then serves every call: one start per child and command, whatever
 the number of files. `shared_pool()` is the pool of the process, started on first use and
 stopped at exit. Several children (one per CPU,
 at most 4) read files in parallel, which pays for the pickling of results across the pipe.
@@ -216,7 +215,7 @@ class _Child:
         assert self.call is not None
         call, self.busy, self.call = self.call, None, None
         self.stop(kill=True)
-        return ReaderCrashed(call.path, f"the reader timed out after {timeout:g} s", _COPY_AGAIN)
+        return ReaderCrashed(call.path, f"timed out after {timeout:g} s", _COPY_AGAIN)
 
     def stop(self, kill: bool) -> None:
         with contextlib.suppress(OSError):
@@ -297,16 +296,21 @@ class ReaderPool:
         The calls run in parallel, one per child; a crash or a timeout costs its call only. A
         caller that stops early (or is interrupted) has the busy children killed.
         """
-        pending = list(reversed(range(len(calls))))
         done: dict[int, Any] = {}
-        slots = min(self.size, len(calls))
         next_out = 0
+        for index, outcome, _seconds in self.as_completed(calls, timeout):
+            done[index] = outcome
+            while next_out in done:
+                yield done.pop(next_out)
+                next_out += 1
+
+    def as_completed(self, calls: Sequence[Call], timeout: float | None = None) -> Iterator[tuple[int, Any, float]]:
+        """(index in `calls`, its value or InputError, seconds it took) for each call, as each finishes (`map`)."""
+        pending = list(reversed(range(len(calls))))
+        slots = min(self.size, len(calls))
+        left = len(calls)
         try:
-            while next_out < len(calls):
-                if next_out in done:
-                    yield done.pop(next_out)
-                    next_out += 1
-                    continue
+            while left:
                 for slot in range(slots):
                     if pending and (slot >= len(self._children) or self._children[slot].busy is None):
                         index = pending.pop()
@@ -320,14 +324,18 @@ class ReaderPool:
                 # A child that dies closes its end of the connection: its `conn` is then ready too.
                 ready = multiprocessing.connection.wait([c.conn for c in busy], wait_s)
                 for child in busy:
-                    answered = child.busy
+                    answered, since = child.busy, child.since
                     assert answered is not None
                     if child.conn in ready:
-                        done[answered] = child.collect()
+                        outcome = child.collect()
                         if child.alive and child.worn_out(self.retire_after, self.retire_at_bytes):
                             child.stop(kill=False)  # the next call in this slot starts a fresh one
                     elif timeout is not None and time.monotonic() - child.since >= timeout:
-                        done[answered] = child.timed_out(timeout)
+                        outcome = child.timed_out(timeout)
+                    else:
+                        continue
+                    left -= 1
+                    yield answered, outcome, time.monotonic() - since
         finally:
             for child in self._children:
                 if child.busy is not None:  # stopped early or interrupted: its state is unknown
