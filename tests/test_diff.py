@@ -223,7 +223,7 @@ def test_hostile_kernel_names_are_escaped_in_html_and_markdown() -> None:
     outside = re.sub(r"``.*?``", "", md)
     assert "<" not in outside and "http://" not in outside
     rows = [line for line in md.splitlines() if line.startswith("| ``")]
-    assert rows and all(line.count(" | ") == 7 for line in rows)  # the pipe in the name adds no column
+    assert rows and all(line.count(" | ") == 9 for line in rows)  # the pipe in the name adds no column
     assert all("\\|" in line for line in rows)
 
 

@@ -49,7 +49,8 @@ def findings_change(b: dict[str, Any], h: dict[str, Any]) -> dict[str, Any]:
 
     def item(f: dict[str, Any]) -> dict[str, Any]:
         # the headline (`ncu-roofline/4`), or the sentence of a document written before it
-        return {"kind": str(f.get("kind")), "roof": f.get("roof"),
+        return {"kind": str(f.get("kind")), "variant": f.get("variant"), "roof": f.get("roof"),
+                "speedup": number(f.get("speedup")),
                 "text": str(f.get("headline") or f.get("text") or ""), "next_step": f.get("next_step")}
 
     return {

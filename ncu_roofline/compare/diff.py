@@ -7,8 +7,10 @@ says which). Ambiguous candidates are listed, never paired by guess.
 
 Per pair: the medians and totals of the durations, the launches on each side, the noise verdict
 (`compare.noise`: Mann–Whitney U where both sides repeat, floors for single launches), the
-median work counters, and the limiter, utilisation, intensity and findings of the
-representative launches (`compare.changes`). Coverage is the share of BASE GPU time in
+median work counters, the work and the time per unit of work (`compare.work`: a problem size that
+changed is named, and its time judged per unit of work), the limiter, utilisation, intensity and
+findings of the representative launches (`compare.changes`), and the causes: the findings that
+appeared or went away, the likely one first (`compare.causes`). Coverage is the share of BASE GPU time in
 compared groups. The gate is `compare.gate`; the environment check `compare.environment`.
 
 No file is written and nothing is printed here; the CLI does that (and words the messages).
@@ -25,6 +27,7 @@ from typing import Any
 from ..api.jsondoc import dumps
 from ..settings import AnalysisSettings
 from ..version import __version__
+from .causes import causes
 from .changes import delta, kernel_change, kernel_side, ratio, relative_pct
 from .environment import environment
 from .gate import GateOptions, evaluate_gate, parse_metric_gate
@@ -33,6 +36,7 @@ from .matching import Ambiguity, Pair, display_name, match_kernels
 from .names import MatchRule
 from .noise import DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S, FLOOR, TEST, classify
 from .runs import Run, load_run
+from .work import head_s_at_base_work, per_unit_verdict, work_of
 
 SCHEMA = "ncu-roofline-diff/2"
 VERDICTS = ("improved", "regressed", "unchanged", "unknown")
@@ -65,6 +69,10 @@ def group_change(b: Group, h: Group, pair: Pair, options: GateOptions) -> dict[s
     impact = delta(db, dh)
     noise = classify(b.durations, h.durations, alpha=options.alpha, min_effect_pct=options.min_effect_pct,
                      min_duration_s=options.min_duration_s, min_delta_s=options.min_delta_s)
+    counters = _counters_change(b, h)
+    change = kernel_change(base, head, b.findings_data, h.findings_data)
+    work = work_of(counters, base["utilization"], (db, dh), change["findings"])
+    verdict = per_unit_verdict(noise["verdict"], work, options.min_effect_pct)
     return {
         "name": display_name(b.data),
         "head_name": display_name(h.data),
@@ -82,10 +90,12 @@ def group_change(b: Group, h: Group, pair: Pair, options: GateOptions) -> dict[s
         "total": {"base_s": base["total_s"], "head_s": head["total_s"],
                   "delta_s": delta(base["total_s"], head["total_s"])},
         "noise": noise,
-        "verdict": noise["verdict"],
-        "compared": noise["verdict"] != "unknown",
-        "counters": _counters_change(b, h),
-        **kernel_change(base, head, b.data, h.data),
+        "verdict": verdict,
+        "compared": verdict != "unknown",
+        "counters": counters,
+        "work": work.to_dict(counters),
+        "causes": causes(change["findings"], counters, base, head, impact),
+        **change,
     }
 
 
@@ -150,11 +160,12 @@ def _total(base_s: float | None, head_s: float | None, **extra: Any) -> dict[str
 
 
 def _noise_free_head_s(c: dict[str, Any]) -> float | None:
-    """A group's HEAD GPU time; at BASE's time per launch when its repeats show no significant change."""
-    if c["noise"]["method"] == TEST and c["verdict"] == "unchanged":
+    """A group's HEAD GPU time as the gate sums it: at BASE's time per launch when its repeats show no significant
+    change; at BASE's work per launch (HEAD's time per unit of work) when its problem size changed, unless it
+    finished sooner."""
+    if c["noise"]["method"] == TEST and c["noise"]["verdict"] == "unchanged":
         return float(c["total"]["base_s"] / c["base"]["timed_launches"] * c["head"]["timed_launches"])
-    head: float | None = c["total"]["head_s"]
-    return head
+    return head_s_at_base_work(c["work"], c["total"]["head_s"])
 
 
 def totals(compared: Sequence[dict[str, Any]], base: Run, head: Run) -> dict[str, Any]:
@@ -162,7 +173,9 @@ def totals(compared: Sequence[dict[str, Any]], base: Run, head: Run) -> dict[str
 
     `compared.gated_*`: the compared total as the gate sees it, each group whose repeats show no
     significant change counted at BASE's GPU time per launch (its HEAD launch count kept):
-    measured noise is not a regression of the total.
+    measured noise is not a regression of the total; each group whose problem size changed counted at
+    BASE's work per launch, at HEAD's time per unit (or at its own time where that is less): another
+    problem size is not a regression either.
     """
     base_s = _sum([c["total"]["base_s"] for c in compared])
     gated = _sum([_noise_free_head_s(c) for c in compared])
@@ -185,8 +198,10 @@ def coverage(compared: Sequence[dict[str, Any]], base: Run, base_groups: int, op
 
 
 def counts(matched: Sequence[dict[str, Any]], m: _Matched) -> dict[str, int]:
-    """Groups by verdict, new (only in HEAD), gone (only in BASE) and ambiguous (per side)."""
+    """Groups by verdict, with another problem size, new (only in HEAD), gone (only in BASE) and ambiguous (per
+    side)."""
     out = {v: sum(1 for c in matched if c["verdict"] == v) for v in VERDICTS}
+    out["size_changed"] = sum(1 for c in matched if c["work"]["size_changed"])
     out |= {"new": len(m.unmatched_head), "gone": len(m.unmatched_base),
             "ambiguous_base": sum(len(b) for _, b, _ in m.ambiguous),
             "ambiguous_head": sum(len(h) for _, _, h in m.ambiguous)}

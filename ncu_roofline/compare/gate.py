@@ -5,11 +5,17 @@
   cannot pass: its status is `insufficient_coverage`, unless `allow_unmatched`.
 - **Groups** (`fail_on_regression` PCT): a compared group regresses when `compare.noise` calls
   it `regressed` (a stated test, or floors for single launches) and its median is more than
-  PCT % slower. The summed GPU time of the compared groups is gated against PCT as well, each
-  group whose repeats show no significant change counted at BASE's time per launch (so measured
-  noise does not add up to a regression, while small single launches under the floors still do).
-- **Total** (`fail_on_total` PCT): the GPU time of every kernel of each run, BASE vs HEAD. Both
-  sums must also have grown by at least the `min_delta_s` floor (2 µs).
+  PCT % slower. Where its problem size changed (`compare.work`: FLOP, or bytes at the busiest level
+  without FLOP, moved by more than 5 %, not by the code alone), its median must be slower and its
+  time per unit of work more than PCT % up: a larger problem that takes longer in proportion passes,
+  a smaller one that takes longer fails, and one that finishes sooner never fails. The summed GPU time
+  of the compared groups is gated against PCT as well, each group whose repeats show no significant
+  change counted at BASE's time per launch (so measured noise does not add up to a regression, while
+  small single launches under the floors still do), and each group whose problem size changed at
+  BASE's work per launch, at HEAD's time per unit.
+- **Total** (`fail_on_total` PCT): the GPU time of every kernel of each run, BASE vs HEAD, as
+  measured (a larger problem counts): both sums must also have grown by at least the `min_delta_s`
+  floor (2 µs).
 - **Counters** (`fail_on_metric`, `dram_bytes:+10%`): the median count of a compared group
   grew (`+`) or fell (`-`) by more than the percentage; for captures of the same inputs, where
   counters do not jitter.
@@ -95,11 +101,16 @@ def _over(delta_pct: float | None, pct: float | None) -> bool:
 def _group_regressions(compared: Sequence[dict[str, Any]], pct: float) -> list[dict[str, Any]]:
     out = []
     for c in compared:
-        d, noise = c["duration"], c["noise"]
-        if noise["verdict"] == "regressed" and _over(d["delta_pct"], pct):
+        d, noise, work = c["duration"], c["noise"], c["work"]
+        # a problem size that changed: slower per unit of work (and in time: `work.per_unit_verdict`)
+        change = work["per_unit"]["delta_pct"] if work["size_changed"] else d["delta_pct"]
+        if c["verdict"] == "regressed" and _over(change, pct):
             out.append({"scope": "group", "name": c["name"], "report": c["head"]["report"],
                         "index": c["head"]["index"], "base_s": d["base_s"], "head_s": d["head_s"],
-                        "delta_pct": d["delta_pct"], "method": noise["method"], "p_value": noise["p_value"]})
+                        "delta_pct": d["delta_pct"], "method": noise["method"], "p_value": noise["p_value"],
+                        "size_changed": work["size_changed"],
+                        "work": {k: work[k] for k in ("measure", "unit", "base", "head", "delta_pct", "per_unit")}
+                        if work["size_changed"] else None})
     return out
 
 

@@ -10,7 +10,10 @@ their own compare too. A group has:
 - a representative launch, the one whose duration is the median (the lower of the two middle
   ones for an even count): its limiter, utilisation, intensity and findings stand for the group;
 - the median of each work counter over its launches (`COUNTERS`): DRAM, L2 and L1 bytes, FLOP
-  (all precisions, and each), warp instructions executed.
+  (all precisions, and each), warp instructions executed. A launch record without FLOP or bytes takes its
+  document group's (`groups`: summed over its usable launches) per launch;
+- its findings: the representative launch's, or its document group's where the launch has none (a report
+  analysed by group).
 """
 
 from __future__ import annotations
@@ -57,6 +60,8 @@ def _inst_executed(k: dict[str, Any]) -> float | None:
     roofline = k.get("instruction_roofline")
     return number(roofline.get("warp_inst")) if isinstance(roofline, dict) else None
 
+
+WORK_KEYS = ("work_flop", "traffic_bytes")  # what a launch and its document group record both hold
 
 # Counters that do not jitter between captures of the same inputs, by the name `--fail-on-metric` uses.
 COUNTERS: dict[str, Callable[[dict[str, Any]], float | None]] = {
@@ -109,11 +114,18 @@ class Group:
         """The representative launch's dict (what matching and the limiter columns read)."""
         return self.representative.data
 
+    @property
+    def findings_data(self) -> dict[str, Any]:
+        """Where the group's findings are: the representative launch, else its document group record."""
+        data, record = self.data, self.representative.group
+        return record if "diagnosis" not in data and record is not None and "diagnosis" in record else data
+
     def counters(self) -> dict[str, float | None]:
         """The median of each counter over the launches that have it."""
         out: dict[str, float | None] = {}
+        launches = [_with_group_work(k) for k in self.launches]
         for name, read in COUNTERS.items():
-            values = [v for v in (read(k.data) for k in self.launches) if v is not None]
+            values = [v for v in (read(k) for k in launches) if v is not None]
             out[name] = median(values)
         return out
 
@@ -125,6 +137,17 @@ class Group:
                 "total_s": sum(d) if d else None, "min_s": min(d) if d else None, "max_s": max(d) if d else None,
                 "mad_s": spread,
                 "spread_pct": spread / centre * 100.0 if spread is not None and centre else None}
+
+
+def _with_group_work(rk: RunKernel) -> dict[str, Any]:
+    """A launch's dict, with its group record's FLOP and bytes per launch where the launch has none."""
+    record, data = rk.group, rk.data
+    usable = number(record.get("usable_launches")) if record is not None else None
+    if record is None or not usable or all(key in data for key in WORK_KEYS):
+        return data
+    per_launch = {key: {name: (None if (v := number(x)) is None else v / usable) for name, x in record[key].items()}
+                  for key in WORK_KEYS if key not in data and isinstance(record.get(key), dict)}
+    return {**data, **per_launch}
 
 
 def report_group(report: str, by_report: bool) -> str:

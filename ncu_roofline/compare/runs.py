@@ -53,10 +53,13 @@ def duration_of(k: dict[str, Any]) -> float | None:
 
 @dataclass(frozen=True)
 class RunKernel:
-    """One kernel of a run: the report it comes from and its `ncu-roofline/3` dict."""
+    """One kernel of a run: the report it comes from, its `ncu-roofline/3` dict, and the record of its group in
+    the document (`groups`, by `group_key`; None without one): work summed over the group's launches, and the
+    findings of a report analysed by group."""
 
     report: str
     data: dict[str, Any]
+    group: dict[str, Any] | None = None
 
 
 @dataclass
@@ -160,7 +163,9 @@ def _kernels_of_document(doc: Any, where: str, checked: bool = False) -> tuple[l
     for rep in doc["reports"]:
         name = str(rep.get("path") or where)
         reports.append(name)
-        kernels.extend(RunKernel(name, k) for k in rep["kernels"])
+        groups = {g["group_key"]: g for g in rep.get("groups") or []
+                  if isinstance(g, dict) and isinstance(g.get("group_key"), str)}
+        kernels.extend(RunKernel(name, k, groups.get(str(k.get("group_key")))) for k in rep["kernels"])
     return reports, kernels
 
 

@@ -4,8 +4,9 @@ Laid out from `views.diff.build_diff_view`, in this order: the title; the verdic
 summary, the regressions it names); the counts of improved / regressed / unchanged / new / gone
 groups (and ambiguous, not timed); GPU time and coverage; environment differences as warnings;
 a BASE / HEAD / Δ table of the groups that moved, with the pass that paired them, the evidence
-for the call and the limiter before and after; the ambiguous candidates; findings; groups only
-in one run; the rules. Kernel names are code spans; everything else from a report goes through
+for the call, the work (a problem size that changed in bold, with the time per unit of work), the
+likely cause and the limiter before and after; the ambiguous candidates; why they changed (the causes,
+ranked); groups only in one run; the rules. Kernel names are code spans; everything else from a report goes through
 `md_escape`. The whole comment stays under GitHub's 65,536-character limit: lines past the budget
 are left out, with a note that says how many.
 """
@@ -56,6 +57,8 @@ def _counts_line(h: dict[str, Any]) -> str:
         parts.append(f"{c.get('ambiguous_base', 0)} + {c.get('ambiguous_head', 0)} ambiguous (BASE + HEAD)")
     if c.get("unknown"):
         parts.append(f"{c['unknown']} not timed")
+    if c.get("size_changed"):
+        parts.append(f"{c['size_changed']} with another problem size, judged per unit of work")
     return "**Groups:** " + " · ".join(parts)
 
 
@@ -95,7 +98,14 @@ def _moved_row(r: dict[str, Any]) -> str:
     delta = f"**{r['delta_pct_text']}**" if r["regressed"] else r["delta_pct_text"]
     match = md_escape(r["match"] + (f": {r['rule']}" if r["rule"] else ""))
     return (f"| {name}{launch} | {match} | {md_escape(r['launches'])} | {r['base_time']} | {r['head_time']} | "
-            f"{delta} | {md_escape(r['evidence'])} | {_limiter(r)} |")
+            f"{delta} | {md_escape(r['evidence'])} | {_work(r['work'])} | {md_escape(r['why'])} | {_limiter(r)} |")
+
+
+def _work(w: dict[str, Any]) -> str:
+    """The work cell: what changed (bold for another problem size) and, then, the time per unit of work."""
+    if not w["size_changed"]:
+        return md_escape(w["text"])
+    return f"**{md_escape(w['text'])}**; {md_escape(w['per_unit'])}"
 
 
 def _moved(view: dict[str, Any]) -> list[str]:
@@ -106,11 +116,11 @@ def _moved(view: dict[str, Any]) -> list[str]:
     total = sum(compared.get(v, 0) for v in ("improved", "regressed", "unchanged"))
     lines = [f"Groups that moved ({len(rows)} of {total} compared, by time gained or lost; medians of the "
              "launches):", "",
-             "| Kernel | Matched by | Launches | BASE | HEAD | Δ | Evidence | Limiter BASE → HEAD |",
-             "|---|---|---:|---:|---:|---:|---|---|"]
+             "| Kernel | Matched by | Launches | BASE | HEAD | Δ | Evidence | Work | Why | Limiter BASE → HEAD |",
+             "|---|---|---:|---:|---:|---:|---|---|---|---|"]
     lines += [_moved_row(r) for r in shown]
     if len(rows) > len(shown):
-        lines.append(f"| … {len(rows) - len(shown)} more | | | | | | | |")
+        lines.append(f"| … {len(rows) - len(shown)} more | | | | | | | | | |")
     return [*lines, ""]
 
 
@@ -136,11 +146,10 @@ def _ambiguous(view: dict[str, Any]) -> list[str]:
 def _findings(findings: list[dict[str, Any]]) -> list[str]:
     if not findings:
         return []
-    lines = ["Findings that appeared or disappeared:", ""]
+    lines = ["Why they changed, from the findings that appeared or went away (the likely cause first):", ""]
     for r in findings[:MAX_MD_LIST]:
-        parts = [f"+{md_escape(f['label'])}" for f in r["appeared"]]
-        parts += [f"−{md_escape(f['label'])}" for f in r["disappeared"]]
-        lines.append(f"- {_name(r['short_name'])}: {', '.join(parts)}")
+        step = f" {md_escape(r['work']['next_step'])}" if r["work"]["size_changed"] else ""
+        lines.append(f"- {_name(r['short_name'])} ({r['delta_pct_text']}): {md_escape('; '.join(r['causes']))}.{step}")
     if len(findings) > MAX_MD_LIST:
         lines.append(f"- … and {len(findings) - MAX_MD_LIST} more")
     return [*lines, ""]

@@ -14,10 +14,21 @@ from typing import Any
 
 from ..compare.diff import Diff, kernel_side
 from ..compare.runs import short_path
+from ..knowledge import diff_words as W
 from ..knowledge import recipes as R
+from ..knowledge.wording import fill
 from ..version import __version__
 from . import format as F
-from .diff_gate import COUNTER_LABELS, coverage_text, environment_warnings, evidence, gate_view, noise_rule
+from .diff_gate import (
+    COUNTER_LABELS,
+    coverage_text,
+    environment_warnings,
+    evidence,
+    gate_view,
+    measured,
+    noise_rule,
+    per_unit_text,
+)
 from .labels import LONG_LABELS, family, long_label, roof_css, short_label
 from .report import device_roofs
 from .texts import CEILING_LABELS, created_at
@@ -123,6 +134,22 @@ def _counter_rows(c: dict[str, Any]) -> list[dict[str, Any]]:
              "pct": F.signed_pct(v["delta_pct"])} for m, v in c["counters"].items()]
 
 
+def work_view(c: dict[str, Any]) -> dict[str, Any]:
+    """The work of a pair in words: what changed, the time per unit of work, and what to do about a new size."""
+    w = c["work"]
+    return {"change": w["change"], "size_changed": w["size_changed"],
+            "text": measured(W.WORK[w["change"]], w["measure"], w["base"], w["head"]),
+            "per_unit": per_unit_text(w), "next_step": W.WORK_NEXT_STEP.get(w["change"], ""),
+            "judged": fill((W.JUDGED_PER_UNIT,), {"unit": w["unit"]}) if w["size_changed"] else ""}
+
+
+def cause_text(cause: dict[str, Any]) -> str:
+    """One cause in words: `new register spills: DRAM bytes 10 MB → 5.18 GB`."""
+    key = (cause["kind"], cause["change"])
+    template = W.CAUSES.get(key) or (W.APPEARED if cause["change"] == "appeared" else W.GONE)
+    return measured(template, cause["measure"], cause["base"], cause["head"], headline=cause["headline"] or None)
+
+
 def _change_row(n: int, c: dict[str, Any], regressed: set[int]) -> dict[str, Any]:
     b, h, d = c["base"], c["head"], c["duration"]
     name = str(b.get("name") or c["name"])
@@ -185,6 +212,9 @@ def _change_row(n: int, c: dict[str, Any], regressed: set[int]) -> dict[str, Any
         "intensity_dram_head": F.ratio(h["intensity_flop_per_byte"].get("dram")),
         "utilization": _utilization_rows(c),
         "intensity": _intensity_rows(c),
+        "work": work_view(c),
+        "causes": [cause_text(x) for x in c["causes"]],
+        "why": cause_text(c["causes"][0]) if c["causes"] else "",
         "findings_compared": findings["compared"],
         "appeared": [dict(f, label=finding_label(f)) for f in findings["appeared"]],
         "disappeared": [dict(f, label=finding_label(f)) for f in findings["disappeared"]],
@@ -324,9 +354,9 @@ def build_diff_view(diff: Diff) -> dict[str, Any]:
         "total_matched": _total_view(diff.totals["compared"]),
         "gate": gate_view(diff),
         "changes": rows,
-        "moved": [r for r in rows if r["moved"]],
+        "moved": [r for r in rows if r["moved"] or r["work"]["size_changed"]],
         "ambiguous": [_ambiguous_row(a) for a in diff.ambiguous],
-        "findings": [r for r in rows if r["appeared"] or r["disappeared"]],
+        "findings": [r for r in rows if r["causes"]],
         "charts": _charts(diff, rows),
         "unmatched_base": [_unmatched_row(u) for u in diff.unmatched_base],
         "unmatched_head": [_unmatched_row(u) for u in diff.unmatched_head],

@@ -11,15 +11,16 @@ from typing import Any
 
 from ..compare.diff import Diff
 from ..compare.noise import FLOOR, TEST, TEST_NAME
+from ..knowledge.diff_words import MEASURE_LABELS, MEASURE_UNITS, PER_UNIT, WORK
+from ..knowledge.wording import Template, fill
 from . import format as F
 
-COUNTER_LABELS = {"dram_bytes": "DRAM bytes", "l2_bytes": "L2 bytes", "l1_bytes": "L1 bytes", "flop": "FLOP",
-                  "fp64_flop": "FP64 FLOP", "fp32_flop": "FP32 FLOP", "fp16_flop": "FP16 FLOP",
-                  "tensor_flop": "tensor FLOP", "inst_executed": "warp instructions executed"}
+COUNTER_LABELS = MEASURE_LABELS
 PEAK_LABELS = {"fp32_flop_per_s": ("FP32 peak", "FLOP/s", "SM clock"),
                "dram_bytes_per_s": ("DRAM peak", "B/s", "memory clock")}
 TITLES = {"off": "No gate", "passed": "Gate passed", "failed": "Gate failed",
           "insufficient_coverage": "Gate not passed: too little compared"}
+SHARED_PREFIXES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))  # for two figures shown side by side
 SCOPE_NAMES = {"compared": "total GPU time of the compared groups", "all": "total GPU time of every kernel"}
 
 
@@ -52,6 +53,42 @@ def evidence(noise: dict[str, Any]) -> str:
     return "floors" if noise["method"] == FLOOR else F.NA
 
 
+def figure_pair(base: float | None, head: float | None, measure: str | None) -> tuple[str, str]:
+    """Both sides of a measure: one SI prefix where the smaller is at least half of it ("2.15 G → 0.901 G"), else
+    each its own ("10 MB → 5.18 GB"); grid blocks as counts."""
+    unit = MEASURE_UNITS.get(measure or "", "")
+    known = [abs(v) for v in (base, head) if v is not None and v != 0]
+    scale, prefix = next(((s, p) for s, p in SHARED_PREFIXES if known and max(known) >= s), (1.0, ""))
+
+    def one(v: float | None) -> str:
+        if v is None:
+            return F.NA
+        if measure == "blocks":
+            return f"{v:,.0f}"
+        if not known or min(known) < scale / 2:
+            return F.si(v, unit).strip()
+        return f"{v / scale:.3g} {prefix}{unit}"
+
+    return one(base), one(head)
+
+
+def measured(template: Template, measure: str | None, base: float | None, head: float | None,
+              **more: str | None) -> str:
+    """A template filled with a measure's label and both its sides (`figure_pair`), and any `more` figures."""
+    b, h = figure_pair(base, head, measure) if measure else (None, None)
+    return fill(template, {"measure": MEASURE_LABELS.get(measure or "") if measure else None,
+                           "base": b if base is not None else None, "head": h if head is not None else None, **more})
+
+
+def per_unit_text(work: dict[str, Any]) -> str:
+    """`159 µs → 9.82 ms per GFLOP (+6090.4 %)`; empty without a time per unit on both sides."""
+    pu = work["per_unit"]
+    if not work["unit"] or pu["base_s"] is None or pu["head_s"] is None:
+        return ""
+    return fill(PER_UNIT, {"base": F.seconds(pu["base_s"]), "head": F.seconds(pu["head_s"]), "unit": work["unit"],
+                           "pct": F.signed_pct(pu["delta_pct"])})
+
+
 def _regression_view(r: dict[str, Any]) -> dict[str, Any]:
     if r["scope"] == "metric":
         label = COUNTER_LABELS.get(r["metric"], r["metric"])
@@ -64,6 +101,10 @@ def _regression_view(r: dict[str, Any]) -> dict[str, Any]:
         view |= {"name": r["name"], "evidence": evidence({"method": r["method"], "p_value": r["p_value"]})}
     view["short_name"] = F.short_name(view["name"])
     view["what"] = f"{view['base']} → {view['head']} ({view['pct']})"
+    work = r.get("work")
+    if work:  # a problem size that changed: judged per unit of work
+        view["pct"] = f"{F.signed_pct(work['per_unit']['delta_pct'])} per {work['unit']}"
+        view["what"] = per_unit_text(work) + "; " + measured(WORK["size"], work["measure"], work["base"], work["head"])
     return view
 
 
@@ -77,12 +118,13 @@ def failed_counts(regressions: list[dict[str, Any]]) -> str:
     return ", and ".join(parts) or "the gate failed"
 
 
-def _limits(gate: dict[str, Any]) -> list[str]:
+def _limits(gate: dict[str, Any], size_changed: bool = False) -> list[str]:
     """What makes the gate fail, as the ends of a sentence ("… where a compared group, or their total, is more
-    than 5 % slower")."""
+    than 5 % slower"); `size_changed`: some group is judged per unit of work."""
     limits = []
     if gate["threshold_pct"] is not None:
-        limits.append(f"a compared group, or their total, is more than {gate['threshold_pct']:g} % slower")
+        per_unit = ", per unit of work where the problem size changed" if size_changed else ""
+        limits.append(f"a compared group, or their total, is more than {gate['threshold_pct']:g} % slower{per_unit}")
     if gate["total_threshold_pct"] is not None:
         limits.append(f"total GPU time rises more than {gate['total_threshold_pct']:g} %")
     for g in gate["metric_gates"]:
@@ -123,7 +165,8 @@ def gate_view(diff: Diff) -> dict[str, Any]:
                            "--fail-on-total PCT or --fail-on-metric NAME:+PCT%.")
         return view
     view["rule"] = ("" if status == "passed" else
-                    "The gate fails where " + "; or where ".join(_limits(gate)) + ".")
+                    "The gate fails where " + "; or where ".join(_limits(gate, bool(diff.counts.get("size_changed"))))
+                    + ".")
     if status == "failed":
         view["summary"] = f"{failed_counts(gate['regressions'])} ({share} of BASE GPU time compared):"
     elif status == "insufficient_coverage":
