@@ -14,6 +14,7 @@ from ..version import __version__
 from .batch import batch
 from .common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED, fail
 from .diff import diff
+from .github import github
 from .heap import pad_heap
 from .metrics import metrics
 from .report import report
@@ -85,5 +86,5 @@ def main() -> None:
     """
 
 
-for command in (report, batch, diff, metrics, trend):
+for command in (report, batch, diff, metrics, trend, github):
     main.add_command(command)
