@@ -2,15 +2,57 @@
 
     >>> import ncu_roofline
     >>> result = ncu_roofline.analyze(["capture.ncu-rep"])
-    >>> result.kernels[["name", "bound_by", "regime"]]
+    >>> result.kernels[["name", "bound_by", "bound_by_label", "regime"]]
+    >>> result.groups                 # one row per kernel group, the most GPU time first
+    >>> result                        # in Jupyter: the top groups and a roofline (`Analysis._repr_html_`)
+    >>> fig = result.plot(level="dram", kernels=5)  # a matplotlib Figure (`Analysis.plot`)
     >>> result.to_json()
+
+The frames hold the keys the JSON document uses (`bound_by`, `regime`, both Categoricals), the labels the
+report page shows beside them (`bound_by_label`: "DRAM", "FP64 pipe"), and lists as lists (`flags`,
+`nvtx_ranges`; a group's `limiters` and `regimes` as dicts of launches).
+
+`Analysis` lives in the `api` layer, which draws nothing; its notebook display and its plot are drawn by
+`render.notebook` and attached here, at the top of the package, so that every `Analysis`, however it was
+imported, has them: importing any part of the package runs this module first.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .api.analysis import Analysis, ReportResult, analyze
 from .errors import InputError, RooflineError
 from .settings import AnalysisSettings
 from .version import __version__
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+
+def _repr_html_(self: Analysis) -> str:
+    """The analysis in a notebook: the kernel groups with the most GPU time (limit, its utilisation, regime,
+    the top finding's next step) and a small roofline per GPU, as self-contained HTML (inline SVG, no script)."""
+    from .render.notebook import notebook_html
+
+    return notebook_html(self)
+
+
+def plot(self: Analysis, level: str | Sequence[str] | None = None, kernels: int | str | Sequence[str] | None = None,
+         gpu: str | int | None = None) -> Figure:
+    """The hierarchical roofline of one GPU as a matplotlib `Figure` (Agg canvas, never shown by itself).
+
+    `level`: "dram", "l2", "l1" or a list of them (all by default); `kernels`: the number of groups to draw,
+    the most GPU time first, or a text (or texts) their names contain; `gpu`: a device name, a text it
+    contains, or its number. Raises ValueError for what the analysis does not hold.
+    """
+    from .render.notebook import roofline_figure
+
+    return roofline_figure(self, level=level, kernels=kernels, gpu=gpu)
+
+
+Analysis._repr_html_ = _repr_html_  # type: ignore[attr-defined]
+Analysis.plot = plot  # type: ignore[attr-defined]
 
 __all__ = ["Analysis", "AnalysisSettings", "InputError", "ReportResult", "RooflineError", "__version__", "analyze"]

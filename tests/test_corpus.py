@@ -9,6 +9,7 @@ import pytest
 from conftest import BAD, CORPUS, corpus_files, manifest
 
 import ncu_roofline
+from ncu_roofline.api.analysis import with_recipe_set
 from ncu_roofline.errors import InputError
 from ncu_roofline.readers import read_report
 
@@ -43,13 +44,14 @@ def test_every_report_reads_with_manifest_identity(whole_corpus) -> None:
 
 def test_json_contract_and_no_nan(whole_corpus) -> None:
     doc = json.loads(whole_corpus.to_json())
-    assert doc["schema"] == "ncu-roofline/4"
+    assert doc["schema"] == "ncu-roofline/5"
     assert doc["generator"]["name"] == "ncu-roofline"
     roofs = {"dram", "l2", "l1", "fp64", "fp32", "fp16", "tensor"}
     for report, analysed in zip(doc["reports"], whole_corpus.reports, strict=True):
         assert report["kernel_count"] == len(report["kernels"])
         units = report["units"]
-        for k, obj in zip(report["kernels"], analysed.kernels, strict=True):
+        for launch, obj in zip(report["kernels"], analysed.kernels, strict=True):
+            k = with_recipe_set(report, launch)  # /5: provenance and missing listed once, in recipe_sets
             # a unit's recipe is the kernel's own where it differs from the report's list, else the list's
             assert set(k["unit_recipes"]) <= set(obj.units)
             assert {uid: k["unit_recipes"].get(uid, units[uid]["recipe"]) for uid in obj.units} == \
@@ -57,8 +59,8 @@ def test_json_contract_and_no_nan(whole_corpus) -> None:
             assert set(k["utilization"]) - roofs == set(obj.units) and all(units[u]["label"] for u in obj.units)
             for key in ("index", "name", "demangled_name", "device", "compute_capability", "duration_s",
                         "work_flop", "traffic_bytes", "intensity_flop_per_byte", "achieved_flop_per_s",
-                        "peaks", "utilization", "bound_by", "regime", "provenance", "missing", "flags"):
-                assert key in k
+                        "peaks", "utilization", "bound_by", "regime", "recipe_set", "flags"):
+                assert key in launch
             assert set(k["work_flop"]) == {"fp64", "fp32", "fp16", "tensor"}
             assert set(k["traffic_bytes"]) == {"dram", "l2", "l1"}
             assert k["bound_by"] is None or k["bound_by"] in k["utilization"]
@@ -174,7 +176,8 @@ def test_dataframe_types(whole_corpus) -> None:
     df = whole_corpus.kernels
     assert len(df) == sum(len(r.kernels) for r in whole_corpus.reports)
     assert str(df["duration_s"].dtype) == "Float64"
-    assert str(df["bound_by"].dtype) == "string"
+    assert str(df["bound_by"].dtype) == str(df["regime"].dtype) == "category"
+    assert str(df["bound_by_label"].dtype) == "string" and df["flags"].map(type).eq(list).all()
     assert df["work_tensor_flop"].isna().any()  # absent stays NA, never 0
     for col in df.columns:
         if col.endswith(("_s", "_flop", "_bytes", "_per_s", "_per_byte")):

@@ -445,7 +445,8 @@ def test_launches_in_another_regime_are_counted_and_shown() -> None:
     d = g.to_dict()
     assert d["regimes"] == {"at_limit": 1, "latency": 1} and d["regime_disagreeing_launches"] == [0]
     row = group_row("capture.ncu-rep", d)
-    assert row["regimes"] == "at_limit:1;latency:1" and row["regime_disagreeing_launches"] == 1
+    assert row["regimes"] == {"at_limit": 1, "latency": 1} and row["regime_disagreeing_launches"] == 1
+    assert [type(r) for r in row["regimes"]] == [str, str]  # values, as a frame shows them
     view = group_view(kernel_view, 0, g, g.stats.total, set())
     # DRAM its one measured limit: latency cannot be told from a limit the launches' metrics leave out
     assert view["regime_text"] == "latency or an unmeasured limit (1 of 2 at limit)"

@@ -1,4 +1,8 @@
-"""Kernels and kernel groups of the JSON contract flattened into rows, units in the column names (no pandas)."""
+"""Kernels and kernel groups of the JSON contract flattened into rows, units in the column names (no pandas).
+
+A row is flat but for its lists: `flags` and `nvtx_ranges` are lists of names, a group's `limiters` and
+`regimes` dicts (name -> launches), as the document holds them; a flat table joins them where it is written
+(`render.csv.flat_text`), never here."""
 
 from __future__ import annotations
 
@@ -70,8 +74,8 @@ def kernel_row(report_path: str, k: dict[str, Any]) -> dict[str, Any]:
         row[fact] = k["launch"].get(fact)
     row["byte_definition_l2"] = k["byte_definitions"]["l2"]
     row["byte_definition_l1"] = k["byte_definitions"]["l1"]
-    row["flags"] = ";".join(k["flags"])
-    row["nvtx_ranges"] = ";".join(k["nvtx_ranges"])
+    row["flags"] = list(k["flags"])
+    row["nvtx_ranges"] = list(k["nvtx_ranges"])
     row["missing_count"] = len(k["missing"])
     return row
 
@@ -117,14 +121,14 @@ def group_row(report_path: str, g: dict[str, Any]) -> dict[str, Any]:
     row["bound_kind"] = g["bound_kind"]
     row["bound_utilization"] = g["utilization"].get(bound) if bound else None
     row["regime"] = g["regime"]
-    row["limiters"] = ";".join(f"{name}:{n}" for name, n in g["limiters"].items())
+    row["limiters"] = {str(name): n for name, n in g["limiters"].items()}
     row["disagreeing_launches"] = len(g["disagreeing_launches"])
-    row["regimes"] = ";".join(f"{name}:{n}" for name, n in g.get("regimes", {}).items())
+    row["regimes"] = {str(name): n for name, n in g.get("regimes", {}).items()}  # a `Regime` as its value
     row["regime_disagreeing_launches"] = len(g.get("regime_disagreeing_launches", []))
     row["findings_from_launch"] = g["findings_from_launch"]
     top = top_index([f["speedup"] for f in g["diagnosis"]], [f["kind"] for f in g["diagnosis"]],
                     [f["variant"] for f in g["diagnosis"]])
     row["top_finding"] = None if top is None else g["diagnosis"][top]["kind"]
-    row["flags"] = ";".join(g["flags"])
-    row["nvtx_ranges"] = ";".join(g["nvtx_ranges"])
+    row["flags"] = list(g["flags"])
+    row["nvtx_ranges"] = list(g["nvtx_ranges"])
     return row

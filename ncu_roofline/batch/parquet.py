@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..api.rows import columns
+from ..render.csv import flat_text
 
 TEXT_COLUMNS = frozenset({
     "report", "name", "demangled_name", "group_key", "device", "compute_capability", "unusable_reason",
@@ -58,7 +59,7 @@ def _inferred_type(values: list[Any]) -> str:
 
 def _converted(values: list[Any], kind: str) -> list[Any]:
     if kind == "string":
-        return [v if v is None or isinstance(v, str) else str(v) for v in values]
+        return [v if v is None or isinstance(v, str) else str(flat_text(v)) for v in values]  # lists joined, as in CSV
     if kind == "float64":
         return [None if v is None else float(v) for v in values]
     if kind == "int64":

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 LEVELS = ("dram", "l2", "l1")
 PRECISIONS = ("fp64", "fp32", "fp16")
 ROOFS = ("dram", "l2", "l1", "fp64", "fp32", "fp16", "tensor")
+# How tables and legends name each roof (`views.labels.short_label`, the `bound_by_label` of the frames).
+ROOF_LABELS = {"dram": "DRAM", "l2": "L2", "l1": "L1", "fp64": "FP64", "fp32": "FP32", "fp16": "FP16",
+               "tensor": "Tensor"}
 
 # Definitions of bytes at a level: Nsight Compute's roofline-chart metrics, or the
 # `lts__t_bytes` / `l1tex__t_bytes` family (all tag traffic, as NERSC's scripts use).

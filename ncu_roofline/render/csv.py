@@ -5,7 +5,8 @@ Every CSV the tool writes (`report -f csv`, batch `kernels.csv`, the `trend` CSV
 formula (it starts with `=`, `+`, `-`, `@`, a tab or a carriage return: kernel names such as
 `=HYPERLINK(…)` or `-[Foo bar]`) gets a leading `'`, as OWASP recommends against CSV injection.
 Numbers stay numbers (a float or int, or a text that is a plain number such as `-1.5`); Parquet
-keeps the raw value.
+keeps the raw value. A row's lists and dicts (`flags`, `nvtx_ranges`, a group's `limiters`) are joined
+into one cell here (`flat_text`): `a;b`, `dram:3;fp32:1`.
 """
 
 from __future__ import annotations
@@ -20,9 +21,20 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
+def flat_text(value: object) -> object:
+    """A list or tuple as its items joined by `;`, a dict as `key:value` pairs joined by `;`; anything else as
+    it is (what a flat table, CSV or Parquet, holds for the lists of a row)."""
+    if isinstance(value, dict):
+        return ";".join(f"{k}:{v}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ";".join(map(str, value))
+    return value
+
+
 def csv_cell(value: object) -> object:
-    """A value as a CSV cell: absent or non-finite is empty (never 0), floats keep every digit,
-    and a text that would start a spreadsheet formula is prefixed with `'`."""
+    """A value as a CSV cell: absent or non-finite is empty (never 0), floats keep every digit, lists and dicts
+    are joined (`flat_text`), and a text that would start a spreadsheet formula is prefixed with `'`."""
+    value = flat_text(value)
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return ""
     if isinstance(value, float):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
 from ..knowledge.catalog import page_words
 from ..passes.levers import limits_measured
@@ -18,8 +19,7 @@ if TYPE_CHECKING:
     from ..model.roofline import KernelModel
 
 ROOF_ORDER = ("dram", "l2", "l1", "fp64", "fp32", "fp16", "tensor")
-SHORT_LABELS = {"dram": "DRAM", "l2": "L2", "l1": "L1", "fp64": "FP64", "fp32": "FP32", "fp16": "FP16",
-                "tensor": "Tensor"}
+SHORT_LABELS = R.ROOF_LABELS
 LONG_LABELS = {
     "dram": "DRAM bandwidth", "l2": "L2 bandwidth", "l1": "L1 bandwidth",
     "fp64": "FP64 compute", "fp32": "FP32 compute", "fp16": "FP16 compute", "tensor": "tensor cores",

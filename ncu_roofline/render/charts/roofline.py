@@ -155,7 +155,7 @@ def render_roofline_svg(spec: ChartSpec) -> str:
     try:
         with chart_style(), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # numpy's overflow warnings on such values
-            fig, hooks = _draw(spec, reuse=True)
+            fig, hooks = draw_roofline(spec, reuse=True)
             try:
                 svg = figure_svg(fig)
             except BaseException:
@@ -173,7 +173,7 @@ def render_roofline_svg(spec: ChartSpec) -> str:
 def render_roofline_png(spec: ChartSpec, path: str | Path, dpi: int = 110) -> None:
     """Render the same drawing as `render_roofline_svg` to a PNG file (for looking at it)."""
     with chart_style():
-        fig, _hooks = _draw(spec)
+        fig, _hooks = draw_roofline(spec)
         fig.savefig(path, format="png", dpi=dpi, metadata={"Software": None})
     del fig
 
@@ -182,7 +182,7 @@ def label_outlines(spec: ChartSpec) -> list[tuple[str, list[tuple[float, float]]
     """Every label drawn inside the plot area (roofs', ceilings', walls'), each with the polygon it covers in
     display coordinates: what a check for overlapping labels compares."""
     with chart_style():
-        fig, _hooks = _draw(spec)
+        fig, _hooks = draw_roofline(spec)
         renderer = FigureCanvasAgg(fig).get_renderer()  # type: ignore[no-untyped-call]
         return [(t.get_text(), text_outline(t, renderer)) for ax in fig.axes for t in ax.texts if t.get_text()]
 
@@ -209,7 +209,7 @@ def _annotation_lines(spec: ChartSpec) -> list[str]:
     return lines
 
 
-def _draw(spec: ChartSpec, reuse: bool = False) -> tuple[Figure, _Hooks]:
+def draw_roofline(spec: ChartSpec, reuse: bool = False) -> tuple[Figure, _Hooks]:
     """Draw the chart on a new figure, or with `reuse` on one kept from an earlier chart (`reuse.py`);
     call inside `svg.chart_style()`."""
     if spec.width_in < _MIN_WIDTH_IN or spec.height_in < _MIN_HEIGHT_IN:
