@@ -68,12 +68,28 @@
   });
 
   // ---------------------------------------------------------------- the launch list (paged)
+  // The launches come as columns (`views.groups.launch_data`): rows [index, group, ns, limit, permille, regime,
+  // nvtx], each index the sum of the differences before it; a column left out is all null.
+  function launchRows(data) {
+    var names = ["index", "group", "ns", "limit", "permille", "regime", "nvtx"];
+    var cols = names.map(function (n) { return data.columns[n] || null; });
+    var rows = new Array(data.count), index = 0;
+    for (var i = 0; i < data.count; i++) {
+      var row = new Array(names.length);
+      for (var c = 0; c < names.length; c++) row[c] = cols[c] ? cols[c][i] : null;
+      index += row[0];
+      row[0] = index;
+      rows[i] = row;
+    }
+    return rows;
+  }
+
   function launchList() {
     var holder = document.getElementById("launch-list");
     var source = document.getElementById("report-data");
     if (!holder || !source) return;
     var data = JSON.parse(source.textContent).launches;
-    var rows = data.rows, groups = data.groups;
+    var rows = launchRows(data), groups = data.groups;
     var perGroup = null;
     holder.appendChild(pager(rows, 25, true));
     Array.prototype.forEach.call(document.querySelectorAll("button.expand"), function (btn) {

@@ -17,6 +17,7 @@ from test_views import HOSTILE, analysis_of, base_metrics, make_kernel
 import ncu_roofline
 from ncu_roofline.passes.finding import top_index
 from ncu_roofline.render import REPORT, RenderOptions, render
+from ncu_roofline.views.groups import launch_rows
 
 needs_corpus = pytest.mark.skipif(not corpus_files(), reason=f"shared report corpus not found at {CORPUS}")
 
@@ -215,7 +216,13 @@ def test_report_with_nothing_to_plot_says_so() -> None:
             "counts in the capture. Run <code>ncu $(ncu-roofline metrics) …</code>") in html
     assert "Speed Of Light" in html
     assert len(parse(html).rows) == 1  # 100 launches of one kernel: one row, the launches in the list
-    assert len(json.loads(parse(html).scripts[0])["launches"]["rows"]) == 100
+    launches = json.loads(parse(html).scripts[0])["launches"]
+    rows = launch_rows(launches)  # as the page's script reads the columns back
+    assert launches["count"] == len(rows) == 100
+    kernels = sorted(a.reports[0].kernels, key=lambda k: k.raw.index)
+    assert [r[0] for r in rows] == [k.raw.index for k in kernels]
+    assert [r[2] for r in rows] == [round(k.q.duration_s.value * 1e9) for k in kernels]
+    assert "nvtx" not in launches["columns"] and all(r[6] is None for r in rows)  # no NVTX: the column is left out
 
 
 @needs_corpus

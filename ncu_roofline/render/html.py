@@ -37,7 +37,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
+    env.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False, "separators": (",", ":")}
     env.filters["plural"] = count  # `{{ n|plural("kernel") }}`: "1 kernel", "3 kernels"
     return env
 

@@ -192,14 +192,15 @@ def launch_data(groups: Sequence[tuple[int, KernelGroup]], views: dict[str, dict
                 redact: bool = False) -> dict[str, Any]:
     """Every launch as one compact table for the page's script: numbers and indices, no markup.
 
-    Rows: [launch index, group number, duration in ns, limiter number, limiter share in per mille,
-    regime number, NVTX number], null where absent; the numbers index `groups`, `limits`,
-    `regimes` and `nvtx`.
+    Columns, not rows (200,000 launches stay a few MB): `index` (each launch's index as the difference from
+    the one before, in the order the rows are sorted: report, then index), `group`, `ns` (duration in ns),
+    `limit`, `permille` (the limiter's share), `regime`, `nvtx`, each a list with null where absent; the
+    numbers index `groups`, `limits`, `regimes` and `nvtx`. A column that is all null is left out.
     """
     limits: dict[str, int] = {}
     regimes: dict[str, int] = {}
     nvtx: dict[str, int] = {}
-    rows: list[list[Any]] = []
+    rows: list[tuple[Any, ...]] = []
     table: list[dict[str, Any]] = []
     for no, (report_no, g) in enumerate(groups):
         gid = group_id(report_no, g)
@@ -209,21 +210,39 @@ def launch_data(groups: Sequence[tuple[int, KernelGroup]], views: dict[str, dict
             ns = k.q.duration_s.value * 1e9 if k.q.duration_s is not None else None
             share = k.limiter_share
             path = None if redact or not k.raw.nvtx_ranges else ";".join(k.raw.nvtx_ranges)
-            rows.append([
-                k.raw.index, no, round(ns) if ns is not None and math.isfinite(ns) else None,
+            rows.append((
+                report_no, k.raw.index, no, round(ns) if ns is not None and math.isfinite(ns) else None,
                 limits.setdefault(k.bound_by, len(limits)) if k.bound_by else None,
                 round(share * 1000) if share is not None and math.isfinite(share) else None,
                 regimes.setdefault(k.regime, len(regimes)) if k.regime else None,
                 nvtx.setdefault(path, len(nvtx)) if path is not None else None,
-            ])
-    rows.sort(key=lambda r: (table[r[1]]["report"], r[0]))
+            ))
+    rows.sort(key=lambda r: (r[0], r[1]))
+    names = ("index", "group", "ns", "limit", "permille", "regime", "nvtx")
+    columns: dict[str, list[Any]] = {name: [r[i + 1] for r in rows] for i, name in enumerate(names)}
+    indices = columns["index"]
+    columns["index"] = [b - a for a, b in zip([0, *indices[:-1]], indices, strict=True)]
     return {
-        "columns": ["index", "group", "ns", "limit", "permille", "regime", "nvtx"],
-        "rows": rows, "groups": table,
+        "count": len(rows),
+        "columns": {name: values for name, values in columns.items() if any(v is not None for v in values)},
+        "groups": table,
         "limits": [{"label": short_label(n), "title": long_label(n), "css": roof_css(n)} for n in limits],
         "regimes": [regime_label(r) for r in regimes],
         "nvtx": list(nvtx),
     }
+
+
+def launch_rows(data: dict[str, Any]) -> list[list[Any]]:
+    """`launch_data`'s columns as rows [index, group, ns, limit, permille, regime, nvtx] (as the page's script
+    reads them back)."""
+    names = ("index", "group", "ns", "limit", "permille", "regime", "nvtx")
+    count, columns = data["count"], data["columns"]
+    rows = [[columns[name][i] if name in columns else None for name in names] for i in range(count)]
+    index = 0
+    for row in rows:
+        index += row[0]
+        row[0] = index
+    return rows
 
 
 def nvtx_rows(report_no: int, nodes: Sequence[RangeNode], names: dict[str, str],
