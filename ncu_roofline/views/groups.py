@@ -221,7 +221,7 @@ def launch_data(groups: Sequence[tuple[int, KernelGroup]], views: dict[str, dict
     names = ("index", "group", "ns", "limit", "permille", "regime", "nvtx")
     columns: dict[str, list[Any]] = {name: [r[i + 1] for r in rows] for i, name in enumerate(names)}
     indices = columns["index"]
-    columns["index"] = [b - a for a, b in zip([0, *indices[:-1]], indices, strict=True)]
+    columns["index"] = [b - a for a, b in zip([0, *indices], indices, strict=False)]  # each from the one before
     return {
         "count": len(rows),
         "columns": {name: values for name, values in columns.items() if any(v is not None for v in values)},
@@ -237,7 +237,7 @@ def launch_rows(data: dict[str, Any]) -> list[list[Any]]:
     reads them back)."""
     names = ("index", "group", "ns", "limit", "permille", "regime", "nvtx")
     count, columns = data["count"], data["columns"]
-    rows = [[columns[name][i] if name in columns else None for name in names] for i in range(count)]
+    rows: list[list[Any]] = [[columns[name][i] if name in columns else None for name in names] for i in range(count)]
     index = 0
     for row in rows:
         index += row[0]
