@@ -3,7 +3,7 @@
 Each mutant says what was done to the file (`kind`), whether the container walk can see it
 (`seen`: the file is then refused or read with a note saying so), and whether the walk may refuse
 it (`refusable`: only proven loss, a cut inside a block, lengths that do not add up, no kernel
-result). The README's "Known limits" lists what the walk cannot see (a cut between two kernels'
+result). docs/limits.md lists what the walk cannot see (a cut between two kernels'
 blocks after the session records, whole kernel blocks deleted, bit flips inside records).
 The block walk here is written independently of `ncu_roofline.readers.container`, so that the
 test does not grade the code with itself.

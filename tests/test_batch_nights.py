@@ -1,6 +1,6 @@
 """Many nights at once: `kernels.parquet` keeps one schema across runs, and DuckDB reads a glob of them.
 
-Both queries are the README's ("Batch", laid out differently there); they run over
+Both queries are those of docs/guide/batch.md ("Many nights at once", laid out differently there); they run over
 `nightly/<night>/kernels.parquet` written by three small batches of synthetic ncu CSV exports
 (no corpus needed): GPU time per limiter per night, and the kernels whose GPU time grew most from one night to the next.
 """

@@ -3,7 +3,7 @@
 The mutation test (720 mutants of six reports, read through the isolated reader
 processes as the commands read them) asserts: no exception but InputError, no traceback, every
 failure names its file, every mutant the container can tell from a whole report is refused, and
-a mutant it cannot tell (the limits in the README) never gains kernels.
+a mutant it cannot tell (the limits in docs/limits.md) never gains kernels.
 """
 
 from __future__ import annotations

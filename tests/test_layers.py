@@ -1,6 +1,6 @@
 """The package's architecture, checked: imports point down the layers, no cycles, no private reach-ins.
 
-Layers, lowest first (README, "Layout"): errors/version → knowledge → settings → readers → model →
+Layers, lowest first (CONTRIBUTING.md, "Layers"): errors/version → knowledge → settings → readers → model →
 passes → api → compare → views → render → batch → cli → the package facade. A module may import
 its own layer or a lower one. Every import counts: module level, inside functions, and under
 `TYPE_CHECKING`.

@@ -212,7 +212,7 @@ class Analysis:
         return rows
 
     def to_dict(self, redact: bool = False, lazy: bool = False) -> dict[str, Any]:
-        """The `ncu-roofline/5` document (see the README's JSON section); `lazy`: as `json_pieces` needs it."""
+        """The `ncu-roofline/5` document (docs/reference/json.md); `lazy`: as `json_pieces` needs it."""
         return {
             "schema": SCHEMA,
             "generator": {"name": "ncu-roofline", "version": __version__},
