@@ -12,7 +12,7 @@ import click
 from ..errors import RooflineError
 from ..version import __version__
 from .batch import batch
-from .common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED, fail
+from .common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED, environment_defaults, fail, verbosity_options
 from .diff import diff
 from .github import github
 from .heap import pad_heap
@@ -78,13 +78,28 @@ class _Commands(click.Group):
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="ncu-roofline")
+@verbosity_options(group=True)
 def main() -> None:
     """Hierarchical roofline analysis of NVIDIA Nsight Compute captures.
 
     Reads .ncu-rep files (no GPU or Nsight install needed) and `ncu --csv --page raw` exports,
     and says for every kernel which roof bounds it and how far below that roof it sits.
+
+    Every option takes its default from the environment: --threshold of `report` from
+    NCU_ROOFLINE_REPORT_THRESHOLD, else NCU_ROOFLINE_THRESHOLD (each command's --help names
+    them); an option on the command line wins. Shell completion:
+    eval "$(_NCU_ROOFLINE_COMPLETE=bash_source ncu-roofline)" (zsh_source, fish_source).
+
+    \b
+    Examples:
+      ncu $(ncu-roofline metrics) -o run ./app
+      ncu-roofline report run.ncu-rep
+      ncu-roofline report run.ncu-rep -f md -o summary.md
+      ncu-roofline diff base.json run.ncu-rep --fail-on-regression 5
+      NCU_ROOFLINE_THRESHOLD=0.7 ncu-roofline -q batch captures/ -o out
     """
 
 
 for command in (report, batch, diff, metrics, trend, github):
     main.add_command(command)
+environment_defaults(main)

@@ -14,33 +14,51 @@ from ..batch.dask_run import INPUT_MODES, MAX_SEND_BYTES, DaskRunner, looks_like
 from ..errors import RooflineError
 from ..views.batch_index import skipped_summary
 from ..views.wording import count
-from .common import analysis_options, fail_and_exit, settings_from
+from .common import (
+    QUIET,
+    VERBOSE,
+    analysis_options,
+    fail_and_exit,
+    note,
+    settings_from,
+    verbosity,
+    verbosity_options,
+    warn,
+)
 
 EXIT_SOME_FAILED = 1
 EXIT_USAGE = 2
 SKIPPED_LINES = 20  # skipped paths named one per line on stderr; the rest in a count (the index lists all)
 
 
-def _event_line(event: BatchEvent) -> str:
+def _event_line(event: BatchEvent, timed: bool = False) -> str:
     name = os.path.basename(event.path)
     head = f"[{event.done}/{event.total}] {name}"
+    took = f" in {event.seconds:.2f} s" if timed else ""
     if event.status == "error":
-        return f"{head} failed: {event.error}"
+        return f"{head} failed{took}: {event.error}"
     kernels = event.kernel_count or 0
     detail = f"({kernels} kernel{'s' if kernels != 1 else ''})"
-    return f"{head} {'unchanged' if event.status == 'unchanged' else 'ok'} {detail}"
+    return f"{head} {'unchanged' if event.status == 'unchanged' else 'ok'} {detail}{took}"
 
 
 class _Progress:
-    """One updating line on a terminal; one plain line per finished report otherwise (CI logs)."""
+    """One updating line on a terminal; one plain line per finished report otherwise (CI logs).
 
-    def __init__(self, tty: bool) -> None:
+    `level`: with --quiet only failures are printed; with --verbose every line stays, with its seconds.
+    """
+
+    def __init__(self, tty: bool, level: int) -> None:
         self.tty = tty
+        self.level = level
         self.drawn = False
 
     def __call__(self, event: BatchEvent) -> None:
-        line = _event_line(event)
-        if not self.tty:
+        if self.level <= QUIET and event.status != "error":
+            return
+        line = _event_line(event, timed=self.level >= VERBOSE)
+        if not self.tty or self.level >= VERBOSE:
+            self.close()
             click.echo(line, err=True)
             return
         width = max(20, shutil.get_terminal_size().columns - 1)
@@ -63,12 +81,12 @@ def _report_skipped(result: BatchResult, redact: bool) -> None:
     if not result.skipped:
         return
     for s in result.skipped[:SKIPPED_LINES]:
-        click.echo(f"ncu-roofline: skipped {s.line(redact)}", err=True)  # paths as the index shows them
+        note(f"skipped {s.line(redact)}")  # paths as the index shows them
     entries = [dict(s.as_dict(redact), label=s.label) for s in result.skipped]
     more = len(entries) - SKIPPED_LINES
     unnamed = f"; {more} more not named here" if more > 0 else ""
     index = os.path.join(str(result.outdir), "index.html")
-    click.echo(f"ncu-roofline: {skipped_summary(entries)}{unnamed}; all listed in {index} and manifest.json", err=True)
+    note(f"{skipped_summary(entries)}{unnamed}; all listed in {index} and manifest.json")
 
 
 LOCAL_CLUSTER = "\0local"  # what a bare --dask gives: no path or address can hold a NUL
@@ -90,6 +108,7 @@ def _dask_choice(value: str | None, inputs: tuple[str, ...]) -> tuple[str | None
 
 @click.command()
 @click.argument("inputs", nargs=-1, required=False, metavar="PATH...")
+@verbosity_options()
 @click.option("-o", "--output", "outdir", required=True, metavar="OUTDIR",
               help="Folder to write into (created if missing).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
@@ -135,6 +154,8 @@ def batch(inputs: tuple[str, ...], outdir: str, jobs: int | None, timeout: float
       ncu-roofline batch captures/ -o out --jobs 8
       ncu-roofline batch captures/ -o out --exclude old --exclude '*.csv'
       ncu-roofline batch 'captures/**/*.ncu-rep' -o out --exclude '*/scratch/*'
+      ncu-roofline batch captures/ -o out --dask tcp://scheduler:8786
+      ncu-roofline -q batch captures/ -o out --peaks measured_peaks.json
     """
     address, inputs = _dask_choice(dask, inputs)
     if not inputs:
@@ -146,7 +167,7 @@ def batch(inputs: tuple[str, ...], outdir: str, jobs: int | None, timeout: float
             runner = DaskRunner(None if address == LOCAL_CLUSTER else address, inputs=dask_inputs)
         except RooflineError as exc:  # Dask is not installed
             fail_and_exit(str(exc), EXIT_USAGE)
-    progress = _Progress(sys.stderr.isatty())
+    progress = _Progress(sys.stderr.isatty(), verbosity())
     try:
         result = run_batch(inputs, outdir, settings, redact=redact, jobs=jobs, timeout=timeout, force=force,
                            progress=progress, runner=runner, exclude=exclude)
@@ -157,9 +178,9 @@ def batch(inputs: tuple[str, ...], outdir: str, jobs: int | None, timeout: float
     _report_skipped(result, redact)
     for entry in result.entries:  # what the reader noticed about a file, one line each, as `report` prints it
         for warning in entry.get("warnings") or []:
-            click.echo(f"ncu-roofline: warning: {entry['path']}: {warning}", err=True)
-    for note in result.notes + (runner.notes if runner is not None else []):
-        click.echo(f"ncu-roofline: warning: {note}", err=True)
+            warn(f"{entry['path']}: {warning}")
+    for text in result.notes + (runner.notes if runner is not None else []):
+        warn(text)
     parts = [f"{result.analysed} analysed"]
     if result.unchanged:
         parts.append(f"{result.unchanged} unchanged")

@@ -9,6 +9,7 @@ traceback); 3 the gate found no regression but compared less of BASE's GPU time 
 from __future__ import annotations
 
 import sys
+import time
 
 import click
 
@@ -18,7 +19,18 @@ from ..compare.names import match_rules
 from ..compare.noise import DEFAULT_ALPHA, DEFAULT_MIN_DELTA_S, DEFAULT_MIN_DURATION_S, DEFAULT_MIN_EFFECT_PCT
 from ..render import DIFF
 from ..views.diff_gate import gate_message
-from .common import analysis_options, format_option, match_options, settings_from, write_document
+from ..views.wording import count
+from .common import (
+    analysis_options,
+    describe_run,
+    explain_status,
+    format_option,
+    info,
+    match_options,
+    settings_from,
+    verbosity_options,
+    write_document,
+)
 
 EXIT_REGRESSION = 1
 EXIT_COVERAGE = 3
@@ -27,6 +39,7 @@ EXIT_COVERAGE = 3
 @click.command()
 @click.argument("base", metavar="BASE")
 @click.argument("head", metavar="HEAD")
+@verbosity_options()
 @format_option(DIFF, "json")
 @click.option("-o", "--output", default=None, metavar="FILE",
               help="Output file ('-' or none: standard output).")
@@ -76,15 +89,29 @@ def diff(base: str, head: str, fmt: str | None, output: str | None, force: bool,
     JSON goes to standard output unless -o or --format say otherwise. Exit status: 0 compared
     (gate passed or not set), 1 the gate found a regression, 2 unusable input or option, 3 the gate
     compared less than --min-coverage of BASE's GPU time.
+
+    \b
+    Examples:
+      ncu-roofline diff base.json new.ncu-rep --fail-on-regression 5
+      ncu-roofline diff base.ncu-rep new.ncu-rep -f md -o diff.md
+      ncu-roofline diff nightly/2026-11-01 nightly/2026-11-02 -f html -o diff.html
+      ncu-roofline diff base.json new.json --fail-on-metric dram_bytes:+10%
+      ncu-roofline diff base.json new.json --match 'gemm_v1_(.+)=gemm_v2_(.+)'
     """
     options = GateOptions(fail_on_regression=fail_pct, fail_on_total=total_pct,
                           fail_on_metric=tuple(parse_metric_gate(g) for g in metric_gates),
                           min_coverage_pct=min_coverage, allow_unmatched=allow_unmatched, min_duration_s=min_duration,
                           min_delta_s=min_delta, alpha=alpha, min_effect_pct=min_effect)
     rules = match_rules(matches, match_files)
+    started = time.monotonic()
     result = compare(base, head, settings=settings_from(threshold, peaks_file, bytes_definition), gate=options,
                      rules=rules)
+    for side, run in (("BASE", result.base), ("HEAD", result.head)):
+        info(f"{side} {run.input}: {describe_run(run)}")
+    info(f"compared in {time.monotonic() - started:.2f} s: {count(len(result.matched), 'pair')} of groups, "
+         f"{result.counts.get('new', 0)} new, {result.counts.get('gone', 0)} gone")
     write_document(DIFF, result, fmt, output, force)
     if result.failed or result.insufficient_coverage:
-        click.echo(f"ncu-roofline: {gate_message(result)}", err=True)
+        explain_status(gate_message(result))
         sys.exit(EXIT_REGRESSION if result.failed else EXIT_COVERAGE)
+

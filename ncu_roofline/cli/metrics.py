@@ -6,6 +6,7 @@ import click
 
 from ..errors import InputError
 from ..knowledge.targets import Target, ncu_options, parse_compute_capability, parse_ncu_version
+from .common import info, note, verbosity_options
 
 
 def _target_of_report(path: str) -> Target:
@@ -18,6 +19,7 @@ def _target_of_report(path: str) -> Target:
 
 
 @click.command()
+@verbosity_options()
 @click.option("--format", "fmt", type=click.Choice(["options", "list"]), default="options",
               show_default=True, help="'options': ncu command-line options; 'list': one metric per line.")
 @click.option("--arch", metavar="CC", default=None,
@@ -29,10 +31,15 @@ def _target_of_report(path: str) -> Target:
 def metrics(fmt: str, arch: str | None, ncu_version: str | None, from_report: str | None) -> None:
     """Print the `ncu` options that make a capture complete for ncu-roofline.
 
-    Example: ncu $(ncu-roofline metrics --arch 9.0) -o capture ./my_app
-
     Without --arch/--ncu-version/--from the options suit the newest Nsight Compute on a discrete
     GPU of compute capability 7.0 or later. Notes on what was left out go to standard error.
+
+    \b
+    Examples:
+      ncu $(ncu-roofline metrics) -o run ./app
+      ncu $(ncu-roofline metrics --arch 9.0 --ncu-version 2024.1) -o run ./app
+      ncu $(ncu-roofline metrics --from old_run.ncu-rep) -o run ./app
+      ncu-roofline metrics --format list --arch sm_80
     """
     target = _target_of_report(from_report) if from_report else Target()
     try:
@@ -43,8 +50,10 @@ def metrics(fmt: str, arch: str | None, ncu_version: str | None, from_report: st
     except ValueError as exc:
         raise InputError(arch or ncu_version or "", str(exc)) from exc
     options = ncu_options(Target(cc, version))
-    for note in options.notes:
-        click.echo(f"ncu-roofline: note: {note}", err=True)
+    info(f"target: compute capability {cc or 'any of 7.0 or later'}, Nsight Compute {version or 'newest'}"
+         f"{f' (from {from_report})' if from_report else ''}; {len(options.metrics)} metrics")
+    for text in options.notes:
+        note(f"note: {text}")
     if fmt == "list":
         for name in options.metrics:
             click.echo(name)

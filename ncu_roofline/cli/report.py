@@ -12,16 +12,32 @@ from pathlib import Path
 
 import click
 
-from ..api.analysis import analyze, start_readers
+from ..api.analysis import Analysis, ReportResult, analyze, start_readers
 from ..api.focus import Focus
+from ..readers.isolation import AVAILABLE as ISOLATION_AVAILABLE
 from ..render import REPORT, Renderer, RenderOptions, renderer_for
 from ..settings import GROUP_BY, GROUP_BY_LAUNCH, AnalysisSettings
-from .common import EXIT_BAD_INPUT, analysis_options, emit, fail, fail_and_exit, format_option, settings_from, warn
+from ..views.wording import count
+from .common import (
+    EXIT_BAD_INPUT,
+    QUIET,
+    analysis_options,
+    emit,
+    fail,
+    fail_and_exit,
+    format_option,
+    info,
+    settings_from,
+    verbosity,
+    verbosity_options,
+    warn,
+)
 
 
 class Progress:
     """One updating line on standard error while launches are analysed, on a terminal only (pipes and
-    CI logs stay quiet): shown once the analysis has run for a second, redrawn at most 4 times a second."""
+    CI logs stay quiet): shown once the analysis has run for a second, redrawn at most 4 times a second.
+    `done_at`: each file's seconds from the start to its last call (for --verbose)."""
 
     DELAY_S = 1.0
     EVERY_S = 0.25
@@ -31,9 +47,11 @@ class Progress:
         self.started = time.monotonic()
         self.last = 0.0
         self.drawn = False
+        self.done_at: dict[str, float] = {}
 
     def __call__(self, path: str, launches: int) -> None:
         now = time.monotonic()
+        self.done_at[path] = now - self.started
         if not self.tty or now - self.started < self.DELAY_S or now - self.last < self.EVERY_S:
             return
         self.last = now
@@ -61,6 +79,7 @@ def default_output(first_input: str, extension: str) -> str:
 
 @click.command()
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
+@verbosity_options()
 @format_option(REPORT, "html")
 @click.option("-o", "--output", default=None, metavar="FILE",
               help="Output file ('-' for standard output). Default: <first input>.roofline.html for "
@@ -96,6 +115,15 @@ def report(inputs: tuple[str, ...], fmt: str | None, output: str | None, force: 
     included: it is read in a separate process); each failure is reported on standard error and
     the exit status is then 2. Exit status 0 means every input was analysed; 130 interrupted
     (Ctrl-C), 143 terminated (SIGTERM), with no temporary file left behind.
+
+    \b
+    Examples:
+      ncu-roofline report run.ncu-rep
+      ncu-roofline report run.ncu-rep -f html -o run.html
+      ncu-roofline report run.ncu-rep -f md --top 10 -o summary.md
+      ncu-roofline report run.ncu-rep -f csv --groups -o kernels.csv
+      ncu-roofline report run.ncu-rep --kernel gemm --nvtx train/step -f json -o -
+      ncu-roofline report run.ncu-rep --peaks measured_peaks.json --threshold 0.7
     """
     if group_rows and fmt is None and (output is None or output == "-" or output.lower().endswith(".csv")):
         fmt = "csv"
@@ -126,14 +154,15 @@ def report(inputs: tuple[str, ...], fmt: str | None, output: str | None, force: 
 
 def _report(inputs: tuple[str, ...], renderer: Renderer, output: str | None, force: bool, settings: AnalysisSettings,
             focus: Focus, redact: bool, group_rows: bool, collecting: bool) -> None:
-    progress = Progress(sys.stderr.isatty(), redact)
+    progress = Progress(sys.stderr.isatty() and verbosity() > QUIET, redact)
     start_readers(inputs)  # they start while this process loads its renderer
     renderer.prepare()
     try:
-        analysis = analyze(list(inputs), settings, strict=False, isolate=True, keep_metrics=False,
-                           progress=progress).focused(focus)
+        read = analyze(list(inputs), settings, strict=False, isolate=True, keep_metrics=False, progress=progress)
     finally:
         progress.close()
+    _tell_reads(read, progress.done_at, redact)
+    analysis = read.focused(focus)
     for result in analysis.reports:
         for warning in result.warnings:
             warn(f"{os.path.basename(result.path) if redact else result.path}: {warning}")
@@ -145,6 +174,26 @@ def _report(inputs: tuple[str, ...], renderer: Renderer, output: str | None, for
     if collecting:
         gc.freeze()
         gc.enable()
+    started = time.monotonic()
     emit(renderer.pieces(analysis, RenderOptions(redact=redact, groups=group_rows)), output, force)
+    info(f"{renderer.name.upper()} output made and written in {time.monotonic() - started:.2f} s")
     if analysis.errors:
         sys.exit(EXIT_BAD_INPUT)
+
+
+def _reader(result: ReportResult) -> str:
+    """How a file was read, in words (--verbose)."""
+    if result.source_format == "csv":
+        return "read as a CSV export in this process"
+    where = "a reader process" if ISOLATION_AVAILABLE else "this process"
+    return f"read by NVIDIA's ncu_report in {where}; Nsight Compute {result.ncu_version or 'version unknown'}"
+
+
+def _tell_reads(analysis: Analysis, done_at: dict[str, float], redact: bool) -> None:
+    """--verbose: per file, the launches read, how it was read and when it was done (files are read in
+    parallel, so these are times from the start, not each file's own)."""
+    for result in analysis.reports:
+        name = os.path.basename(result.path) if redact else result.path
+        when = done_at.get(result.path)
+        done = f"; done {when:.2f} s after the start" if when is not None else ""
+        info(f"{name}: {count(len(result.kernels), 'launch')} {_reader(result)}{done}")

@@ -11,6 +11,7 @@ unusable run among usable ones is a gap, stated in the output, not an error.
 from __future__ import annotations
 
 import sys
+import time
 
 import click
 
@@ -21,7 +22,17 @@ from ..compare.trend import DEFAULT_DRIFT_PCT, TOP_CHARTS
 from ..compare.trend import trend as build
 from ..render import TREND, RenderOptions
 from ..views.trend import coverage_message, drift_message
-from .common import analysis_options, format_option, match_options, settings_from, write_document
+from .common import (
+    analysis_options,
+    describe_run,
+    explain_status,
+    format_option,
+    info,
+    match_options,
+    settings_from,
+    verbosity_options,
+    write_document,
+)
 
 EXIT_DRIFT = 1
 EXIT_COVERAGE = 3
@@ -29,6 +40,7 @@ EXIT_COVERAGE = 3
 
 @click.command()
 @click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+@verbosity_options()
 @format_option(TREND, "json")
 @click.option("-o", "--output", default=None, metavar="FILE", help="Output file ('-' or none: standard output).")
 @click.option("--force", is_flag=True, help="Overwrite FILE if it exists.")
@@ -70,15 +82,27 @@ def trend(runs: tuple[str, ...], fmt: str | None, output: str | None, force: boo
     JSON goes to standard output unless -o or --format say otherwise. Exit status: 0 done,
     1 --fail-on-drift and a kernel drifted, 2 unusable input (fewer than 2 usable runs, ...),
     3 --fail-on-drift and too little followed from the first run to the last (--min-coverage).
+
+    \b
+    Examples:
+      ncu-roofline trend nightly/ -f html -o trend.html
+      ncu-roofline trend nightly/ --fail-on-drift --drift 5
+      ncu-roofline trend 2026-11-01.json 2026-11-02.json 2026-11-03.ncu-rep -f md -o trend.md
     """
+    started = time.monotonic()
     result = build(runs, drift_pct=drift_pct, min_duration_s=min_duration, min_delta_s=min_delta,
                    min_coverage_pct=min_coverage, allow_unmatched=allow_unmatched,
                    rules=match_rules(matches, match_files),
                    settings=settings_from(threshold, peaks_file, bytes_definition))
+    for run in result.runs:  # oldest first
+        what = f"unusable: {run.error}" if run.error else describe_run(run.run)
+        source = {"name": "its name", "manifest": "its manifest", "mtime": "its modification time"}
+        info(f"{run.input}: dated {run.date_text} from {source.get(run.date_source, run.date_source)}; {what}")
+    info(f"{len(result.runs)} runs read in {time.monotonic() - started:.2f} s")
     write_document(TREND, result, fmt, output, force, RenderOptions(top=top))
     if fail_on_drift and result.verdict == "drift":
-        click.echo(f"ncu-roofline: {drift_message(result)}", err=True)
+        explain_status(drift_message(result))
         sys.exit(EXIT_DRIFT)
     if fail_on_drift and result.verdict == "insufficient_coverage":
-        click.echo(f"ncu-roofline: {coverage_message(result)}", err=True)
+        explain_status(coverage_message(result))
         sys.exit(EXIT_COVERAGE)
