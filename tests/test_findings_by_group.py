@@ -110,11 +110,15 @@ def test_a_csv_of_more_than_a_thousand_launches_is_analysed_by_group(tmp_path: P
     r = doc["reports"][0]
     assert r["findings"] == "group"
     assert all(g["diagnosis"] for g in r["groups"] if g["usable_launches"])
-    # 1,005 launches of 5 kernels: each distinct provenance and missing list once (a longest launch's list also
-    # names what its ceilings lack), each named by its launches
+    # 1,005 launches of 5 kernels: each distinct provenance and missing list once, named by its launches; the
+    # launches of one kernel share theirs (a group's longest launch names what its ceilings lack too)
     distinct = {(tuple(k.provenance.items()), tuple((m.quantity, m.reason) for m in k.missing))
                 for k in report.kernels}
-    assert len(r["recipe_sets"]) == len(distinct) <= 2 * len(plain)
+    assert len(r["recipe_sets"]) == len(distinct)
+    longest = {g.longest.raw.index for g in groups}
+    for g in groups:
+        others = {k["recipe_set"] for k in r["kernels"] if k["group_key"] == g.key and k["index"] not in longest}
+        assert len(others) <= 1
     for k, launch in zip(r["kernels"], report.kernels, strict=True):
         kept = r["recipe_sets"][k["recipe_set"]]
         assert kept["provenance"] == launch.provenance
@@ -134,3 +138,52 @@ def test_the_page_says_where_the_findings_come_from(monkeypatch: pytest.MonkeyPa
     shown = path.name.replace("_", "\\_")  # as Markdown escapes it
     assert f"from its longest launch: {shown} has {count:,} launches. Add --launch-findings" in text
     assert "<dt>Findings</dt>" in html(analysis, RenderOptions())
+
+
+def _export(tmp_path: Path, ids: list[int]) -> Path:
+    """An export of one full-set kernel launched len(ids) times with the same counters, rows carrying `ids`."""
+    raw = read_report(_need(FULL_SET)).kernels[0]
+    plain = dataclasses.replace(raw, metrics={n: m for n, m in raw.metrics.items() if isinstance(m, Metric)},
+                                rules=())
+    launches = [dataclasses.replace(plain, index=i) for i in ids]
+    return write_ncu_csv(RawReport("ties.csv", "csv", launches), tmp_path / "ties.csv", prof_lines=False)
+
+
+def test_equal_durations_keep_the_longest_launch_group_kernels_names(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Launches of equal duration, their IDs falling in row order: the group's longest is the lowest ID (as
+    `group_kernels` picks it), and that launch holds the passes' results."""
+    monkeypatch.setattr(A, "LAUNCH_FINDINGS_UP_TO", 5)
+    analysis = ncu_roofline.analyze(_export(tmp_path, list(range(12, 0, -1))))
+    report = analysis.reports[0]
+    (group,) = analysis.groups_of(report)
+    assert report.findings == FINDINGS_BY_GROUP and group.longest.raw.index == 1
+    assert group.longest.ceilings and group.summary.diagnosis
+    assert [k.raw.index for k in report.kernels if k.ceilings] == [1]
+
+
+def test_a_document_without_given_groups_groups_as_the_analysis_did(monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _need(MANY)
+    monkeypatch.setattr(A, "LAUNCH_FINDINGS_UP_TO", 10)
+    analysis = ncu_roofline.analyze(path, AnalysisSettings(group_by="name"))
+    report = analysis.reports[0]
+    alone = report.to_dict()["groups"]
+    assert [g["group_key"] for g in alone] == [g.key for g in analysis.groups_of(report)]
+    assert all(g["diagnosis"] for g in alone if g["usable_launches"])
+
+
+def test_the_command_line_asks_for_launch_findings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--launch-findings, and --nvtx (which keeps part of a kernel's launches), give every launch its own."""
+    from click.testing import CliRunner
+
+    from ncu_roofline.cli import main
+
+    monkeypatch.setattr(A, "LAUNCH_FINDINGS_UP_TO", 5)
+    export = _export(tmp_path, list(range(12)))
+    for extra, findings in (((), "group"), (("--launch-findings",), "launch"), (("--nvtx", "*"), "launch")):
+        out = tmp_path / f"{len(extra)}{findings}.json"
+        result = CliRunner().invoke(main, ["report", str(export), "-f", "json", "-o", str(out), *extra])
+        assert result.exit_code == 0, result.output
+        doc = json.loads(out.read_text(encoding="utf-8"))
+        assert doc["reports"][0]["findings"] == findings
+        assert doc["settings"]["launch_findings"] == (findings == "launch")

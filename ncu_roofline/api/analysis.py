@@ -16,7 +16,7 @@ from ..readers.csv_rows import RowMetrics
 from ..readers.isolation import AVAILABLE as ISOLATION_AVAILABLE
 from ..readers.isolation import Call, shared_pool
 from ..readers.ncu_rep import detach
-from ..settings import DEFAULT_THRESHOLD, AnalysisSettings
+from ..settings import DEFAULT_THRESHOLD, GROUP_BY_LAUNCH, AnalysisSettings
 from ..version import __version__
 from .focus import Focus, FocusSummary, focus_kernels
 from .groups import FINDINGS_BY_GROUP, FINDINGS_BY_LAUNCH, KernelGroup, group_duration, group_kernels, group_key
@@ -50,6 +50,8 @@ class ReportResult:
     focus: FocusSummary | None = None  # set when `api.focus` left launches out
     completeness: str = ""  # what the reader could not check about the file being whole
     findings: str = FINDINGS_BY_LAUNCH  # each launch's own, or per group from its longest launch (`analyze_report`)
+    group_by: str = GROUP_BY_LAUNCH  # how `analyze_report` grouped the launches to find each group's longest
+    threshold: float = DEFAULT_THRESHOLD
 
     @property
     def devices(self) -> list[str]:
@@ -82,7 +84,7 @@ class ReportResult:
         `lazy`: `kernels` is a `jsondoc.LazyList` that makes each launch's dict as it is encoded.
         """
         if groups is None:
-            groups = group_kernels(self.kernels, total_s=self.share_total_s, findings=self.findings)
+            groups = group_kernels(self.kernels, self.group_by, self.threshold, self.share_total_s, self.findings)
         key_of = {id(k): g.key for g in groups for k in g.launches}
         names = {g.key: g.display_name for g in groups}
         total = self.share_total_s
@@ -309,18 +311,25 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
     if stopped:
         warnings.append(stopped)
     return ReportResult(raw.path, raw.source_format, raw.ncu_version, kernels, warnings,
-                        completeness=raw.completeness, findings=FINDINGS_BY_LAUNCH if by_launch else FINDINGS_BY_GROUP)
+                        completeness=raw.completeness, findings=FINDINGS_BY_LAUNCH if by_launch else FINDINGS_BY_GROUP,
+                        group_by=settings.group_by, threshold=settings.threshold)
 
 
 def _longer(launch: AnalysedKernel, than: AnalysedKernel) -> bool:
     """Whether `launch` (read after `than`) is its group's longest instead: a timed launch longer than it, or than
     an untimed one (`group_kernels`: the longest timed launch, the first among equals, else the first launch)."""
     d, held = group_duration(launch), group_duration(than)
-    return d is not None and (held is None or d > held)
+    if d is None:
+        return False
+    return held is None or d > held or (d == held and launch.raw.index < than.raw.index)
 
 
 def _without_passes(k: AnalysedKernel) -> None:
-    """A launch's pass results let go (a report analysed by group keeps them for each group's longest launch)."""
+    """A launch's pass results let go (a report analysed by group keeps them for each group's longest launch), the
+    missing quantities its ceilings added among them: its launches then share one recipe set."""
+    if k.passes_missing:
+        k.missing = k.missing[:-k.passes_missing]
+        k.passes_missing = 0
     k.ceilings, k.diagnosis, k.reuse, k.not_applicable, k.precision_options = [], [], {}, [], []
     k.instruction_roofline = None
 

@@ -34,6 +34,7 @@ class AnalysedKernel(KernelModel):
     instruction_roofline: dict[str, Any] | None = None
     not_applicable: list[NotApplicable] = field(default_factory=list)
     precision_options: list[dict[str, Any]] = field(default_factory=list)
+    passes_missing: int = 0  # how many of `missing` the passes added (the last ones)
 
     def to_dict(self, redact: bool = False, unit_recipes: Mapping[str, str] | None = None,
                 findings: bool = True) -> dict[str, Any]:
@@ -81,6 +82,7 @@ def run_passes(k: AnalysedKernel) -> AnalysedKernel:
     k.diagnosis = attach_where(diagnose(k, found.ceilings, found.reuse), k.raw.instructions)
     k.instruction_roofline = instruction_roofline(k)
     k.missing = [*k.missing, *found.missing]  # after the passes, which read the model's own
+    k.passes_missing = len(found.missing)
     k.ceilings, k.reuse = found.ceilings, found.reuse
     k.not_applicable, k.precision_options = found.not_applicable, found.precision_options
     return k

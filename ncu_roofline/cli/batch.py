@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 import shutil
@@ -130,10 +131,13 @@ def _dask_choice(value: str | None, inputs: tuple[str, ...]) -> tuple[str | None
               help="How reports reach the Dask workers: their paths (the workers share this file system), "
                    f"their bytes (at most {MAX_SEND_BYTES // 2**20} MiB a report), or auto: paths when every "
                    "worker sees the input files.")
+@click.option("--launch-findings", is_flag=True,
+              help="Findings for every launch of a report over 1,000 launches too (by default per kernel, from "
+                   "its longest launch).")
 @analysis_options()
 def batch(inputs: tuple[str, ...], outdir: str, jobs: int | None, timeout: float, force: bool,
-          exclude: tuple[str, ...], dask: str | None, dask_inputs: str, threshold: float, peaks_file: str | None,
-          bytes_definition: str, redact: bool) -> None:
+          exclude: tuple[str, ...], dask: str | None, dask_inputs: str, launch_findings: bool, threshold: float,
+          peaks_file: str | None, bytes_definition: str, redact: bool) -> None:
     """Analyse every report in PATH... (files, folders searched recursively, glob patterns).
 
     Writes into OUTDIR: index.html (every report, its device, kernels, GPU time, bound-by mix,
@@ -161,6 +165,7 @@ def batch(inputs: tuple[str, ...], outdir: str, jobs: int | None, timeout: float
     if not inputs:
         raise click.UsageError("Missing argument 'PATH...'.")
     settings = settings_from(threshold, peaks_file, bytes_definition)  # a bad peaks file: exit 2
+    settings = dataclasses.replace(settings, launch_findings=launch_findings)
     runner = None
     if address is not None:
         try:

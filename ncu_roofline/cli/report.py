@@ -90,6 +90,9 @@ def default_output(first_input: str, extension: str) -> str:
               help="What makes launches one kernel: the same name, grid and block (launch), or the same name.")
 @click.option("--groups", "group_rows", is_flag=True,
               help="CSV: one row per kernel group instead of one per launch (implies --format csv).")
+@click.option("--launch-findings", is_flag=True,
+              help="Findings for every launch of a report over 1,000 launches too (by default such a report "
+                   "has them per kernel, from its longest launch; --nvtx implies this).")
 @click.option("--kernel", "kernel_regex", default=None, metavar="REGEX",
               help="Only launches whose name matches REGEX (searched, case-insensitive).")
 @click.option("--nvtx", "nvtx_range", default=None, metavar="RANGE",
@@ -101,7 +104,8 @@ def default_output(first_input: str, extension: str) -> str:
               help="Only kernels (groups) with at least PCT % of the report's GPU time.")
 def report(inputs: tuple[str, ...], fmt: str | None, output: str | None, force: bool, threshold: float,
            peaks_file: str | None, bytes_definition: str, redact: bool, group_by: str, group_rows: bool,
-           kernel_regex: str | None, nvtx_range: str | None, top: int | None, min_share: float | None) -> None:
+           launch_findings: bool, kernel_regex: str | None, nvtx_range: str | None, top: int | None,
+           min_share: float | None) -> None:
     """Analyse INPUT files (.ncu-rep, .nsight-cuprof-report, or ncu --csv --page raw exports).
 
     Writes a self-contained HTML report by default (<first input>.roofline.html); --format md
@@ -134,7 +138,10 @@ def report(inputs: tuple[str, ...], fmt: str | None, output: str | None, force: 
     if output is None and renderer.name == "html":
         output = default_output(inputs[0], renderer.extension)
     settings = settings_from(threshold, peaks_file, bytes_definition)
-    settings = dataclasses.replace(settings, group_by=group_by)
+    # --nvtx keeps part of a kernel's launches: its findings must come from the longest launch it keeps, which only
+    # per-launch findings guarantee
+    settings = dataclasses.replace(settings, group_by=group_by,
+                                   launch_findings=launch_findings or nvtx_range is not None)
     # The analysis makes no reference cycles (a launch's objects are freed by reference counts, or
     # live to the end): the cyclic collector would only walk that growing heap again and again,
     # about a tenth of the CPU time at 50,000 launches. It is paused while the inputs are analysed,
