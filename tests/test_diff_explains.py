@@ -54,7 +54,7 @@ def test_twice_the_problem_in_twice_the_time_is_unchanged_per_gflop() -> None:
     # the gate on every kernel's time takes the times as measured: a larger problem counts there
     assert diff_runs(make_run([sized(1, 1e-3)]), make_run([sized(2, 2e-3)]), fail_on_total=5).gate["status"] == "failed"
     row = build_diff_view(d)["changes"][0]
-    assert row["work"]["text"] == "problem size changed: FLOP 1 G → 2 G"
+    assert row["work"]["text"] == "problem size changed? FLOP 1 G → 2 G, bytes in step"
     assert row["work"]["per_unit"] == "1 ms → 1 ms per GFLOP (0.0 %)"
 
 
@@ -68,7 +68,7 @@ def test_slower_per_gflop_fails_and_says_so() -> None:
     view = gate_view(d)
     (named,) = [r for r in view["regressions"] if r["scope"] == "group"]
     assert named["pct"] == "+50.0 % per GFLOP"
-    assert named["what"] == "1 ms → 1.5 ms per GFLOP (+50.0 %); problem size changed: FLOP 1 G → 2 G"
+    assert named["what"] == "1 ms → 1.5 ms per GFLOP (+50.0 %); problem size changed? FLOP 1 G → 2 G, bytes in step"
     assert view["rule"] == ("The gate fails where a compared group, or their total, is more than 5 % slower, per unit "
                             "of work where the problem size changed.")
     # +40 % per GFLOP does not fail a 50 % gate though the time is 180 % up
@@ -209,7 +209,9 @@ def test_a_gemm_at_another_size_that_spills_names_both() -> None:
     c = next(x for x in d.matched if x["base"]["name"] == "gemm")
     assert c["duration"]["delta_pct"] == pytest.approx(2494.6, abs=0.05)
     w = c["work"]
-    assert (w["change"], w["measure"]) == ("size", "flop")
+    # FLOP fell while DRAM bytes grew 500x with new spills: the work changed, not in step, so the time is judged as
+    # it is (a spilling kernel must not pass the gate per GFLOP)
+    assert (w["change"], w["measure"], w["size_changed"]) == ("traffic", "flop", False)
     assert w["delta_pct"] == pytest.approx((901134080.0 / 2.15e9 - 1) * 100)
     # 341.2 µs / 2.15 GFLOP = 158.7 µs per GFLOP; 8.853 ms / 0.9011 GFLOP = 9.825 ms per GFLOP
     assert w["per_unit"]["base_s"] == pytest.approx(real["duration_s"] / 25.946 / 2.15)
@@ -221,16 +223,30 @@ def test_a_gemm_at_another_size_that_spills_names_both() -> None:
     assert (cause["base"], cause["head"]) == (10e6, pytest.approx(5179735424.0))
     doc = json.loads(d.to_json())
     assert doc["matched"][0]["causes"][0]["kind"] == "local_memory"
-    assert doc["matched"][0]["work"]["size_changed"] is True
     md = render(DIFF, d, "md", RenderOptions())
     row = next(line for line in md.splitlines() if line.startswith("| `gemm`"))
-    assert r"**problem size changed: FLOP 2.15 G → 0.901 G**; 159 µs → 9.82 ms per GFLOP \(\+6090.4 %\)" in row
+    assert "work changed: FLOP 2.15 G → 0.901 G, bytes not in step" in row
     assert "| new register spills: DRAM bytes 10 MB → 5.18 GB |" in row
-    assert "1 with another problem size, judged per unit of work" in md
-    assert "Capture BASE and HEAD at one problem size to time the code alone." in md
     html = render(DIFF, d, "html", RenderOptions())
-    assert "problem size changed: FLOP 2.15 G → 0.901 G" in html
+    assert "work changed: FLOP 2.15 G → 0.901 G, bytes not in step" in html
     assert '<li class="lead">new register spills: DRAM bytes 10 MB → 5.18 GB</li>' in html
+
+
+def test_more_flop_without_the_bytes_in_step_is_judged_by_time() -> None:
+    """FLOP doubled and the time with it, but DRAM and L2 bytes unchanged and L1 down a quarter (a loop run twice
+    over the same data): not another problem size. The regression fails the gate; FLOP alone, with no bytes
+    counted, cannot tell either."""
+    base = sized(1, 1e-3)
+    head = sized(2, 2e-3, traffic_bytes={"dram": 1e8, "l2": 2e8, "l1": 3e8})
+    c, d = one(base, head, fail_on_regression=5)
+    assert (c["work"]["change"], c["work"]["size_changed"], c["verdict"]) == ("traffic", False, "regressed")
+    assert d.gate["status"] == "failed"
+    no_bytes = {"traffic_bytes": {"dram": None, "l2": None, "l1": None}}
+    c, d = one(sized(1, 1e-3, **no_bytes), sized(2, 2e-3, **no_bytes), fail_on_regression=5)
+    assert (c["work"]["change"], c["verdict"], d.gate["status"]) == ("unknown", "regressed", "failed")
+    # bytes in step, but by another factor than FLOP's (4x the bytes for 2x the FLOP): judged by time
+    c, _ = one(sized(1, 1e-3), sized(2, 2e-3, traffic_bytes={"dram": 4e8, "l2": 8e8, "l1": 16e8}))
+    assert c["work"]["change"] == "traffic"
 
 
 @needs(MW_BASE)
@@ -253,7 +269,7 @@ def test_mw_kernel_at_twice_the_size() -> None:
         assert d.gate["status"] == status
         view = build_diff_view(d)
         row = next(r for r in view["changes"] if r["name"] == k["name"])
-        assert row["work"]["text"] == "problem size changed: FLOP 4.23 G → 8.46 G"
+        assert row["work"]["text"] == "problem size changed? FLOP 4.23 G → 8.46 G, bytes in step"
 
 
 @needs(MW_BASE)

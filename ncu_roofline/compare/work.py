@@ -8,10 +8,14 @@ GFLOP, or per MB.
 
 The work changed when the measure moved by more than `WORK_TOLERANCE_PCT` (5 %). Then, in `WorkChange`:
 
-- `size`: the problem size changed; the time is judged per unit of work (`per_unit_verdict`);
+- `size`: the problem size likely changed: FLOP and the bytes at every level both sides count moved the same way,
+  each level by a factor within 1.5x of FLOP's (without FLOP: every level the same way, no traffic finding
+  changed); the time is judged per unit of work (`per_unit_verdict`);
 - `arithmetic`: FLOP moved but the bytes at every level both sides count stayed within the tolerance: the same
   data with other arithmetic (a division turned into a multiplication does fewer FLOP), so the code changed,
   not the problem; the time is judged as it is;
+- FLOP moved and the bytes moved otherwise (one level only, or by another factor: a loop run twice): `traffic`;
+  FLOP moved with no bytes counted: `unknown`; the time is judged as it is;
 - `traffic`: bytes moved (no FLOP to measure by), but not at every level the same way (a problem of another
   size moves its data through every level; DRAM bytes alone also move with what L2 held before the launch), or
   a finding about wasted traffic (spills, uncoalesced or partly used sectors, misses) appeared or went away: the
@@ -131,18 +135,35 @@ def _change(measure: str, base: float | None, head: float | None, counters: dict
             findings: dict[str, Any]) -> WorkChange:
     if _within(base, head):
         return WorkChange.SAME
-    if measure == "flop":
-        both = [c for c in BYTE_COUNTERS.values() if _positive((counters.get(c) or {}).get("base"))
-                and _positive((counters.get(c) or {}).get("head"))]
-        same_data = bool(both) and all(_within(counters[c]["base"], counters[c]["head"]) for c in both)
-        return WorkChange.ARITHMETIC if same_data else WorkChange.SIZE
     moved = {f["kind"] for f in [*findings.get("appeared", []), *findings.get("disappeared", [])]}
-    grew = (head or 0.0) > (base or 0.0)
     levels = [counters[c] for c in BYTE_COUNTERS.values() if _positive((counters.get(c) or {}).get("base"))
               and _positive((counters.get(c) or {}).get("head"))]
+    if measure == "flop":
+        if not levels:
+            return WorkChange.UNKNOWN  # FLOP alone cannot tell another problem from other code
+        if all(_within(v["base"], v["head"]) for v in levels):
+            return WorkChange.ARITHMETIC
+        # another problem moves its data through every level with its FLOP, by a like factor
+        ratio = (head or 0.0) / (base or 1.0)
+        scaled = all(_like(v["head"] / v["base"], ratio) for v in levels if v["base"] and v["head"])
+        return WorkChange.SIZE if scaled and not moved & TRAFFIC_KINDS else WorkChange.TRAFFIC
+    grew = (head or 0.0) > (base or 0.0)
     every_level = all(not _within(v["base"], v["head"]) and ((v["head"] or 0.0) > (v["base"] or 0.0)) == grew
                       for v in levels)
     return WorkChange.SIZE if every_level and not moved & TRAFFIC_KINDS else WorkChange.TRAFFIC
+
+
+SIZE_FACTOR_TOLERANCE = 1.5  # a level's bytes moved by within this factor of FLOP's move: the same scaling
+
+
+def _like(level_ratio: float, flop_ratio: float) -> bool:
+    """Whether a level's bytes moved the way FLOP did: the same direction, beyond the tolerance, by a factor within
+    `SIZE_FACTOR_TOLERANCE` of FLOP's (a GEMM's FLOP grow faster than its bytes; a loop run twice reads the same
+    data once more, not twice the data through every level)."""
+    if abs(level_ratio - 1.0) * 100 <= WORK_TOLERANCE_PCT or (level_ratio > 1) != (flop_ratio > 1):
+        return False
+    quotient = level_ratio / flop_ratio
+    return 1 / SIZE_FACTOR_TOLERANCE <= quotient <= SIZE_FACTOR_TOLERANCE
 
 
 def head_s_at_base_work(work: dict[str, Any], head_s: float | None) -> float | None:

@@ -19,11 +19,12 @@ MEASURE_UNITS = {"dram_bytes": "B", "l2_bytes": "B", "l1_bytes": "B"}  # the res
 
 # By `compare.work.WorkChange`.
 WORK: dict[str, Template] = {
-    "size": ("problem size changed: {measure} {base} → {head}",),
+    "size": ("problem size changed? {measure} {base} → {head}, bytes in step",),
     "arithmetic": ("FLOP changed at the same traffic: {base} → {head}",),
-    "traffic": ("traffic changed, not the problem size: {measure} {base} → {head}",),
+    "traffic": ("work changed: {measure} {base} → {head}, bytes not in step",),
     "same": ("same work: {measure} {head}",),
-    "unknown": ("work not counted on both sides",),
+    "unknown": (("work changed: {measure} {base} → {head}, no bytes to tell the problem size",
+                 "work not counted on both sides"),),
 }
 WORK_NEXT_STEP: dict[str, str] = {
     "size": "Capture BASE and HEAD at one problem size to time the code alone.",
@@ -39,9 +40,9 @@ CAUSES: dict[tuple[str, str], Template] = {
     ("coalescing", "appeared"): ("uncoalesced access", _FIGURE),
     ("coalescing", "gone"): ("access coalesced", _FIGURE),
     ("sector_use", "appeared"): ("partly used sectors", _FIGURE),
-    ("sector_use", "gone"): ("sectors fully used", _FIGURE),
-    ("reuse", "appeared"): ("L2 misses go to DRAM", _FIGURE),
-    ("reuse", "gone"): ("L2 misses to DRAM gone", _FIGURE),
+    ("sector_use", "gone"): ("sector use improved", _FIGURE),
+    ("reuse", "appeared"): ("more DRAM reads per byte loaded", _FIGURE),
+    ("reuse", "gone"): ("fewer DRAM reads per byte loaded", _FIGURE),
     ("too_little_work", "appeared"): ("too little work to fill the GPU", _FIGURE),
     ("too_little_work", "gone"): ("enough work to fill the GPU", _FIGURE),
     ("tail_effect", "appeared"): ("partial last wave", _FIGURE),
