@@ -234,7 +234,9 @@ def test_action_is_composite_and_its_steps_run_the_tool() -> None:
     for output in action["outputs"].values():
         assert _expressions(output["value"], "steps")
     install = next(s for s in steps if "pip install" in s.get("run", ""))
-    assert "${{ github.action_path }}" in install["run"]
+    # into a venv of its own (PEP 668 runners), from the action's folder as container jobs map it, then first on PATH
+    assert '"$GITHUB_ACTION_PATH"' in install["run"] and "-m venv" in install["run"]
+    assert "$GITHUB_PATH" in install["run"]
     upload = next(s for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact@"))
     assert upload["with"]["path"] == "${{ steps.report.outputs.dir }}"
     assert upload["with"]["name"] == "${{ inputs.artifact-name }}"
