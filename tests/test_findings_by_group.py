@@ -138,6 +138,12 @@ def test_the_page_says_where_the_findings_come_from(monkeypatch: pytest.MonkeyPa
     shown = path.name.replace("_", "\\_")  # as Markdown escapes it
     assert f"from its longest launch: {shown} has {count:,} launches. Add --launch-findings" in text
     assert "<dt>Findings</dt>" in html(analysis, RenderOptions())
+    # narrowed to the longest kernels, the note still counts the file's launches (what the rule is about)
+    from ncu_roofline.api.focus import Focus
+
+    top = analysis.focused(Focus(None, None, 1, None))
+    assert len(top.reports[0].kernels) < count
+    assert f"has {count:,} launches" in markdown(top, RenderOptions())
 
 
 def _export(tmp_path: Path, ids: list[int]) -> Path:

@@ -330,7 +330,8 @@ def _instruction_chart(device: str, items: list[tuple[dict[str, Any], AnalysedKe
 def findings_note(analysis: Analysis, names: list[str]) -> str:
     """Where the reports of many launches have their findings from (`FINDINGS_BY_GROUP`); "" where every launch
     has its own."""
-    by_group = [(names[i], len(r.kernels)) for i, r in enumerate(analysis.reports) if r.findings == FINDINGS_BY_GROUP]
+    by_group = [(names[i], r.focus.total_launches if r.focus is not None else len(r.kernels))  # the file's, all
+                for i, r in enumerate(analysis.reports) if r.findings == FINDINGS_BY_GROUP]
     if not by_group:
         return ""
     one = len(by_group) == 1
