@@ -26,7 +26,7 @@ from ..render import DIFF, REPORT, RenderOptions, renderer_for
 from ..render.output import write_atomic
 from ..settings import AnalysisSettings
 from ..views.diff_gate import gate_message
-from .common import EXIT_BAD_INPUT
+from .common import EXIT_BAD_INPUT, warn
 from .diff import EXIT_COVERAGE, EXIT_REGRESSION
 from .github_api import (
     BASELINE_FILE,
@@ -169,7 +169,7 @@ def report_step(captures: str, out_dir: str | None) -> None:
     analysis = analyze(paths, AnalysisSettings(), strict=False, isolate=True, keep_metrics=False)
     for result in analysis.reports:
         for warning in result.warnings:
-            click.echo(f"ncu-roofline: warning: {result.path}: {warning}", err=True)
+            warn(f"{result.path}: {warning}")
     for err in analysis.errors:
         _say(annotation("error", "Capture not analysed", err.message))
     if not analysis.reports:
