@@ -19,7 +19,15 @@ from ..readers.ncu_rep import detach
 from ..settings import DEFAULT_THRESHOLD, GROUP_BY_LAUNCH, AnalysisSettings
 from ..version import __version__
 from .focus import Focus, FocusSummary, focus_kernels
-from .groups import FINDINGS_BY_GROUP, FINDINGS_BY_LAUNCH, KernelGroup, group_duration, group_kernels, group_key
+from .groups import (
+    FINDINGS_BY_GROUP,
+    FINDINGS_BY_LAUNCH,
+    KernelGroup,
+    group_duration,
+    group_kernels,
+    group_key,
+    longest_key,
+)
 from .jsondoc import LazyList, dumps, iter_dump_bytes, iter_dumps
 from .kernel import AnalysedKernel, model_launch, run_passes
 from .nvtx import nvtx_rollup
@@ -316,12 +324,11 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
 
 
 def _longer(launch: AnalysedKernel, than: AnalysedKernel) -> bool:
-    """Whether `launch` (read after `than`) is its group's longest instead: a timed launch longer than it, or than
-    an untimed one (`group_kernels`: the longest timed launch, the first among equals, else the first launch)."""
-    d, held = group_duration(launch), group_duration(than)
-    if d is None:
+    """Whether `launch` (read after `than`) is its group's longest instead, as `group_kernels` picks it: a timed
+    launch over an untimed one, else by `longest_key`."""
+    if group_duration(launch) is None:
         return False
-    return held is None or d > held or (d == held and launch.raw.index < than.raw.index)
+    return group_duration(than) is None or longest_key(launch) > longest_key(than)
 
 
 def _without_passes(k: AnalysedKernel) -> None:

@@ -173,6 +173,12 @@ def group_duration(k: AnalysedKernel) -> float | None:
     return k.q.duration_s.value if k.usable and k.q.duration_s is not None else None
 
 
+def longest_key(k: AnalysedKernel) -> tuple[float, int]:
+    """How a group's longest launch is picked among its timed launches: the longest, then the lowest index (the
+    launch whose findings a group reports, `findings_from_launch`)."""
+    return (group_duration(k) or 0.0, -k.raw.index)
+
+
 def _weighted(pairs: list[tuple[float, float]]) -> float | None:
     """Duration-weighted mean of (duration, share) pairs."""
     weight = _fsum(d for d, _ in pairs)
@@ -422,7 +428,7 @@ def group_kernels(kernels: Sequence[AnalysedKernel], group_by: str = GROUP_BY_LA
     groups: list[KernelGroup] = []
     for key, launches in members.items():
         timed = [(d, k) for k in launches if (d := group_duration(k)) is not None]
-        longest = max(timed, key=lambda t: (t[0], -t[1].raw.index))[1] if timed else launches[0]
+        longest = max((k for _, k in timed), key=longest_key) if timed else launches[0]
         stats = DurationStats.of([d for d, _ in timed])
         summary = _aggregate(launches, longest, threshold, timed, findings == FINDINGS_BY_GROUP)
         limiters = Counter(k.bound_by or NO_LIMITER for k in launches if k.usable)
