@@ -17,7 +17,6 @@ from test_views import HOSTILE, analysis_of, base_metrics, make_kernel
 import ncu_roofline
 from ncu_roofline.passes.finding import top_index
 from ncu_roofline.render import REPORT, RenderOptions, render
-from ncu_roofline.views.groups import launch_rows
 
 needs_corpus = pytest.mark.skipif(not corpus_files(), reason=f"shared report corpus not found at {CORPUS}")
 
@@ -206,6 +205,19 @@ def test_real_report_page() -> None:
     assert "ncu --metrics" in text  # what is missing, and how to collect it
     red = render_html(a, redact=True)
     assert str(CORPUS) not in red
+
+
+def launch_rows(data: dict) -> list[list]:
+    """The page's launch columns (`views.groups.launch_data`) as rows [index, group, ns, limit, permille, regime,
+    nvtx], decoded as the page's script decodes them (each index the sum of the differences before it)."""
+    names = ("index", "group", "ns", "limit", "permille", "regime", "nvtx")
+    columns = data["columns"]
+    rows = [[columns[name][i] if name in columns else None for name in names] for i in range(data["count"])]
+    index = 0
+    for row in rows:
+        index += row[0]
+        row[0] = index
+    return rows
 
 
 @needs_corpus

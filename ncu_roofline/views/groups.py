@@ -232,19 +232,6 @@ def launch_data(groups: Sequence[tuple[int, KernelGroup]], views: dict[str, dict
     }
 
 
-def launch_rows(data: dict[str, Any]) -> list[list[Any]]:
-    """`launch_data`'s columns as rows [index, group, ns, limit, permille, regime, nvtx] (as the page's script
-    reads them back)."""
-    names = ("index", "group", "ns", "limit", "permille", "regime", "nvtx")
-    count, columns = data["count"], data["columns"]
-    rows: list[list[Any]] = [[columns[name][i] if name in columns else None for name in names] for i in range(count)]
-    index = 0
-    for row in rows:
-        index += row[0]
-        row[0] = index
-    return rows
-
-
 def nvtx_rows(report_no: int, nodes: Sequence[RangeNode], names: dict[str, str],
               page_total: float | None) -> list[dict[str, Any]]:
     """The NVTX roll-up of one report as table rows (depth first; at most MAX_NVTX_ROWS)."""
