@@ -798,10 +798,11 @@ def test_a_groups_findings_are_about_the_groups_limiter(name: str, group_by: str
         if written["diagnosis"] != [f.to_dict() for f in s.diagnosis] or written["diagnosis"][0]["limit"] != s.bound_by:
             wrong.append(f"{g.longest.raw.name}: written findings {[f['limit'] for f in written['diagnosis']]}")
         alone = len(g.launches) == 1 and g.launches[0].usable  # Nsight Compute's estimate beside it: the launch's
-        launch = g.launches[0].to_dict() if alone else {}
+        launch = g.longest.to_dict() if alone else {}
         if alone and written["rules_relation"] != launch["rules_relation"]:
             wrong.append(f"{g.longest.raw.name}: rules comparison {written['rules_relation']!r}")
-        waves = {k.launch.get("waves_per_sm") for k in g.launches}
+        indices = {e.index for e in g.launches}
+        waves = {k.launch.get("waves_per_sm") for k in kernels if k.raw.index in indices}
         if len(waves) > 1 and any(f.kind == "tail_effect" for f in s.diagnosis):
             wrong.append(f"{g.longest.raw.name}: a tail effect over launches of {sorted(map(str, waves))} waves")
     assert not wrong, "\n".join(wrong)

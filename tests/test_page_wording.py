@@ -114,7 +114,8 @@ def test_a_group_limiter_no_launch_has_says_what_the_sums_and_the_launches_show(
     """Launch 0 is bound by L1/TEX (50 %, L2 40 %), launch 1 by L2 (50 %, L1 40 %): summed, the memory headline
     (50 %) tops both sub-units (45 % each). The group's limiter is said as what the sums show, the launches'
     limiters beside it; never "no launch alone"."""
-    (g,) = group_kernels([headline_launch(0, 50.0, 40.0), headline_launch(1, 40.0, 50.0)])
+    launches = [headline_launch(0, 50.0, 40.0), headline_launch(1, 40.0, 50.0)]
+    (g,) = group_kernels(launches)
     assert g.summary.bound_by == T.MEM and g.limiters == {"l1tex__data_pipe_lsu_wavefronts": 1,
                                                           "lts__t_tag_requests": 1}
     view = group_view(kernel_view, 0, g, g.stats.total, set())
@@ -127,7 +128,7 @@ def test_a_group_limiter_no_launch_has_says_what_the_sums_and_the_launches_show(
     assert head.figures["mixed_headline"] == "" and head.figures["mixed_launches"] == 2
     words = head.words()
     assert "50 %" in words.headline and "2 launches" in words.detail and "no launch alone" not in words.detail
-    a = analysis(("/tmp/capture.ncu-rep", g.launches))
+    a = analysis(("/tmp/capture.ncu-rep", launches))
     md = render(REPORT, a, "md", RenderOptions())
     assert "memory throughput: busiest over the 2 launches summed; per launch:" in md
     assert "no launch alone" not in md and "no launch alone" not in html_of(a)

@@ -11,6 +11,7 @@ from conftest import CORPUS, corpus_files, make_kernel
 from test_model import base_metrics
 
 import ncu_roofline
+from ncu_roofline.api.groups import KernelGroup
 from ncu_roofline.api.kernel import AnalysedKernel, analyse_kernel
 from ncu_roofline.knowledge import throughputs as T
 from ncu_roofline.knowledge.recipes import LOAD_SECTORS
@@ -39,6 +40,12 @@ def streaming(ldg_sectors: float, **extra: tuple[float, str]) -> AnalysedKernel:
 # (kind, lever) of the next steps that advise reuse through tiles (the words: "reuse tiles on chip", "tile and fuse",
 # "Tile or fuse").
 TILING = {("intensity_gap", "reuse"), ("intensity_gap", "batch"), ("reuse", "tile"), ("at_limit", "fewer_bytes")}
+
+
+def members(kernels: list[AnalysedKernel], g: KernelGroup) -> list[AnalysedKernel]:
+    """A group's launches among a report's kernels (a group keeps entries of them, `api.sums.LaunchEntry`)."""
+    indices = {e.index for e in g.launches}
+    return [k for k in kernels if k.raw.index in indices]
 
 
 def _says_once(k: AnalysedKernel) -> bool:
@@ -148,7 +155,7 @@ def test_reads_once_only_where_nsight_compute_measured_no_load_reuse(name: str) 
     analysis = _analysis(name)
     wrong = []
     for rep in analysis.reports:
-        groups = [(g.summary, [k for k in g.launches if k.q.duration_s and k.q.duration_s.value > 0])
+        groups = [(g.summary, [k for k in members(rep.kernels, g) if k.q.duration_s and k.q.duration_s.value > 0])
                   for g in analysis.groups_of(rep)]
         for k, launches in [*((k, [k]) for k in rep.kernels), *groups]:
             if not k.usable:
@@ -225,7 +232,7 @@ def test_no_intensity_gap_past_the_issue_slots_that_fewer_bytes_leave(name: str)
     analysis = _analysis(name)
     wrong = []
     for rep in analysis.reports:
-        groups = [(g.summary, weighted(g.launches)) for g in analysis.groups_of(rep)]
+        groups = [(g.summary, weighted(members(rep.kernels, g))) for g in analysis.groups_of(rep)]
         for k, own in [*((k, None) for k in rep.kernels), *groups]:
             left = (own or issue_without_memory(k)) if k.usable else None
             for f in k.diagnosis:

@@ -16,22 +16,17 @@ from ..readers.csv_rows import RowMetrics
 from ..readers.isolation import AVAILABLE as ISOLATION_AVAILABLE
 from ..readers.isolation import Call, shared_pool
 from ..readers.ncu_rep import detach
-from ..settings import DEFAULT_THRESHOLD, GROUP_BY_LAUNCH, AnalysisSettings
+from ..settings import DEFAULT_THRESHOLD, AnalysisSettings
 from ..version import __version__
-from .focus import Focus, FocusSummary, focus_kernels
-from .groups import (
-    FINDINGS_BY_GROUP,
-    FINDINGS_BY_LAUNCH,
-    KernelGroup,
-    group_duration,
-    group_kernels,
-    group_key,
-    longest_key,
-)
-from .jsondoc import LazyList, dumps, iter_dump_bytes, iter_dumps
+from .focus import Focus, focus_groups, focus_kernels
+from .groups import FINDINGS_BY_GROUP, GroupMaker, KernelGroup, group_kernels
+from .jsondoc import dumps, iter_dump_bytes, iter_dumps
 from .kernel import AnalysedKernel, model_launch, run_passes
-from .nvtx import nvtx_rollup
+from .records import Streamed, stopped_warning
+from .report import ReportResult, with_recipe_set
 from .rows import group_row, kernel_row
+
+__all__ = ["SCHEMA", "Analysis", "ReportResult", "analyze", "analyze_report", "with_recipe_set"]
 
 if TYPE_CHECKING:  # pandas is imported lazily: the CLI's JSON path does not need it
     import pandas as pd
@@ -47,127 +42,6 @@ SCHEMA = "ncu-roofline/5"
 
 
 @dataclass
-class ReportResult:
-    """One analysed input file."""
-
-    path: str
-    source_format: str
-    ncu_version: str | None
-    kernels: list[AnalysedKernel]
-    warnings: list[str] = field(default_factory=list)
-    focus: FocusSummary | None = None  # set when `api.focus` left launches out
-    completeness: str = ""  # what the reader could not check about the file being whole
-    findings: str = FINDINGS_BY_LAUNCH  # each launch's own, or per group from its longest launch (`analyze_report`)
-    group_by: str = GROUP_BY_LAUNCH  # how `analyze_report` grouped the launches to find each group's longest
-    threshold: float = DEFAULT_THRESHOLD
-
-    @property
-    def devices(self) -> list[str]:
-        return sorted({k.raw.device for k in self.kernels if k.raw.device})
-
-    @property
-    def total_duration_s(self) -> float | None:
-        values = [k.q.duration_s.value for k in self.kernels if k.q.duration_s is not None]
-        return sum(values) if values else None
-
-    def units(self) -> dict[str, dict[str, Any]]:
-        """Every unit throughput any launch holds: id -> label, group, parent and the recipe of the
-        first launch that has it (the `units` catalogue of the JSON document)."""
-        found: dict[str, dict[str, Any]] = {}
-        for k in self.kernels:
-            for uid, unit in k.units.items():
-                if uid not in found:
-                    found[uid] = unit.describe()
-        return found
-
-    @property
-    def share_total_s(self) -> float | None:
-        """The GPU time shares are taken of: every launch of the file, also those a focus left out."""
-        return self.focus.total_duration_s if self.focus is not None else self.total_duration_s
-
-    def to_dict(self, redact: bool = False, groups: list[KernelGroup] | None = None,
-                lazy: bool = False) -> dict[str, Any]:
-        """The report as the `ncu-roofline/5` document writes it (`groups`: as `Analysis.groups_of`).
-
-        `lazy`: `kernels` is a `jsondoc.LazyList` that makes each launch's dict as it is encoded.
-        """
-        if groups is None:
-            groups = group_kernels(self.kernels, self.group_by, self.threshold, self.share_total_s, self.findings)
-        key_of = {id(k): g.key for g in groups for k in g.launches}
-        names = {g.key: g.display_name for g in groups}
-        total = self.share_total_s
-        total_s = self.total_duration_s  # once: it sums every launch
-        units = self.units()
-        recipes = {uid: u["recipe"] for uid, u in units.items()}
-
-        by_launch = self.findings == FINDINGS_BY_LAUNCH
-        sets = RecipeSets()
-
-        def launches() -> Iterator[dict[str, Any]]:
-            for k in self.kernels:
-                d = k.to_dict(redact, recipes, findings=by_launch)
-                d["group_key"] = key_of.get(id(k))
-                d["recipe_set"] = sets.index(d.pop("provenance"), d.pop("missing"))
-                yield _with_program_gain(d, total_s) if by_launch else d
-
-        return {
-            "path": os.path.basename(self.path) if redact else self.path,
-            "source_format": self.source_format,
-            "ncu_version": self.ncu_version,
-            "devices": self.devices,
-            "kernel_count": len(self.kernels),
-            "unusable_kernel_count": sum(1 for k in self.kernels if not k.usable),
-            "total_duration_s": total_s,
-            "warnings": list(self.warnings),
-            "completeness": self.completeness or None,
-            "kernels": LazyList(launches) if lazy else list(launches()),
-            "group_count": len(groups),
-            "groups": [g.to_dict(redact) for g in groups],
-            "nvtx_rollup": [] if redact else [n.to_dict(total, names) for n in nvtx_rollup(groups)],
-            "focus": self.focus.to_dict() if self.focus is not None else None,
-            "units": units,
-            "findings": self.findings,
-            "recipe_sets": sets.listed,  # after `kernels` in the document: a lazy `kernels` fills it as encoded
-        }
-
-
-class RecipeSets:
-    """The provenance and missing-quantity lists of a report's launches, each distinct one once (`recipe_sets` of
-    the document; a launch names its own by index, `recipe_set`): the launches of one export header share them."""
-
-    def __init__(self) -> None:
-        self.listed: list[dict[str, Any]] = []
-        self._known: dict[tuple[Any, ...], int] = {}
-
-    def index(self, provenance: dict[str, str], missing: list[dict[str, str]]) -> int:
-        key = (*provenance.items(), None, *(tuple(m.values()) for m in missing))
-        found = self._known.get(key)
-        if found is None:
-            found = self._known[key] = len(self.listed)
-            self.listed.append({"provenance": provenance, "missing": missing})
-        return found
-
-
-def with_recipe_set(report: dict[str, Any], launch: dict[str, Any]) -> dict[str, Any]:
-    """A launch record of a report document with its `provenance` and `missing` in place (`ncu-roofline/5` lists
-    them once per report, in `recipe_sets`; earlier documents hold them in each launch)."""
-    if "missing" in launch:
-        return launch
-    held = report["recipe_sets"][launch["recipe_set"]]
-    return {**launch, "provenance": held["provenance"], "missing": held["missing"]}
-
-
-def _with_program_gain(d: dict[str, Any], total_s: float | None) -> dict[str, Any]:
-    """Each finding's worth to the whole program: time share × (1 − 1 / speed-up)."""
-    share = d["duration_s"] / total_s if d["duration_s"] and total_s else None
-    for f in d.get("diagnosis", []):
-        speedup = f.get("speedup")
-        f["program_gain"] = (share * (1 - 1 / speedup) if share is not None and speedup and speedup > 1
-                             else None)
-    return d
-
-
-@dataclass
 class Analysis:
     """The result of `analyze`: every report, every kernel, and the files that failed."""
 
@@ -179,6 +53,8 @@ class Analysis:
     def groups_of(self, report: ReportResult) -> list[KernelGroup]:
         """The kernel groups of one of this analysis's reports (by `settings.group_by`), the most time first."""
         found = self._groups.get(id(report))
+        if found is None and report.made is not None:  # made as its launches streamed by
+            found = self._groups[id(report)] = report.made
         if found is None:
             found = self._groups[id(report)] = group_kernels(report.kernels, self.settings.group_by,
                                                              self.settings.threshold, report.share_total_s,
@@ -201,8 +77,14 @@ class Analysis:
         rows: list[dict[str, Any]] = []
         for report in self.reports:
             path = os.path.basename(report.path) if redact else report.path
-            key_of = {id(k): g.key for g in self.groups_of(report) for k in g.launches}
-            rows.extend(kernel_row(path, dict(k.to_dict(redact), group_key=key_of.get(id(k))))
+            if report.records is not None:  # its launches' records, as written
+                kept = {e.index for g in self.groups_of(report) for e in g.launches} if report.focus else None
+                sets = report.records.sets.listed
+                rows.extend(kernel_row(path, {**d, **sets[d["recipe_set"]]})
+                            for d in report.records.written(redact, kept, lazy=False))
+                continue
+            key_of = {e.index: g.key for g in self.groups_of(report) for e in g.launches}
+            rows.extend(kernel_row(path, dict(k.to_dict(redact), group_key=key_of.get(k.raw.index)))
                         for k in report.kernels)
         return rows
 
@@ -238,6 +120,12 @@ class Analysis:
             return self
         reports = []
         for r in self.reports:
+            if r.made is not None:  # analysed by group: whole groups kept or left out
+                groups, summary = focus_groups(r.made, focus, r.total_duration_s, r.path)
+                held = {g.longest.raw.index for g in groups}
+                reports.append(dataclasses.replace(r, kernels=[k for k in r.kernels if k.raw.index in held],
+                                                   made=groups, focus=summary))
+                continue
             kept, summary = focus_kernels(r.kernels, focus, self.settings.group_by, self.settings.threshold,
                                           r.findings)
             reports.append(dataclasses.replace(r, kernels=kept, focus=summary))
@@ -269,76 +157,69 @@ LAUNCH_FINDINGS_UP_TO = 1000
 
 def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
                    compact: bool = False, keep_metrics: bool = True,
-                   progress: Progress | None = None) -> ReportResult:
+                   progress: Progress | None = None, shared: bool = False) -> ReportResult:
     """Read one file and model every kernel in it (raises InputError for unusable files).
 
     `compact`: once a CSV kernel is analysed, keep only the metrics the analysis read (its row
     of a few hundred cells is freed), as the isolated `.ncu-rep` path does. `keep_metrics=False`:
     keep none (`raw.metrics` becomes empty once the kernel is analysed; nothing after the analysis
     reads them, and 50,000 launches hold half a gigabyte of them). `progress` is called every
-    `PROGRESS_EVERY` launches and once at the end.
+    `PROGRESS_EVERY` launches and once at the end. `shared`: the launch records stay reachable by their file's
+    name, for the process the result is handed to (which removes the name).
+
+    Past `LAUNCH_FINDINGS_UP_TO` launches (unless `settings.launch_findings`) the report is analysed by group: each
+    launch is summed into its group (`GroupMaker`) and written out as its JSON record (`LaunchRecords`) as soon as it
+    is modelled; only each group's longest launch is kept, with its passes' results.
     """
     settings = settings or AnalysisSettings()
     opened = open_report(path)  # a CSV export is parsed row by row as this loop reaches it
-    kernels: list[AnalysedKernel] = []
+    maker = GroupMaker(settings.group_by)
+    kernels: list[AnalysedKernel] = []  # every launch, until the report is analysed by group
+    stream = Streamed(maker)
     raws = []
-    longest: dict[str, AnalysedKernel] = {}  # group key -> its longest launch so far (`group_kernels` picks it so)
-    by_launch = True
     try:
         for k in opened.kernels:
             launch = model_launch(k, settings)
-            if by_launch and len(kernels) == LAUNCH_FINDINGS_UP_TO and not settings.launch_findings:
-                by_launch = False  # from here on, findings per group: only each group's longest launch keeps its own
-                held = {id(g) for g in longest.values()}
-                for other in kernels:
-                    if id(other) not in held:
-                        _without_passes(other)
-            key = group_key(launch, settings.group_by)
-            before = longest.get(key)
-            if before is None or _longer(launch, before):
-                longest[key] = launch
-                if before is not None and not by_launch:
-                    _without_passes(before)
-            if by_launch or longest[key] is launch:
+            if stream.records is None and stream.count == LAUNCH_FINDINGS_UP_TO and not settings.launch_findings:
+                kernels = stream.by_group(kernels)
+            key, replaced = maker.add(launch)
+            if stream.records is None:
                 run_passes(launch)
-            kernels.append(launch)
+                kernels.append(launch)
+                stream.timed(launch)
+            else:
+                stream.add(launch, maker.longest[key] is launch, replaced)
             raws.append(k)
             if not keep_metrics:
                 k.metrics = {}
             elif compact and isinstance(k.metrics, RowMetrics):
                 k.metrics = k.metrics.fetched()
-            if progress is not None and len(kernels) % PROGRESS_EVERY == 0:
-                progress(str(path), len(kernels))
+            if progress is not None and stream.count % PROGRESS_EVERY == 0:
+                progress(str(path), stream.count)
         raw = opened.finish(raws)
+    except BaseException:
+        if stream.records is not None:
+            stream.records.close()
+        raise
     finally:
         opened.close()
     if progress is not None:
-        progress(str(path), len(kernels))
+        progress(str(path), stream.count)
     warnings = list(raw.warnings)
-    stopped = stopped_capture_warning(kernels)
+    stopped = stopped_capture_warning(kernels) if stream.records is None else stream.stopped()
     if stopped:
         warnings.append(stopped)
-    return ReportResult(raw.path, raw.source_format, raw.ncu_version, kernels, warnings,
-                        completeness=raw.completeness, findings=FINDINGS_BY_LAUNCH if by_launch else FINDINGS_BY_GROUP,
-                        group_by=settings.group_by, threshold=settings.threshold)
-
-
-def _longer(launch: AnalysedKernel, than: AnalysedKernel) -> bool:
-    """Whether `launch` (read after `than`) is its group's longest instead, as `group_kernels` picks it: a timed
-    launch over an untimed one, else by `longest_key`."""
-    if group_duration(launch) is None:
-        return False
-    return group_duration(than) is None or longest_key(launch) > longest_key(than)
-
-
-def _without_passes(k: AnalysedKernel) -> None:
-    """A launch's pass results let go (a report analysed by group keeps them for each group's longest launch), the
-    missing quantities its ceilings added among them: its launches then share one recipe set."""
-    if k.passes_missing:
-        k.missing = k.missing[:-k.passes_missing]
-        k.passes_missing = 0
-    k.ceilings, k.diagnosis, k.reuse, k.not_applicable, k.precision_options = [], [], {}, [], []
-    k.instruction_roofline = None
+    if stream.records is None:
+        return ReportResult(raw.path, raw.source_format, raw.ncu_version, kernels, warnings,
+                            completeness=raw.completeness, group_by=settings.group_by, threshold=settings.threshold)
+    held = stream.finish()
+    if not shared:
+        stream.records.forget()
+    return ReportResult(raw.path, raw.source_format, raw.ncu_version, held, warnings,
+                        completeness=raw.completeness, findings=FINDINGS_BY_GROUP, group_by=settings.group_by,
+                        threshold=settings.threshold, records=stream.records,
+                        made=maker.groups(settings.threshold, stream.total, FINDINGS_BY_GROUP),
+                        tally=stream.tally())
 
 
 def stopped_capture_warning(kernels: list[AnalysedKernel]) -> str | None:
@@ -349,11 +230,7 @@ def stopped_capture_warning(kernels: list[AnalysedKernel]) -> str | None:
         return None
     if all(k.q.duration_s is None for k in kernels[:-1]):
         return None
-    last = kernels[-1]
-    analysed = sum(1 for k in kernels[:-1] if k.usable)
-    return (f"the last launch (#{last.raw.index}, {last.raw.name}) has no duration, unlike the launches before it: "
-            "the capture was likely stopped while profiling it, or the profiler could not collect it; it is set "
-            f"aside, {analysed:,} other launch(es) are analysed")
+    return stopped_warning(kernels[-1], sum(1 for k in kernels[:-1] if k.usable))
 
 
 # Imported by the reader's child process before it forks, so each call starts warm.
@@ -367,7 +244,7 @@ def analyse_detached(path: str, settings: AnalysisSettings, keep_metrics: bool =
     metrics the analysis read, and its rule results as a tuple (`readers.ncu_rep.detach`), which is
     what makes it pickle.
     """
-    report = analyze_report(path, settings, keep_metrics=keep_metrics)
+    report = analyze_report(path, settings, keep_metrics=keep_metrics, shared=True)
     for kernel in report.kernels:
         detach(kernel.raw)
     return report
@@ -460,7 +337,7 @@ def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings
                 if fmt == "ncu-rep":
                     outcome = next(isolated)
                     if progress is not None and not isinstance(outcome, InputError):
-                        progress(str(path), len(outcome.kernels))
+                        progress(str(path), outcome.launch_count)
                 else:
                     outcome = analyze_report(path, settings, compact=isolate, keep_metrics=keep_metrics,
                                              progress=progress)

@@ -19,11 +19,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import RooflineError
-from .groups import FINDINGS_BY_LAUNCH, group_kernels
+from ..errors import InputError, RooflineError
+from .groups import FINDINGS_BY_LAUNCH, KernelGroup, group_kernels
 from .kernel import AnalysedKernel
 from .names import short_name
 from .nvtx import launch_paths
+from .sums import LaunchEntry
 
 
 class FocusError(RooflineError):
@@ -145,17 +146,58 @@ def focus_kernels(launches: Sequence[AnalysedKernel], focus: Focus, group_by: st
     if focus.nvtx is not None:
         pattern = focus.nvtx
         keep(f"--nvtx {pattern}", [k for k in kernels if matches_nvtx(pattern, k.raw.nvtx_ranges)])
+    def members(groups: Sequence[KernelGroup]) -> list[AnalysedKernel]:  # the launches of these groups
+        indices = {e.index for g in groups for e in g.launches}
+        return [k for k in kernels if k.raw.index in indices]
+
     if focus.min_share is not None or focus.top is not None:
         groups = group_kernels(kernels, group_by, threshold, total_s, findings)
         if focus.min_share is not None:
             share = focus.min_share
             kept_groups = [g for g in groups if (g.share or 0.0) >= share * (1 - 1e-9)]
-            keep(f"--min-share {share * 100:g}", [k for g in kept_groups for k in g.launches],
-                 len(groups) - len(kept_groups))
+            keep(f"--min-share {share * 100:g}", members(kept_groups), len(groups) - len(kept_groups))
             groups = kept_groups
         if focus.top is not None:
-            keep(f"--top {focus.top}", [k for g in groups[:focus.top] for k in g.launches],
-                 max(0, len(groups) - focus.top))
+            keep(f"--top {focus.top}", members(groups[:focus.top]), max(0, len(groups) - focus.top))
     order = {id(k): n for n, k in enumerate(launches)}
     kernels.sort(key=lambda k: order[id(k)])
     return kernels, FocusSummary(focus, len(launches), total_s, len(kernels), _total(kernels), tuple(steps))
+
+
+def focus_groups(groups: Sequence[KernelGroup], focus: Focus, total_s: float | None, path: str
+                 ) -> tuple[list[KernelGroup], FocusSummary]:
+    """`focus_kernels` for a report analysed by group, whose launches are not kept: whole groups are kept or left
+    out (a kernel name is one group's, or several whole ones). An NVTX range may hold part of a group: such a report
+    cannot be narrowed by range (`--nvtx` analyses per launch)."""
+    if focus.nvtx is not None:
+        raise InputError(path, "a report analysed by group cannot be narrowed by NVTX range",
+                         "analyse it with launch findings (`--launch-findings`, or `launch_findings=True`)")
+    kept = list(groups)
+    steps: list[FocusStep] = []
+
+    def keep(option: str, chosen: list[KernelGroup], counted: bool) -> None:
+        nonlocal kept
+        dropped = [g for g in kept if g not in chosen]
+        launches = [e for g in dropped for e in g.launches]
+        steps.append(FocusStep(option, len(launches), len(dropped) if counted else None,
+                               math.fsum(e.duration_s for e in launches if e.usable and e.duration_s is not None)))
+        kept = chosen
+
+    if focus.kernel is not None:
+        rx = re.compile(focus.kernel, re.IGNORECASE)
+        keep(f"--kernel {focus.kernel}", [g for g in kept if rx.search(g.function or "") or rx.search(g.name or "")
+                                          or rx.search(short_name(g.name or g.function or ""))], False)
+    if focus.min_share is not None:
+        share = focus.min_share
+        keep(f"--min-share {share * 100:g}", [g for g in kept if (g.share or 0.0) >= share * (1 - 1e-9)], True)
+    if focus.top is not None:
+        keep(f"--top {focus.top}", kept[:focus.top], True)
+    every = [e for g in groups for e in g.launches]
+    left = [e for g in kept for e in g.launches]
+
+    def total(entries: list[LaunchEntry]) -> float | None:
+        known = [e.duration_s for e in entries if e.duration_s is not None]
+        return math.fsum(known) if known else None
+
+    return kept, FocusSummary(focus, len(every), total_s if total_s is not None else total(every), len(left),
+                              total(left), tuple(steps))

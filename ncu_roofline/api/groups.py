@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-import operator
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -32,7 +31,6 @@ from typing import Any
 from ..knowledge import recipes as R
 from ..knowledge.wording import CEILING_KINDS, Figure
 from ..model.roofline import limiter_and_regime
-from ..model.throughputs import UnitShare
 from ..passes.ceilings import SIGNIFICANT, Ceiling, ceiling_key
 from ..passes.diagnosis import diagnose
 from ..passes.finding import Finding
@@ -42,6 +40,7 @@ from ..passes.where import attach_where
 from ..settings import DEFAULT_THRESHOLD, GROUP_BY_LAUNCH, GROUP_BY_NAME
 from .kernel import AnalysedKernel
 from .names import NameEntry, display_names
+from .sums import WORK_KEYS, ExactSum, GroupSums, LaunchEntry
 
 # Flags the group's own verdict sets; every other launch flag is carried over from its launches.
 VERDICT_FLAGS = ("above_roof", "partial_roofs", "no_roofs", "unit_throughputs", "grid_under_one_wave",
@@ -89,7 +88,7 @@ class KernelGroup:
     display_name: str  # short, unique within the report (`api.names`)
     grid: tuple[int, int, int] | None  # None under group_by="name"
     block: tuple[int, int, int] | None
-    launches: list[AnalysedKernel]
+    launches: list[LaunchEntry]  # every launch, as the group keeps it (`api.sums`)
     summary: AnalysedKernel  # the group's limits, verdict, flags and findings; ceilings and numbers of `longest`
     longest: AnalysedKernel
     stats: DurationStats
@@ -98,14 +97,14 @@ class KernelGroup:
     disagreeing: list[int] = field(default_factory=list)  # indices of launches with another limiter
     regimes: dict[str, int] = field(default_factory=dict)  # regime -> usable launches
     regime_disagreeing: list[int] = field(default_factory=list)  # indices of launches in another regime
+    usable_launches: int = 0
+    work_flop: dict[str, float | None] = field(default_factory=dict)  # summed over the usable launches
+    traffic_bytes: dict[str, float | None] = field(default_factory=dict)
+    nvtx_ranges: list[str] = field(default_factory=list)  # every range any launch ran in, sorted
 
     @property
     def function(self) -> str:
         return self.longest.raw.name
-
-    @property
-    def usable_launches(self) -> int:
-        return sum(1 for k in self.launches if k.usable)
 
     def to_dict(self, redact: bool = False) -> dict[str, Any]:
         """The group as the `groups` list of the `ncu-roofline/5` document writes it."""
@@ -121,11 +120,11 @@ class KernelGroup:
             "block_size": list(self.block) if self.block else None,
             "launches": len(self.launches),
             "usable_launches": self.usable_launches,
-            "launch_indices": [k.raw.index for k in self.launches],
+            "launch_indices": [k.index for k in self.launches],
             "duration_s": self.stats.to_dict(),
             "share_of_gpu_time": self.share,
-            "work_flop": _summed(self.launches, "flop"),
-            "traffic_bytes": _summed(self.launches, "bytes"),
+            "work_flop": dict(self.work_flop),
+            "traffic_bytes": dict(self.traffic_bytes),
             "intensity_flop_per_byte": dict(s.intensity),
             "achieved_flop_per_s": s.achieved_flop_per_s,
             "dominant_precision": s.dominant_precision,
@@ -142,22 +141,9 @@ class KernelGroup:
             # what Nsight Compute's largest estimate (of the longest launch's rules) says beside the group's findings
             **rules_fields(s.diagnosis, self.longest.rules(), s.regime, s.not_applicable, s.limiter_share),
             "ceilings": [c.to_dict() for c in s.ceilings],
-            "nvtx_ranges": [] if redact else sorted({r for k in self.launches for r in k.raw.nvtx_ranges}),
+            "nvtx_ranges": [] if redact else list(self.nvtx_ranges),
             "flags": list(s.flags),
         }
-
-
-def _summed(launches: Sequence[AnalysedKernel], quantity: str) -> dict[str, float | None]:
-    """FLOP (`quantity="flop"`) or bytes per key, summed over the usable launches when every one of
-    them has the value, else None (a partial sum is not a total)."""
-    keys = (*R.PRECISIONS, "tensor") if quantity == "flop" else R.LEVELS
-    usable = [k for k in launches if k.usable]
-    out: dict[str, float | None] = {}
-    for key in keys:
-        values = [(k.q.flop if quantity == "flop" else k.q.bytes).get(key) for k in usable]
-        known = [v.value for v in values if v is not None]
-        out[key] = _fsum(known) if usable and len(known) == len(values) else None
-    return out
 
 
 def group_key(kernel: AnalysedKernel, group_by: str = GROUP_BY_LAUNCH) -> str:
@@ -179,82 +165,6 @@ def longest_key(k: AnalysedKernel) -> tuple[float, int]:
     return (group_duration(k) or 0.0, -k.raw.index)
 
 
-def _weighted(pairs: list[tuple[float, float]]) -> float | None:
-    """Duration-weighted mean of (duration, share) pairs."""
-    weight = _fsum(d for d, _ in pairs)
-    if weight <= 0:
-        return None
-    return _fsum(d * v for d, v in pairs) / weight
-
-
-def _weighted_shares(timed: list[tuple[float, dict[str, float]]]) -> dict[str, float]:
-    """Per name, the duration-weighted mean of the shares of the launches that have it (finite ones)."""
-    work: dict[str, float] = {}
-    time: dict[str, float] = {}
-    for d, shares in timed:
-        for name, share in shares.items():
-            w = work.get(name)
-            if w is None:
-                work[name] = d * share
-                time[name] = d
-            else:
-                work[name] = w + d * share
-                time[name] += d
-    out = {name: work[name] / t for name, t in time.items() if t > 0}
-    for name in [n for n, v in out.items() if not math.isfinite(v)]:  # rare: leave the non-finite shares out
-        pairs = [(d, s[name]) for d, s in timed if name in s and math.isfinite(s[name])]
-        value = _weighted(pairs) if pairs else None
-        if value is None:
-            del out[name]
-        else:
-            out[name] = value
-    return out
-
-
-_share_of = operator.attrgetter("share")
-
-
-def _weighted_units(timed: list[tuple[float, AnalysedKernel]]) -> dict[str, UnitShare]:
-    """Every unit throughput of the launches, its share the duration-weighted mean of theirs (sums
-    exactly rounded, `math.fsum`; a unit whose sums leave the float range is left out).
-
-    The launches of a group nearly always hold the same units in the same order (one export's header,
-    one report's sections): their shares are then read column by column at C level, instead of one
-    dictionary update per launch and unit (50 a launch)."""
-    if not timed:
-        return {}
-    units = timed[0][1].units
-    order = tuple(units)
-    if all(tuple(k.units) == order for _, k in timed[1:]):
-        durations = [d for d, _ in timed]
-        columns = zip(*[map(_share_of, k.units.values()) for _, k in timed], strict=True)
-        spent = _exact_sum(durations)
-        return {uid: _with_share(units[uid], done / spent) for uid, column in zip(order, columns, strict=True)
-                if spent is not None and spent > 0 and (done := _exact_sum(map(operator.mul, durations, column)))
-                is not None}
-    work: dict[str, list[float]] = {}
-    time: dict[str, list[float]] = {}
-    first: dict[str, UnitShare] = {}
-    for d, k in timed:
-        for uid, unit in k.units.items():
-            if uid not in first:
-                first[uid], work[uid], time[uid] = unit, [], []
-            work[uid].append(d * unit.share)
-            time[uid].append(d)
-    out = {}
-    for uid, times in time.items():
-        total, weighted = _exact_sum(times), _exact_sum(work[uid])
-        if total is not None and total > 0 and weighted is not None:
-            out[uid] = _with_share(first[uid], weighted / total)
-    return out
-
-
-def _with_share(unit: UnitShare, share: float) -> UnitShare:
-    """`unit._replace(share=share)` without the named tuple's Python-level `_replace`."""
-    made: UnitShare = tuple.__new__(UnitShare, (unit[0], share, *unit[2:]))
-    return made
-
-
 def _exact_sum(values: Iterable[float]) -> float | None:
     """`math.fsum`, None where the sum is not a finite float."""
     try:
@@ -273,58 +183,49 @@ def _fsum(values: Iterable[float]) -> float:
         return math.inf
 
 
-def _aggregate(launches: list[AnalysedKernel], longest: AnalysedKernel, threshold: float,
-               durations: list[tuple[float, AnalysedKernel]], by_group: bool = False) -> AnalysedKernel:
-    """The group as one kernel: weighted limits, summed-work intensity, the verdict of those limits
-    (`durations`: the launches that have a duration, with it; `by_group`: only `longest` has pass results)."""
-    timed = [(d, k) for d, k in durations if d > 0]
-    if not timed or len(launches) == 1:
+def _aggregate(sums: GroupSums, longest: AnalysedKernel, threshold: float, by_group: bool = False) -> AnalysedKernel:
+    """The group as one kernel: weighted limits, summed-work intensity, the verdict of those limits (`sums`: its
+    launches, summed; `by_group`: only `longest` has pass results, and no launch is kept)."""
+    if not sums.timed_count or sums.count == 1:
         return longest  # one launch is its own group, to the last bit
-    util = _weighted_shares([(d, k.utilization) for d, k in timed])
-    shares = _weighted_units(timed)
+    util = sums.weighted_shares()
+    shares = sums.weighted_units()
     launch = dict(longest.launch)
     for fact in ("waves_per_sm", "achieved_occupancy", "sm_active_share"):
-        pairs = [(d, v) for d, k in timed if (v := k.launch.get(fact)) is not None]
-        if pairs:
-            launch[fact] = _weighted(pairs)
+        if fact in sums.facts:
+            launch[fact] = sums.weighted_fact(fact)
     bound_by, regime, verdict_flags = limiter_and_regime(util, shares, launch, threshold,
                                                          longest.raw.compute_capability)
-    total_time = _fsum(d for d, _ in timed)
-    flops = [k.total_flop for _, k in timed]
-    total_flop = _fsum(f for f in flops if f is not None) if all(f is not None for f in flops) else None
+    total_time = sums.time.fsum()
+    total_flop = sums.total_flop()
     intensity: dict[str, float | None] = {lv: None for lv in R.LEVELS}
     for lv in R.LEVELS:
-        moved_at = [k.q.bytes.get(lv) for _, k in timed]
-        if total_flop is not None and all(b is not None for b in moved_at):
-            moved = _fsum(b.value for b in moved_at if b is not None)
+        moved = sums.moved_bytes(lv)
+        if total_flop is not None and moved is not None:
             intensity[lv] = total_flop / moved if moved > 0 else None
-    per_precision: dict[str, float] = {}
-    for _, k in timed:
-        for p, work in k.q.flop.items():
-            if work is not None:
-                per_precision[p] = per_precision.get(p, 0.0) + work.value
+    per_precision = sums.per_precision
     dominant = max(per_precision, key=lambda p: per_precision[p]) if total_flop else None
     compute_roof = dataclasses.replace(longest, dominant_precision=dominant).compute_roof()
     attainable: dict[str, float | None] = {}
     for lv in R.LEVELS:
         i, bw = intensity[lv], longest.peaks.get(lv)
         attainable[lv] = min(compute_roof, i * bw.value) if i is not None and bw and compute_roof else None
-    carried = [f for k in launches for f in k.flags if f.split(":", 1)[0] not in VERDICT_FLAGS]
-    flags = list(dict.fromkeys([*carried, *verdict_flags]))
+    flags = list(dict.fromkeys([*sums.flags, *verdict_flags]))
+    timed = [] if by_group or sums.members is None else \
+        [(d, k) for k in sums.members if (d := group_duration(k)) is not None and d > 0]
     summary = dataclasses.replace(
         longest, utilization=util, units=shares, launch=launch, bound_by=bound_by, regime=regime,
         flags=flags, intensity=intensity, total_flop=total_flop, dominant_precision=dominant,
         achieved_flop_per_s=total_flop / total_time if total_flop is not None else None,
         attainable_flop_per_s=attainable,
-        reuse=summed_reuse([longest.reuse] if by_group else [k.reuse for _, k in timed], longest.reuse))
+        reuse=summed_reuse([longest.reuse] if not timed else [k.reuse for _, k in timed], longest.reuse))
     # The diagnosis of the group's own limits (the row's limiter and its findings must agree), with
     # the ceilings of its longest launch and the caps any launch has, each saying how many launches
     # share it (and a cap's bound scaled to their time); a tail effect only where every launch has the
     # same waves.
-    ceilings, partial = (list(longest.ceilings), {}) if by_group else _shared_ceilings(timed, longest)
-    one_wave_count = len({k.launch.get("waves_per_sm") for k in launches}) == 1
-    findings = diagnose(summary, ceilings, summary.reuse, waves=one_wave_count,
-                        parts=None if by_group else [(d, k, k.ceilings) for d, k in timed])
+    ceilings, partial = (list(longest.ceilings), {}) if not timed else _shared_ceilings(timed, longest)
+    findings = diagnose(summary, ceilings, summary.reuse, waves=len(sums.waves) == 1,
+                        parts=None if not timed else [(d, k, k.ceilings) for d, k in timed])
     # where in the code: the longest launch's instructions (`findings_from_launch`), by the counters its own
     # diagnosis read; none for a latency finding of idle SMs, an unmeasured limit or the occupancy cap (`NO_WHERE`)
     findings = attach_where([_in_part(f, partial) for f in findings], longest.raw.instructions, read=False)
@@ -380,12 +281,12 @@ def _shared_ceilings(timed: list[tuple[float, AnalysedKernel]], longest: Analyse
     return out, partial
 
 
-def _mixed(summary: AnalysedKernel, launches: Sequence[AnalysedKernel], limiters: Counter[str]) -> AnalysedKernel:
+def _mixed(summary: AnalysedKernel, launches: int, limiters: Counter[str]) -> AnalysedKernel:
     """Where no launch has the group's limiter (a headline such as memory throughput, the busiest of
     different sub-units in different launches), the first finding says why: the launches' summed shares
     crown it, while each launch has another limit at its top (`limiters` counts them)."""
     bound = summary.bound_by
-    if bound is None or bound in limiters or not summary.diagnosis or len(launches) < 2:
+    if bound is None or bound in limiters or not summary.diagnosis or launches < 2:
         return summary
     usable = sum(limiters.values())
     unit = summary.units.get(bound)
@@ -410,6 +311,77 @@ def _in_part(f: Finding, partial: Partial) -> Finding:
     return dataclasses.replace(f.with_basis("group_part"), speedup=speedup)
 
 
+def carried_flags(k: AnalysedKernel) -> list[str]:
+    """A launch's flags its group carries over (not those of the group's own verdict)."""
+    return [f for f in k.flags if f.split(":", 1)[0] not in VERDICT_FLAGS]
+
+
+class GroupMaker:
+    """A report's groups, made as its launches come (`add`, in report order) and finished at the end (`groups`):
+    each group's launches summed (`api.sums`), its longest launch kept (`longest_key`). `keep`: every launch is
+    kept too (findings per launch: a group weighs its launches' own ceilings)."""
+
+    def __init__(self, group_by: str = GROUP_BY_LAUNCH, keep: bool = True) -> None:
+        self.group_by = group_by
+        self.keep = keep
+        self.sums: dict[str, GroupSums] = {}
+        self.longest: dict[str, AnalysedKernel] = {}
+        self.time = ExactSum()  # of every timed launch
+
+    def add(self, k: AnalysedKernel, key: str | None = None) -> tuple[str, AnalysedKernel | None]:
+        """Add a launch (`key`: its `group_key`, where known); returns its group's key and the launch it replaced
+        as that group's longest (None where it did not)."""
+        key = group_key(k, self.group_by) if key is None else key
+        sums = self.sums.get(key)
+        if sums is None:
+            sums = self.sums[key] = GroupSums(self.keep)
+        sums.add(k, carried_flags(k))
+        d = group_duration(k)
+        if d is not None:
+            self.time.add(d)
+        before = self.longest.get(key)
+        if before is None:
+            self.longest[key] = k
+        elif d is not None and (group_duration(before) is None or longest_key(k) > longest_key(before)):
+            self.longest[key] = k
+            return key, before
+        return key, None
+
+    def groups(self, threshold: float = DEFAULT_THRESHOLD, total_s: float | None = None,
+               findings: str = FINDINGS_BY_LAUNCH) -> list[KernelGroup]:
+        """The groups, the most GPU time first (then by first launch); `total_s`: the GPU time shares are taken of
+        (default: the launches' own total)."""
+        if total_s is None and self.time.count:
+            total_s = self.time.fsum()
+        groups: list[KernelGroup] = []
+        by_launch = self.group_by == GROUP_BY_LAUNCH
+        for key, sums in self.sums.items():
+            longest = self.longest[key]
+            stats = DurationStats.of(list(sums.durations))
+            summary = _aggregate(sums, longest, threshold, findings == FINDINGS_BY_GROUP)
+            usable = [e for e in sums.entries if e.usable]
+            limiters = Counter(e.bound_by or NO_LIMITER for e in usable)
+            disagreeing = [e.index for e in usable if e.bound_by != summary.bound_by]
+            summary = _mixed(summary, sums.count, limiters)
+            regimes = Counter(e.regime or NO_LIMITER for e in usable)
+            other_regime = [e.index for e in usable if e.regime != summary.regime]
+            share = stats.total / total_s if stats.total is not None and total_s else None
+            first = sums.first.raw if sums.first is not None else longest.raw
+            groups.append(KernelGroup(
+                key=key, name=first.demangled_name or first.name, display_name="",
+                grid=first.grid_size if by_launch else None, block=first.block_size if by_launch else None,
+                launches=sums.entries, summary=summary, longest=longest, stats=stats, share=share,
+                limiters=dict(sorted(limiters.items(), key=lambda kv: (-kv[1], kv[0]))), disagreeing=disagreeing,
+                regimes=dict(sorted(regimes.items(), key=lambda kv: (-kv[1], kv[0]))), regime_disagreeing=other_regime,
+                usable_launches=sums.usable, work_flop=sums.summed_work(WORK_KEYS),
+                traffic_bytes=sums.summed_work(R.LEVELS), nvtx_ranges=sorted(sums.nvtx)))
+        groups.sort(key=lambda g: (-(g.stats.total or 0.0), g.launches[0].index))
+        names = display_names([NameEntry(g.name, g.grid, g.block) for g in groups])
+        for g, name in zip(groups, names, strict=True):
+            g.display_name = name
+        return groups
+
+
 def group_kernels(kernels: Sequence[AnalysedKernel], group_by: str = GROUP_BY_LAUNCH,
                   threshold: float = DEFAULT_THRESHOLD, total_s: float | None = None,
                   findings: str = FINDINGS_BY_LAUNCH) -> list[KernelGroup]:
@@ -419,34 +391,7 @@ def group_kernels(kernels: Sequence[AnalysedKernel], group_by: str = GROUP_BY_LA
     report was analysed; `FINDINGS_BY_GROUP`: only each group's longest launch has its passes' results, and
     the group's ceilings, reuse and findings are that launch's.
     """
-    members: dict[str, list[AnalysedKernel]] = {}
+    maker = GroupMaker(group_by, keep=findings != FINDINGS_BY_GROUP)
     for k in kernels:
-        members.setdefault(group_key(k, group_by), []).append(k)
-    if total_s is None:
-        durations = [d for k in kernels if (d := group_duration(k)) is not None]
-        total_s = _fsum(durations) if durations else None
-    groups: list[KernelGroup] = []
-    for key, launches in members.items():
-        timed = [(d, k) for k in launches if (d := group_duration(k)) is not None]
-        longest = max((k for _, k in timed), key=longest_key) if timed else launches[0]
-        stats = DurationStats.of([d for d, _ in timed])
-        summary = _aggregate(launches, longest, threshold, timed, findings == FINDINGS_BY_GROUP)
-        limiters = Counter(k.bound_by or NO_LIMITER for k in launches if k.usable)
-        disagreeing = [k.raw.index for k in launches if k.usable and k.bound_by != summary.bound_by]
-        summary = _mixed(summary, launches, limiters)
-        regimes = Counter(k.regime or NO_LIMITER for k in launches if k.usable)
-        other_regime = [k.raw.index for k in launches if k.usable and k.regime != summary.regime]
-        share = stats.total / total_s if stats.total is not None and total_s else None
-        first = launches[0].raw
-        by_launch = group_by == GROUP_BY_LAUNCH
-        groups.append(KernelGroup(
-            key=key, name=first.demangled_name or first.name, display_name="",
-            grid=first.grid_size if by_launch else None, block=first.block_size if by_launch else None,
-            launches=launches, summary=summary, longest=longest, stats=stats, share=share,
-            limiters=dict(sorted(limiters.items(), key=lambda kv: (-kv[1], kv[0]))), disagreeing=disagreeing,
-            regimes=dict(sorted(regimes.items(), key=lambda kv: (-kv[1], kv[0]))), regime_disagreeing=other_regime))
-    groups.sort(key=lambda g: (-(g.stats.total or 0.0), g.launches[0].raw.index))
-    names = display_names([NameEntry(g.name, g.grid, g.block) for g in groups])
-    for g, name in zip(groups, names, strict=True):
-        g.display_name = name
-    return groups
+        maker.add(k)
+    return maker.groups(threshold, total_s, findings)

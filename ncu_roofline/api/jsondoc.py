@@ -53,6 +53,10 @@ def dumps(doc: Any, indent: int | None = None) -> str:
     return text + "\n"
 
 
+class Encoded(bytes):
+    """An item of a `LazyList` encoded already (`encode_bytes`): written as it is."""
+
+
 class LazyList:
     """A list of a document made and encoded one item at a time by `iter_dumps` (never held whole).
 
@@ -65,6 +69,11 @@ class LazyList:
 
 def _encode(obj: Any) -> str:
     return _encode_bytes(obj).decode()
+
+
+def encode_bytes(obj: Any) -> bytes:
+    """One item of a compact document, as UTF-8 JSON (what `iter_dump_bytes` writes of it)."""
+    return _encode_bytes(obj)
 
 
 def _encode_bytes(obj: Any) -> bytes:
@@ -110,7 +119,7 @@ def _pieces(obj: Any) -> Iterator[bytes]:
         for i, item in enumerate(obj.make()):
             if i:
                 yield b","
-            yield _encode_bytes(item)
+            yield item if isinstance(item, Encoded) else _encode_bytes(item)
         yield b"]"
     elif isinstance(obj, dict) and _holds_lazy(obj):
         yield b"{"

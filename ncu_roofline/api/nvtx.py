@@ -78,12 +78,12 @@ def nvtx_rollup(groups: Sequence[KernelGroup]) -> list[RangeNode]:
     nodes: dict[str, RangeNode] = {}
     for g in groups:
         for k in g.launches:
-            if not k.raw.nvtx_ranges:
+            if not k.nvtx_ranges:
                 continue
-            duration = k.q.duration_s.value if k.usable and k.q.duration_s is not None else 0.0
+            duration = k.duration_s if k.usable and k.duration_s is not None else 0.0
             if not math.isfinite(duration):
                 duration = 0.0
-            paths, leaves = launch_paths(k.raw.nvtx_ranges)
+            paths, leaves = launch_paths(k.nvtx_ranges)
             for path in paths:
                 node = nodes.get(path)
                 if node is None:

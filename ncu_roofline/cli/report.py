@@ -203,4 +203,4 @@ def _tell_reads(analysis: Analysis, done_at: dict[str, float], redact: bool) -> 
         name = os.path.basename(result.path) if redact else result.path
         when = done_at.get(result.path)
         done = f"; done {when:.2f} s after the start" if when is not None else ""
-        info(f"{name}: {count(len(result.kernels), 'launch')} {_reader(result)}{done}")
+        info(f"{name}: {count(result.launch_count, 'launch')} {_reader(result)}{done}")

@@ -9,12 +9,14 @@ sections and the NVTX roll-up need no script.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..api.groups import NO_LIMITER, KernelGroup
 from ..api.nvtx import RangeNode, nvtx_rollup, top_groups
+from ..api.sums import WORK_KEYS, LaunchEntry
 from ..knowledge import recipes as R
 from ..settings import GROUP_BY_LAUNCH, GROUP_BY_NAME
 from . import format as F
@@ -76,12 +78,16 @@ def _mix(limiters: dict[str, float], total: float, unit: str) -> list[dict[str, 
     return out
 
 
-def _launch_line(k: Any, differs: bool) -> dict[str, Any]:
+def _launch_line(k: LaunchEntry, differs: bool) -> dict[str, Any]:
     share, named = k.limiter_share, named_limit(k)
-    return {"index": k.raw.index, "duration": F.seconds(k.q.duration_s.value if k.q.duration_s else None),
+    return {"index": k.index, "duration": F.seconds(k.duration_s),
             "bound_short": short_label(named) if named else F.NA, "bound_css": roof_css(named),
             "bound_label": long_label(named, F.NA), "utilization": F.pct(share),
             "regime": regime_text(k), "differs": differs}
+
+
+def _by_time(k: LaunchEntry) -> float:
+    return -(k.duration_s if k.duration_s is not None else -1.0)
 
 
 def group_view(kernel_view: KernelView, report_no: int, g: KernelGroup, page_total: float | None,
@@ -94,11 +100,11 @@ def group_view(kernel_view: KernelView, report_no: int, g: KernelGroup, page_tot
     launches = len(g.launches)
     st = g.stats
     differ = set(g.disagreeing)
-    others = [k for k in g.launches if k.raw.index in differ]
-    by_time = sorted(g.launches, key=lambda k: -(k.q.duration_s.value if k.q.duration_s else -1.0))
-    sample = sorted({id(k): k for k in [*others[:LAUNCH_SAMPLE // 2], *by_time]}.values(),
-                    key=lambda k: -(k.q.duration_s.value if k.q.duration_s else -1.0))[:LAUNCH_SAMPLE]
-    nvtx = sorted({r for k in g.launches for r in k.raw.nvtx_ranges}) if not redact else []
+    others = [k for k in g.launches if k.index in differ]
+    by_time = heapq.nsmallest(LAUNCH_SAMPLE, g.launches, key=_by_time)  # what a full sort would put first
+    sample = sorted({k.index: k for k in [*others[:LAUNCH_SAMPLE // 2], *by_time]}.values(),
+                    key=_by_time)[:LAUNCH_SAMPLE]
+    nvtx = list(g.nvtx_ranges) if not redact else []
     v.update({
         "id": gid, "key": g.key, "name": g.display_name, "short_name": g.display_name,
         "display_name": g.display_name, "demangled_name": g.name,
@@ -111,8 +117,8 @@ def group_view(kernel_view: KernelView, report_no: int, g: KernelGroup, page_tot
         # who they are; their limiters are in `limiter_mix`, the page's one tally of the launches' limiters
         "disagreeing_text": (f"All {launches:,} launches have" if len(others) == launches > 1 else
                              f"{count(len(others), 'launch')} {'has' if len(others) == 1 else 'have'}"),
-        "disagreeing_sample": [k.raw.index for k in others[:LAUNCH_SAMPLE]],
-        "launch_sample": [_launch_line(k, k.raw.index in differ) for k in sample],
+        "disagreeing_sample": [k.index for k in others[:LAUNCH_SAMPLE]],
+        "launch_sample": [_launch_line(k, k.index in differ) for k in sample],
         "nvtx": nvtx[:8], "nvtx_more": max(0, len(nvtx) - 8),
         "has_section": False, "has_chart": False,
     })
@@ -146,18 +152,15 @@ def _bound_note(g: KernelGroup) -> str:
             + (", …" if len(ranked) > _NOTE_LIMITERS else ""))
 
 
-def roof_side(k: AnalysedKernel) -> dict[str, Any]:
-    """What `views.report.device_roofs` reads of a kernel (its peaks and work), without the whole
+def roof_side(k: LaunchEntry) -> dict[str, Any]:
+    """What `views.report.device_roofs` reads of a launch (its peaks and work), without the whole
     JSON dict: the device roofs are the medians over every launch."""
-    def value(v: Any) -> float | None:
-        return None if v is None else float(v.value)
-
     return {
-        "peaks": {**{f"{lv}_bytes_per_s": value(k.peaks.get(lv)) for lv in R.LEVELS},
-                  **{f"{p}_flop_per_s": value(k.peaks.get(p)) for p in R.PRECISIONS},
-                  "tensor_flop_per_s": {dp: v.value for dp, v in k.tensor_peaks.items()}},
-        "work_flop": {p: value(k.q.flop.get(p)) for p in (*R.PRECISIONS, "tensor")},
-        "tensor_ops_by_datapath": {dp: v.value for dp, v in k.q.tensor_paths.items()},
+        "peaks": {**{f"{lv}_bytes_per_s": v for lv, v in zip(R.LEVELS, k.roofs[:len(R.LEVELS)], strict=True)},
+                  **{f"{p}_flop_per_s": v for p, v in zip(R.PRECISIONS, k.roofs[len(R.LEVELS):], strict=True)},
+                  "tensor_flop_per_s": dict(k.tensor_roofs)},
+        "work_flop": dict(zip(WORK_KEYS, k.work, strict=True)),
+        "tensor_ops_by_datapath": dict(k.tensor_ops),
     }
 
 
@@ -207,11 +210,11 @@ def launch_data(groups: Sequence[tuple[int, KernelGroup]], views: dict[str, dict
         table.append({"id": gid, "name": g.display_name, "section": views.get(gid, {}).get("has_section", False),
                       "row": gid in views, "report": report_no})
         for k in g.launches:
-            ns = k.q.duration_s.value * 1e9 if k.q.duration_s is not None else None
+            ns = k.duration_s * 1e9 if k.duration_s is not None else None
             share = k.limiter_share
-            path = None if redact or not k.raw.nvtx_ranges else ";".join(k.raw.nvtx_ranges)
+            path = None if redact or not k.nvtx_ranges else ";".join(k.nvtx_ranges)
             rows.append((
-                report_no, k.raw.index, no, round(ns) if ns is not None and math.isfinite(ns) else None,
+                report_no, k.index, no, round(ns) if ns is not None and math.isfinite(ns) else None,
                 limits.setdefault(k.bound_by, len(limits)) if k.bound_by else None,
                 round(share * 1000) if share is not None and math.isfinite(share) else None,
                 regimes.setdefault(k.regime, len(regimes)) if k.regime else None,
@@ -262,7 +265,7 @@ def focus_texts(reports: Sequence[ReportResult]) -> list[str]:
                  + f", {F.seconds(step.duration_s)}" for step in f.steps]
         shown = share_text(f.kept_duration_s / f.total_duration_s
                            if f.kept_duration_s is not None and f.total_duration_s else None)
-        texts.append(f"{len(r.kernels):,} of {f.total_launches:,} launches shown, {F.seconds(f.kept_duration_s)} of "
+        texts.append(f"{r.launch_count:,} of {f.total_launches:,} launches shown, {F.seconds(f.kept_duration_s)} of "
                      f"{F.seconds(f.total_duration_s)} GPU time ({shown}). Filtered out: " + "; ".join(parts) + ".")
     return texts
 
@@ -276,7 +279,7 @@ def page_groups(analysis: Analysis, kernel_view: KernelView, redact: bool = Fals
     totals = [t for r in reports if (t := r.share_total_s) is not None]
     page_total = math.fsum(totals) if totals else None
     ranked = sorted(((n, g) for n, r in enumerate(reports) for g in analysis.groups_of(r)),
-                    key=lambda t: (-(t[1].stats.total or 0.0), t[0], t[1].launches[0].raw.index))
+                    key=lambda t: (-(t[1].stats.total or 0.0), t[0], t[1].launches[0].index))
     top_ids = {group_id(n, g) for n, g in ranked[:5]} if len(ranked) > 10 else set()
     shown = [group_view(kernel_view, n, g, page_total, top_ids, redact) for n, g in ranked[:MAX_GROUP_ROWS]]
     for n, v in enumerate(shown):

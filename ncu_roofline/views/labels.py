@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..api.sums import LaunchEntry
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
 from ..knowledge.catalog import page_words
@@ -36,7 +37,7 @@ def _unit_label(name: str) -> str | None:
     return name if "__" in name else None  # a sub-unit the tool has no label for: its metric name
 
 
-def named_limit(k: KernelModel) -> str | None:
+def named_limit(k: KernelModel | LaunchEntry) -> str | None:
     """The limit a kernel's labels name: its `bound_by`, or `NOTHING_BUSY` in the too-little-work regime where
     the busiest limit is under `T.TOO_LITTLE_WORK_SHARE` (or at 0 %, no `bound_by`). The JSON keeps `bound_by`
     (the busiest measured limit, whatever its share: comparisons and groups read it); no label names a limit
@@ -92,10 +93,11 @@ REGIME_LABELS: dict[str, str] = {T.AT_LIMIT: "at limit", T.LATENCY: "latency", T
 UNMEASURED_LATENCY = "latency or an unmeasured limit"
 
 
-def regime_text(k: KernelModel) -> str:
+def regime_text(k: KernelModel | LaunchEntry) -> str:
     """A kernel's (or launch's) regime in words; latency in a capture that measured few limits is "latency or an
     unmeasured limit" (`passes.levers.limits_measured`: its verdict says why)."""
-    if k.regime == T.LATENCY and not limits_measured(k):
+    measured = k.limits_measured if isinstance(k, LaunchEntry) else limits_measured(k)
+    if k.regime == T.LATENCY and not measured:
         return UNMEASURED_LATENCY
     return regime_label(k.regime)
 

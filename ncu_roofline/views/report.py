@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..api.analysis import LAUNCH_FINDINGS_UP_TO
 from ..api.groups import FINDINGS_BY_GROUP
+from ..api.sums import LaunchEntry
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
 from ..knowledge.catalog import page_words
@@ -330,7 +331,7 @@ def _instruction_chart(device: str, items: list[tuple[dict[str, Any], AnalysedKe
 def findings_note(analysis: Analysis, names: list[str]) -> str:
     """Where the reports of many launches have their findings from (`FINDINGS_BY_GROUP`); "" where every launch
     has its own."""
-    by_group = [(names[i], r.focus.total_launches if r.focus is not None else len(r.kernels))  # the file's, all
+    by_group = [(names[i], r.focus.total_launches if r.focus is not None else r.launch_count)  # the file's, all
                 for i, r in enumerate(analysis.reports) if r.findings == FINDINGS_BY_GROUP]
     if not by_group:
         return ""
@@ -340,20 +341,25 @@ def findings_note(analysis: Analysis, names: list[str]) -> str:
                                             "count": None if one else len(by_group), "limit": LAUNCH_FINDINGS_UP_TO})
 
 
+def _launch_index(e: LaunchEntry) -> int:
+    return e.index
+
+
 def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any]:
     """Everything the HTML page and the Markdown summary show: one row and section per kernel group."""
     part = page_groups(analysis, kernel_view, redact)
-    launches = [k for r in analysis.reports for k in r.kernels]
+    launches = [e for r in analysis.reports  # every launch, in launch order, as its group keeps it
+                for e in sorted((e for g in analysis.groups_of(r) for e in g.launches), key=_launch_index)]
     groups = part["groups"]
     by_id = {v["id"]: v for v in groups}
-    launches_by_device: dict[str, list[AnalysedKernel]] = {}
+    launches_by_device: dict[str, list[LaunchEntry]] = {}
     for k in launches:
-        launches_by_device.setdefault(k.raw.device or "unknown device", []).append(k)
+        launches_by_device.setdefault(k.device or "unknown device", []).append(k)
     by_device: dict[str, list[tuple[dict[str, Any], AnalysedKernel]]] = {d: [] for d in launches_by_device}
     for v, g in part["pairs"][:MAX_CHART_GROUPS]:
         by_device.setdefault(g.longest.raw.device or "unknown device", []).append((v, g.summary))
-    devices = [{"name": device, "compute_capability": items[0].raw.compute_capability,
-                "sm_count": items[0].raw.sm_count} for device, items in launches_by_device.items()]
+    devices = [{"name": device, "compute_capability": items[0].compute_capability,
+                "sm_count": items[0].sm_count} for device, items in launches_by_device.items()]
     charts = []
     sol_charts: list[dict[str, Any]] = []
     instruction_charts: list[dict[str, Any]] = []
@@ -381,9 +387,9 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
     part["launch_data"]["reports"] = names
     definitions = []
     for lv in R.LEVELS:
-        used = sorted({b.definition or "counts" for k in launches if (b := k.q.bytes.get(lv)) is not None})
+        used = sorted({b for k in launches if (b := k.definitions[R.LEVELS.index(lv)]) is not None})
         definitions.append(f"{short_label(lv)}: " + (", ".join(used) if used else "no byte counts in the report"))
-    durations = [k.q.duration_s.value for k in launches if k.q.duration_s is not None]
+    durations = [k.duration_s for k in launches if k.duration_s is not None]
     header = Header(
         title=W.page_title([r.path for r in analysis.reports]),
         devices=devices,

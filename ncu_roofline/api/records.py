@@ -1,0 +1,262 @@
+"""A report's launch records, written out as its launches are analysed, so that no analysed launch is kept.
+
+A report analysed by group (`FINDINGS_BY_GROUP`, more than 1,000 launches) keeps each launch as the record its
+JSON document writes (`KernelModel.to_dict`: numbers and verdict, no findings), encoded once, in a temporary
+file: 200,000 launches then hold a few megabytes of memory, not gigabytes. The record of a launch held as its
+group's longest is written once it is let go, or at the end (`put` by position). Reading them back
+(`encoded`, `records`) gives them in launch order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from .groups import GroupMaker, group_key
+from .jsondoc import Encoded, encode_bytes
+from .kernel import AnalysedKernel, run_passes
+
+
+@dataclass
+class ReportTally:
+    """What a report analysed by group says of all its launches, counted as they streamed by."""
+
+    count: int
+    unusable: int
+    total: float | None  # every launch's duration, summed in launch order
+    devices: list[str]
+    units: dict[str, dict[str, Any]]  # the `units` catalogue: each unit as the first launch holding it has it
+
+
+class RecipeSets:
+    """The provenance and missing-quantity lists of a report's launches, each distinct one once (`recipe_sets` of
+    the document; a launch names its own by index, `recipe_set`): the launches of one export header share them."""
+
+    def __init__(self) -> None:
+        self.listed: list[dict[str, Any]] = []
+        self._known: dict[tuple[Any, ...], int] = {}
+
+    def index(self, provenance: dict[str, str], missing: list[dict[str, str]]) -> int:
+        key = (*provenance.items(), None, *(tuple(m.values()) for m in missing))
+        found = self._known.get(key)
+        if found is None:
+            found = self._known[key] = len(self.listed)
+            self.listed.append({"provenance": provenance, "missing": missing})
+        return found
+
+
+class LaunchRecords:
+    """The encoded launch records of one report, by position, in a temporary file (removed once read back in the
+    process that reads it; it crosses a process boundary by its name)."""
+
+    def __init__(self) -> None:
+        self.sets = RecipeSets()
+        fd, self._name = tempfile.mkstemp(prefix="ncu-roofline-launches-")
+        self._file = os.fdopen(fd, "w+b")
+        self._at = array("q")  # per position: offset, length (-1: not written yet)
+        self._index = array("q")  # per position: the launch's index
+        self._set = array("q")  # per position: its recipe set, as first listed
+        self._end = 0
+
+    def __getstate__(self) -> dict[str, Any]:
+        self._file.flush()
+        return {"sets": self.sets, "name": self._name, "at": self._at, "index": self._index, "set": self._set,
+                "end": self._end, "renumber": self._renumber}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.sets, self._name, self._at, self._index, self._set, self._end = (
+            state["sets"], state["name"], state["at"], state["index"], state["set"], state["end"])
+        self._renumber = state["renumber"]
+        self._file = open(self._name, "r+b")  # noqa: SIM115 (held until closed)
+        self.forget()
+
+    def forget(self) -> None:
+        """Remove the file's name: it lives on while this process holds it open."""
+        with contextlib.suppress(OSError):
+            os.unlink(self._name)
+
+    def reserve(self, index: int) -> int:
+        """A position for the next launch (`index`: its own), its record to come (`put`)."""
+        self._at.extend((-1, 0))
+        self._index.append(index)
+        self._set.append(-1)
+        return len(self._index) - 1
+
+    def put(self, position: int, record: dict[str, Any]) -> None:
+        """A launch's record (`provenance` and `missing` moved into the report's `recipe_sets`)."""
+        record["recipe_set"] = found = self.sets.index(record.pop("provenance"), record.pop("missing"))
+        self._set[position] = found
+        data = encode_bytes(record)
+        self._file.seek(self._end)
+        self._file.write(data)
+        self._at[2 * position], self._at[2 * position + 1] = self._end, len(data)
+        self._end += len(data)
+
+    def in_order(self) -> None:
+        """Number the recipe sets by their first launch (a record written late, a group's longest launch, listed
+        its set first): as a report analysed launch by launch lists them."""
+        order: dict[int, int] = {}
+        for found in self._set:
+            if found not in order:
+                order[found] = len(order)
+        if all(old == new for old, new in order.items()):
+            return
+        self.sets.listed = [self.sets.listed[old] for old in order]
+        self._renumber = order
+
+    _renumber: dict[int, int] | None = None
+
+    def written(self, redact: bool, kept: set[int] | None, lazy: bool) -> Iterator[Any]:
+        """The records as the document writes them: encoded (`lazy`) or as dicts, without NVTX ranges (`redact`),
+        only the launches `kept` (None: all)."""
+        renumber = self._renumber
+        for n, data in enumerate(self.encoded()):
+            if kept is not None and self._index[n] not in kept:
+                continue
+            if renumber is not None:
+                old = self._set[n]
+                data = data.replace(b'"recipe_set":%d,' % old, b'"recipe_set":%d,' % renumber[old], 1)  # keys sorted
+            if redact and b'"nvtx_ranges":[]' not in data:
+                d = orjson.loads(data)
+                d["nvtx_ranges"] = []
+                yield Encoded(encode_bytes(d)) if lazy else d
+            else:
+                yield Encoded(data) if lazy else orjson.loads(data)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def encoded(self) -> Iterator[bytes]:
+        """Each record as its JSON text, in launch order."""
+        self._file.flush()
+        fd = self._file.fileno()
+        at = self._at
+        for n in range(len(self._index)):
+            offset, length = at[2 * n], at[2 * n + 1]
+            if offset < 0:
+                raise RuntimeError(f"launch record {n} was never written")
+            yield os.pread(fd, length, offset)
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """Each record as a dict, in launch order."""
+        for data in self.encoded():
+            yield orjson.loads(data)
+
+    def close(self) -> None:
+        self._file.close()
+        self.forget()
+
+
+class Streamed:
+    """What `analyze_report` keeps of a report analysed by group: its launch records, the launches held as their
+    group's longest (by position), and what the report says of all its launches (count, time, units, devices)."""
+
+    def __init__(self, maker: GroupMaker) -> None:
+        self.maker = maker
+        self.records: LaunchRecords | None = None
+        self.count = 0
+        self.total: float | None = None  # every launch's duration, summed in order (`ReportResult.total_duration_s`)
+        self.held: dict[int, tuple[int, AnalysedKernel]] = {}  # id -> (position, launch)
+        self.units: dict[str, dict[str, Any]] = {}
+        self.recipes: dict[str, str] = {}
+        self.unusable = 0
+        self.devices: set[str] = set()
+        self.last: AnalysedKernel | None = None
+        self.timed_before = False  # a launch before the last one has a duration
+
+    def timed(self, k: AnalysedKernel) -> None:
+        """Count a launch into the report's totals."""
+        self.count += 1
+        if self.last is not None and self.last.q.duration_s is not None:
+            self.timed_before = True
+        self.last = k
+        if k.q.duration_s is not None:
+            self.total = k.q.duration_s.value if self.total is None else self.total + k.q.duration_s.value
+        if not k.usable:
+            self.unusable += 1
+        if k.raw.device:
+            self.devices.add(k.raw.device)
+        for uid, unit in k.units.items():
+            if uid not in self.units:
+                self.units[uid] = unit.describe()
+                self.recipes[uid] = unit.recipe
+
+    def by_group(self, kernels: list[AnalysedKernel]) -> list[AnalysedKernel]:
+        """From here on, by group: the launches so far written out, but for each group's longest."""
+        self.records = LaunchRecords()
+        self.maker.keep = False
+        for sums in self.maker.sums.values():
+            sums.members = None
+        longest = {id(k) for k in self.maker.longest.values()}
+        for k in kernels:
+            position = self.records.reserve(k.raw.index)
+            if id(k) in longest:
+                self.held[id(k)] = (position, k)
+            else:
+                _without_passes(k)
+                self._put(position, k)
+        return []
+
+    def add(self, k: AnalysedKernel, longest: bool, replaced: AnalysedKernel | None) -> None:
+        """A launch of a report analysed by group (`longest`: it is its group's longest so far, which `replaced`)."""
+        assert self.records is not None
+        self.timed(k)
+        position = self.records.reserve(k.raw.index)
+        if longest:
+            run_passes(k)
+            self.held[id(k)] = (position, k)
+        else:
+            self._put(position, k)
+        if replaced is not None:
+            before, launch = self.held.pop(id(replaced))
+            _without_passes(launch)
+            self._put(before, launch)
+
+    def _put(self, position: int, k: AnalysedKernel) -> None:
+        assert self.records is not None
+        d = k.to_dict(False, self.recipes, findings=False)
+        d["group_key"] = group_key(k, self.maker.group_by)
+        self.records.put(position, d)
+
+    def finish(self) -> list[AnalysedKernel]:
+        """The launches held (each group's longest), their records written, in launch order."""
+        held = sorted(self.held.values(), key=lambda item: item[0])
+        for position, k in held:
+            self._put(position, k)
+        assert self.records is not None
+        self.records.in_order()
+        return [k for _, k in held]
+
+    def stopped(self) -> str | None:
+        """`stopped_capture_warning` of every launch, from the last one and the counts."""
+        last = self.last
+        if last is None or self.count < 2 or not last.q.no_duration or not self.timed_before:
+            return None
+        return stopped_warning(last, self.count - 1 - self.unusable + (0 if last.usable else 1))
+
+    def tally(self) -> ReportTally:
+        return ReportTally(self.count, self.unusable, self.total, sorted(self.devices), self.units)
+
+
+def _without_passes(k: AnalysedKernel) -> None:
+    """A launch's pass results let go (a report analysed by group keeps them for each group's longest launch), the
+    missing quantities its ceilings added among them: its launches then share one recipe set."""
+    if k.passes_missing:
+        k.missing = k.missing[:-k.passes_missing]
+        k.passes_missing = 0
+    k.ceilings, k.diagnosis, k.reuse, k.not_applicable, k.precision_options = [], [], {}, [], []
+    k.instruction_roofline = None
+
+
+def stopped_warning(last: AnalysedKernel, analysed: int) -> str:
+    """The warning for a capture stopped while its last launch was profiled (`analysis.stopped_capture_warning`)."""
+    return (f"the last launch (#{last.raw.index}, {last.raw.name}) has no duration, unlike the launches before it: "
+            "the capture was likely stopped while profiling it, or the profiler could not collect it; it is set "
+            f"aside, {analysed:,} other launch(es) are analysed")

@@ -1,0 +1,337 @@
+"""A kernel group's launches summed as they come, so that a group never needs its launches kept.
+
+`GroupSums.add` takes one analysed launch at a time, in report order; what a group reports of its launches
+is then at hand without them (`api.groups` turns it into a `KernelGroup`): the duration-weighted shares of
+every roof and unit, the summed work and traffic, the duration statistics, the limiters and regimes, and one
+`LaunchEntry` per launch (what the page lists of a launch). Sums of work, traffic and time are exact
+(`ExactSum`: `math.fsum` of every value, in a memory bounded by its partials), so a group summed as its
+launches stream by equals the group summed from all of them at once, to the last bit.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from array import array
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..knowledge import recipes as R
+from ..model.throughputs import UnitShare
+from ..passes.levers import limits_measured
+
+if TYPE_CHECKING:
+    from .kernel import AnalysedKernel
+
+_BUFFER = 64  # values held before they are folded into the partials
+_share_of = operator.attrgetter("share")
+
+
+class ExactSum:
+    """`math.fsum` of every value added, holding at most `_BUFFER` values beside its partials: non-overlapping
+    floats whose exact sum is that of the values (`fsum` of the partials then rounds it as `fsum` of the values
+    would). Infinities and NaN are kept apart (`fsum` treats them apart too); where folding overflows (values
+    edited past 1e300), every value is kept from then on, after the partials."""
+
+    __slots__ = ("_buffer", "_partials", "_special", "_whole", "count")
+
+    def __init__(self) -> None:
+        self._partials: list[float] = []
+        self._buffer: list[float] = []
+        self._special: list[float] = []
+        self._whole = False  # folding overflowed: the values are kept whole
+        self.count = 0
+
+    def add(self, value: float) -> None:
+        self.count += 1
+        if value - value != 0.0:  # NaN or an infinity
+            self._special.append(value)
+            return
+        buffer = self._buffer
+        buffer.append(value)
+        if len(buffer) >= _BUFFER and not self._whole:
+            self._fold()
+
+    def extend(self, values: list[float]) -> None:
+        """`add` each value (NaN and infinities are set apart when the values are folded)."""
+        self.count += len(values)
+        buffer = self._buffer
+        buffer.extend(values)
+        if len(buffer) >= _BUFFER and not self._whole:
+            self._fold()
+
+    def _fold(self) -> None:
+        buffer = self._buffer
+        if not all(map(math.isfinite, buffer)):  # from `extend`: NaN and infinities apart
+            self._special.extend(v for v in buffer if v - v != 0.0)
+            self._buffer = buffer = [v for v in buffer if v - v == 0.0]
+        rest = self._partials + buffer
+        partials: list[float] = []
+        try:
+            while len(partials) < 64:
+                total = math.fsum(rest)
+                if total == 0.0:
+                    break
+                partials.append(total)
+                rest.append(-total)
+            else:
+                raise OverflowError("no exact partials")
+        except OverflowError:
+            self._whole = True
+            return
+        self._partials, self._buffer = partials, []
+
+    def values(self) -> list[float]:
+        """Values whose `fsum` is that of every value added (the partials, then the rest)."""
+        return [*self._partials, *self._buffer, *self._special]
+
+    def fsum(self) -> float:
+        """`math.fsum` of the values, infinite where an intermediate sum passes the float range (as `groups._fsum`)."""
+        try:
+            return math.fsum(self.values())
+        except OverflowError:
+            return math.inf
+
+    def exact(self) -> float | None:
+        """`math.fsum` of the values, None where it is not a finite float (as `groups._exact_sum`)."""
+        try:
+            total = math.fsum(self.values())
+        except (OverflowError, ValueError):
+            return None
+        return total if math.isfinite(total) else None
+
+
+@dataclass(slots=True)
+class LaunchEntry:
+    """What a group keeps of each of its launches: its index, time and verdict (the page's launch list, the NVTX
+    tree, `disagreeing_launches`), the roofs it measured (a device's roofs are medians over every launch)."""
+
+    index: int
+    duration_s: float | None  # its measured duration, usable or not
+    usable: bool
+    bound_by: str | None
+    limiter_share: float | None
+    regime: str | None
+    limits_measured: bool  # `passes.levers.limits_measured`: its latency verdict may hide an unmeasured limit
+    nvtx_ranges: tuple[str, ...]
+    device: str | None
+    compute_capability: str | None
+    sm_count: int | None
+    roofs: tuple[float | None, ...]  # `ROOF_KEYS`, from its peaks
+    tensor_roofs: tuple[tuple[str, float], ...]
+    work: tuple[float | None, ...]  # FLOP per `WORK_KEYS`
+    tensor_ops: tuple[tuple[str, float], ...]
+    definitions: tuple[str | None, ...]  # the byte definition per level (`R.LEVELS`), None where not measured
+
+    @property
+    def timed(self) -> float | None:
+        """Its duration where it counts toward its group's (`groups.group_duration`)."""
+        return self.duration_s if self.usable else None
+
+
+ROOF_KEYS = (*R.LEVELS, *R.PRECISIONS)
+WORK_KEYS = (*R.PRECISIONS, "tensor")
+_NO_RANGES: tuple[str, ...] = ()
+
+
+def _value(v: object) -> float | None:
+    return None if v is None else float(v.value)  # type: ignore[attr-defined]
+
+
+def launch_entry(k: AnalysedKernel) -> LaunchEntry:
+    """A launch as its group keeps it."""
+    raw, q = k.raw, k.q
+    return LaunchEntry(
+        raw.index, q.duration_s.value if q.duration_s is not None else None, k.usable, k.bound_by, k.limiter_share,
+        k.regime, limits_measured(k), tuple(raw.nvtx_ranges) if raw.nvtx_ranges else _NO_RANGES, raw.device,
+        raw.compute_capability, raw.sm_count, tuple(_value(k.peaks.get(r)) for r in ROOF_KEYS),
+        tuple((dp, v.value) for dp, v in k.tensor_peaks.items()), tuple(_value(q.flop.get(p)) for p in WORK_KEYS),
+        tuple((dp, v.value) for dp, v in q.tensor_paths.items()),
+        tuple((b.definition or "counts") if (b := q.bytes.get(lv)) is not None else None for lv in R.LEVELS))
+
+
+class _Weighted:
+    """A duration-weighted mean's sums: the plain running ones (in launch order), and exact ones of the finite
+    values (the fall-back where the plain mean is not finite)."""
+
+    __slots__ = ("finite_time", "finite_work", "time", "work")
+
+    def __init__(self) -> None:
+        self.work = 0.0
+        self.time = 0.0
+        self.finite_time = ExactSum()
+        self.finite_work = ExactSum()
+
+
+class GroupSums:
+    """One group's launches, added in report order (`add`), summed. `keep`: the launches themselves are kept too
+    (`members`: a report analysed per launch weighs every launch's own ceilings)."""
+
+    def __init__(self, keep: bool) -> None:
+        self.members: list[AnalysedKernel] | None = [] if keep else None
+        self.first: AnalysedKernel | None = None
+        self.entries: list[LaunchEntry] = []
+        self.durations = array("d")  # of the timed launches
+        self.time = ExactSum()  # of the launches timed over 0
+        self.timed_count = 0
+        self.shares: dict[str, _Weighted] = {}
+        self.units: dict[str, tuple[UnitShare, ExactSum, ExactSum]] = {}  # first unit, time, duration × share
+        self._order: tuple[str, ...] | None = None  # the units of the group's first timed launch, in its order
+        self._times: list[float] = []  # of the launches not yet summed that have those units in that order
+        self._shares: list[tuple[float, ...]] = []  # their units' shares
+        self.facts: dict[str, tuple[ExactSum, ExactSum]] = {}
+        self.flop = ExactSum()
+        self.flop_known = True
+        self.moved = {lv: ExactSum() for lv in R.LEVELS}
+        self.moved_known = dict.fromkeys(R.LEVELS, True)
+        self.per_precision: dict[str, float] = {}
+        self.flags: dict[str, None] = {}
+        self.waves: list[float | None] = []  # the distinct waves per SM seen, up to two
+        self.summed = {key: ExactSum() for key in (*WORK_KEYS, *R.LEVELS)}  # over the usable launches
+        self.summed_known = dict.fromkeys((*WORK_KEYS, *R.LEVELS), True)
+        self.usable = 0
+        self.nvtx: set[str] = set()
+
+    def add(self, k: AnalysedKernel, carried: Iterable[str]) -> None:
+        """One launch (`carried`: its flags that the group carries over)."""
+        if self.first is None:
+            self.first = k
+        if self.members is not None:
+            self.members.append(k)
+        entry = launch_entry(k)
+        self.entries.append(entry)
+        self.nvtx.update(entry.nvtx_ranges)
+        self.flags.update(dict.fromkeys(carried))
+        waves = k.launch.get("waves_per_sm")
+        if len(self.waves) < 2 and not any(w is waves or w == waves for w in self.waves):
+            self.waves.append(waves)
+        if k.usable:
+            self.usable += 1
+            for key in WORK_KEYS:
+                self._sum(self.summed, self.summed_known, key, k.q.flop.get(key))
+            for key in R.LEVELS:
+                self._sum(self.summed, self.summed_known, key, k.q.bytes.get(key))
+        d = entry.timed
+        if d is None:
+            return
+        self.durations.append(d)
+        if not d > 0:
+            return
+        self.timed_count += 1
+        self.time.add(d)
+        for name, share in k.utilization.items():
+            w = self.shares.get(name)
+            if w is None:
+                w = self.shares[name] = _Weighted()
+                w.work, w.time = d * share, d
+            else:
+                w.work += d * share
+                w.time += d
+            if math.isfinite(share):
+                w.finite_time.add(d)
+                w.finite_work.add(d * share)
+        units = k.units
+        if self._order is None:
+            self._order = tuple(units)
+            for uid, unit in units.items():
+                self.units[uid] = (unit, ExactSum(), ExactSum())
+        if tuple(units) == self._order:  # the usual launch: its units as its group's first launch has them
+            self._times.append(d)
+            self._shares.append(tuple(map(_share_of, units.values())))
+            if len(self._times) >= _BUFFER:
+                self._flush()
+        else:
+            for uid, unit in units.items():
+                held = self.units.get(uid)
+                if held is None:
+                    held = self.units[uid] = (unit, ExactSum(), ExactSum())
+                held[1].add(d)
+                held[2].add(d * unit.share)
+        for fact in ("waves_per_sm", "achieved_occupancy", "sm_active_share"):
+            v = k.launch.get(fact)
+            if v is not None:
+                pair = self.facts.get(fact)
+                if pair is None:
+                    pair = self.facts[fact] = (ExactSum(), ExactSum())
+                pair[0].add(d)
+                pair[1].add(d * v)
+        if k.total_flop is None:
+            self.flop_known = False
+        else:
+            self.flop.add(k.total_flop)
+        for lv in R.LEVELS:
+            b = k.q.bytes.get(lv)
+            if b is None:
+                self.moved_known[lv] = False
+            else:
+                self.moved[lv].add(b.value)
+        for p, work in k.q.flop.items():
+            if work is not None:
+                self.per_precision[p] = self.per_precision.get(p, 0.0) + work.value
+
+    @staticmethod
+    def _sum(sums: dict[str, ExactSum], known: dict[str, bool], key: str, v: object) -> None:
+        if v is None:
+            known[key] = False
+        else:
+            sums[key].add(v.value)  # type: ignore[attr-defined]
+
+    @property
+    def count(self) -> int:
+        return len(self.entries)
+
+    def weighted_shares(self) -> dict[str, float]:
+        """Per roof, the duration-weighted mean of the shares of the launches that have it (finite ones)."""
+        out: dict[str, float] = {}
+        for name, w in self.shares.items():
+            if not w.time > 0:
+                continue
+            value = w.work / w.time
+            if not math.isfinite(value):  # rare: the finite shares alone
+                weight = w.finite_time.fsum()
+                if weight <= 0:
+                    continue
+                value = w.finite_work.fsum() / weight
+            out[name] = value
+        return out
+
+    def _flush(self) -> None:
+        """Sum the launches held in `_times` and `_shares`, unit by unit (column by column, at C level)."""
+        times = self._times
+        if not times or self._order is None:
+            return
+        units = self.units
+        for uid, column in zip(self._order, zip(*self._shares, strict=True), strict=True):
+            held = units[uid]
+            held[1].extend(times)
+            held[2].extend(list(map(operator.mul, times, column)))
+        self._times, self._shares = [], []
+
+    def weighted_units(self) -> dict[str, UnitShare]:
+        """Every unit throughput of the launches, its share the duration-weighted mean of theirs (a unit whose
+        sums leave the float range is left out)."""
+        self._flush()
+        out: dict[str, UnitShare] = {}
+        for uid, (first, time, work) in self.units.items():
+            total, weighted = time.exact(), work.exact()
+            if total is not None and total > 0 and weighted is not None:
+                out[uid] = tuple.__new__(UnitShare, (first[0], weighted / total, *first[2:]))
+        return out
+
+    def weighted_fact(self, fact: str) -> float | None:
+        pair = self.facts.get(fact)
+        if pair is None:
+            return None
+        weight = pair[0].fsum()
+        return pair[1].fsum() / weight if weight > 0 else None
+
+    def total_flop(self) -> float | None:
+        return self.flop.fsum() if self.flop_known else None
+
+    def moved_bytes(self, level: str) -> float | None:
+        return self.moved[level].fsum() if self.moved_known[level] else None
+
+    def summed_work(self, keys: tuple[str, ...]) -> dict[str, float | None]:
+        """FLOP or bytes per key, summed over the usable launches when every one of them has the value."""
+        return {key: self.summed[key].fsum() if self.usable and self.summed_known[key] else None for key in keys}

@@ -1,0 +1,116 @@
+"""A report analysed by group streams its launches: each is summed into its group and written out as its JSON
+record as soon as it is modelled, and only each group's longest launch is kept. Nothing is lost on the way: every
+launch record and every group's numbers equal those of the same capture analysed launch by launch."""
+
+from __future__ import annotations
+
+import math
+import pickle
+import random
+from pathlib import Path
+
+import pytest
+from conftest import CORPUS, corpus_files
+
+import ncu_roofline
+from ncu_roofline.api import analysis as A
+from ncu_roofline.api.focus import Focus
+from ncu_roofline.api.groups import FINDINGS_BY_GROUP
+from ncu_roofline.api.sums import ExactSum
+from ncu_roofline.errors import InputError
+
+# What a group holds in either mode (its findings are its longest launch's in one, every launch's in the other).
+GROUP_NUMBERS = ("group_key", "display_name", "launches", "usable_launches", "launch_indices", "duration_s",
+                 "share_of_gpu_time", "work_flop", "traffic_bytes", "intensity_flop_per_byte", "achieved_flop_per_s",
+                 "dominant_precision", "utilization", "bound_by", "regime", "limiters", "disagreeing_launches",
+                 "regimes", "regime_disagreeing_launches", "findings_from_launch", "nvtx_ranges", "flags")
+
+
+def test_an_exact_sum_is_fsum_of_every_value() -> None:
+    rng = random.Random(7)
+    for _ in range(300):
+        values = [rng.uniform(-1, 1) * 10.0 ** rng.randint(-30, 30) for _ in range(rng.randint(0, 700))]
+        s = ExactSum()
+        for v in values:
+            s.add(v)
+        assert s.fsum() == math.fsum(values) and s.count == len(values)
+        assert len(s.values()) < 200  # its partials, not every value
+    for _ in range(50):  # in bulk too (a group's unit shares), NaN and infinities among them
+        values = [rng.choice([rng.uniform(0, 1e3), math.inf, math.nan]) if rng.random() < 0.01 else rng.uniform(0, 1e3)
+                  for _ in range(rng.randint(0, 300))]
+        s = ExactSum()
+        s.extend(values[:100])
+        s.extend(values[100:])
+        expected = math.fsum(values)
+        assert s.fsum() == expected or (math.isnan(expected) and math.isnan(s.fsum()))
+    special = ExactSum()
+    for v in (1.0, math.inf, 2.0):
+        special.add(v)
+    assert special.fsum() == math.inf and special.exact() is None
+    both = ExactSum()
+    for v in (math.inf, -math.inf):
+        both.add(v)
+    assert both.exact() is None  # fsum raises for inf - inf: no total
+
+
+def _by_group(path: Path, monkeypatch: pytest.MonkeyPatch) -> ncu_roofline.Analysis:
+    monkeypatch.setattr(A, "LAUNCH_FINDINGS_UP_TO", 0)  # streamed from the first launch
+    found = ncu_roofline.analyze(path)
+    monkeypatch.undo()
+    return found
+
+
+@pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.name)
+def test_streamed_launches_keep_every_number_of_the_capture(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every corpus capture, streamed by group: each launch record is the one the capture analysed launch by launch
+    writes (less its findings), each group has the same numbers and verdict, and only groups' longest launches stay."""
+    streamed = _by_group(path, monkeypatch)
+    whole = ncu_roofline.analyze(path)
+    for new, old in zip(streamed.to_dict()["reports"], whole.to_dict()["reports"], strict=True):
+        assert new["findings"] == FINDINGS_BY_GROUP
+        assert (new["kernel_count"], new["unusable_kernel_count"], new["devices"], new["units"]) == (
+            old["kernel_count"], old["unusable_kernel_count"], old["devices"], old["units"])
+        assert new["total_duration_s"] == old["total_duration_s"]
+        assert len(new["kernels"]) == len(old["kernels"])
+        for launch, before in zip(new["kernels"], old["kernels"], strict=True):
+            kept = {key: value for key, value in launch.items() if key != "recipe_set"}
+            assert kept == {key: before[key] for key in kept}, launch["index"]
+            ours, theirs = new["recipe_sets"][launch["recipe_set"]], old["recipe_sets"][before["recipe_set"]]
+            assert ours["provenance"] == theirs["provenance"]
+            assert ours["missing"] == theirs["missing"][:len(ours["missing"])]  # less what only passes add
+        for group, before in zip(new["groups"], old["groups"], strict=True):
+            assert {key: group[key] for key in GROUP_NUMBERS} == {key: before[key] for key in GROUP_NUMBERS}
+    for report in streamed.reports:
+        held = {id(g.longest) for g in streamed.groups_of(report)}
+        assert {id(k) for k in report.kernels} == held  # no other launch is kept
+
+
+def test_a_streamed_report_crosses_a_process_boundary(monkeypatch: pytest.MonkeyPatch) -> None:
+    path = CORPUS / "self-join-mistic__profile.ncu-rep"
+    if not path.is_file():
+        pytest.skip("capture not in the shared corpus")
+    a = _by_group(path, monkeypatch)
+    monkeypatch.setattr(A, "LAUNCH_FINDINGS_UP_TO", 0)
+    detached = A.analyse_detached(str(path), a.settings)  # what the reader's child process hands back
+    copied = pickle.loads(pickle.dumps(detached))
+    again = ncu_roofline.Analysis([copied], [], a.settings)
+    assert again.to_json() == a.to_json()
+    assert again.rows() == a.rows()
+
+
+def test_a_streamed_report_is_narrowed_by_whole_groups(monkeypatch: pytest.MonkeyPatch) -> None:
+    path = CORPUS / "self-join-mistic__profile.ncu-rep"
+    if not path.is_file():
+        pytest.skip("capture not in the shared corpus")
+    a = _by_group(path, monkeypatch)
+    report = a.reports[0]
+    groups = a.groups_of(report)
+    top = a.focused(Focus(top=1))
+    (kept,) = top.groups_of(top.reports[0])
+    assert kept.key == groups[0].key
+    doc = top.to_dict()["reports"][0]
+    assert [k["index"] for k in doc["kernels"]] == sorted(e.index for e in kept.launches)
+    assert doc["focus"]["kept_launches"] == len(kept.launches) == doc["kernel_count"]
+    assert doc["focus"]["total_launches"] == report.launch_count
+    with pytest.raises(InputError, match="NVTX"):
+        a.focused(Focus(nvtx="*"))
