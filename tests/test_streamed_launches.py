@@ -114,3 +114,34 @@ def test_a_streamed_report_is_narrowed_by_whole_groups(monkeypatch: pytest.Monke
     assert doc["focus"]["total_launches"] == report.launch_count
     with pytest.raises(InputError, match="NVTX"):
         a.focused(Focus(nvtx="*"))
+
+
+def test_a_streamed_export_whose_ids_repeat_is_numbered_by_row(tmp_path: Path) -> None:
+    """An export of more than 1,000 launches whose ID column repeats far down (edited, or joined): its launches were
+    streamed out under their IDs' numbers before the repeat was read; they are numbered by row, as a small export's
+    are, in every launch record, group and row."""
+    import dataclasses
+
+    from ncu_csv_writer import write_ncu_csv
+
+    from ncu_roofline.readers import read_report
+    from ncu_roofline.readers.record import Metric, RawReport
+
+    source = CORPUS / "gpu-workshop__MW_Baseline.ncu-rep"
+    if not source.is_file():
+        pytest.skip("capture not in the shared corpus")
+    plain = [dataclasses.replace(k, metrics={n: m for n, m in k.metrics.items() if isinstance(m, Metric)}, rules=())
+             for k in read_report(source).kernels]
+    count = A.LAUNCH_FINDINGS_UP_TO + 5
+    launches = [dataclasses.replace(plain[i % len(plain)], index=100 + (0 if i == count - 2 else i))
+                for i in range(count)]  # IDs 100, 101, ...; the last but one repeats 100
+    export = write_ncu_csv(RawReport("ids.csv", "csv", launches), tmp_path / "ids.csv", prof_lines=False)
+    a = ncu_roofline.analyze(export)
+    report = a.reports[0]
+    assert report.findings == FINDINGS_BY_GROUP
+    doc = a.to_dict()["reports"][0]
+    assert [k["index"] for k in doc["kernels"]] == list(range(count))
+    assert sorted(i for g in doc["groups"] for i in g["launch_indices"]) == list(range(count))
+    assert all(g["findings_from_launch"] in g["launch_indices"] for g in doc["groups"])
+    assert [row["index"] for row in a.rows()] == list(range(count))
+    assert any("numbered by row" in w for w in report.warnings)

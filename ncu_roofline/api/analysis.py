@@ -157,7 +157,7 @@ LAUNCH_FINDINGS_UP_TO = 1000
 
 def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
                    compact: bool = False, keep_metrics: bool = True,
-                   progress: Progress | None = None, shared: bool = False) -> ReportResult:
+                   progress: Progress | None = None, shared: bool = False, by_row: bool = False) -> ReportResult:
     """Read one file and model every kernel in it (raises InputError for unusable files).
 
     `compact`: once a CSV kernel is analysed, keep only the metrics the analysis read (its row
@@ -165,14 +165,15 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
     keep none (`raw.metrics` becomes empty once the kernel is analysed; nothing after the analysis
     reads them, and 50,000 launches hold half a gigabyte of them). `progress` is called every
     `PROGRESS_EVERY` launches and once at the end. `shared`: the launch records stay reachable by their file's
-    name, for the process the result is handed to (which removes the name).
+    name, for the process the result is handed to (which removes the name). `by_row`: a CSV export's launches
+    numbered by row from the start (`readers.open_report`).
 
     Past `LAUNCH_FINDINGS_UP_TO` launches (unless `settings.launch_findings`) the report is analysed by group: each
     launch is summed into its group (`GroupMaker`) and written out as its JSON record (`LaunchRecords`) as soon as it
     is modelled; only each group's longest launch is kept, with its passes' results.
     """
     settings = settings or AnalysisSettings()
-    opened = open_report(path)  # a CSV export is parsed row by row as this loop reaches it
+    opened = open_report(path, by_row)  # a CSV export is parsed row by row as this loop reaches it
     maker = GroupMaker(settings.group_by)
     kernels: list[AnalysedKernel] = []  # every launch, until the report is analysed by group
     stream = Streamed(maker)
@@ -203,6 +204,11 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
         raise
     finally:
         opened.close()
+    if stream.records is not None and opened.renumbered() and not by_row:
+        # Its launches were written out under the numbers their IDs gave, which the export turned out not to
+        # give (missing, not numeric, or repeated): read again, numbered by row from the start.
+        stream.records.close()
+        return analyze_report(path, settings, compact, keep_metrics, progress, shared, by_row=True)
     if progress is not None:
         progress(str(path), stream.count)
     warnings = list(raw.warnings)

@@ -121,15 +121,19 @@ class OpenReport:
     kernels: Iterator[RawKernel]
     finish: Callable[[list[RawKernel]], RawReport]
     close: Callable[[], None] = lambda: None  # the file, when the reading stops early or fails
+    # Whether `finish` numbers the kernels by row, not as they were handed out (a CSV export whose IDs cannot
+    # number them: known once they are read); `open_report(..., by_row=True)` numbers them so from the start.
+    renumbered: Callable[[], bool] = lambda: False
 
 
-def open_report(path: str | Path) -> OpenReport:
-    """Open one input file (`.ncu-rep` or `ncu --csv --page raw` export) to read its kernels in turn."""
+def open_report(path: str | Path, by_row: bool = False) -> OpenReport:
+    """Open one input file (`.ncu-rep` or `ncu --csv --page raw` export) to read its kernels in turn (`by_row`: a
+    CSV export's kernels numbered by row from the start, `OpenReport.renumbered`)."""
     path = Path(path)
     if detect_format(path) == "ncu-rep":
         raw = read_ncu_rep(path)
         return OpenReport(path, iter(raw.kernels), lambda kernels: dataclasses.replace(raw, kernels=kernels))
-    export = CsvExport(path)
+    export = CsvExport(path, by_row)
 
     def finish(kernels: list[RawKernel]) -> RawReport:
         report = export.report(kernels)
@@ -138,7 +142,7 @@ def open_report(path: str | Path) -> OpenReport:
             report.warnings.append(f"the file is named {suffix} but holds an ncu CSV export; it was read as CSV")
         return report
 
-    return OpenReport(path, export.kernels(), finish, export.close)
+    return OpenReport(path, export.kernels(), finish, export.close, lambda: export.renumbered)
 
 
 def read_report(path: str | Path) -> RawReport:

@@ -225,8 +225,9 @@ class CsvExport:
     iteration: the kernels yielded before it are not a report.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, by_row: bool = False) -> None:
         self.path = Path(path)
+        self.by_row = by_row  # every row numbered by its position from the start (the IDs cannot number them)
         self._decoding: list[str] = []
         self._lines = TextLines(self.path, self._decoding)
         self._source = iter(self._lines)
@@ -295,8 +296,8 @@ class CsvExport:
             cells = {name: cell.strip() for name, cell in zip(identity_names, identity_cells(row), strict=True)}
             ident = cells.get("ID", "")
             if _INT_RE.match(ident) and int(ident) not in seen_ids:
-                index = int(ident)
-                seen_ids.add(index)
+                index = count if self.by_row else int(ident)
+                seen_ids.add(int(ident))
             else:
                 index = count
                 self._renumber = True
@@ -397,6 +398,12 @@ class CsvExport:
                     raise InputError(path, f"line {last_no}: malformed CSV ({exc})",
                                      "the export may be truncated or damaged; " + REEXPORT_HINT) from exc
             yield last_no, row
+
+    @property
+    def renumbered(self) -> bool:
+        """Whether `report` numbers the kernels by row (their IDs are missing, not numeric or repeat): known once
+        the rows are read to the end."""
+        return self._renumber
 
     def close(self) -> None:
         """Close the file (after the last row, or when the reading stops early)."""
