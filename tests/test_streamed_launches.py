@@ -145,3 +145,19 @@ def test_a_streamed_export_whose_ids_repeat_is_numbered_by_row(tmp_path: Path) -
     assert all(g["findings_from_launch"] in g["launch_indices"] for g in doc["groups"])
     assert [row["index"] for row in a.rows()] == list(range(count))
     assert any("numbered by row" in w for w in report.warnings)
+
+
+def test_a_page_needs_no_launch_records(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`report -f html` keeps no launch record (the page lists launches from their groups); the page is the one
+    made with them, and asking such an analysis for its JSON says what to do instead of writing a part of it."""
+    from ncu_roofline.render import REPORT, RenderOptions, render
+
+    path = CORPUS / "self-join-mistic__profile.ncu-rep"
+    if not path.is_file():
+        pytest.skip("capture not in the shared corpus")
+    monkeypatch.setattr(A, "LAUNCH_FINDINGS_UP_TO", 0)
+    lean = ncu_roofline.analyze(path, launch_records=False)
+    full = ncu_roofline.analyze(path)
+    assert render(REPORT, lean, "md", RenderOptions()) == render(REPORT, full, "md", RenderOptions())
+    with pytest.raises(ValueError, match="kept no launch records"):
+        lean.to_json()

@@ -157,7 +157,8 @@ LAUNCH_FINDINGS_UP_TO = 1000
 
 def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
                    compact: bool = False, keep_metrics: bool = True,
-                   progress: Progress | None = None, shared: bool = False, by_row: bool = False) -> ReportResult:
+                   progress: Progress | None = None, shared: bool = False, by_row: bool = False,
+                   launch_records: bool = True) -> ReportResult:
     """Read one file and model every kernel in it (raises InputError for unusable files).
 
     `compact`: once a CSV kernel is analysed, keep only the metrics the analysis read (its row
@@ -166,7 +167,9 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
     reads them, and 50,000 launches hold half a gigabyte of them). `progress` is called every
     `PROGRESS_EVERY` launches and once at the end. `shared`: the launch records stay reachable by their file's
     name, for the process the result is handed to (which removes the name). `by_row`: a CSV export's launches
-    numbered by row from the start (`readers.open_report`).
+    numbered by row from the start (`readers.open_report`). `launch_records=False`: a report analysed by group
+    keeps no launch records (an output of its groups alone, the page, needs none; its JSON document cannot be
+    made then).
 
     Past `LAUNCH_FINDINGS_UP_TO` launches (unless `settings.launch_findings`) the report is analysed by group: each
     launch is summed into its group (`GroupMaker`) and written out as its JSON record (`LaunchRecords`) as soon as it
@@ -176,7 +179,7 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
     opened = open_report(path, by_row)  # a CSV export is parsed row by row as this loop reaches it
     maker = GroupMaker(settings.group_by)
     kernels: list[AnalysedKernel] = []  # every launch, until the report is analysed by group
-    stream = Streamed(maker)
+    stream = Streamed(maker, launch_records)
     raws = []
     try:
         for k in opened.kernels:
@@ -208,7 +211,7 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
         # Its launches were written out under the numbers their IDs gave, which the export turned out not to
         # give (missing, not numeric, or repeated): read again, numbered by row from the start.
         stream.records.close()
-        return analyze_report(path, settings, compact, keep_metrics, progress, shared, by_row=True)
+        return analyze_report(path, settings, compact, keep_metrics, progress, shared, True, launch_records)
     if progress is not None:
         progress(str(path), stream.count)
     warnings = list(raw.warnings)
@@ -243,14 +246,15 @@ def stopped_capture_warning(kernels: list[AnalysedKernel]) -> str | None:
 ISOLATED_PRELOAD = ("ncu_roofline.api.analysis", "ncu_report")
 
 
-def analyse_detached(path: str, settings: AnalysisSettings, keep_metrics: bool = True) -> ReportResult:
+def analyse_detached(path: str, settings: AnalysisSettings, keep_metrics: bool = True,
+                     launch_records: bool = True) -> ReportResult:
     """`analyze_report`, made to cross a process boundary (what the reader's child process runs).
 
     The analysis runs where the report is open; each kernel then keeps, as a plain dict, only the
     metrics the analysis read, and its rule results as a tuple (`readers.ncu_rep.detach`), which is
     what makes it pickle.
     """
-    report = analyze_report(path, settings, keep_metrics=keep_metrics, shared=True)
+    report = analyze_report(path, settings, keep_metrics=keep_metrics, shared=True, launch_records=launch_records)
     for kernel in report.kernels:
         detach(kernel.raw)
     return report
@@ -296,7 +300,7 @@ def start_readers(paths: Iterable[str | Path]) -> None:
 def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings | None = None, *,
             threshold: float | None = None, peaks: str | Path | UserPeaks | None = None,
             bytes_definition: str | None = None, strict: bool = True, isolate: bool = False,
-            keep_metrics: bool = True, progress: Progress | None = None) -> Analysis:
+            keep_metrics: bool = True, progress: Progress | None = None, launch_records: bool = True) -> Analysis:
     """Analyse one or more reports (`.ncu-rep`, `.nsight-cuprof-report`, or ncu `--page raw` CSV).
 
     Pass an `AnalysisSettings`, or its fields as keywords for convenience (`peaks` may be a
@@ -311,6 +315,7 @@ def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings
     for a `.ncu-rep` where the platform is not POSIX; a CSV export read with `isolate=True` keeps the
     metrics the analysis read). `keep_metrics=False` empties each kernel's
     `raw.metrics` once it is analysed (what `report` does: its outputs never read them).
+    `launch_records=False`: a report of more than 1,000 launches keeps no launch records (`analyze_report`).
     `progress(file, launches)` is told how far the analysis is (`analyze_report`; a `.ncu-rep`
     read in a child process reports once, when it is done).
     """
@@ -329,7 +334,7 @@ def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings
             formats.append(detect_format(path) if isolate and ISOLATION_AVAILABLE else "here")
         except InputError as exc:
             formats.append(exc)
-    native = [Call(analyse_detached, (str(p), settings, keep_metrics), str(p))
+    native = [Call(analyse_detached, (str(p), settings, keep_metrics, launch_records), str(p))
               for p, f in zip(paths, formats, strict=True) if f == "ncu-rep"]
     # The reports are read in the reader pool in parallel, handed back in order; CSV exports here.
     isolated = shared_pool(ISOLATED_PRELOAD).map(native) if native else iter(())
@@ -346,6 +351,7 @@ def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings
                         progress(str(path), outcome.launch_count)
                 else:
                     outcome = analyze_report(path, settings, compact=isolate, keep_metrics=keep_metrics,
+                                             launch_records=launch_records,
                                              progress=progress)
                 if isinstance(outcome, InputError):
                     raise outcome

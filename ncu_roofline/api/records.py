@@ -56,7 +56,8 @@ class LaunchRecords:
     """The encoded launch records of one report, by position, in a temporary file (removed once read back in the
     process that reads it; it crosses a process boundary by its name)."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep: bool = True) -> None:
+        self.keep = keep  # False: positions only, no record (`analyze_report(..., launch_records=False)`)
         self.sets = RecipeSets()
         fd, self._name = tempfile.mkstemp(prefix="ncu-roofline-launches-")
         self._file = os.fdopen(fd, "w+b")
@@ -67,13 +68,13 @@ class LaunchRecords:
 
     def __getstate__(self) -> dict[str, Any]:
         self._file.flush()
-        return {"sets": self.sets, "name": self._name, "at": self._at, "index": self._index, "set": self._set,
-                "end": self._end, "renumber": self._renumber}
+        return {"keep": self.keep, "sets": self.sets, "name": self._name, "at": self._at, "index": self._index,
+                "set": self._set, "end": self._end, "renumber": self._renumber}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.sets, self._name, self._at, self._index, self._set, self._end = (
             state["sets"], state["name"], state["at"], state["index"], state["set"], state["end"])
-        self._renumber = state["renumber"]
+        self._renumber, self.keep = state["renumber"], state["keep"]
         self._file = open(self._name, "r+b")  # noqa: SIM115 (held until closed)
         self.forget()
 
@@ -91,17 +92,20 @@ class LaunchRecords:
 
     def put(self, position: int, record: dict[str, Any]) -> None:
         """A launch's record (`provenance` and `missing` moved into the report's `recipe_sets`)."""
+        if not self.keep:
+            return
         record["recipe_set"] = found = self.sets.index(record.pop("provenance"), record.pop("missing"))
         self._set[position] = found
         data = encode_bytes(record)
-        self._file.seek(self._end)
-        self._file.write(data)
+        self._file.write(data)  # at the end: records are only appended
         self._at[2 * position], self._at[2 * position + 1] = self._end, len(data)
         self._end += len(data)
 
     def in_order(self) -> None:
         """Number the recipe sets by their first launch (a record written late, a group's longest launch, listed
         its set first): as a report analysed launch by launch lists them."""
+        if not self.keep:
+            return
         order: dict[int, int] = {}
         for found in self._set:
             if found not in order:
@@ -135,6 +139,9 @@ class LaunchRecords:
 
     def encoded(self) -> Iterator[bytes]:
         """Each record as its JSON text, in launch order."""
+        if not self.keep:
+            raise ValueError("this analysis kept no launch records (`analyze(..., launch_records=False)`): "
+                             "analyse the report again to write its launches")
         self._file.flush()
         fd = self._file.fileno()
         at = self._at
@@ -158,8 +165,9 @@ class Streamed:
     """What `analyze_report` keeps of a report analysed by group: its launch records, the launches held as their
     group's longest (by position), and what the report says of all its launches (count, time, units, devices)."""
 
-    def __init__(self, maker: GroupMaker) -> None:
+    def __init__(self, maker: GroupMaker, keep_records: bool = True) -> None:
         self.maker = maker
+        self.keep_records = keep_records
         self.records: LaunchRecords | None = None
         self.count = 0
         self.total: float | None = None  # every launch's duration, summed in order (`ReportResult.total_duration_s`)
@@ -183,14 +191,15 @@ class Streamed:
             self.unusable += 1
         if k.raw.device:
             self.devices.add(k.raw.device)
-        for uid, unit in k.units.items():
-            if uid not in self.units:
-                self.units[uid] = unit.describe()
-                self.recipes[uid] = unit.recipe
+        if not k.units.keys() <= self.units.keys():  # the usual launch adds no unit
+            for uid, unit in k.units.items():
+                if uid not in self.units:
+                    self.units[uid] = unit.describe()
+                    self.recipes[uid] = unit.recipe
 
     def by_group(self, kernels: list[AnalysedKernel]) -> list[AnalysedKernel]:
         """From here on, by group: the launches so far written out, but for each group's longest."""
-        self.records = LaunchRecords()
+        self.records = LaunchRecords(self.keep_records)
         self.maker.keep = False
         for sums in self.maker.sums.values():
             sums.members = None
@@ -221,6 +230,8 @@ class Streamed:
 
     def _put(self, position: int, k: AnalysedKernel) -> None:
         assert self.records is not None
+        if not self.keep_records:
+            return
         d = k.to_dict(False, self.recipes, findings=False)
         d["group_key"] = group_key(k, self.maker.group_by)
         self.records.put(position, d)

@@ -159,13 +159,17 @@ def report(inputs: tuple[str, ...], fmt: str | None, output: str | None, force: 
             gc.disable()
 
 
+PAGES = ("html", "md")  # the outputs that need no launch record
+
+
 def _report(inputs: tuple[str, ...], renderer: Renderer, output: str | None, force: bool, settings: AnalysisSettings,
             focus: Focus, redact: bool, group_rows: bool, collecting: bool) -> None:
     progress = Progress(sys.stderr.isatty() and verbosity() > QUIET, redact)
     start_readers(inputs)  # they start while this process loads its renderer
     renderer.prepare()
     try:
-        read = analyze(list(inputs), settings, strict=False, isolate=True, keep_metrics=False, progress=progress)
+        read = analyze(list(inputs), settings, strict=False, isolate=True, keep_metrics=False, progress=progress,
+                       launch_records=renderer.name not in PAGES)  # a page lists launches from their groups
     finally:
         progress.close()
     _tell_reads(read, progress.done_at, redact)
