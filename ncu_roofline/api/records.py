@@ -60,7 +60,7 @@ class LaunchRecords:
         self.keep = keep  # False: positions only, no record (`analyze_report(..., launch_records=False)`)
         self.sets = RecipeSets()
         fd, self._name = tempfile.mkstemp(prefix="ncu-roofline-launches-")
-        self._file = os.fdopen(fd, "w+b")
+        self._file = os.fdopen(fd, "w+b", buffering=1 << 20)
         self._at = array("q")  # per position: offset, length (-1: not written yet)
         self._index = array("q")  # per position: the launch's index
         self._set = array("q")  # per position: its recipe set, as first listed
