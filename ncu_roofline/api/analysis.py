@@ -192,7 +192,7 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
                 kernels.append(launch)
                 stream.timed(launch)
             else:
-                stream.add(launch, maker.longest[key] is launch, replaced)
+                stream.add(launch, key, maker.longest[key] is launch, replaced)
             raws.append(k)
             if not keep_metrics:
                 k.metrics = {}

@@ -171,7 +171,7 @@ class Streamed:
         self.records: LaunchRecords | None = None
         self.count = 0
         self.total: float | None = None  # every launch's duration, summed in order (`ReportResult.total_duration_s`)
-        self.held: dict[int, tuple[int, AnalysedKernel]] = {}  # id -> (position, launch)
+        self.held: dict[int, tuple[int, AnalysedKernel, str]] = {}  # id -> (position, launch, group key)
         self.units: dict[str, dict[str, Any]] = {}
         self.recipes: dict[str, str] = {}
         self.unusable = 0
@@ -206,44 +206,46 @@ class Streamed:
         longest = {id(k) for k in self.maker.longest.values()}
         for k in kernels:
             position = self.records.reserve(k.raw.index)
+            key = group_key(k, self.maker.group_by)
             if id(k) in longest:
-                self.held[id(k)] = (position, k)
+                self.held[id(k)] = (position, k, key)
             else:
                 _without_passes(k)
-                self._put(position, k)
+                self._put(position, k, key)
         return []
 
-    def add(self, k: AnalysedKernel, longest: bool, replaced: AnalysedKernel | None) -> None:
-        """A launch of a report analysed by group (`longest`: it is its group's longest so far, which `replaced`)."""
+    def add(self, k: AnalysedKernel, key: str, longest: bool, replaced: AnalysedKernel | None) -> None:
+        """A launch of a report analysed by group, of group `key` (`longest`: it is its group's longest so far,
+        which `replaced`)."""
         assert self.records is not None
         self.timed(k)
         position = self.records.reserve(k.raw.index)
         if longest:
             run_passes(k)
-            self.held[id(k)] = (position, k)
+            self.held[id(k)] = (position, k, key)
         else:
-            self._put(position, k)
+            self._put(position, k, key)
         if replaced is not None:
-            before, launch = self.held.pop(id(replaced))
+            before, launch, _ = self.held.pop(id(replaced))
             _without_passes(launch)
-            self._put(before, launch)
+            self._put(before, launch, key)
 
-    def _put(self, position: int, k: AnalysedKernel) -> None:
+    def _put(self, position: int, k: AnalysedKernel, key: str) -> None:
         assert self.records is not None
         if not self.keep_records:
             return
         d = k.to_dict(False, self.recipes, findings=False)
-        d["group_key"] = group_key(k, self.maker.group_by)
+        d["group_key"] = key
         self.records.put(position, d)
 
     def finish(self) -> list[AnalysedKernel]:
         """The launches held (each group's longest), their records written, in launch order."""
         held = sorted(self.held.values(), key=lambda item: item[0])
-        for position, k in held:
-            self._put(position, k)
+        for position, k, key in held:
+            self._put(position, k, key)
         assert self.records is not None
         self.records.in_order()
-        return [k for _, k in held]
+        return [k for _, k, _ in held]
 
     def stopped(self) -> str | None:
         """`stopped_capture_warning` of every launch, from the last one and the counts."""

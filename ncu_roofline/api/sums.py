@@ -208,10 +208,14 @@ class GroupSums:
             self.waves.append(waves)
         if k.usable:
             self.usable += 1
-            for key in WORK_KEYS:
-                self._sum(self.summed, self.summed_known, key, k.q.flop.get(key))
-            for key in R.LEVELS:
-                self._sum(self.summed, self.summed_known, key, k.q.bytes.get(key))
+            summed, known = self.summed, self.summed_known
+            for values, keys in ((k.q.flop, WORK_KEYS), (k.q.bytes, R.LEVELS)):
+                for key in keys:
+                    v = values.get(key)
+                    if v is None:
+                        known[key] = False
+                    else:
+                        summed[key].add(v.value)
         d = entry.timed
         if d is None:
             return
@@ -249,13 +253,13 @@ class GroupSums:
                 held[1].add(d)
                 held[2].add(d * unit.share)
         for fact in ("waves_per_sm", "achieved_occupancy", "sm_active_share"):
-            v = k.launch.get(fact)
-            if v is not None:
+            figure = k.launch.get(fact)
+            if figure is not None:
                 pair = self.facts.get(fact)
                 if pair is None:
                     pair = self.facts[fact] = (ExactSum(), ExactSum())
                 pair[0].add(d)
-                pair[1].add(d * v)
+                pair[1].add(d * figure)
         if k.total_flop is None:
             self.flop_known = False
         else:
@@ -269,13 +273,6 @@ class GroupSums:
         for p, work in k.q.flop.items():
             if work is not None:
                 self.per_precision[p] = self.per_precision.get(p, 0.0) + work.value
-
-    @staticmethod
-    def _sum(sums: dict[str, ExactSum], known: dict[str, bool], key: str, v: object) -> None:
-        if v is None:
-            known[key] = False
-        else:
-            sums[key].add(v.value)  # type: ignore[attr-defined]
 
     @property
     def count(self) -> int:
