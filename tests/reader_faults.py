@@ -17,8 +17,8 @@ from ncu_roofline.api.analysis import ReportResult, analyse_detached
 from ncu_roofline.settings import AnalysisSettings
 
 
-def analyse_or_abort(path: str, settings: AnalysisSettings, keep_metrics: bool = True, *, crash: str | None = None,
-                     hang: str | None = None) -> ReportResult:
+def analyse_or_abort(path: str, settings: AnalysisSettings, keep_metrics: bool = True, launch_records: bool = True, *,
+                     crash: str | None = None, hang: str | None = None) -> ReportResult:
     """`analyse_detached`, except that the input named `crash` aborts and the one named `hang` sleeps."""
     name = os.path.basename(path)
     if name == crash:
@@ -26,7 +26,7 @@ def analyse_or_abort(path: str, settings: AnalysisSettings, keep_metrics: bool =
         os.abort()
     if name == hang:
         time.sleep(3600)
-    return analyse_detached(path, settings, keep_metrics)
+    return analyse_detached(path, settings, keep_metrics, launch_records)
 
 
 def raise_input_error(path: str) -> None:

@@ -4,6 +4,7 @@ launch record and every group's numbers equal those of the same capture analysed
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import pickle
 import random
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CORPUS, corpus_files
+from ncu_csv_writer import write_ncu_csv
 
 import ncu_roofline
 from ncu_roofline.api import analysis as A
@@ -18,6 +20,8 @@ from ncu_roofline.api.focus import Focus
 from ncu_roofline.api.groups import FINDINGS_BY_GROUP
 from ncu_roofline.api.sums import ExactSum
 from ncu_roofline.errors import InputError
+from ncu_roofline.readers import read_report
+from ncu_roofline.readers.record import Metric, RawKernel, RawReport
 
 # What a group holds in either mode (its findings are its longest launch's in one, every launch's in the other).
 GROUP_NUMBERS = ("group_key", "display_name", "launches", "usable_launches", "launch_indices", "duration_s",
@@ -51,6 +55,15 @@ def test_an_exact_sum_is_fsum_of_every_value() -> None:
     for v in (math.inf, -math.inf):
         both.add(v)
     assert both.exact() is None  # fsum raises for inf - inf: no total
+
+
+def _plain_launches() -> list[RawKernel]:
+    """The launches of a full-set capture with their numeric metrics alone (what a CSV export can hold)."""
+    source = CORPUS / "gpu-workshop__MW_Baseline.ncu-rep"
+    if not source.is_file():
+        pytest.skip("capture not in the shared corpus")
+    return [dataclasses.replace(k, metrics={n: m for n, m in k.metrics.items() if isinstance(m, Metric)}, rules=())
+            for k in read_report(source).kernels]
 
 
 def _by_group(path: Path, monkeypatch: pytest.MonkeyPatch) -> ncu_roofline.Analysis:
@@ -120,18 +133,7 @@ def test_a_streamed_export_whose_ids_repeat_is_numbered_by_row(tmp_path: Path) -
     """An export of more than 1,000 launches whose ID column repeats far down (edited, or joined): its launches were
     streamed out under their IDs' numbers before the repeat was read; they are numbered by row, as a small export's
     are, in every launch record, group and row."""
-    import dataclasses
-
-    from ncu_csv_writer import write_ncu_csv
-
-    from ncu_roofline.readers import read_report
-    from ncu_roofline.readers.record import Metric, RawReport
-
-    source = CORPUS / "gpu-workshop__MW_Baseline.ncu-rep"
-    if not source.is_file():
-        pytest.skip("capture not in the shared corpus")
-    plain = [dataclasses.replace(k, metrics={n: m for n, m in k.metrics.items() if isinstance(m, Metric)}, rules=())
-             for k in read_report(source).kernels]
+    plain = _plain_launches()
     count = A.LAUNCH_FINDINGS_UP_TO + 5
     launches = [dataclasses.replace(plain[i % len(plain)], index=100 + (0 if i == count - 2 else i))
                 for i in range(count)]  # IDs 100, 101, ...; the last but one repeats 100
@@ -161,3 +163,21 @@ def test_a_page_needs_no_launch_records(monkeypatch: pytest.MonkeyPatch, tmp_pat
     assert render(REPORT, lean, "md", RenderOptions()) == render(REPORT, full, "md", RenderOptions())
     with pytest.raises(ValueError, match="kept no launch records"):
         lean.to_json()
+
+
+def test_a_streamed_export_names_the_row_of_an_impossible_value(tmp_path: Path) -> None:
+    """A value a column cannot hold, far down a streamed export: the file's warning names that launch by its number
+    and name, as for a small export, though the launch itself was let go long before the end."""
+    plain = _plain_launches()
+    count = A.LAUNCH_FINDINGS_UP_TO + 5
+    launches = []
+    for i in range(count):
+        k = dataclasses.replace(plain[i % len(plain)], index=i, name=f"k{i % 3}")
+        if i == count - 2:
+            k = dataclasses.replace(k, metrics={**k.metrics, "dram__bytes_read.sum": Metric(-5.0, "byte")})
+        launches.append(k)
+    export = write_ncu_csv(RawReport("neg.csv", "csv", launches), tmp_path / "neg.csv", prof_lines=False)
+    report = ncu_roofline.analyze(export).reports[0]
+    assert report.findings == FINDINGS_BY_GROUP
+    (warning,) = [w for w in report.warnings if "impossible" in w]
+    assert f"kernel {count - 2} (k{(count - 2) % 3}): dram__bytes_read.sum = -5" in warning

@@ -16,6 +16,7 @@ from ..readers.csv_rows import RowMetrics
 from ..readers.isolation import AVAILABLE as ISOLATION_AVAILABLE
 from ..readers.isolation import Call, shared_pool
 from ..readers.ncu_rep import detach
+from ..readers.record import RawKernel
 from ..settings import DEFAULT_THRESHOLD, AnalysisSettings
 from ..version import __version__
 from .focus import Focus, focus_groups, focus_kernels
@@ -180,7 +181,7 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
     maker = GroupMaker(settings.group_by)
     kernels: list[AnalysedKernel] = []  # every launch, until the report is analysed by group
     stream = Streamed(maker, launch_records)
-    raws = []
+    raws: list[RawKernel] = []
     try:
         for k in opened.kernels:
             launch = model_launch(k, settings)
@@ -193,14 +194,17 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
                 stream.timed(launch)
             else:
                 stream.add(launch, key, maker.longest[key] is launch, replaced)
-            raws.append(k)
+            if stream.records is None:
+                raws.append(k)
+            else:  # what the reader's last word needs of a launch let go: its number and names
+                stream.numbered.add(k)
             if not keep_metrics:
                 k.metrics = {}
             elif compact and isinstance(k.metrics, RowMetrics):
                 k.metrics = k.metrics.fetched()
             if progress is not None and stream.count % PROGRESS_EVERY == 0:
                 progress(str(path), stream.count)
-        raw = opened.finish(raws)
+        raw = opened.finish(raws if stream.records is None else stream.numbered.kernels(raws))
     except BaseException:
         if stream.records is not None:
             stream.records.close()

@@ -40,7 +40,7 @@ from ..passes.where import attach_where
 from ..settings import DEFAULT_THRESHOLD, GROUP_BY_LAUNCH, GROUP_BY_NAME
 from .kernel import AnalysedKernel
 from .names import NameEntry, display_names
-from .sums import WORK_KEYS, ExactSum, GroupSums, LaunchEntry
+from .sums import WORK_KEYS, ExactSum, GroupSums, LaunchColumns
 
 # Flags the group's own verdict sets; every other launch flag is carried over from its launches.
 VERDICT_FLAGS = ("above_roof", "partial_roofs", "no_roofs", "unit_throughputs", "grid_under_one_wave",
@@ -88,7 +88,7 @@ class KernelGroup:
     display_name: str  # short, unique within the report (`api.names`)
     grid: tuple[int, int, int] | None  # None under group_by="name"
     block: tuple[int, int, int] | None
-    launches: list[LaunchEntry]  # every launch, as the group keeps it (`api.sums`)
+    launches: LaunchColumns  # every launch, as the group keeps it (read back as `api.sums.LaunchEntry`)
     summary: AnalysedKernel  # the group's limits, verdict, flags and findings; ceilings and numbers of `longest`
     longest: AnalysedKernel
     stats: DurationStats
@@ -105,6 +105,12 @@ class KernelGroup:
     @property
     def function(self) -> str:
         return self.longest.raw.name
+
+    @property
+    def first_index(self) -> int:
+        """The index of its first launch."""
+        index: int = self.launches[0].index
+        return index
 
     def to_dict(self, redact: bool = False) -> dict[str, Any]:
         """The group as the `groups` list of the `ncu-roofline/5` document writes it."""
@@ -359,12 +365,12 @@ class GroupMaker:
             longest = self.longest[key]
             stats = DurationStats.of(list(sums.durations))
             summary = _aggregate(sums, longest, threshold, findings == FINDINGS_BY_GROUP)
-            usable = [e for e in sums.entries if e.usable]
-            limiters = Counter(e.bound_by or NO_LIMITER for e in usable)
-            disagreeing = [e.index for e in usable if e.bound_by != summary.bound_by]
+            usable = list(sums.entries.verdicts())  # (index, limiter, regime)
+            limiters = Counter(bound or NO_LIMITER for _, bound, _ in usable)
+            disagreeing = [index for index, bound, _ in usable if bound != summary.bound_by]
             summary = _mixed(summary, sums.count, limiters)
-            regimes = Counter(e.regime or NO_LIMITER for e in usable)
-            other_regime = [e.index for e in usable if e.regime != summary.regime]
+            regimes = Counter(regime or NO_LIMITER for _, _, regime in usable)
+            other_regime = [index for index, _, regime in usable if regime != summary.regime]
             share = stats.total / total_s if stats.total is not None and total_s else None
             first = sums.first.raw if sums.first is not None else longest.raw
             groups.append(KernelGroup(
@@ -375,7 +381,7 @@ class GroupMaker:
                 regimes=dict(sorted(regimes.items(), key=lambda kv: (-kv[1], kv[0]))), regime_disagreeing=other_regime,
                 usable_launches=sums.usable, work_flop=sums.summed_work(WORK_KEYS),
                 traffic_bytes=sums.summed_work(R.LEVELS), nvtx_ranges=sorted(sums.nvtx)))
-        groups.sort(key=lambda g: (-(g.stats.total or 0.0), g.launches[0].index))
+        groups.sort(key=lambda g: (-(g.stats.total or 0.0), g.first_index))
         names = display_names([NameEntry(g.name, g.grid, g.block) for g in groups])
         for g, name in zip(groups, names, strict=True):
             g.display_name = name

@@ -19,9 +19,11 @@ from typing import Any
 
 import orjson
 
+from ..readers.record import RawKernel
 from .groups import GroupMaker, group_key
 from .jsondoc import Encoded, encode_bytes
 from .kernel import AnalysedKernel, run_passes
+from .sums import append_int
 
 
 @dataclass
@@ -62,7 +64,7 @@ class LaunchRecords:
         fd, self._name = tempfile.mkstemp(prefix="ncu-roofline-launches-")
         self._file = os.fdopen(fd, "w+b", buffering=1 << 20)
         self._at = array("q")  # per position: offset, length (-1: not written yet)
-        self._index = array("q")  # per position: the launch's index
+        self._index: array[int] | list[int] = array("q")  # per position: the launch's index
         self._set = array("q")  # per position: its recipe set, as first listed
         self._end = 0
 
@@ -86,7 +88,7 @@ class LaunchRecords:
     def reserve(self, index: int) -> int:
         """A position for the next launch (`index`: its own), its record to come (`put`)."""
         self._at.extend((-1, 0))
-        self._index.append(index)
+        self._index = append_int(self._index, index)
         self._set.append(-1)
         return len(self._index) - 1
 
@@ -177,6 +179,7 @@ class Streamed:
         self.unusable = 0
         self.devices: set[str] = set()
         self.last: AnalysedKernel | None = None
+        self.numbered = Numbered()
         self.timed_before = False  # a launch before the last one has a duration
 
     def timed(self, k: AnalysedKernel) -> None:
@@ -273,3 +276,56 @@ def stopped_warning(last: AnalysedKernel, analysed: int) -> str:
     return (f"the last launch (#{last.raw.index}, {last.raw.name}) has no duration, unlike the launches before it: "
             "the capture was likely stopped while profiling it, or the profiler could not collect it; it is set "
             f"aside, {analysed:,} other launch(es) are analysed")
+
+
+class Numbered:
+    """The numbers and names of a streamed report's launches, all a reader's last word reads of them
+    (`OpenReport.finish`: a CSV export's renumbering and the rows its warnings name), in a few bytes a launch
+    instead of each launch's `RawKernel`."""
+
+    def __init__(self) -> None:
+        self.index: array[int] | list[int] = array("q")
+        self._names = array("I")  # per launch: its (name, demangled name) in `_known`
+        self._known: dict[tuple[str, str], int] = {}
+        self._pairs: list[tuple[str, str]] = []
+
+    def add(self, k: RawKernel) -> None:
+        pair = (k.name, k.demangled_name)
+        code = self._known.get(pair)
+        if code is None:
+            code = self._known[pair] = len(self._pairs)
+            self._pairs.append(pair)
+        self.index = append_int(self.index, k.index)
+        self._names.append(code)
+
+    def kernels(self, before: list[RawKernel]) -> list[RawKernel]:
+        """The launches as `RawKernel`s without metrics: `before` (those kept before the report streamed), then
+        the others, each made when read (a change to one is not kept: a streamed export is read again where its
+        launches need renumbering, `analysis.analyze_report`)."""
+        return _Made(before, self)
+
+
+class _Made(list):  # type: ignore[type-arg]
+    """`Numbered.kernels`: a list in name only; its items past `before` are made when read."""
+
+    def __init__(self, before: list[RawKernel], numbered: Numbered) -> None:
+        super().__init__()
+        self._before, self._numbered = before, numbered
+
+    def __len__(self) -> int:
+        return len(self._before) + len(self._numbered.index)
+
+    def __getitem__(self, position: Any) -> Any:
+        if not isinstance(position, int):
+            raise TypeError("launches are read one at a time")
+        if position < 0:
+            position += len(self)
+        if position < len(self._before):
+            return self._before[position]
+        n = position - len(self._before)
+        name, demangled = self._numbered._pairs[self._numbered._names[n]]
+        return RawKernel(self._numbered.index[n], name, demangled, {})
+
+    def __iter__(self) -> Iterator[RawKernel]:
+        for position in range(len(self)):
+            yield self[position]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import operator
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -139,16 +139,93 @@ def _value(v: object) -> float | None:
     return None if v is None else float(v.value)  # type: ignore[attr-defined]
 
 
-def launch_entry(k: AnalysedKernel) -> LaunchEntry:
-    """A launch as its group keeps it."""
-    raw, q = k.raw, k.q
-    return LaunchEntry(
-        raw.index, q.duration_s.value if q.duration_s is not None else None, k.usable, k.bound_by, k.limiter_share,
-        k.regime, limits_measured(k), tuple(raw.nvtx_ranges) if raw.nvtx_ranges else _NO_RANGES, raw.device,
-        raw.compute_capability, raw.sm_count, tuple(_value(k.peaks.get(r)) for r in ROOF_KEYS),
-        tuple((dp, v.value) for dp, v in k.tensor_peaks.items()), tuple(_value(q.flop.get(p)) for p in WORK_KEYS),
-        tuple((dp, v.value) for dp, v in q.tensor_paths.items()),
-        tuple((b.definition or "counts") if (b := q.bytes.get(lv)) is not None else None for lv in R.LEVELS))
+_NUMBERS = 2 + len(ROOF_KEYS)  # per launch: duration, limiter share, roofs
+_NONE = math.nan  # a number the launch does not have (none of these numbers is NaN when it has it)
+
+
+def append_int(column: array[int] | list[int], value: int) -> array[int] | list[int]:
+    """`column` with `value` appended: an array of 64-bit integers, a list once a value does not fit one (a
+    hand-edited kernel ID); returns the column to keep."""
+    try:
+        column.append(value)
+    except OverflowError:
+        column = [*column, value]
+    return column
+
+
+def _number(v: float | None) -> float:
+    return _NONE if v is None else v
+
+
+def _maybe(v: float) -> float | None:
+    return None if v != v else v
+
+
+# What a launch shares with many others, kept once: usable, limiter, regime, limits measured, NVTX ranges, device,
+# compute capability, SM count, byte definitions, FLOP (the launches of one kernel and size do the same work).
+_Kind = tuple[bool, str | None, str | None, bool, tuple[str, ...], str | None, str | None, int | None,
+              tuple[str | None, ...], tuple[float | None, ...]]
+
+
+class LaunchColumns:
+    """A group's launches as columns (each read back as a `LaunchEntry`): about 120 bytes a launch, where one
+    `LaunchEntry` of Python objects holds 700."""
+
+    __slots__ = ("_codes", "_kinds", "_known", "_tensor", "index", "numbers")
+
+    def __init__(self) -> None:
+        self.index: array[int] | list[int] = array("q")
+        self.numbers = array("d")  # `_NUMBERS` per launch, NaN for none
+        self._codes = array("I")  # per launch: its kind, the rest of its entry (`_kinds`)
+        self._kinds: list[_Kind] = []
+        self._known: dict[_Kind, int] = {}
+        self._tensor: dict[int, tuple[tuple[tuple[str, float], ...], tuple[tuple[str, float], ...]]] = {}
+
+    def add(self, k: AnalysedKernel) -> tuple[str, ...]:
+        """A launch; returns its NVTX ranges."""
+        raw, q = k.raw, k.q
+        nvtx = tuple(raw.nvtx_ranges) if raw.nvtx_ranges else _NO_RANGES
+        kind: _Kind = (k.usable, k.bound_by, k.regime, limits_measured(k), nvtx, raw.device, raw.compute_capability,
+                raw.sm_count, tuple((b.definition or "counts") if (b := q.bytes.get(lv)) is not None else None
+                                    for lv in R.LEVELS),
+                tuple(None if (v := q.flop.get(p)) is None else v.value for p in WORK_KEYS))
+        code = self._known.get(kind)
+        if code is None:
+            code = self._known[kind] = len(self._kinds)
+            self._kinds.append(kind)
+        if k.tensor_peaks or q.tensor_paths:
+            self._tensor[len(self.index)] = (tuple((dp, v.value) for dp, v in k.tensor_peaks.items()),
+                                             tuple((dp, v.value) for dp, v in q.tensor_paths.items()))
+        self.index = append_int(self.index, raw.index)
+        self._codes.append(code)
+        peaks = k.peaks
+        self.numbers.extend((_number(q.duration_s.value if q.duration_s is not None else None),
+                             _number(k.limiter_share),
+                             *(_NONE if (v := peaks.get(r)) is None else v.value for r in ROOF_KEYS)))
+        return nvtx
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def __getitem__(self, n: int) -> LaunchEntry:
+        usable, bound_by, regime, measured, nvtx, device, cc, sm_count, definitions, work = self._kinds[self._codes[n]]
+        numbers = self.numbers[n * _NUMBERS:(n + 1) * _NUMBERS]
+        tensor_roofs, tensor_ops = self._tensor.get(n, ((), ()))
+        return LaunchEntry(self.index[n], _maybe(numbers[0]), usable, bound_by, _maybe(numbers[1]), regime,
+                           measured, nvtx, device, cc, sm_count, tuple(map(_maybe, numbers[2:])), tensor_roofs,
+                           work, tensor_ops, definitions)
+
+    def __iter__(self) -> Iterator[LaunchEntry]:
+        for n in range(len(self.index)):
+            yield self[n]
+
+    def verdicts(self) -> Iterator[tuple[int, str | None, str | None]]:
+        """(index, limiter, regime) of each usable launch, in order, without building its entry."""
+        kinds = self._kinds
+        for index, code in zip(self.index, self._codes, strict=True):
+            kind = kinds[code]
+            if kind[0]:
+                yield index, kind[1], kind[2]
 
 
 class _Weighted:
@@ -171,7 +248,7 @@ class GroupSums:
     def __init__(self, keep: bool) -> None:
         self.members: list[AnalysedKernel] | None = [] if keep else None
         self.first: AnalysedKernel | None = None
-        self.entries: list[LaunchEntry] = []
+        self.entries = LaunchColumns()
         self.durations = array("d")  # of the timed launches
         self.time = ExactSum()  # of the launches timed over 0
         self.timed_count = 0
@@ -199,9 +276,7 @@ class GroupSums:
             self.first = k
         if self.members is not None:
             self.members.append(k)
-        entry = launch_entry(k)
-        self.entries.append(entry)
-        self.nvtx.update(entry.nvtx_ranges)
+        self.nvtx.update(self.entries.add(k))
         self.flags.update(dict.fromkeys(carried))
         waves = k.launch.get("waves_per_sm")
         if len(self.waves) < 2 and not any(w is waves or w == waves for w in self.waves):
@@ -216,7 +291,7 @@ class GroupSums:
                         known[key] = False
                     else:
                         summed[key].add(v.value)
-        d = entry.timed
+        d = k.q.duration_s.value if k.usable and k.q.duration_s is not None else None  # `groups.group_duration`
         if d is None:
             return
         self.durations.append(d)

@@ -288,16 +288,15 @@ class CsvExport:
         identity_cells = CellPicker([i for i, _ in identity_columns])
         columns = Columns(((name, (i, unit)) for i, name, unit in metric_columns), impossible=self._impossible,
                           watched=analysis_columns())
-        seen_ids: set[int] = set()
+        seen_ids = SeenIds()
         count = 0
         for line_no, row in rows:
             if repeated.skip(line_no, row):
                 continue
             cells = {name: cell.strip() for name, cell in zip(identity_names, identity_cells(row), strict=True)}
             ident = cells.get("ID", "")
-            if _INT_RE.match(ident) and int(ident) not in seen_ids:
-                index = count if self.by_row else int(ident)
-                seen_ids.add(int(ident))
+            if _INT_RE.match(ident) and seen_ids.first(number := int(ident)):
+                index = count if self.by_row else number
             else:
                 index = count
                 self._renumber = True
@@ -432,6 +431,34 @@ class CsvExport:
         warnings += notes
         return RawReport(path=str(self.path), source_format="csv", kernels=kernels, ncu_version=None,
                          warnings=warnings, completeness=CSV_UNCHECKABLE)
+
+
+class SeenIds:
+    """The kernel IDs an export's rows hold so far: a bit per ID below `DENSE` (ncu numbers rows 0, 1, 2, ...: 200,000
+    launches take 25 kB, not the 14 MB of a set of them), a set above."""
+
+    DENSE = 1 << 24  # a bitmap of at most 2 MiB
+
+    def __init__(self) -> None:
+        self._bits = bytearray()
+        self._others: set[int] = set()
+
+    def first(self, number: int) -> bool:
+        """Whether `number` is seen for the first time (it is seen from now on)."""
+        if number >= self.DENSE:
+            if number in self._others:
+                return False
+            self._others.add(number)
+            return True
+        byte, bit = number >> 3, 1 << (number & 7)
+        bits = self._bits
+        if byte >= len(bits):
+            grow = max(byte + 1 - len(bits), len(bits))  # doubling: amortised growth
+            bits.extend(bytes(min(grow, (self.DENSE >> 3) - len(bits))))
+        if bits[byte] & bit:
+            return False
+        bits[byte] |= bit
+        return True
 
 
 def _check_width(path: Path, row: tuple[int, Sequence[str]], width: int, last: bool) -> None:
