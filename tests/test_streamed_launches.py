@@ -4,10 +4,13 @@ launch record and every group's numbers equal those of the same capture analysed
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
+import os
 import pickle
 import random
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -21,6 +24,7 @@ from ncu_roofline.api.groups import FINDINGS_BY_GROUP
 from ncu_roofline.api.sums import ExactSum
 from ncu_roofline.errors import InputError
 from ncu_roofline.readers import read_report
+from ncu_roofline.readers.isolation import Call, ReaderPool
 from ncu_roofline.readers.record import Metric, RawKernel, RawReport
 
 # What a group holds in either mode (its findings are its longest launch's in one, every launch's in the other).
@@ -105,10 +109,32 @@ def test_a_streamed_report_crosses_a_process_boundary(monkeypatch: pytest.Monkey
     a = _by_group(path, monkeypatch)
     monkeypatch.setattr(A, "LAUNCH_FINDINGS_UP_TO", 0)
     detached = A.analyse_detached(str(path), a.settings)  # what the reader's child process hands back
+    assert detached.records is not None and Path(detached.records._name or "").is_file()  # named, to be taken over
     copied = pickle.loads(pickle.dumps(detached))
+    assert copied.records is not None and copied.records._name is None  # taken over: its name removed
+    assert not Path(detached.records._name or "").exists()
     again = ncu_roofline.Analysis([copied], [], a.settings)
     assert again.to_json() == a.to_json()
     assert again.rows() == a.rows()
+    # Taken over, and a report analysed here: no other process can open its file, so its bytes travel.
+    twice = pickle.loads(pickle.dumps(copied))
+    assert ncu_roofline.Analysis([copy.deepcopy(twice)], [], a.settings).to_json() == a.to_json()
+    here = a.reports[0].records
+    assert here is not None and list(copy.deepcopy(here).encoded()) == list(here.encoded())
+
+
+def test_launch_records_leave_no_file_behind(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    path = CORPUS / "self-join-mistic__profile.ncu-rep"
+    if not path.is_file():
+        pytest.skip("capture not in the shared corpus")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    a = _by_group(path, monkeypatch)
+    assert a.reports[0].records is not None and a.to_json()
+    assert list(tmp_path.iterdir()) == []  # analysed here: a file without a name from the start
+    with ReaderPool(preload=()) as pool:
+        (folder,) = pool.map([Call(tempfile.gettempdir, (), "x")])
+        assert folder == os.path.dirname(pool._children[0].log_path)  # a child's temporary files are the pool's
+    assert not Path(folder).exists()
 
 
 def test_a_streamed_report_is_narrowed_by_whole_groups(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -180,7 +180,7 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
     opened = open_report(path, by_row)  # a CSV export is parsed row by row as this loop reaches it
     maker = GroupMaker(settings.group_by)
     kernels: list[AnalysedKernel] = []  # every launch, until the report is analysed by group
-    stream = Streamed(maker, launch_records)
+    stream = Streamed(maker, launch_records, shared)
     raws: list[RawKernel] = []
     try:
         for k in opened.kernels:
@@ -225,14 +225,16 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
     if stream.records is None:
         return ReportResult(raw.path, raw.source_format, raw.ncu_version, kernels, warnings,
                             completeness=raw.completeness, group_by=settings.group_by, threshold=settings.threshold)
-    held = stream.finish()
-    if not shared:
-        stream.records.forget()
+    try:
+        held = stream.finish()
+        made = maker.groups(settings.threshold, stream.total, FINDINGS_BY_GROUP)
+    except BaseException:
+        stream.records.close()
+        raise
     return ReportResult(raw.path, raw.source_format, raw.ncu_version, held, warnings,
                         completeness=raw.completeness, findings=FINDINGS_BY_GROUP, group_by=settings.group_by,
                         threshold=settings.threshold, records=stream.records,
-                        made=maker.groups(settings.threshold, stream.total, FINDINGS_BY_GROUP),
-                        tally=stream.tally())
+                        made=made, tally=stream.tally())
 
 
 def stopped_capture_warning(kernels: list[AnalysedKernel]) -> str | None:

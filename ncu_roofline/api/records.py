@@ -55,14 +55,20 @@ class RecipeSets:
 
 
 class LaunchRecords:
-    """The encoded launch records of one report, by position, in a temporary file (removed once read back in the
-    process that reads it; it crosses a process boundary by its name)."""
+    """The encoded launch records of one report, by position, in a temporary file. The file has no name
+    (`tempfile.TemporaryFile`) unless it is `shared`: then it crosses a process boundary by its name, which the
+    process that takes it over removes (a reader's child makes it in its pool's folder, removed with the pool).
+    Pickled without a name, the records travel as bytes."""
 
-    def __init__(self, keep: bool = True) -> None:
+    def __init__(self, keep: bool = True, shared: bool = False) -> None:
         self.keep = keep  # False: positions only, no record (`analyze_report(..., launch_records=False)`)
         self.sets = RecipeSets()
-        fd, self._name = tempfile.mkstemp(prefix="ncu-roofline-launches-")
-        self._file = os.fdopen(fd, "w+b", buffering=1 << 20)
+        self._name: str | None = None
+        if shared:
+            fd, self._name = tempfile.mkstemp(prefix="ncu-roofline-launches-")
+            self._file = os.fdopen(fd, "w+b", buffering=1 << 20)
+        else:
+            self._file = _unnamed()
         self._at = array("q")  # per position: offset, length (-1: not written yet)
         self._index: array[int] | list[int] = array("q")  # per position: the launch's index
         self._set = array("q")  # per position: its recipe set, as first listed
@@ -70,20 +76,31 @@ class LaunchRecords:
 
     def __getstate__(self) -> dict[str, Any]:
         self._file.flush()
-        return {"keep": self.keep, "sets": self.sets, "name": self._name, "at": self._at, "index": self._index,
-                "set": self._set, "end": self._end, "renumber": self._renumber}
+        state = {"keep": self.keep, "sets": self.sets, "name": self._name, "at": self._at, "index": self._index,
+                 "set": self._set, "end": self._end, "renumber": self._renumber}
+        if self._name is None:  # no other process can open it: its bytes go along
+            state["data"] = _read_at(self._file, self._end, 0)
+        return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.sets, self._name, self._at, self._index, self._set, self._end = (
             state["sets"], state["name"], state["at"], state["index"], state["set"], state["end"])
         self._renumber, self.keep = state["renumber"], state["keep"]
+        if self._name is None:
+            self._file = _unnamed()
+            self._file.write(state["data"])
+            return
         self._file = open(self._name, "r+b")  # noqa: SIM115 (held until closed)
+        self._file.seek(0, os.SEEK_END)
         self.forget()
 
     def forget(self) -> None:
-        """Remove the file's name: it lives on while this process holds it open."""
-        with contextlib.suppress(OSError):
-            os.unlink(self._name)
+        """Remove the file's name (a shared one, once taken over): it lives on while this process holds it open;
+        pickled from here on, its bytes go along."""
+        if self._name is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self._name)
+            self._name = None
 
     def reserve(self, index: int) -> int:
         """A position for the next launch (`index`: its own), its record to come (`put`)."""
@@ -145,13 +162,12 @@ class LaunchRecords:
             raise ValueError("this analysis kept no launch records (`analyze(..., launch_records=False)`): "
                              "analyse the report again to write its launches")
         self._file.flush()
-        fd = self._file.fileno()
         at = self._at
         for n in range(len(self._index)):
             offset, length = at[2 * n], at[2 * n + 1]
             if offset < 0:
                 raise RuntimeError(f"launch record {n} was never written")
-            yield os.pread(fd, length, offset)
+            yield _read_at(self._file, length, offset)
 
     def records(self) -> Iterator[dict[str, Any]]:
         """Each record as a dict, in launch order."""
@@ -163,13 +179,32 @@ class LaunchRecords:
         self.forget()
 
 
+def _unnamed() -> Any:
+    """A temporary file without a name (POSIX), or removed once closed (Windows)."""
+    return tempfile.TemporaryFile(prefix="ncu-roofline-launches-", buffering=1 << 20)
+
+
+def _read_at(file: Any, length: int, offset: int) -> bytes:
+    """`length` bytes of a flushed file at `offset`, its position left at the end (where records are appended)."""
+    if _PREAD is not None:
+        data: bytes = _PREAD(file.fileno(), length, offset)
+        return data
+    file.seek(offset)  # no pread (Windows)
+    data = file.read(length)
+    file.seek(0, os.SEEK_END)
+    return data
+
+
+_PREAD = getattr(os, "pread", None)
+
+
 class Streamed:
     """What `analyze_report` keeps of a report analysed by group: its launch records, the launches held as their
     group's longest (by position), and what the report says of all its launches (count, time, units, devices)."""
 
-    def __init__(self, maker: GroupMaker, keep_records: bool = True) -> None:
+    def __init__(self, maker: GroupMaker, keep_records: bool = True, shared: bool = False) -> None:
         self.maker = maker
-        self.keep_records = keep_records
+        self.keep_records, self.shared = keep_records, shared
         self.records: LaunchRecords | None = None
         self.count = 0
         self.total: float | None = None  # every launch's duration, summed in order (`ReportResult.total_duration_s`)
@@ -202,7 +237,7 @@ class Streamed:
 
     def by_group(self, kernels: list[AnalysedKernel]) -> list[AnalysedKernel]:
         """From here on, by group: the launches so far written out, but for each group's longest."""
-        self.records = LaunchRecords(self.keep_records)
+        self.records = LaunchRecords(self.keep_records, self.shared)
         self.maker.keep = False
         for sums in self.maker.sums.values():
             sums.members = None

@@ -88,17 +88,20 @@ _BOOT = (
     "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"  # Ctrl-C is the caller's to handle
     "from multiprocessing.connection import Connection\n"
     "conn = Connection(int(sys.argv[1]))\n"
-    "sys.path[:], preload = conn.recv()\n"
+    "sys.path[:], preload, folder = conn.recv()\n"
     "from ncu_roofline.readers.isolation import serve\n"
-    "serve(conn, preload)\n"
+    "serve(conn, preload, folder)\n"
 )
 
 
-def serve(conn: multiprocessing.connection.Connection, preload: Sequence[str]) -> None:
+def serve(conn: multiprocessing.connection.Connection, preload: Sequence[str], folder: str | None = None) -> None:
     """The child: import `preload`, then answer (fn, args) requests until the connection closes.
 
-    Its standard output and error are the log file the parent opened; each call starts it anew.
+    Its standard output and error are the log file the parent opened; each call starts it anew. Its temporary
+    files go in the pool's `folder`, which the pool removes: a child killed or crashed leaves none behind.
     """
+    if folder is not None:
+        tempfile.tempdir = folder
     for module in preload:
         with contextlib.suppress(ImportError):  # the call that needs it explains
             importlib.import_module(module)
@@ -124,6 +127,7 @@ def serve(conn: multiprocessing.connection.Connection, preload: Sequence[str]) -
             conn.send(answer)
         except Exception as exc:  # an answer that does not pickle
             conn.send(("internal", f"cannot send the result back ({type(exc).__name__}: {exc})"))
+        del answer  # what it holds open (a report's launch records) is the parent's now
 
 
 @dataclass(frozen=True)
@@ -161,7 +165,7 @@ class _Child:
         finally:
             theirs.close()
         self.conn = multiprocessing.connection.Connection(ours.detach())
-        self.conn.send((list(sys.path), list(preload)))
+        self.conn.send((list(sys.path), list(preload), os.path.dirname(log_path)))
         self.log_path = log_path
         self.busy: int | None = None     # the index of the call in flight
         self.call: Call | None = None
