@@ -10,6 +10,7 @@ import math
 import os
 import pickle
 import random
+import re
 import tempfile
 from pathlib import Path
 
@@ -100,6 +101,15 @@ def test_streamed_launches_keep_every_number_of_the_capture(path: Path, monkeypa
     for report in streamed.reports:
         held = {id(g.longest) for g in streamed.groups_of(report)}
         assert {id(k) for k in report.kernels} == held  # no other launch is kept
+    # Narrowed to whole groups, as a capture analysed launch by launch is: the same groups, names and totals.
+    last = streamed.groups_of(streamed.reports[0])[-1]
+    for focus in (Focus(top=1), Focus(kernel=re.escape(last.function or last.name or ""))):
+        for new, old in zip(streamed.focused(focus).to_dict()["reports"], whole.focused(focus).to_dict()["reports"],
+                            strict=True):
+            assert (new["kernel_count"], new["total_duration_s"], new["focus"]) == (
+                old["kernel_count"], old["total_duration_s"], old["focus"])
+            assert [{key: g[key] for key in GROUP_NUMBERS} for g in new["groups"]] == [
+                {key: g[key] for key in GROUP_NUMBERS} for g in old["groups"]]
 
 
 def test_a_streamed_report_crosses_a_process_boundary(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -122,7 +122,7 @@ class Analysis:
         reports = []
         for r in self.reports:
             if r.made is not None:  # analysed by group: whole groups kept or left out
-                groups, summary = focus_groups(r.made, focus, r.total_duration_s, r.path)
+                groups, summary = focus_groups(r.made, focus, r.path)
                 held = {g.longest.raw.index for g in groups}
                 reports.append(dataclasses.replace(r, kernels=[k for k in r.kernels if k.raw.index in held],
                                                    made=groups, focus=summary))

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError, RooflineError
-from .groups import FINDINGS_BY_LAUNCH, KernelGroup, group_kernels
+from .groups import FINDINGS_BY_LAUNCH, KernelGroup, group_kernels, named
 from .kernel import AnalysedKernel
 from .names import short_name
 from .nvtx import launch_paths
@@ -164,7 +164,7 @@ def focus_kernels(launches: Sequence[AnalysedKernel], focus: Focus, group_by: st
     return kernels, FocusSummary(focus, len(launches), total_s, len(kernels), _total(kernels), tuple(steps))
 
 
-def focus_groups(groups: Sequence[KernelGroup], focus: Focus, total_s: float | None, path: str
+def focus_groups(groups: Sequence[KernelGroup], focus: Focus, path: str
                  ) -> tuple[list[KernelGroup], FocusSummary]:
     """`focus_kernels` for a report analysed by group, whose launches are not kept: whole groups are kept or left
     out (a kernel name is one group's, or several whole ones). An NVTX range may hold part of a group: such a report
@@ -199,5 +199,12 @@ def focus_groups(groups: Sequence[KernelGroup], focus: Focus, total_s: float | N
         known = [e.duration_s for e in entries if e.duration_s is not None]
         return math.fsum(known) if known else None
 
-    return kept, FocusSummary(focus, len(every), total_s if total_s is not None else total(every), len(left),
+    every_s = total(every)
+    # As the launches kept would be grouped: shares of every launch's time (summed as `focus_kernels` does), and
+    # names told apart from the groups kept only.
+    kept = [dataclasses.replace(g, share=g.stats.total / every_s if g.stats.total is not None and every_s else None)
+            for g in kept]
+    if len(kept) < len(groups):
+        kept = named(kept)
+    return kept, FocusSummary(focus, len(every), every_s, len(left),
                               total(left), tuple(steps))

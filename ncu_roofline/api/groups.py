@@ -382,10 +382,15 @@ class GroupMaker:
                 usable_launches=sums.usable, work_flop=sums.summed_work(WORK_KEYS),
                 traffic_bytes=sums.summed_work(R.LEVELS), nvtx_ranges=sorted(sums.nvtx)))
         groups.sort(key=lambda g: (-(g.stats.total or 0.0), g.first_index))
-        names = display_names([NameEntry(g.name, g.grid, g.block) for g in groups])
-        for g, name in zip(groups, names, strict=True):
-            g.display_name = name
-        return groups
+        return named(groups)
+
+
+def named(groups: list[KernelGroup]) -> list[KernelGroup]:
+    """The groups of one report, each given its display name: short, and told apart from the others'."""
+    names = display_names([NameEntry(g.name, g.grid, g.block) for g in groups])
+    for g, name in zip(groups, names, strict=True):
+        g.display_name = name
+    return groups
 
 
 def group_kernels(kernels: Sequence[AnalysedKernel], group_by: str = GROUP_BY_LAUNCH,
