@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import math
 import os
 import pickle
@@ -217,3 +218,19 @@ def test_a_streamed_export_names_the_row_of_an_impossible_value(tmp_path: Path) 
     assert report.findings == FINDINGS_BY_GROUP
     (warning,) = [w for w in report.warnings if "impossible" in w]
     assert f"kernel {count - 2} (k{(count - 2) % 3}): dram__bytes_read.sum = -5" in warning
+
+
+def test_a_streamed_export_keeps_launch_numbers_past_64_bits(tmp_path: Path) -> None:
+    """IDs past 64 bits (a hand-edited export): every launch record, row and group holds each exact number."""
+    plain = _plain_launches()
+    count = A.LAUNCH_FINDINGS_UP_TO + 5
+    base = 2 ** 70
+    launches = [dataclasses.replace(plain[i % len(plain)], index=base + i) for i in range(count)]
+    export = write_ncu_csv(RawReport("big.csv", "csv", launches), tmp_path / "big.csv", prof_lines=False)
+    a = ncu_roofline.analyze(export)
+    assert a.reports[0].findings == FINDINGS_BY_GROUP
+    expected = [base + i for i in range(count)]
+    assert [row["index"] for row in a.rows()] == expected
+    assert [k["index"] for k in a.to_dict()["reports"][0]["kernels"]] == expected
+    assert [k["index"] for k in json.loads(a.to_json())["reports"][0]["kernels"]] == expected
+    assert [k["index"] for k in a.to_dict(redact=True)["reports"][0]["kernels"]] == expected

@@ -147,11 +147,18 @@ class LaunchRecords:
                 old = self._set[n]
                 data = data.replace(b'"recipe_set":%d,' % old, b'"recipe_set":%d,' % renumber[old], 1)  # keys sorted
             if redact and b'"nvtx_ranges":[]' not in data:
-                d = orjson.loads(data)
+                d = self._decoded(n, data)
                 d["nvtx_ranges"] = []
                 yield Encoded(encode_bytes(d)) if lazy else d
             else:
-                yield Encoded(data) if lazy else orjson.loads(data)
+                yield Encoded(data) if lazy else self._decoded(n, data)
+
+    def _decoded(self, n: int, data: bytes) -> dict[str, Any]:
+        """Record `n` as a dict; its launch number exact (orjson reads an integer past 64 bits as a float)."""
+        d: dict[str, Any] = orjson.loads(data)
+        if isinstance(self._index, list):  # a number past 64 bits among them (`append_int`)
+            d["index"] = self._index[n]
+        return d
 
     def __len__(self) -> int:
         return len(self._index)
@@ -171,8 +178,8 @@ class LaunchRecords:
 
     def records(self) -> Iterator[dict[str, Any]]:
         """Each record as a dict, in launch order."""
-        for data in self.encoded():
-            yield orjson.loads(data)
+        for n, data in enumerate(self.encoded()):
+            yield self._decoded(n, data)
 
     def close(self) -> None:
         self._file.close()
