@@ -234,3 +234,16 @@ def test_a_streamed_export_keeps_launch_numbers_past_64_bits(tmp_path: Path) -> 
     assert [k["index"] for k in a.to_dict()["reports"][0]["kernels"]] == expected
     assert [k["index"] for k in json.loads(a.to_json())["reports"][0]["kernels"]] == expected
     assert [k["index"] for k in a.to_dict(redact=True)["reports"][0]["kernels"]] == expected
+
+
+def test_a_streamed_report_is_not_grouped_otherwise_than_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its launches let go, a report analysed by group cannot be regrouped: other settings are refused, not
+    answered with the groups made under the first ones."""
+    path = CORPUS / "self-join-mistic__profile.ncu-rep"
+    if not path.is_file():
+        pytest.skip("capture not in the shared corpus")
+    a = _by_group(path, monkeypatch)
+    other = dataclasses.replace(a.settings, group_by="name")
+    with pytest.raises(ValueError, match="group_by='launch'"):
+        ncu_roofline.Analysis(a.reports, [], other).groups_of(a.reports[0])
+    assert ncu_roofline.Analysis(a.reports, [], a.settings).groups_of(a.reports[0]) == a.groups_of(a.reports[0])

@@ -55,6 +55,10 @@ class Analysis:
         """The kernel groups of one of this analysis's reports (by `settings.group_by`), the most time first."""
         found = self._groups.get(id(report))
         if found is None and report.made is not None:  # made as its launches streamed by
+            if (report.group_by, report.threshold) != (self.settings.group_by, self.settings.threshold):
+                raise ValueError(f"{report.path}: analysed by group with group_by={report.group_by!r} and "
+                                 f"threshold={report.threshold:g}, and its launches were not kept: analyse it "
+                                 "again with these settings to group it otherwise")
             found = self._groups[id(report)] = report.made
         if found is None:
             found = self._groups[id(report)] = group_kernels(report.kernels, self.settings.group_by,
