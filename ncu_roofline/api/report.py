@@ -45,6 +45,8 @@ class ReportResult:
 
     @property
     def devices(self) -> list[str]:
+        if self.tally is not None and self.focus is None:
+            return list(self.tally.devices)
         if self.made is not None:
             return sorted({e.device for g in self.made for e in g.launches if e.device})
         return sorted({k.raw.device for k in self.kernels if k.raw.device})
@@ -76,6 +78,13 @@ class ReportResult:
         """The GPU time shares are taken of: every launch of the file, also those a focus left out."""
         return self.focus.total_duration_s if self.focus is not None else self.total_duration_s
 
+    def _unusable(self, groups: list[KernelGroup]) -> int:
+        if self.tally is not None and self.focus is None:
+            return self.tally.unusable
+        if self.made is not None:
+            return sum(1 for g in groups for e in g.launches if not e.usable)
+        return sum(1 for k in self.kernels if not k.usable)
+
     def to_dict(self, redact: bool = False, groups: list[KernelGroup] | None = None,
                 lazy: bool = False) -> dict[str, Any]:
         """The report as the `ncu-roofline/5` document writes it (`groups`: as `Analysis.groups_of`).
@@ -85,7 +94,6 @@ class ReportResult:
         if groups is None:
             groups = self.made if self.made is not None else group_kernels(
                 self.kernels, self.group_by, self.threshold, self.share_total_s, self.findings)
-        key_of = {e.index: g.key for g in groups for e in g.launches}
         names = {g.key: g.display_name for g in groups}
         total = self.share_total_s
         total_s = self.total_duration_s  # once: it sums every launch
@@ -101,6 +109,7 @@ class ReportResult:
             if records is not None:
                 yield from records.written(redact, kept, lazy)
                 return
+            key_of = {e.index: g.key for g in groups for e in g.launches}
             for k in self.kernels:
                 d = k.to_dict(redact, recipes, findings=by_launch)
                 d["group_key"] = key_of.get(k.raw.index)
@@ -113,8 +122,7 @@ class ReportResult:
             "ncu_version": self.ncu_version,
             "devices": self.devices,
             "kernel_count": self.launch_count,
-            "unusable_kernel_count": sum(1 for g in groups for e in g.launches if not e.usable)
-            if self.made is not None else sum(1 for k in self.kernels if not k.usable),
+            "unusable_kernel_count": self._unusable(groups),
             "total_duration_s": total_s,
             "warnings": list(self.warnings),
             "completeness": self.completeness or None,
