@@ -28,6 +28,7 @@ from ncu_roofline.errors import InputError
 from ncu_roofline.readers import read_report
 from ncu_roofline.readers.isolation import Call, ReaderPool
 from ncu_roofline.readers.record import Metric, RawKernel, RawReport
+from ncu_roofline.views.report import RoofValues, build_report_view, device_roofs
 
 # What a group holds in either mode (its findings are its longest launch's in one, every launch's in the other).
 GROUP_NUMBERS = ("group_key", "display_name", "launches", "usable_launches", "launch_indices", "duration_s",
@@ -102,6 +103,19 @@ def test_streamed_launches_keep_every_number_of_the_capture(path: Path, monkeypa
     for report in streamed.reports:
         held = {id(g.longest) for g in streamed.groups_of(report)}
         assert {id(k) for k in report.kernels} == held  # no other launch is kept
+    # The page says the same of every launch: devices, roofs (medians over every launch), counts, time.
+    ours, theirs = build_report_view(streamed), build_report_view(whole)
+    for field in ("devices", "kernel_count", "unusable_count", "shown_gpu_time", "byte_definitions"):
+        assert ours["header"][field] == theirs["header"][field]
+    assert [c["roofs"] for c in ours["charts"]] == [c["roofs"] for c in theirs["charts"]]
+    for report in whole.reports:  # what a launch's entry gives the roofs is what its JSON record gives them
+        for device in {k.raw.device for k in report.kernels}:
+            gathered = RoofValues()
+            for g in whole.groups_of(report):
+                for e in g.launches:
+                    if e.device == device:
+                        gathered.add_launch(e)
+            assert gathered.roofs() == device_roofs([k.to_dict() for k in report.kernels if k.raw.device == device])
     # Narrowed to whole groups, as a capture analysed launch by launch is: the same groups, names and totals.
     last = streamed.groups_of(streamed.reports[0])[-1]
     for focus in (Focus(top=1), Focus(kernel=re.escape(last.function or last.name or ""))):

@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..api.groups import NO_LIMITER, KernelGroup
 from ..api.nvtx import RangeNode, nvtx_rollup, top_groups
-from ..api.sums import WORK_KEYS, LaunchEntry
-from ..knowledge import recipes as R
+from ..api.sums import LaunchEntry
 from ..settings import GROUP_BY_LAUNCH, GROUP_BY_NAME
 from . import format as F
 from .labels import long_label, named_limit, regime_label, regime_text, roof_css, short_label
@@ -150,18 +149,6 @@ def _bound_note(g: KernelGroup) -> str:
                       for name, n in ranked[:_NOTE_LIMITERS])
     return (f"busiest over the {g.usable_launches:,} launches summed; per launch: {shown}"
             + (", …" if len(ranked) > _NOTE_LIMITERS else ""))
-
-
-def roof_side(k: LaunchEntry) -> dict[str, Any]:
-    """What `views.report.device_roofs` reads of a launch (its peaks and work), without the whole
-    JSON dict: the device roofs are the medians over every launch."""
-    return {
-        "peaks": {**{f"{lv}_bytes_per_s": v for lv, v in zip(R.LEVELS, k.roofs[:len(R.LEVELS)], strict=True)},
-                  **{f"{p}_flop_per_s": v for p, v in zip(R.PRECISIONS, k.roofs[len(R.LEVELS):], strict=True)},
-                  "tensor_flop_per_s": dict(k.tensor_roofs)},
-        "work_flop": dict(zip(WORK_KEYS, k.work, strict=True)),
-        "tensor_ops_by_datapath": dict(k.tensor_ops),
-    }
 
 
 def size_points(chart: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import os
 import statistics
+from array import array
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from ..api.analysis import LAUNCH_FINDINGS_UP_TO
 from ..api.groups import FINDINGS_BY_GROUP
-from ..api.sums import LaunchEntry
+from ..api.sums import WORK_KEYS, LaunchEntry
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
 from ..knowledge.catalog import page_words
@@ -26,7 +27,6 @@ from .groups import (
     MAX_GROUP_SECTIONS,
     bound_mix,
     page_groups,
-    roof_side,
     size_points,
 )
 from .kernel_numbers import quantity_rows, roof_unit_notes
@@ -111,39 +111,68 @@ def _kernel_id(report_no: int, k: AnalysedKernel) -> str:
 def device_roofs(sides: list[dict[str, Any]], prefix: str = "") -> list[dict[str, Any]]:
     """One value per roof for kernels of one device (JSON-contract dicts): the median over them,
     since the measured clocks vary a little from kernel to kernel."""
-    roofs: list[dict[str, Any]] = []
-
-    def values_of(key: str) -> list[float]:
-        return [float(v) for v in (s["peaks"].get(key) for s in sides)
-                if isinstance(v, (int, float)) and v > 0]
-
-    for lv in R.LEVELS:
-        values = values_of(f"{lv}_bytes_per_s")
-        if values:
-            v = statistics.median(values)
-            roofs.append({"name": lv, "kind": "bandwidth", "value": v,
-                          "label": f"{prefix}{short_label(lv)} {F.si(v, 'B/s')}"})
-    used = {p for s in sides for p, w in s["work_flop"].items() if isinstance(w, (int, float)) and w > 0}
-    for p in R.PRECISIONS:
-        values = values_of(f"{p}_flop_per_s")
-        if values and (p in used or p == "fp32" or not used):
-            v = statistics.median(values)
-            roofs.append({"name": p, "kind": "compute", "value": v,
-                          "label": f"{prefix}{short_label(p)} {F.si(v, 'FLOP/s')}"})
-    paths: dict[str, list[float]] = {}
+    found = RoofValues()
     for s in sides:
-        ops = s["tensor_ops_by_datapath"]
-        tensor_work = s["work_flop"].get("tensor")
-        estimated = isinstance(tensor_work, (int, float)) and tensor_work > 0
-        for dp, v in (s["peaks"].get("tensor_flop_per_s") or {}).items():
-            used_path = isinstance(ops.get(dp), (int, float)) and ops[dp] > 0
-            if isinstance(v, (int, float)) and v > 0 and (used_path or (not ops and estimated)):
-                paths.setdefault(dp, []).append(float(v))
-    for dp, values in sorted(paths.items()):
-        v = statistics.median(values)
-        roofs.append({"name": f"tensor:{dp}", "kind": "compute", "value": v,
-                      "label": f"{prefix}Tensor {dp} {F.si(v, 'FLOP/s')}"})
-    return roofs
+        found.add(s["peaks"], s["work_flop"], s["tensor_ops_by_datapath"])
+    return found.roofs(prefix)
+
+
+def _positive(v: object) -> bool:
+    return isinstance(v, (int, float)) and v > 0
+
+
+class RoofValues:
+    """The roofs the launches of one device measured, gathered launch by launch (`device_roofs`): each roof's
+    values as floats in an array (200,000 launches make no dict each), the precisions they did work in."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, array[float]] = {}
+        self.used: set[str] = set()
+        self.paths: dict[str, list[float]] = {}
+
+    def add(self, peaks: dict[str, Any], work: dict[str, Any], ops: dict[str, Any]) -> None:
+        """One launch: its `peaks` (name -> per-second value; `tensor_flop_per_s`: per datapath), its work per
+        precision and its tensor operations per datapath (JSON-contract names)."""
+        for key in _PEAK_KEYS:
+            v = peaks.get(key)
+            if _positive(v):
+                self.values.setdefault(key, array("d")).append(float(v))  # type: ignore[arg-type]
+        self.used.update(p for p, w in work.items() if _positive(w))
+        estimated = _positive(work.get("tensor"))
+        for dp, v in (peaks.get("tensor_flop_per_s") or {}).items():
+            if _positive(v) and (_positive(ops.get(dp)) or (not ops and estimated)):
+                self.paths.setdefault(dp, []).append(float(v))
+
+    def add_launch(self, k: LaunchEntry) -> None:
+        """One launch as its group keeps it."""
+        peaks: dict[str, Any] = dict(zip(_PEAK_KEYS, k.roofs, strict=True))
+        if k.tensor_roofs:
+            peaks["tensor_flop_per_s"] = dict(k.tensor_roofs)
+        self.add(peaks, dict(zip(WORK_KEYS, k.work, strict=True)), dict(k.tensor_ops))
+
+    def roofs(self, prefix: str = "") -> list[dict[str, Any]]:
+        roofs: list[dict[str, Any]] = []
+        for lv in R.LEVELS:
+            values = self.values.get(f"{lv}_bytes_per_s")
+            if values:
+                v = statistics.median(values)
+                roofs.append({"name": lv, "kind": "bandwidth", "value": v,
+                              "label": f"{prefix}{short_label(lv)} {F.si(v, 'B/s')}"})
+        for p in R.PRECISIONS:
+            values = self.values.get(f"{p}_flop_per_s")
+            if values and (p in self.used or p == "fp32" or not self.used):
+                v = statistics.median(values)
+                roofs.append({"name": p, "kind": "compute", "value": v,
+                              "label": f"{prefix}{short_label(p)} {F.si(v, 'FLOP/s')}"})
+        for dp, found in sorted(self.paths.items()):
+            v = statistics.median(found)
+            roofs.append({"name": f"tensor:{dp}", "kind": "compute", "value": v,
+                          "label": f"{prefix}Tensor {dp} {F.si(v, 'FLOP/s')}"})
+        return roofs
+
+
+# The peaks of a launch, in `sums.ROOF_KEYS` order: levels in bytes, precisions in FLOP per second.
+_PEAK_KEYS = (*(f"{lv}_bytes_per_s" for lv in R.LEVELS), *(f"{p}_flop_per_s" for p in R.PRECISIONS))
 
 
 def _points(kid: str, k: AnalysedKernel, label: str) -> list[dict[str, Any]]:
@@ -341,25 +370,56 @@ def findings_note(analysis: Analysis, names: list[str]) -> str:
                                             "count": None if one else len(by_group), "limit": LAUNCH_FINDINGS_UP_TO})
 
 
-def _launch_index(e: LaunchEntry) -> int:
-    return e.index
+class PageLaunches:
+    """What the page's header and charts say of every launch, gathered in one pass over the groups' launches
+    (200,000 launches are never a list of entries): the devices in the order they first ran a launch, each with
+    that launch and its launches' roofs, the byte definitions per level, counts, and the time of the launches
+    shown, summed in launch order."""
+
+    def __init__(self, analysis: Analysis) -> None:
+        self.devices: dict[str, tuple[tuple[int, int], LaunchEntry]] = {}
+        self.roofs: dict[str, RoofValues] = {}
+        self.definitions: list[set[str]] = [set() for _ in R.LEVELS]
+        self.count = self.unusable = 0
+        first: dict[str, tuple[tuple[int, int], LaunchEntry]] = {}
+        times: list[float] = []
+        for report_no, r in enumerate(analysis.reports):
+            index: list[int] = []
+            durations: list[float] = []
+            for g in analysis.groups_of(r):
+                for k in g.launches:
+                    device = k.device or "unknown device"
+                    at = (report_no, k.index)
+                    if device not in first or at < first[device][0]:
+                        first[device] = (at, k)
+                    found = self.roofs.get(device)
+                    if found is None:
+                        found = self.roofs[device] = RoofValues()
+                    found.add_launch(k)
+                    for held, definition in zip(self.definitions, k.definitions, strict=True):
+                        if definition is not None:
+                            held.add(definition)
+                    self.count += 1
+                    self.unusable += not k.usable
+                    if k.duration_s is not None:
+                        index.append(k.index)
+                        durations.append(k.duration_s)
+            times.extend(durations[n] for n in sorted(range(len(index)), key=index.__getitem__))
+        self.devices = dict(sorted(first.items(), key=lambda item: item[1][0]))
+        self.time = sum(times) if times else None
 
 
 def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any]:
     """Everything the HTML page and the Markdown summary show: one row and section per kernel group."""
     part = page_groups(analysis, kernel_view, redact)
-    launches = [e for r in analysis.reports  # every launch, in launch order, as its group keeps it
-                for e in sorted((e for g in analysis.groups_of(r) for e in g.launches), key=_launch_index)]
+    seen = PageLaunches(analysis)
     groups = part["groups"]
     by_id = {v["id"]: v for v in groups}
-    launches_by_device: dict[str, list[LaunchEntry]] = {}
-    for k in launches:
-        launches_by_device.setdefault(k.device or "unknown device", []).append(k)
-    by_device: dict[str, list[tuple[dict[str, Any], AnalysedKernel]]] = {d: [] for d in launches_by_device}
+    by_device: dict[str, list[tuple[dict[str, Any], AnalysedKernel]]] = {d: [] for d in seen.devices}
     for v, g in part["pairs"][:MAX_CHART_GROUPS]:
         by_device.setdefault(g.longest.raw.device or "unknown device", []).append((v, g.summary))
-    devices = [{"name": device, "compute_capability": items[0].compute_capability,
-                "sm_count": items[0].sm_count} for device, items in launches_by_device.items()]
+    devices = [{"name": device, "compute_capability": first.compute_capability, "sm_count": first.sm_count}
+               for device, (_, first) in seen.devices.items()]
     charts = []
     sol_charts: list[dict[str, Any]] = []
     instruction_charts: list[dict[str, Any]] = []
@@ -368,7 +428,7 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
         sol = _sol_chart(device, items)
         charts.append({
             "device": device, "title": f"{device}: hierarchical roofline",
-            "roofs": device_roofs([roof_side(k) for k in launches_by_device.get(device, [])]),
+            "roofs": seen.roofs[device].roofs() if device in seen.roofs else [],
             "points": [p for v, _ in items for p in v["chart"]["points"]],
             "off_chart": [f"{kernel}{f' (×{n})' if n > 1 else ''}: {why}" for (kernel, why), n in off_chart.items()],
             "banner": W.chart_banner(Counter(v["off_chart_kind"] for v, _ in items if v["off_chart_kind"]),
@@ -386,20 +446,19 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
         v["report_name"], v["report_path"] = names[v["report_no"]], inputs[v["report_no"]]
     part["launch_data"]["reports"] = names
     definitions = []
-    for lv in R.LEVELS:
-        used = sorted({b for k in launches if (b := k.definitions[R.LEVELS.index(lv)]) is not None})
+    for lv, found in zip(R.LEVELS, seen.definitions, strict=True):
+        used = sorted(found)
         definitions.append(f"{short_label(lv)}: " + (", ".join(used) if used else "no byte counts in the report"))
-    durations = [k.duration_s for k in launches if k.duration_s is not None]
     header = Header(
         title=W.page_title([r.path for r in analysis.reports]),
         devices=devices,
         ncu_versions=sorted({r.ncu_version or "not recorded in the file" for r in analysis.reports}),
-        kernel_count=len(launches),
+        kernel_count=seen.count,
         group_count=part["group_count"],
         grouping=GROUPING_TEXT[analysis.settings.group_by],
-        unusable_count=sum(1 for k in launches if not k.usable),
+        unusable_count=seen.unusable,
         total_gpu_time=F.seconds(part["page_total"]),
-        shown_gpu_time=F.seconds(sum(durations) if durations else None),
+        shown_gpu_time=F.seconds(seen.time),
         focus=part["focus"],
         inputs=inputs,
         flop_convention=dict(R.FLOP_CONVENTION),
