@@ -250,6 +250,24 @@ def test_a_streamed_export_keeps_launch_numbers_past_64_bits(tmp_path: Path) -> 
     assert [k["index"] for k in a.to_dict(redact=True)["reports"][0]["kernels"]] == expected
 
 
+def test_a_batch_job_writes_a_streamed_export(tmp_path: Path) -> None:
+    """`batch` on an export past the launch-by-launch limit (its launch numbers past 64 bits): the job's document is
+    the one `report -f json` writes, and its kernel rows hold every launch under its exact number."""
+    from ncu_roofline.batch import analyse_one
+    from ncu_roofline.settings import AnalysisSettings
+
+    plain = _plain_launches()
+    count = A.LAUNCH_FINDINGS_UP_TO + 5
+    base = 2 ** 70
+    launches = [dataclasses.replace(plain[i % len(plain)], index=base + i) for i in range(count)]
+    export = write_ncu_csv(RawReport("big.csv", "csv", launches), tmp_path / "big.csv", prof_lines=False)
+    res = analyse_one(str(export), AnalysisSettings(), html=False)
+    assert res["status"] == "ok", res["error"]
+    assert [row["index"] for row in res["rows"]] == [base + i for i in range(count)]
+    assert res["summary"]["kernel_count"] == count
+    assert json.loads(res["json"]) == json.loads(ncu_roofline.analyze(export).to_json())
+
+
 def test_a_streamed_report_is_not_grouped_otherwise_than_made(monkeypatch: pytest.MonkeyPatch) -> None:
     """Its launches let go, a report analysed by group cannot be regrouped: other settings are refused, not
     answered with the groups made under the first ones."""

@@ -17,10 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-import orjson
-
 from ..api.analysis import Analysis, analyze_report, with_recipe_set
-from ..api.jsondoc import iter_dump_bytes, json_safe
+from ..api.jsondoc import decode_bytes, iter_dump_bytes, json_safe
 from ..api.rows import kernel_row
 from ..errors import InputError
 from ..render import REPORT, RenderOptions, render
@@ -114,7 +112,7 @@ def _document_and_rows(analysis: Analysis, redact: bool, sink: _Writes
 
     def flattened() -> Iterator[dict[str, Any]]:
         for k in make():  # a dict, or a launch record written out as it was analysed (`api.records`)
-            d = orjson.loads(k) if isinstance(k, bytes) else k
+            d = decode_bytes(k) if isinstance(k, bytes) else k
             rows.append(json_safe(kernel_row(rep["path"], with_recipe_set(rep, d))))  # NaN as null, as written
             yield k
 
