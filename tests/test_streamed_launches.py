@@ -250,6 +250,27 @@ def test_a_streamed_export_keeps_launch_numbers_past_64_bits(tmp_path: Path) -> 
     assert [k["index"] for k in a.to_dict(redact=True)["reports"][0]["kernels"]] == expected
 
 
+def test_launch_records_are_read_whole_when_a_read_stops_short(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The OS may read less than asked (Linux stops one read at 2 GiB): records read back and pickled are whole, and
+    a file shorter than what was written is an error, not a record cut short."""
+    from ncu_roofline.api import records as R
+
+    if R._PREAD is None:
+        pytest.skip("no pread on this platform")
+    real = R._PREAD
+    monkeypatch.setattr(R, "_PREAD", lambda fd, length, offset: real(fd, min(length, 7), offset))
+    made = R.LaunchRecords()
+    for i in range(3):
+        made.put(made.reserve(i), {"index": i, "name": f"kernel_{i}" * 5, "provenance": {}, "missing": []})
+    expected = [{"index": i, "name": f"kernel_{i}" * 5, "recipe_set": 0} for i in range(3)]
+    assert list(made.records()) == expected
+    assert list(pickle.loads(pickle.dumps(made)).records()) == expected
+    made._file.truncate(made._end - 3)
+    with pytest.raises(OSError, match="3 bytes short"):
+        list(made.records())
+    made.close()
+
+
 def test_a_batch_job_writes_a_streamed_export(tmp_path: Path) -> None:
     """`batch` on an export past the launch-by-launch limit (its launch numbers past 64 bits): the job's document is
     the one `report -f json` writes, and its kernel rows hold every launch under its exact number."""

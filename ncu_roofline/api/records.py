@@ -195,10 +195,22 @@ def _read_at(file: Any, length: int, offset: int) -> bytes:
     """`length` bytes of a flushed file at `offset`, its position left at the end (where records are appended)."""
     if _PREAD is not None:
         data: bytes = _PREAD(file.fileno(), length, offset)
+        if len(data) < length:  # a read stops short (at 2 GiB on Linux): the rest, piece by piece
+            pieces = [data]
+            got = len(data)
+            while got < length:
+                piece = _PREAD(file.fileno(), length - got, offset + got)
+                if not piece:
+                    raise OSError(f"launch records end {length - got} bytes short of what was written")
+                pieces.append(piece)
+                got += len(piece)
+            data = b"".join(pieces)
         return data
     file.seek(offset)  # no pread (Windows)
     data = file.read(length)
     file.seek(0, os.SEEK_END)
+    if len(data) < length:
+        raise OSError(f"launch records end {length - len(data)} bytes short of what was written")
     return data
 
 
