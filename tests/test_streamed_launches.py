@@ -153,9 +153,12 @@ def test_launch_records_leave_no_file_behind(monkeypatch: pytest.MonkeyPatch, tm
     if not path.is_file():
         pytest.skip("capture not in the shared corpus")
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    a = _by_group(path, monkeypatch)
+    monkeypatch.setattr(A, "LAUNCH_FINDINGS_UP_TO", 0)  # streamed from the first launch
+    seen: list[list[Path]] = []
+    a = ncu_roofline.analyze(path, progress=lambda _file, _count: seen.append(list(tmp_path.iterdir())))
     assert a.reports[0].records is not None and a.to_json()
-    assert list(tmp_path.iterdir()) == []  # analysed here: a file without a name from the start
+    assert seen and seen == [[]] * len(seen)  # analysed here: a file without a name from the start
+    assert list(tmp_path.iterdir()) == []
     with ReaderPool(preload=()) as pool:
         (folder,) = pool.map([Call(tempfile.gettempdir, (), "x")])
         assert folder == os.path.dirname(pool._children[0].log_path)  # a child's temporary files are the pool's
