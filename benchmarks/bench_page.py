@@ -15,7 +15,8 @@ Measured in the same run, each load the best of 3 (navigation start to the load 
 - baseline 1: the page of the 5-kernel capture itself (what any page costs to load);
 - baseline 2: a bare page with one static table row per launch (7 cells, no chart, no script),
   the layout this page avoids;
-- the 50,000-launch report page (budget: 10 MB and 3 s), and the time to page its launch list.
+- the report page (budget: 10 MB and 2 s, at 50,000 and at 200,000 launches), and the time to page its launch
+  list. A page still loading after a minute (the static rows at 200,000 launches) is shown as `> 60`.
 
 Ratios are printed against both baselines. Exit status 0 whatever the verdicts; 2 when the
 capture or Chromium (with the `websocket-client` package) is missing.
@@ -29,6 +30,7 @@ import copy
 import dataclasses
 import html
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -46,7 +48,8 @@ sys.path.insert(1, str(ROOT / "tests"))  # ncu_csv_writer
 
 SOURCE = ROOT.parent / "shared" / "reports" / "gpu-workshop__MW_Baseline.ncu-rep"
 SIZE_BUDGET = 10_000_000
-LOAD_BUDGET_S = 3.0
+LOAD_BUDGET_S = 2.0  # the columnar-scale target: at 200,000 launches too
+LOAD_WAIT_S = 60.0
 REPEATS = 3
 
 
@@ -114,10 +117,11 @@ class Chromium:
         return reply["result"].get("value")
 
     def load(self, path: Path) -> float:
-        """Open a file and return navigation start to load event end, in seconds (from the page)."""
+        """Open a file and return navigation start to load event end, in seconds (from the page); infinity when
+        it has not loaded after `LOAD_WAIT_S` (a baseline of static rows at 200,000 launches)."""
         self.send("Page.navigate", {"url": "about:blank"}, self.session)
         self.send("Page.navigate", {"url": path.as_uri()}, self.session)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + LOAD_WAIT_S
         while time.monotonic() < deadline:
             value = self.evaluate("(() => { const t = performance.getEntriesByType('navigation')[0];"
                                   " return document.URL.startsWith('file:') && t && t.loadEventEnd > 0 ?"
@@ -125,7 +129,7 @@ class Chromium:
             if value is not None:
                 return float(value)
             time.sleep(0.05)
-        raise RuntimeError(f"{path} did not load within 60 s")
+        return math.inf
 
     def errors(self) -> list[str]:
         return [json.dumps(e["params"])[:200] for e in self.events if e.get("method") == "Runtime.exceptionThrown"
@@ -189,7 +193,18 @@ def naive_page(analysis: Any) -> str:
 
 
 def best_load(browser: Chromium, path: Path) -> float:
-    return min(browser.load(path) for _ in range(REPEATS))
+    first = browser.load(path)
+    if math.isinf(first):  # one wait of a minute is enough to say so
+        return first
+    return min(first, *(browser.load(path) for _ in range(REPEATS - 1)))
+
+
+def ratio(value: float, base: float) -> str:
+    return "n/a" if math.isinf(base) or math.isinf(value) else f"{value / base:.2f}x"
+
+
+def seconds(value: float) -> str:
+    return f"> {LOAD_WAIT_S:g}" if math.isinf(value) else f"{value:.3f}"
 
 
 def main(argv: list[str]) -> int:
@@ -252,12 +267,12 @@ def main(argv: list[str]) -> int:
     for name, label in (("small", "baseline 1: 5-kernel report page"),
                         ("naive", f"baseline 2: {args.launches:,} static rows"),
                         ("big", f"report page, {args.launches:,} launches")):
-        print(f"{label:<34} {sizes[name]:>12,} {loads[name]:>8.3f} {loads[name] / loads['small']:>7.2f}x "
-              f"{loads[name] / loads['naive']:>7.2f}x")
+        print(f"{label:<34} {sizes[name]:>12,} {seconds(loads[name]):>8} {ratio(loads[name], loads['small']):>8} "
+              f"{ratio(loads[name], loads['naive']):>8}")
     print()
     size_ok, load_ok = sizes["big"] <= SIZE_BUDGET, loads["big"] <= LOAD_BUDGET_S
     print(f"page size {sizes['big']:,} bytes, budget {SIZE_BUDGET:,}: {'PASS' if size_ok else 'FAIL'}")
-    print(f"load {loads['big']:.2f} s, budget {LOAD_BUDGET_S:g} s: {'PASS' if load_ok else 'FAIL'}")
+    print(f"load {seconds(loads['big'])} s, budget {LOAD_BUDGET_S:g} s: {'PASS' if load_ok else 'FAIL'}")
     print(f"20 pages of the launch list and one filter: {paging:.3f} s")
     print(f"script errors: {errors or 'none'}")
     return 0
