@@ -253,43 +253,54 @@ def test_a_streamed_export_keeps_launch_numbers_past_64_bits(tmp_path: Path) -> 
     assert [k["index"] for k in a.to_dict(redact=True)["reports"][0]["kernels"]] == expected
 
 
-def test_launch_records_are_read_whole_when_a_read_stops_short(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("pread", [True, False], ids=["pread", "seek-and-read"])
+def test_launch_records_are_read_whole_when_a_read_stops_short(monkeypatch: pytest.MonkeyPatch, pread: bool) -> None:
     """The OS may read less than asked (Linux stops one read at 2 GiB): records read back and pickled are whole, and
-    a file shorter than what was written is an error, not a record cut short."""
+    a file shorter than what was written is an error, not a record cut short; also where there is no pread."""
     from ncu_roofline.api import records as R
 
-    if R._PREAD is None:
+    if R._PREAD is None and pread:
         pytest.skip("no pread on this platform")
     real = R._PREAD
-    monkeypatch.setattr(R, "_PREAD", lambda fd, length, offset: real(fd, min(length, 7), offset))
+    monkeypatch.setattr(R, "_PREAD", (lambda fd, length, offset: real(fd, min(length, 7), offset)) if pread else None)
     made = R.LaunchRecords()
     for i in range(3):
         made.put(made.reserve(i), {"index": i, "name": f"kernel_{i}" * 5, "provenance": {}, "missing": []})
     expected = [{"index": i, "name": f"kernel_{i}" * 5, "recipe_set": 0} for i in range(3)]
     assert list(made.records()) == expected
-    assert list(pickle.loads(pickle.dumps(made)).records()) == expected
+    copied = pickle.loads(pickle.dumps(made))
+    assert list(copied.records()) == expected
+    copied.close()
     made._file.truncate(made._end - 3)
     with pytest.raises(OSError, match="3 bytes short"):
         list(made.records())
     made.close()
 
 
-def test_a_batch_job_writes_a_streamed_export(tmp_path: Path) -> None:
-    """`batch` on an export past the launch-by-launch limit (its launch numbers past 64 bits): the job's document is
-    the one `report -f json` writes, and its kernel rows hold every launch under its exact number."""
+@pytest.mark.parametrize("big", [False, True], ids=["plain", "past-64-bits"])
+def test_a_batch_job_writes_a_streamed_export(tmp_path: Path, big: bool) -> None:
+    """`batch` on an export past the launch-by-launch limit: the job's document is the one `report -f json` writes
+    and the API's `to_json`, and its kernel rows hold every launch, with its exact launch number and stream (past 64
+    bits in a hand-edited export: read back from the records without becoming floats)."""
     from ncu_roofline.batch import analyse_one
     from ncu_roofline.settings import AnalysisSettings
 
     plain = _plain_launches()
     count = A.LAUNCH_FINDINGS_UP_TO + 5
-    base = 2 ** 70
-    launches = [dataclasses.replace(plain[i % len(plain)], index=base + i) for i in range(count)]
+    base = 2 ** 70 if big else 0
+    launches = [dataclasses.replace(plain[i % len(plain)], index=base + i, stream_id=base + 7)
+                for i in range(count)]
     export = write_ncu_csv(RawReport("big.csv", "csv", launches), tmp_path / "big.csv", prof_lines=False)
     res = analyse_one(str(export), AnalysisSettings(), html=False)
     assert res["status"] == "ok", res["error"]
     assert [row["index"] for row in res["rows"]] == [base + i for i in range(count)]
     assert res["summary"]["kernel_count"] == count
-    assert json.loads(res["json"]) == json.loads(ncu_roofline.analyze(export).to_json())
+    expected = [(base + i, base + 7) for i in range(count)]
+    doc = json.loads(res["json"])
+    assert [(k["index"], k["stream_id"]) for k in doc["reports"][0]["kernels"]] == expected
+    a = ncu_roofline.analyze(export)
+    assert doc == json.loads(a.to_json())
+    assert [(k["index"], k["stream_id"]) for k in a.to_dict()["reports"][0]["kernels"]] == expected
 
 
 def test_a_streamed_report_is_not_grouped_otherwise_than_made(monkeypatch: pytest.MonkeyPatch) -> None:

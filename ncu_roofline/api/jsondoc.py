@@ -76,15 +76,6 @@ def encode_bytes(obj: Any) -> bytes:
     return _encode_bytes(obj)
 
 
-def decode_bytes(data: bytes) -> Any:
-    """An item `encode_bytes` wrote (an `Encoded` too), its integers exact: orjson reads one past 64 bits as a
-    float, so such a text is read again by the standard library."""
-    obj = orjson.loads(memoryview(data))  # a view: orjson refuses a subclass of bytes
-    if isinstance(obj, dict) and isinstance(obj.get("index"), float):  # a launch number past 64 bits
-        obj = json.loads(data)
-    return obj
-
-
 def _encode_bytes(obj: Any) -> bytes:
     try:
         return orjson.dumps(obj, option=_OPTIONS)  # NaN and infinity become null

@@ -10,6 +10,7 @@ group's longest is written once it is let go, or at the end (`put` by position).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 from array import array
@@ -147,18 +148,11 @@ class LaunchRecords:
                 old = self._set[n]
                 data = data.replace(b'"recipe_set":%d,' % old, b'"recipe_set":%d,' % renumber[old], 1)  # keys sorted
             if redact and b'"nvtx_ranges":[]' not in data:
-                d = self._decoded(n, data)
+                d = decode_record(data)
                 d["nvtx_ranges"] = []
                 yield Encoded(encode_bytes(d)) if lazy else d
             else:
-                yield Encoded(data) if lazy else self._decoded(n, data)
-
-    def _decoded(self, n: int, data: bytes) -> dict[str, Any]:
-        """Record `n` as a dict; its launch number exact (orjson reads an integer past 64 bits as a float)."""
-        d: dict[str, Any] = orjson.loads(data)
-        if isinstance(self._index, list):  # a number past 64 bits among them (`append_int`)
-            d["index"] = self._index[n]
-        return d
+                yield Encoded(data) if lazy else decode_record(data)
 
     def __len__(self) -> int:
         return len(self._index)
@@ -178,12 +172,27 @@ class LaunchRecords:
 
     def records(self) -> Iterator[dict[str, Any]]:
         """Each record as a dict, in launch order."""
-        for n, data in enumerate(self.encoded()):
-            yield self._decoded(n, data)
+        for data in self.encoded():
+            yield decode_record(data)
 
     def close(self) -> None:
         self._file.close()
         self.forget()
+
+
+# A record's integers: a launch's number, its NVTX range's, its SM count, its stream, its grid and block sizes.
+_INTEGERS = ("index", "range_index", "sm_count", "stream_id")
+_TRIPLES = ("grid_size", "block_size")
+
+
+def decode_record(data: bytes) -> dict[str, Any]:
+    """A launch record (`LaunchRecords.put`; an `Encoded` one too) as a dict, its integers exact: orjson reads one
+    past 64 bits (a hand-edited export's) as a float, so such a record is read again by the standard library."""
+    d: dict[str, Any] = orjson.loads(memoryview(data))  # a view: orjson refuses a subclass of bytes
+    if any(type(d.get(key)) is float for key in _INTEGERS) or any(
+            type(v) is float for key in _TRIPLES for v in (d.get(key) or ())):
+        d = json.loads(data)
+    return d
 
 
 def _unnamed() -> Any:
@@ -193,27 +202,25 @@ def _unnamed() -> Any:
 
 def _read_at(file: Any, length: int, offset: int) -> bytes:
     """`length` bytes of a flushed file at `offset`, its position left at the end (where records are appended)."""
-    if _PREAD is not None:
-        data: bytes = _PREAD(file.fileno(), length, offset)
-        if len(data) < length:  # a read stops short (at 2 GiB on Linux): the rest, piece by piece
-            pieces = [data]
-            got = len(data)
-            while got < length:
-                piece = _PREAD(file.fileno(), length - got, offset + got)
-                if not piece:
-                    raise OSError(f"launch records end {length - got} bytes short of what was written")
-                pieces.append(piece)
-                got += len(piece)
-            data = b"".join(pieces)
-        return data
+    if _PREAD is not None:  # at most a gigabyte a read (Linux stops one at 2 GiB, others may refuse more)
+        pieces: list[bytes] = []
+        got = 0
+        while got < length:
+            piece: bytes = _PREAD(file.fileno(), min(length - got, _READ_AT_MOST), offset + got)
+            if not piece:
+                raise OSError(f"launch records end {length - got} bytes short of what was written")
+            pieces.append(piece)
+            got += len(piece)
+        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
     file.seek(offset)  # no pread (Windows)
-    data = file.read(length)
+    data: bytes = file.read(length)
     file.seek(0, os.SEEK_END)
     if len(data) < length:
         raise OSError(f"launch records end {length - len(data)} bytes short of what was written")
     return data
 
 
+_READ_AT_MOST = 1 << 30
 _PREAD = getattr(os, "pread", None)
 
 

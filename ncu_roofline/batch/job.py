@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..api.analysis import Analysis, analyze_report, with_recipe_set
-from ..api.jsondoc import decode_bytes, iter_dump_bytes, json_safe
+from ..api.jsondoc import iter_dump_bytes, json_safe
+from ..api.records import decode_record
 from ..api.rows import kernel_row
 from ..errors import InputError
 from ..render import REPORT, RenderOptions, render
@@ -112,7 +113,7 @@ def _document_and_rows(analysis: Analysis, redact: bool, sink: _Writes
 
     def flattened() -> Iterator[dict[str, Any]]:
         for k in make():  # a dict, or a launch record written out as it was analysed (`api.records`)
-            d = decode_bytes(k) if isinstance(k, bytes) else k
+            d = decode_record(k) if isinstance(k, bytes) else k
             rows.append(json_safe(kernel_row(rep["path"], with_recipe_set(rep, d))))  # NaN as null, as written
             yield k
 
