@@ -77,9 +77,10 @@ def test_tensor_work_with_no_flop_count_points_to_where_its_pipe_share_is() -> N
     table's limit column shows its busiest limit, L2 throughput)."""
     a = ncu_roofline.analyze(CORPUS / "cutlass__report-s8.ncu-rep")
     view = build_report_view(a)
-    notes = [n for c in view["charts"] for n in c["off_chart"] if "tensor-core work with no FLOP count" in n]
-    assert len(notes) == 1 and notes[0].endswith("its tensor-pipe busy share is in its section (the TENSOR roof's "
-                                                 "utilisation)")
+    notes = [n for c in view["charts"] for n in c["off_chart"] if "tensor-core work with no FLOP count" in n["why"]]
+    assert len(notes) == 1 and notes[0]["why"].endswith("its tensor-pipe busy share is in its section (the TENSOR "
+                                                        "roof's utilisation)")
+    assert notes[0]["named"] == ["Kernel<…>(…)"] and notes[0]["kernels"] == "1 kernel"
     (k,) = [k for k in a.reports[0].kernels if k.raw.name == "Kernel"]
     assert k.utilization["tensor"] == k.q.tensor_pipe_utilization.value == pytest.approx(0.0285, abs=5e-4)
 
@@ -94,8 +95,8 @@ def test_memory_only_and_unusable_kernels_are_explained_off_chart() -> None:
     view = build_report_view(analysis_of(copy, nan))
     (chart,) = view["charts"]
     assert chart["points"] == []
-    assert any("no floating-point work (FLOP counts of zero" in note for note in chart["off_chart"])
-    assert any("not analysable" in note for note in chart["off_chart"])
+    reasons = {note["why"].split(" (")[0]: note["named"] for note in chart["off_chart"]}
+    assert reasons == {"no floating-point work": ["copy"], "not analysable": ["broken"]}
     assert view["groups"][0]["utilization"]["dram"] == pytest.approx(0.3)  # still in the table
     assert view["header"]["unusable_count"] == 1
 
@@ -179,7 +180,8 @@ def test_view_on_real_reports() -> None:
     v100 = view["charts"][0]
     labels = [r["label"] for r in v100["roofs"]]
     assert any(lbl.startswith("DRAM") for lbl in labels) and any(lbl.startswith("FP64") for lbl in labels)
-    assert len(v100["off_chart"]) == 2  # the two halo copies do no FP work
+    (halo,) = v100["off_chart"]  # the two halo copies do no FP work: one reason, written once
+    assert halo["why"].startswith("no floating-point work") and halo["count"] == 2 and halo["kernels"] == "2 kernels"
     assert view["top"][0]["name"] == "compute_tendencies_x_279_gpu"
     md = render_markdown(a)
     assert "compute\\_tendencies\\_x\\_279\\_gpu" in md and "FP64" in md
@@ -263,3 +265,16 @@ def test_a_memory_point_of_zero_gets_no_note_and_no_division() -> None:
     assert any(n.startswith("L2:") for n in roof_unit_notes(k))
     zero = dataclasses.replace(k, utilization={**k.utilization, "l2": 0.0})
     assert not any(n.startswith("L2:") for n in roof_unit_notes(zero))
+
+
+def test_kernels_off_the_chart_are_listed_once_per_reason() -> None:
+    """Many kernels off the chart for one reason (an export's 100 copy kernels): the reason is written once, with
+    the first names and a count of the rest, not once per kernel."""
+    from ncu_roofline.views.wording import OFF_CHART_NAMED, off_chart_notes
+
+    pairs = [(f"copy{i}", "no floating-point work") for i in range(100)] + [("broken", "not analysable"),
+                                                                            ("copy0", "no floating-point work")]
+    (copies, broken) = off_chart_notes(pairs)
+    assert copies == {"why": "no floating-point work", "count": 100, "kernels": "100 kernels",
+                      "named": ["copy0 (×2)", *(f"copy{i}" for i in range(1, OFF_CHART_NAMED))]}
+    assert broken == {"why": "not analysable", "count": 1, "kernels": "1 kernel", "named": ["broken"]}

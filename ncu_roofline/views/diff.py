@@ -32,6 +32,7 @@ from .diff_gate import (
 from .labels import LONG_LABELS, family, long_label, roof_css, short_label
 from .report import device_roofs
 from .texts import CEILING_LABELS, created_at
+from .wording import off_chart_notes
 
 # Changes within this many percent are drawn neutral (run-to-run noise of a profiled kernel).
 NOISE_PCT = 1.0
@@ -248,18 +249,18 @@ def _device(side: dict[str, Any]) -> str:
     return device
 
 
-def _arrows(members: list[Member]) -> tuple[list[dict[str, Any]], list[Arrow], list[str]]:
-    """The points, the BASE → HEAD arrows and the off-chart notes of one chart's kernels."""
+def _arrows(members: list[Member]) -> tuple[list[dict[str, Any]], list[Arrow], list[tuple[str, str]]]:
+    """The points, the BASE → HEAD arrows and the kernels off the chart (name, why) of one chart's kernels."""
     points: list[dict[str, Any]] = []
     arrows: list[Arrow] = []
-    off: list[str] = []
+    off: list[tuple[str, str]] = []
     for row, c in members:  # largest time change first
         level = arrow_level(c)
         if level is None:
-            off.append(f"{row['short_name']}: {off_chart_reason(c)}")
+            off.append((row["short_name"], off_chart_reason(c)))
             continue
         if len(arrows) == MAX_ARROWS:
-            off.append(f"{row['short_name']}: beyond the {MAX_ARROWS} largest changes")
+            off.append((row["short_name"], f"beyond the {MAX_ARROWS} largest changes"))
             continue
         pair = [{"kernel_id": f"{row['id']}-{tag}", "level": level,
                  "intensity": side["intensity_flop_per_byte"][level],
@@ -288,7 +289,7 @@ def _charts(diff: Diff, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         charts.append({"device": dev_h if same else f"{dev_b} → {dev_h}", "title": title,
                        "roofs": device_roofs(on_head + on_base if same else on_head),
                        "ceilings": [] if same else device_roofs(on_base, prefix="BASE "),
-                       "points": points, "arrows": arrows, "off_chart": off,
+                       "points": points, "arrows": arrows, "off_chart": off_chart_notes(off),
                        "levels": sorted({p["level"] for p in points}, key=R.LEVELS.index)})
     return charts
 

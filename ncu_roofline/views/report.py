@@ -424,13 +424,12 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
     sol_charts: list[dict[str, Any]] = []
     instruction_charts: list[dict[str, Any]] = []
     for device, items in by_device.items():
-        off_chart = Counter((v["short_name"], v["off_chart"]) for v, _ in items if v["off_chart"])
         sol = _sol_chart(device, items)
         charts.append({
             "device": device, "title": f"{device}: hierarchical roofline",
             "roofs": seen.roofs[device].roofs() if device in seen.roofs else [],
             "points": [p for v, _ in items for p in v["chart"]["points"]],
-            "off_chart": [f"{kernel}{f' (×{n})' if n > 1 else ''}: {why}" for (kernel, why), n in off_chart.items()],
+            "off_chart": W.off_chart_notes([(v["short_name"], v["off_chart"]) for v, _ in items if v["off_chart"]]),
             "banner": W.chart_banner(Counter(v["off_chart_kind"] for v, _ in items if v["off_chart_kind"]),
                                      sol is not None),
         })

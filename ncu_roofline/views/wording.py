@@ -31,10 +31,25 @@ OFF_CHART_TEXT = {
     TENSOR_NO_COUNT: "tensor-core work with no FLOP count and no tensor roof: its tensor-pipe busy share is in its "
                      "section (the TENSOR roof's utilisation)",
     NO_FLOP_COUNTS: "no FLOP counts in the report",
-    NO_FP_WORK: ("no floating-point work (FLOP counts of zero: integer or data-movement work): shown by its "
-                 "bandwidth utilisation in the table"),
+    NO_FP_WORK: ("no floating-point work (FLOP counts of zero: integer or data-movement work; bandwidth "
+                 "utilisation in the table)"),
     NO_BYTE_COUNTS: "no byte counts in the report",
 }
+OFF_CHART_NAMED = 6  # kernels named per reason under a chart; the rest are counted
+
+
+def off_chart_notes(pairs: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
+    """The kernels not on a chart, by reason (`pairs`: kernel name, why; in the chart's order): per reason in
+    order of first appearance, its sentence, its kernels' count and the first `OFF_CHART_NAMED` of them
+    (a name listed n times once, as `name (×n)`), so that a reason 200 kernels share is written once."""
+    by_reason: dict[str, Counter[str]] = {}
+    for name, why in pairs:
+        by_reason.setdefault(why, Counter())[name] += 1
+    return [{"why": why, "count": len(names), "kernels": count(len(names), "kernel"),
+             "named": [f"{name} (×{n})" if n > 1 else name for name, n in list(names.items())[:OFF_CHART_NAMED]]}
+            for why, names in by_reason.items()]
+
+
 # The banner's clause per kind, after "N kernel(s)": (for one kernel, for more).
 _BANNER_CLAUSE = {
     NO_FP_WORK: ("did no floating-point work (its FLOP counts are in the capture and zero: integer or data-movement "
