@@ -119,13 +119,18 @@ class Chromium:
     def load(self, path: Path) -> float:
         """Open a file and return navigation start to load event end, in seconds (from the page); infinity when
         it has not loaded after `LOAD_WAIT_S` (a baseline of static rows at 200,000 launches)."""
+        import websocket
+
         self.send("Page.navigate", {"url": "about:blank"}, self.session)
         self.send("Page.navigate", {"url": path.as_uri()}, self.session)
         deadline = time.monotonic() + LOAD_WAIT_S
         while time.monotonic() < deadline:
-            value = self.evaluate("(() => { const t = performance.getEntriesByType('navigation')[0];"
-                                  " return document.URL.startsWith('file:') && t && t.loadEventEnd > 0 ?"
-                                  " (t.loadEventEnd - t.startTime) / 1000 : null; })()")
+            try:
+                value = self.evaluate("(() => { const t = performance.getEntriesByType('navigation')[0];"
+                                      " return document.URL.startsWith('file:') && t && t.loadEventEnd > 0 ?"
+                                      " (t.loadEventEnd - t.startTime) / 1000 : null; })()")
+            except websocket.WebSocketTimeoutException:  # the renderer busy past the socket's own minute
+                return math.inf
             if value is not None:
                 return float(value)
             time.sleep(0.05)
@@ -196,11 +201,18 @@ def best_load(browser: Chromium, path: Path) -> float:
     first = browser.load(path)
     if math.isinf(first):  # one wait of a minute is enough to say so
         return first
-    return min(first, *(browser.load(path) for _ in range(REPEATS - 1)))
+    return min([first, *(browser.load(path) for _ in range(REPEATS - 1))])
 
 
 def ratio(value: float, base: float) -> str:
-    return "n/a" if math.isinf(base) or math.isinf(value) else f"{value / base:.2f}x"
+    """`value / base`, or its bound where one of them did not load (`> Nx`, `< Nx`)."""
+    if math.isinf(value) and math.isinf(base):
+        return "n/a"
+    if math.isinf(value):
+        return f"> {LOAD_WAIT_S / base:.0f}x"
+    if math.isinf(base):
+        return f"< {value / LOAD_WAIT_S:.2f}x"
+    return f"{value / base:.2f}x"
 
 
 def seconds(value: float) -> str:
@@ -243,8 +255,8 @@ def main(argv: list[str]) -> int:
         pages["big"].write_text(big, encoding="utf-8")
         browser = Chromium(executable, work / "profile")
         try:
-            loads = {name: best_load(browser, path) for name, path in pages.items()}
-            paging = browser.evaluate("""(() => {
+            loads = {name: best_load(browser, path) for name, path in pages.items()}  # the report page last
+            paging = math.inf if math.isinf(loads["big"]) else browser.evaluate("""(() => {
                 const next = Array.from(document.querySelectorAll('#launch-list button'))
                     .find(b => b.textContent.startsWith('next'));
                 const t = performance.now();
@@ -273,7 +285,7 @@ def main(argv: list[str]) -> int:
     size_ok, load_ok = sizes["big"] <= SIZE_BUDGET, loads["big"] <= LOAD_BUDGET_S
     print(f"page size {sizes['big']:,} bytes, budget {SIZE_BUDGET:,}: {'PASS' if size_ok else 'FAIL'}")
     print(f"load {seconds(loads['big'])} s, budget {LOAD_BUDGET_S:g} s: {'PASS' if load_ok else 'FAIL'}")
-    print(f"20 pages of the launch list and one filter: {paging:.3f} s")
+    print(f"20 pages of the launch list and one filter: {seconds(paging)} s")
     print(f"script errors: {errors or 'none'}")
     return 0
 
