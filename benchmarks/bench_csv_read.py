@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -81,21 +80,16 @@ print(rows)
 
 
 def main(argv: list[str]) -> int:
-    from bench_scale import SOURCE, build_csv, measure
+    from bench_scale import SOURCE, export_arguments, export_of, measure
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--launches", type=int, default=50_000)
-    parser.add_argument("--names", type=int, default=300)
-    parser.add_argument("--csv", type=Path, help="measure this export instead of building one")
+    export_arguments(parser)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
     if args.csv is None and not SOURCE.is_file():
         print(f"capture not found: {SOURCE}", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory(prefix="ncu-roofline-read-") as tmp:
-        csv_path = args.csv or Path(tmp) / "big.csv"
-        if args.csv is None:
-            build_csv(args.launches, args.names, csv_path)
+    with export_of(args, "ncu-roofline-read-") as csv_path:
         print(f"{csv_path.name}: {csv_path.stat().st_size / 1e6:,.0f} MB; CPU s, best of {args.repeat}")
         results = {}
         for _ in range(args.repeat):  # the steps take turns: a slow minute of the machine hits them alike

@@ -26,12 +26,14 @@ whatever the verdicts; 2 when the capture is missing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,6 +65,23 @@ def build_csv(launches: int, names: int, path: Path) -> None:
     write_ncu_csv(RawReport("big.csv", "csv", kernels), path, prof_lines=False)  # as `ncu --import --csv` writes
 
 
+def export_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of a benchmark over `build_csv`'s export: its size, or an export built earlier."""
+    parser.add_argument("--launches", type=int, default=50_000)
+    parser.add_argument("--names", type=int, default=300)
+    parser.add_argument("--csv", type=Path, help="measure this export instead of building one")
+
+
+@contextlib.contextmanager
+def export_of(args: argparse.Namespace, prefix: str) -> Iterator[Path]:
+    """The export `export_arguments` named (`--csv`), or one built in a temporary folder removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        path = args.csv or Path(tmp) / "big.csv"
+        if args.csv is None:
+            build_csv(args.launches, args.names, path)
+        yield path
+
+
 def measure(argv: list[str]) -> tuple[float, float, float, float, int]:
     """(CPU seconds, peak resident bytes, wall seconds, system CPU seconds, minor page faults) of one child
     process (its own figures)."""
@@ -79,9 +98,7 @@ def measure(argv: list[str]) -> tuple[float, float, float, float, int]:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--launches", type=int, default=50_000)
-    parser.add_argument("--names", type=int, default=300)
-    parser.add_argument("--csv", type=Path, help="measure this export (e.g. one an earlier run built) instead")
+    export_arguments(parser)
     parser.add_argument("--repeat", type=int, default=BASELINE_READS, help="runs of each step (the best counts)")
     parser.add_argument("--memory-launches", type=int, default=0,
                         help="also measure the peak memory of `report -f json` at this many launches")

@@ -25,7 +25,6 @@ import argparse
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,20 +84,15 @@ json.dump({"launches": len(kernels), "stages": dict(spent)}, sys.stdout)
 
 
 def main(argv: list[str]) -> int:
-    from bench_scale import BASELINE_READS, SOURCE, build_csv, measure
+    from bench_scale import BASELINE_READS, SOURCE, export_arguments, export_of, measure
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--launches", type=int, default=50_000)
-    parser.add_argument("--names", type=int, default=300)
-    parser.add_argument("--csv", type=Path, help="measure this export instead of building one")
+    export_arguments(parser)
     args = parser.parse_args(argv)
     if args.csv is None and not SOURCE.is_file():
         print(f"capture not found: {SOURCE}", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory(prefix="ncu-roofline-stages-") as tmp:
-        csv_path = args.csv or Path(tmp) / "big.csv"
-        if args.csv is None:
-            build_csv(args.launches, args.names, csv_path)
+    with export_of(args, "ncu-roofline-stages-") as csv_path:
         py = sys.executable
         reads = [measure([py, "-c", "import sys, pandas; pandas.read_csv(sys.argv[1], low_memory=False)",
                           str(csv_path)]) for _ in range(BASELINE_READS)]
