@@ -279,6 +279,22 @@ def test_a_zero_length_header_is_an_empty_block_and_a_zero_fill_is_refused(tmp_p
     _stated(report, f"block(s) hold no record at all (block {at})")
     filled = head + b"".join([*parts[:at], b"\0" * 4096, *parts[at:]])
     assert "zero bytes stand at byte" in (scan_container(filled).problem or "")
+    assert "with data after them" in (scan_container(filled + b"\0" * 4096).problem or "")
+
+
+@needs_corpus
+@pytest.mark.parametrize("zeros", [64, 1000, 1 << 20])
+def test_zeros_to_the_end_of_a_whole_report_are_read_with_a_note(tmp_path: Path, zeros: int) -> None:
+    """A whole report padded with zeros (a preallocated copy, or one whose end never arrived): NVIDIA's reader
+    reads every kernel before them, so it is read too, with a note that kernels after them may be missing."""
+    whole = (CORPUS / NAIVE).read_bytes()
+    report = _read(tmp_path, "padded.ncu-rep", whole + b"\0" * zeros)
+    assert [k.raw.name for k in report.kernels] == [k.name for k in read_report(CORPUS / NAIVE).kernels]
+    assert all(k.usable for k in report.kernels)
+    _stated(report, f"the file ends in {zeros:,} zero bytes (from byte {len(whole):,}")
+    assert scan_container(whole + b"\0" * zeros).problem is None
+    hole = scan_container(whole + b"\0" * zeros + b"\1")  # one byte of data after them: a zero-filled hole
+    assert "with data after them" in (hole.problem or "")
 
 
 @needs_corpus
@@ -296,3 +312,34 @@ def test_batch_states_what_the_reader_noticed(tmp_path: Path) -> None:
     entry = json.loads((out / "manifest.json").read_text())["reports"][0]
     assert len(entry["warnings"]) == 1 and "no device or system record" in entry["warnings"][0]
     assert "no device or system record" in (out / "index.html").read_text()
+
+
+@needs_corpus
+def test_zeros_nvidia_cannot_read_past_say_how_to_cut_them(tmp_path: Path) -> None:
+    """Zeros to the end in other than whole 4-byte steps: NVIDIA's reader finds no kernel at all. The refusal says
+    so, counts the zeros and gives the length to cut the copy to, which then reads whole."""
+    whole = (CORPUS / NAIVE).read_bytes()
+    path = tmp_path / "padded.ncu-rep"
+    path.write_bytes(whole + b"\0" * 1003)
+    with pytest.raises(InputError) as caught:
+        read_report(path)
+    assert "ends in 1,003 zero bytes after its 2 kernel result(s)" in caught.value.reason
+    assert f"truncate -s {len(whole)} COPY" in caught.value.hint
+    with path.open("r+b") as fh:
+        fh.truncate(len(whole))
+    assert len(read_report(path).kernels) == 2
+
+
+
+@needs_corpus
+def test_a_header_the_walk_cannot_pass_is_named_when_nvidia_finds_nothing(tmp_path: Path) -> None:
+    """A file header whose length is edited: the walk stops at its first block and NVIDIA's reader finds no kernel;
+    the refusal names where the walk stopped, not a count of results it never reached."""
+    data = bytearray((CORPUS / NAIVE).read_bytes())
+    data[4:6] = b"\xff\xff"
+    path = tmp_path / "header.ncu-rep"
+    path.write_bytes(bytes(data))
+    with pytest.raises(InputError) as caught:
+        read_report(path)
+    assert "its container cannot be walked from block 0 (at byte 65," in caught.value.reason
+    assert "holds 0 kernel result" not in caught.value.reason

@@ -28,8 +28,10 @@ records (a capture of one kernel, 2025.1).
 
 Refused (`problem`), as proof that data was lost: the file ends inside a block, a block's
 records do not fill the bytes its header announces (lengths that do not add up), a run of
-zeros stands where a block should start (a zero-filled copy), or the file holds no kernel
-result. Noted and read (`notes`): a block with no record, a session record
+zeros stands where a block should start with data after it (a zero-filled hole), or the file
+holds no kernel result. Noted and read (`notes`): zeros from a block's start to the end of the
+file (padding, or a download whose end never arrived: NVIDIA's reader reads the blocks before
+them), a block with no record, a session record
 missing, repeated or out of place, a field or session kind not seen before, results out of
 launch order, results repeated byte for byte (each is analysed once: `duplicates`), a file that ends on a
 code record (the capture stopped while profiling that kernel), and a header that does not
@@ -79,6 +81,8 @@ class ContainerScan:
     notes: list[str] = field(default_factory=list)  # what the walk saw that a whole report lacks; read anyway
     duplicates: dict[int, int] = field(default_factory=dict)  # result index -> the earlier result it repeats
     walked: bool = True           # False: a header did not decode, and the blocks after it were not walked
+    zero_tail: int | None = None  # where zeros start that run to the end of the file (padding), if they do
+    stopped_at: str = ""          # where and why the walk stopped early (`walked` False)
 
     @property
     def whole(self) -> bool:
@@ -289,8 +293,15 @@ def _walk_blocks(walk: _Walk, offset: int) -> None:
         if length == 0:
             run = buf[offset: min(size, offset + ZERO_FILL)]
             if len(run) == ZERO_FILL and not any(run):  # a zero-filled or sparse copy, not a block
+                if scan.results and _zeros_to_end(buf, offset):  # after kernels, to the end: padding
+                    scan.zero_tail = offset
+                    scan.notes.append(
+                        f"the file ends in {size - offset:,} zero bytes (from byte {offset:,}, where block {block} "
+                        "should start): padding, or a copy whose end never arrived; the kernels before them are "
+                        "read, and any after them are missing")
+                    return
                 walk.refuse(f"the file is damaged: {ZERO_FILL:,} or more zero bytes stand at byte {offset:,}, "
-                            f"where block {block} should start")
+                            f"where block {block} should start, with data after them")
                 return
             walk.saw("empty", block)  # an all-default header encodes to nothing: an empty block, nothing lost
             walk.kinds.append("empty")
@@ -325,9 +336,24 @@ def _walk_blocks(walk: _Walk, offset: int) -> None:
             scan.session_end = offset
 
 
+_ZEROS = bytes(1 << 20)
+
+
+def _zeros_to_end(buf: Buffer, offset: int) -> bool:
+    """Whether every byte from `offset` to the end of `buf` is zero (read a mebibyte at a time)."""
+    size = len(buf)
+    while offset < size:
+        chunk = buf[offset:min(size, offset + len(_ZEROS))]
+        if chunk != _ZEROS[:len(chunk)]:
+            return False
+        offset += len(chunk)
+    return True
+
+
 def _stop_walk(walk: _Walk, block: int, offset: int, why: str) -> None:
     """A block whose header cannot be read: the walk cannot find the blocks after it, which proves no loss."""
     walk.scan.walked = False
+    walk.scan.stopped_at = f"block {block} (at byte {offset:,}: {why})"
     walk.scan.notes.append(
         f"block {block} (at byte {offset:,}) cannot be walked: {why}; the container was checked up to there "
         f"({walk.scan.results} kernel result(s)), and the kernels after it are those NVIDIA's reader finds: "

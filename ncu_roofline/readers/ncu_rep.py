@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .container import MAGIC, UNCHECKABLE, scan_container
+from .container import MAGIC, UNCHECKABLE, ContainerScan, scan_container
 from .instructions import ActionInstructions, Code
 from .record import UNREAD, Metric, RawKernel, RawReport
 from .rules import ActionRules
@@ -233,6 +233,22 @@ def kernel_from_metrics(
     return RawKernel(index=index, name=name, demangled_name=demangled, metrics=metrics, **identity)
 
 
+def _found_none(path: Path, scan: ContainerScan) -> InputError:
+    """Why NVIDIA's reader finds no kernel in a file the container walk did not refuse, and what to do."""
+    again = "copy or download it again; a damaged report is not analysed"
+    if scan.zero_tail is not None:  # NVIDIA's reader reads zeros as empty blocks only in whole 4-byte steps
+        zeros = scan.size - scan.zero_tail
+        return InputError(path, f"NVIDIA's reader finds no kernel in the file, which ends in {zeros:,} zero bytes "
+                          f"after its {scan.results} kernel result(s) (padding, or a copy whose end never arrived)",
+                          f"cut the zeros off a copy (`truncate -s {scan.zero_tail} COPY`) and read the copy, or "
+                          + again)
+    if not scan.walked:
+        return InputError(path, "NVIDIA's reader finds no kernel in the file, and its container cannot be walked from "
+                          f"{scan.stopped_at} on: the file is damaged", again)
+    return InputError(path, "NVIDIA's reader finds no kernel in the file, although its container holds "
+                      f"{scan.results} kernel result(s): the file is damaged", again)
+
+
 def read_ncu_rep(path: Path) -> RawReport:
     """Read every kernel of every range of a report; raise InputError only for a file that cannot be read.
 
@@ -267,9 +283,7 @@ def read_ncu_rep(path: Path) -> RawReport:
     ranges = [ctx.range_by_idx(r) for r in range(ctx.num_ranges())]
     found = sum(rng.num_actions() for rng in ranges)
     if not found:
-        raise InputError(path, "NVIDIA's reader finds no kernel in the file, although its container holds "
-                         f"{scan.results} kernel result(s): the file is damaged",
-                         "copy or download it again; a damaged report is not analysed")
+        raise _found_none(path, scan)
     notes = list(scan.notes)
     # Repeats are told by position: the reader lists results in file order (checked on duplicated blocks),
     # so only where it finds exactly the results the container holds; the name must agree too.
