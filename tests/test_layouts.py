@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import CORPUS, make_kernel
+from conftest import CORPUS, corpus_files, make_kernel
 from mutation import Block, blocks
 from ncu_csv_writer import write_ncu_csv
 
@@ -343,3 +343,36 @@ def test_a_header_the_walk_cannot_pass_is_named_when_nvidia_finds_nothing(tmp_pa
         read_report(path)
     assert "its container cannot be walked from block 0 (at byte 65," in caught.value.reason
     assert "holds 0 kernel result" not in caught.value.reason
+
+
+@needs_corpus
+def test_kernels_nvidia_finds_no_metric_of_are_named_and_said(tmp_path: Path) -> None:
+    """256 zero bytes in the middle of each capture's first kernel result (its lengths intact, so the walk passes
+    it): wherever NVIDIA's reader then finds no metric of that kernel, the report is read, warns that kernel 0's
+    record is damaged and calls it `kernel 0`; wherever it finds metrics, no such warning."""
+    import ncu_report
+
+    paths, bare = [], {}
+    for source in corpus_files():
+        data = bytearray(source.read_bytes())
+        first = next(b for b in blocks(bytes(data)) if b.kind == "result")
+        middle = (first.start + first.end) // 2
+        data[middle:middle + 256] = bytes(256)
+        path = tmp_path / source.name
+        path.write_bytes(bytes(data))
+        ctx = ncu_report.load_report(str(path))
+        actions = [ctx.range_by_idx(r).action_by_idx(a) for r in range(ctx.num_ranges())
+                   for a in range(ctx.range_by_idx(r).num_actions())]
+        if actions:
+            paths.append(path)
+            bare[str(path)] = not actions[0].metric_names()
+    analysis = ncu_roofline.analyze(paths, strict=False, isolate=True)
+    reports = {r.path: r for r in analysis.reports}
+    assert any(bare.values()) and not all(bare.values())
+    for path, none in bare.items():
+        said = [w for w in reports[path].warnings if "finds no metric of" in w]
+        if none:
+            assert said and "(kernel 0" in said[0], path
+            assert reports[path].kernels[0].raw.name, path
+        else:
+            assert not said, path

@@ -298,6 +298,7 @@ def read_ncu_rep(path: Path) -> RawReport:
     mangled_base = ncu_report.IAction.NameBase_MANGLED
     forms: Forms = {}
     code: Code = {}  # the instructions of the report's functions, read once (`readers.instructions`)
+    bare: list[int] = []  # the kernels of which NVIDIA's reader finds no metric
     for r, rng in enumerate(ranges):
         for j in range(rng.num_actions()):
             action = rng.action_by_idx(j)
@@ -309,11 +310,16 @@ def read_ncu_rep(path: Path) -> RawReport:
                 continue
             metrics = ActionMetrics(ctx, action, forms)
             mangled = text(action.name(mangled_base))
+            demangled = text(action.name(demangled_base))
+            if not metrics:  # a result record NVIDIA's reader could not decode (a damaged block)
+                bare.append(len(kernels))
+            if not (name or demangled or mangled):
+                name = f"kernel {len(kernels)}"  # as a CSV row without a name is called
             kernels.append(
                 kernel_from_metrics(
                     len(kernels),
                     name,
-                    text(action.name(demangled_base)),
+                    demangled,
                     metrics,
                     mangled_name=mangled,
                     range_index=r,
@@ -322,6 +328,10 @@ def read_ncu_rep(path: Path) -> RawReport:
                     instructions=ActionInstructions(ctx, action, mangled or name, code),
                 )
             )
+    if bare:
+        shown = ", ".join(map(str, bare[:5])) + (f" and {len(bare) - 5:,} more" if len(bare) > 5 else "")
+        notes.append(f"NVIDIA's reader finds no metric of {len(bare):,} kernel(s) (kernel {shown}): their records are "
+                     "damaged, and they are set aside; copy or download the file again")
     warnings = [f"read with notes: {'; '.join(notes)}"] if notes else []
     return RawReport(path=str(path), source_format="ncu-rep", kernels=kernels, ncu_version=version,
                      warnings=warnings, completeness="; ".join([*notes, UNCHECKABLE]))
