@@ -64,3 +64,13 @@ def test_every_name_is_unique_even_when_nothing_tells_them_apart() -> None:
     (name,) = display_names([NameEntry(hostile)])
     assert name == "f<…>(…)"
     assert len(set(display_names([NameEntry(f"void k<{i}>(int)") for i in range(50)]))) == 50
+
+
+def test_a_name_with_spaces_and_no_parameter_list_is_not_cut_at_a_space() -> None:
+    """A return type is dropped only before a parameter list (`void f(int)`): a label with spaces and none (the
+    `kernel 3` a launch with no name is called, a hand-written name) is its own name, not its last word."""
+    for label in ("kernel 3", "my fused kernel", "layer 2 attention"):
+        assert parse_signature(label).function == label
+        assert short_name(label) == label
+    assert parse_signature("void scale<float>(float*, int)").function == "scale"
+    assert short_name("unsigned long long count(int)") == "count(…)"

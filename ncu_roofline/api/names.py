@@ -120,7 +120,9 @@ def parse_signature(full: str) -> Signature:
     if last is not None and last[0] == "(" and last[2] == len(text) - 1 and last[1] > 0:
         params = tuple(hidden.restore(a) for a in _split_args(text[last[1] + 1:last[2]]))
         head_end = last[1]
-    spaces = [g[1] for g in groups if g[0] == " " and g[1] < head_end]
+    # a return type before the name (`void f<T>(int)`) only where there is a parameter list: a name with
+    # spaces and none (`kernel 0`, a label) is not a signature
+    spaces = [g[1] for g in groups if g[0] == " " and g[1] < head_end] if params is not None else []
     component = _last_component(text[(spaces[-1] + 1) if spaces else 0:head_end].strip())
     template: tuple[str, ...] | None = None
     sub = _groups(component) or []
