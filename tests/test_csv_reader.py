@@ -844,3 +844,17 @@ def test_every_corpus_report_reads_the_same_in_blocks_as_row_by_row(tmp_path: Pa
     row_by_row, none = _read_every_metric(path)
     assert row_by_row == in_blocks and len(in_blocks) == 70
     assert none == 0 and parsed >= 35  # most rows took the block reading (one with a missing cell reads alone)
+
+
+def test_a_metric_the_header_repeats_is_read_from_its_first_column(tmp_path: Path) -> None:
+    """A header naming one metric twice (an edited or pasted-together export): its first column is read, never a
+    later one silently, and one warning names the metric and both columns."""
+    header = HEADER.rstrip("\n") + ',"gpu__time_duration.sum"\n'
+    units = UNITS.rstrip("\n") + ',"second"\n'
+    rows = ROW0.rstrip("\n") + ',"999"\n' + ROW1.rstrip("\n") + ',"999"\n'
+    report = read_report(_write(tmp_path, header + units + rows))
+    durations = [k.metrics["gpu__time_duration.sum"] for k in report.kernels]
+    assert [(m.value, m.unit) for m in durations] == [(1234.5678, "usecond"), (12.25, "usecond")]
+    (warning,) = [w for w in report.warnings if "more than once" in w]
+    assert "gpu__time_duration.sum (columns 14, 21)" in warning
+    assert not any("more than once" in w for w in read_report(_write(tmp_path, SAMPLE, "plain.csv")).warnings)

@@ -282,7 +282,7 @@ class CsvExport:
                 "without units the values cannot be converted; " + REEXPORT_HINT,
             )
         repeated = RepeatedRows(path, header, units, REEXPORT_HINT)
-        metric_columns = [(i, name, units[i].strip()) for i, name in enumerate(header) if is_metric_column(name)]
+        metric_columns = _first_of_each(header, units, self._notes)
         identity_columns = [(i, name) for i, name in enumerate(header) if not is_metric_column(name)]
         identity_names = [name for _, name in identity_columns]
         identity_cells = CellPicker([i for i, _ in identity_columns])
@@ -459,6 +459,27 @@ class SeenIds:
             return False
         bits[byte] |= bit
         return True
+
+
+def _first_of_each(header: list[str], units: Sequence[str], notes: list[str]) -> list[tuple[int, str, str]]:
+    """The metric columns (position, name, unit), each name's first only: a name the header repeats (an edited
+    or pasted-together file; ncu writes each once) is read from its first column, and a note says so."""
+    columns: dict[str, tuple[int, str, str]] = {}
+    repeated: dict[str, list[int]] = {}
+    for i, name in enumerate(header):
+        if not is_metric_column(name):
+            continue
+        if name in columns:
+            repeated.setdefault(name, [columns[name][0] + 1]).append(i + 1)
+            continue
+        columns[name] = (i, name, units[i].strip())
+    if repeated:
+        shown = "; ".join(f"{name} (columns {', '.join(map(str, at))})"
+                          for name, at in list(repeated.items())[:_NAMED_LIMIT])
+        more = f" and {len(repeated) - _NAMED_LIMIT} more" if len(repeated) > _NAMED_LIMIT else ""
+        notes.append(f"the header names {len(repeated)} metric(s) more than once: {shown}{more}; the first column of "
+                     "each is read (ncu writes each once: the file was edited or joined)")
+    return list(columns.values())
 
 
 def _check_width(path: Path, row: tuple[int, Sequence[str]], width: int, last: bool) -> None:
