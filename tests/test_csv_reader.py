@@ -666,12 +666,15 @@ def test_hot_columns_are_learnt_from_the_first_kernel_of_an_export() -> None:
     opened.close()
 
 
-def test_negative_cells_finds_only_negative_numbers() -> None:
-    from ncu_roofline.readers.csv_rows import negative_cells
+def test_impossible_cells_finds_negative_numbers_and_text() -> None:
+    from ncu_roofline.readers.csv_rows import impossible_cells
 
-    row = ["-5", " -1e3", "-nan", "-inf", "5", "-", "x-1"]
+    row = ["-5", " -1e3", "-nan", "-inf", "5", "-", "x-1", "n/a", "nan", "", "2,048", "0x10"]
     signed = [(i, f"m{i}") for i in range(len(row))]
-    assert negative_cells(row, signed) == [("m0", -5.0), ("m1", -1000.0), ("m3", -math.inf)]
+    assert impossible_cells(row, signed) == [("m0", -5.0), ("m1", -1000.0), ("m3", -math.inf), ("m5", "-"),
+                                             ("m6", "x-1"), ("m11", "0x10")]
+    labels = [(i, f"breakdown:m{i}__x.avg.pct") for i in range(len(row))]  # lists of metrics, as text
+    assert impossible_cells(row, labels) == [(labels[0][1], -5.0), (labels[1][1], -1000.0), (labels[3][1], -math.inf)]
 
 
 SHIPPED = Path(__file__).resolve().parents[1] / "sample_reports" / "MODELLED_decode-gemm-sweep_H100-SXM.csv"
@@ -858,3 +861,16 @@ def test_a_metric_the_header_repeats_is_read_from_its_first_column(tmp_path: Pat
     (warning,) = [w for w in report.warnings if "more than once" in w]
     assert "gpu__time_duration.sum (columns 14, 21)" in warning
     assert not any("more than once" in w for w in read_report(_write(tmp_path, SAMPLE, "plain.csv")).warnings)
+
+
+@pytest.mark.parametrize("cell", ["hello", "0x10", "5%", "1,2,3"])
+def test_text_where_a_count_belongs_is_left_out_and_said(tmp_path: Path, cell: str) -> None:
+    """Text in a duration or byte-count cell (a hand edit): read as not available, never as a number, and named in
+    the file's warning with its kernel, as an impossible negative count is; text in a label column is not."""
+    row = ROW0.replace('"1,234.5678"', f'"{cell}"').replace('"CachePreferNone"', '"hello"')
+    report = read_report(_write(tmp_path, HEADER + UNITS + row + ROW1))
+    assert report.kernels[0].metrics.get("gpu__time_duration.sum") is None
+    assert report.kernels[0].metrics["launch__func_cache_config"].value == "hello"  # a label: kept as text
+    (warning,) = [w for w in report.warnings if "impossible value" in w]
+    assert f'kernel 0 (gemm_kernel): gpu__time_duration.sum = "{cell}" (1 row)' in warning
+    assert "launch__func_cache_config" not in warning

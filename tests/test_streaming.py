@@ -22,7 +22,7 @@ from ncu_roofline.cli.report import Progress
 from ncu_roofline.errors import InputError
 from ncu_roofline.readers import read_report
 from ncu_roofline.readers.csv_export import CsvExport
-from ncu_roofline.readers.csv_rows import Columns, RowMetrics, negative_cells
+from ncu_roofline.readers.csv_rows import Columns, RowMetrics, impossible_cells
 from ncu_roofline.readers.record import Metric, metric_names_starting
 
 
@@ -88,15 +88,15 @@ def test_repeated_ids_renumber_every_kernel_by_row(tmp_path: Path) -> None:
     assert any("numbered by row" in w for w in report.warnings)
 
 
-def test_negative_cells_behind_any_white_space_are_found() -> None:
+def test_impossible_cells_behind_any_white_space_are_found() -> None:
     row = ["1", "\x0b-5", "\u2003-2", "5-", "-3"]
     signed = [(i, f"m{i}") for i in range(len(row))]
-    assert negative_cells(row, signed) == [("m1", -5.0), ("m2", -2.0), ("m4", -3.0)]
-    assert negative_cells(["1", "2e-5", "n/a", ""], [(i, f"m{i}") for i in range(4)]) == []
+    assert impossible_cells(row, signed) == [("m1", -5.0), ("m2", -2.0), ("m3", "5-"), ("m4", -3.0)]
+    assert impossible_cells(["1", "2e-5", "n/a", ""], [(i, f"m{i}") for i in range(4)]) == []
     # a share down to -1 % is Nsight Compute's own noise around zero; past it, or a count, is impossible
     shares = [(0, "sm__pipe_tensor_cycles_active.min.pct_of_peak_sustained_elapsed"), (1, "x__y.sum.pct"),
               (2, "dram__bytes_read.sum"), (3, "lts__t_sector_hit_rate.pct")]
-    assert negative_cells(["-0.0654", "-1.5", "-0.0654", "-1"], shares) == [("x__y.sum.pct", -1.5),
+    assert impossible_cells(["-0.0654", "-1.5", "-0.0654", "-1"], shares) == [("x__y.sum.pct", -1.5),
                                                                             ("dram__bytes_read.sum", -0.0654)]
 
 

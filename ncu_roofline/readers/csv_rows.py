@@ -112,7 +112,7 @@ class Columns(dict[str, tuple[int, str]]):
         return found
 
 
-Impossible = tuple[tuple[str, float], ...]  # (column, value) of a row's values that a column cannot hold
+Impossible = tuple[tuple[str, float | str], ...]  # (column, value) of a row's values that a column cannot hold
 _NONE_IMPOSSIBLE: Impossible = ()
 
 
@@ -151,13 +151,13 @@ class HotColumns:
             if found is not None:
                 left_out = impossible.get(row.position, _NONE_IMPOSSIBLE)
                 if suspect:  # a cell of the other columns opens with a minus somewhere in the block
-                    left_out += tuple(negative_cells(row, suspect))
+                    left_out += tuple(impossible_cells(row, suspect))
                 return dict(zip(self.names, found, strict=True)), {}, left_out
         cells = self.cells_of(row)
         joined = _ungrouped("\x00" + "\x00".join(cells) + "\x00")
         parts = joined[1:-1].split("\x00")
         found = _plain_floats(parts, joined) if len(parts) == len(cells) else None  # no cell held a NUL
-        others = tuple(negative_cells(row, self.always)) if self.always is not None else _NONE_IMPOSSIBLE
+        others = tuple(impossible_cells(row, self.always)) if self.always is not None else _NONE_IMPOSSIBLE
         if found is not None:  # plain floats: a metric is made only for a name asked for through `get`
             left_out = self._impossible(found) if self.signed and "\x00-" in joined else _NONE_IMPOSSIBLE
             return dict(zip(self.names, found, strict=True)), {}, left_out + others
@@ -165,7 +165,8 @@ class HotColumns:
         names = self.names
         return {}, metrics, others + tuple(
             (names[j], m[0]) for j, floor in self.signed
-            if (m := metrics[names[j]]) is not None and m[0].__class__ is float and m[0] < floor)
+            if (m := metrics[names[j]]) is not None
+            and (m[0] < floor if m[0].__class__ is float else is_text(names[j], m[0])))
 
     def _impossible(self, values: Sequence[float]) -> Impossible:
         """(name, value) of the row's plain values below what their column can hold."""
@@ -181,7 +182,7 @@ class HotColumns:
         if block.parsed is not None and block.parsed[0] is self:
             return block.parsed
         always = self.always
-        if always is not None and not _MAY_BE_NEGATIVE_RE.search(block.joined(*always.cells.quote_numbers)):
+        if always is not None and not may_hold_impossible(block.joined(*always.cells.quote_numbers)):
             always = None  # the usual answer, for every row of the block from one search in C
         joined = block.joined(*self.cells_of.quote_numbers)
         block.release()
@@ -292,7 +293,7 @@ class RowMetrics(Mapping[str, Metric]):
         hot = getattr(columns, "hot", None)
         self._hot: dict[str, float]  # the hot columns' values of a row of numbers (`hot_values`)
         self._cache: dict[str, Metric | None]
-        impossible: Sequence[tuple[str, float]] = _NONE_IMPOSSIBLE
+        impossible: Sequence[tuple[str, float | str]] = _NONE_IMPOSSIBLE
         if hot is not None:
             self._hot, self._cache, impossible = hot.parse(row)
             self._hot_units: Mapping[str, str] = hot.unit_of
@@ -300,7 +301,7 @@ class RowMetrics(Mapping[str, Metric]):
             self._hot, self._cache, self._hot_units = {}, {}, _NO_UNITS
             always = getattr(columns, "always", None)
             if always is not None:
-                impossible = negative_cells(row, always)
+                impossible = impossible_cells(row, always)
         for name, value in impossible:  # each column once: `always` holds no hot column
             self._leave_out(name, value)
 
@@ -320,8 +321,9 @@ class RowMetrics(Mapping[str, Metric]):
                 return default
             found = self._cache[name] = _read_cell(self._row[column[0]], column[1])
             lowest = self._lowest.get(name)  # a count's check costs one look-up and one comparison
-            if lowest is not None and found is not None and (read := found[0]).__class__ is float and read < lowest:
-                self._leave_out(name, float(read))
+            if lowest is not None and found is not None and (
+                    read < lowest if (read := found[0]).__class__ is float else is_text(name, read)):
+                self._leave_out(name, read)
                 return default
         return default if found is None else found
 
@@ -367,7 +369,7 @@ class RowMetrics(Mapping[str, Metric]):
         self._hot.pop(name, None)
         self._present = None
 
-    def _leave_out(self, name: str, value: float) -> None:
+    def _leave_out(self, name: str, value: float | str) -> None:
         """Leave out a value its column cannot hold, and note it for the export's warning."""
         self.drop(name)
         impossible = getattr(self._columns, "impossible", None)
@@ -386,7 +388,7 @@ class RowMetrics(Mapping[str, Metric]):
     def _names(self) -> tuple[str, ...]:
         if self._present is None:
             if isinstance(self._columns, Columns) and self._lowest:  # a value listed is a value read: checked
-                for name, value in negative_cells(self._row, self._columns.signed):
+                for name, value in impossible_cells(self._row, self._columns.signed):
                     if name not in self._cache:
                         self._leave_out(name, value)
             row, cache = cell_list(self._row), self._cache
@@ -432,22 +434,45 @@ class SignedColumns:
         self.names = [name for _, name in columns]
 
 
-def negative_cells(row: Sequence[str], signed: list[tuple[int, str]] | SignedColumns) -> list[tuple[str, float]]:
-    """(name, value) of the cells in `signed` (metrics that cannot be negative) holding a negative number
-    (past the noise around zero Nsight Compute writes itself, `is_noise`): a row's values listed whole
-    (`RowMetrics`), where reading each one would cost more."""
+def impossible_cells(row: Sequence[str], signed: list[tuple[int, str]] | SignedColumns
+                     ) -> list[tuple[str, float | str]]:
+    """(name, value) of the cells in `signed` (metrics that cannot be negative) holding a negative number (past
+    the noise around zero Nsight Compute writes itself, `is_noise`) or text where a number belongs (`is_text`): a
+    row's values listed whole (`RowMetrics`), where reading each one would cost more."""
     if not isinstance(signed, SignedColumns):
         signed = SignedColumns(signed)
     cells = signed.cells(row)
-    if not _MAY_BE_NEGATIVE_RE.search("\x00" + "\x00".join(cells)):
-        return []  # one scan of the cells in C: the usual answer
-    found = []
+    joined = "\x00" + "\x00".join(cells) + "\x00"
+    textual = _textual(joined)  # some cell holds a character no number holds, or a stray comma
+    if not textual and not _MAY_BE_NEGATIVE_RE.search(joined):
+        return []  # two scans of the cells in C: the usual answer
+    found: list[tuple[str, float | str]] = []
     for cell, name in zip(cells, signed.names, strict=True):
         if "-" in cell[:2] or cell[:1].isspace():  # cheap pre-check; the value decides
             value = parse_value(cell)
             if isinstance(value, float) and value < 0 and not is_noise(name, value):  # -nan is not negative
                 found.append((name, value))
+            elif is_text(name, value):
+                found.append((name, cell.strip()))
+        elif textual and (cell.translate(_NUMBERISH_DELETE) or "," in cell) and is_text(
+                name, value := parse_value(cell)):
+            found.append((name, cell))  # `n/a`, `nan` and `inf` read as no value or as numbers
     return found
+
+
+def may_hold_impossible(joined: str) -> bool:
+    """Whether NUL-separated cells may hold an impossible value: one opening with a minus or a blank, or a
+    character no number holds (`n/a` and `nan` too: each cell then decides)."""
+    return _MAY_BE_NEGATIVE_RE.search(joined) is not None or _textual(joined)
+
+
+def _textual(joined: str) -> bool:
+    """Whether a cell of NUL-separated cells holds a character no number holds, or a comma outside well-formed
+    thousands groups (`1,2,3`)."""
+    return bool(joined.translate(_NUMBERISH_DELETE)) or ("," in joined and _STRAY_COMMA.search(joined) is not None)
+
+
+_NUMBERISH_DELETE = str.maketrans("", "", _PLAIN_NUMBER_CHARS + ",\x00")
 
 
 class ImpossibleValues:
@@ -459,24 +484,36 @@ class ImpossibleValues:
     def __init__(self) -> None:
         self.columns: dict[str, list[Any]] = {}  # name -> [rows, first row's position, its value, the unit]
 
-    def note(self, name: str, position: int, value: float, unit: str = "") -> None:
-        """One row's value of a column left out (a row notes each column once: it is then read as absent)."""
+    def note(self, name: str, position: int, value: float | str, unit: str = "") -> None:
+        """One row's value of a column left out (a row notes each column once: it is then read as absent); the
+        first row kept is the one first in the file, whatever order the rows were read in."""
         seen = self.columns.setdefault(name, [0, position, value, unit])
         seen[0] += 1
+        if position < seen[1]:  # a row checked at its creation may be noted before an earlier one read on demand
+            seen[1], seen[2] = position, value
 
     def warning(self, label: Callable[[int], str]) -> str:
         """The warning naming every column noted (`label` names a row by its position), or "" for none."""
         if not self.columns:
             return ""
         named = list(self.columns.items())
-        each = "; ".join(f"{label(position)}: {name} = {_number(value)}{' ' if unit else ''}{unit} "
+        each = "; ".join(f"{label(position)}: {name} = {_number(value)}{' ' if unit and type(value) is float else ''}"
+                         f"{unit if type(value) is float else ''} "
                          + (f"(the first of {rows:,} rows)" if rows > 1 else "(1 row)")
                          for name, (rows, position, value, unit) in named[:_NAMED_LIMIT])
         more = f"; +{len(named) - _NAMED_LIMIT} more column(s)" if len(named) > _NAMED_LIMIT else ""
         return (f"{sum(seen[0] for _, seen in named):,} impossible value(s) in {len(named)} column(s) the "
-                "analysis reads were left out, shown as not available (a count, share or rate cannot be "
-                f"negative: the export was edited or damaged, or a counter is faulty): {each}{more}")
+                "analysis reads were left out, shown as not available (a count, share or rate is a number and "
+                f"cannot be negative: the export was edited or damaged, or a counter is faulty): {each}{more}")
 
 
-def _number(value: float) -> str:
+def _number(value: float | str) -> str:
+    if isinstance(value, str):
+        return f'"{value[:40]}…"' if len(value) > 40 else f'"{value}"'
     return f"{value:g}" if math.isfinite(value) else str(value)
+
+
+def is_text(name: str, value: object) -> bool:
+    """Whether a cell of a count, share or rate column (`lowest_value`) holds text where a number belongs (`hello`,
+    `0x10`, `5%`); the `breakdown:`-style columns hold lists of metrics as text and are not counts."""
+    return value.__class__ is str and ":" not in name
