@@ -874,3 +874,17 @@ def test_text_where_a_count_belongs_is_left_out_and_said(tmp_path: Path, cell: s
     (warning,) = [w for w in report.warnings if "impossible value" in w]
     assert f'kernel 0 (gemm_kernel): gpu__time_duration.sum = "{cell}" (1 row)' in warning
     assert "launch__func_cache_config" not in warning
+
+
+def test_a_column_whose_unit_contradicts_its_metric_is_left_out(tmp_path: Path) -> None:
+    """An edited units row (`furlong` under the duration, `inst` under a byte count): the values cannot be put in
+    seconds or bytes, so the columns are left out (not available, never read as base units) and one warning names
+    them; units ncu writes for those metrics pass."""
+    units = UNITS.replace('"Kbyte","usecond"', '"inst","furlong"')
+    report = read_report(_write(tmp_path, HEADER + units + ROW0 + ROW1))
+    for k in report.kernels:
+        assert k.metrics.get("gpu__time_duration.sum") is None and k.metrics.get("dram__bytes_read.sum") is None
+        assert k.metrics.get("sm__inst_executed.sum") is not None or k.index == 0  # the rest is read as before
+    (warning,) = [w for w in report.warnings if "cannot have" in w]
+    assert "gpu__time_duration.sum in 'furlong'" in warning and "dram__bytes_read.sum in 'inst'" in warning
+    assert not any("cannot have" in w for w in read_report(_write(tmp_path, SAMPLE, "plain.csv")).warnings)

@@ -48,7 +48,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ..errors import InputError
-from ..knowledge import recipes, throughputs
+from ..knowledge import recipes, throughputs, units
 from .csv_cells import CellPicker, plain_line, quoted_block, quoted_cells
 from .csv_rows import Columns, ImpossibleValues, RowMetrics
 from .csv_text import Marker, TextLines
@@ -282,7 +282,7 @@ class CsvExport:
                 "without units the values cannot be converted; " + REEXPORT_HINT,
             )
         repeated = RepeatedRows(path, header, units, REEXPORT_HINT)
-        metric_columns = _first_of_each(header, units, self._notes)
+        metric_columns = _with_known_units(_first_of_each(header, units, self._notes), self._notes)
         identity_columns = [(i, name) for i, name in enumerate(header) if not is_metric_column(name)]
         identity_names = [name for _, name in identity_columns]
         identity_cells = CellPicker([i for i, _ in identity_columns])
@@ -480,6 +480,36 @@ def _first_of_each(header: list[str], units: Sequence[str], notes: list[str]) ->
         notes.append(f"the header names {len(repeated)} metric(s) more than once: {shown}{more}; the first column of "
                      "each is read (ncu writes each once: the file was edited or joined)")
     return list(columns.values())
+
+
+def _dimension(name: str) -> str | None:
+    """The SI unit a column must be in for its values to mean what its name says (`knowledge.units`): a
+    duration's `s`, a byte count's `byte`; None where the name does not fix it (or the analysis does not need it)."""
+    base, _, rollup = name.partition(".")
+    if rollup in ("sum", "avg", "min", "max", ""):
+        if base == "gpu__time_duration":
+            return "s"
+        if "bytes" in base and rollup == "sum":
+            return "byte"
+    return None
+
+
+def _with_known_units(columns: list[tuple[int, str, str]], notes: list[str]) -> list[tuple[int, str, str]]:
+    """`columns` less those whose unit contradicts their name (`_dimension`: an edited units row, `furlong` under a
+    duration): a value in an unknown unit is no value, so such a column is left out and a note names it."""
+    kept, wrong = [], []
+    for column in columns:
+        _, name, unit = column
+        wanted = _dimension(name)
+        if wanted is not None and unit and units.si_factor(unit)[1] != wanted:
+            wrong.append(f"{name} in {unit!r}")
+            continue
+        kept.append(column)
+    if wrong:
+        more = f" and {len(wrong) - _NAMED_LIMIT} more" if len(wrong) > _NAMED_LIMIT else ""
+        notes.append(f"{len(wrong)} column(s) hold a unit their metric cannot have ({'; '.join(wrong[:_NAMED_LIMIT])}"
+                     f"{more}): the units row was edited; their values are left out, shown as not available")
+    return kept
 
 
 def _check_width(path: Path, row: tuple[int, Sequence[str]], width: int, last: bool) -> None:
