@@ -31,7 +31,8 @@ sys.path.insert(1, str(ROOT / "benchmarks"))
 
 COLUMNS = r"""
 import csv, sys
-from ncu_roofline.readers.csv_export import IDENTITY_COLUMNS, analysis_columns
+from ncu_roofline.readers.csv_export import analysis_columns
+from ncu_roofline.readers.csv_header import IDENTITY_COLUMNS
 with open(sys.argv[1], newline="") as fh:
     header = next(csv.reader(fh))
 wanted = analysis_columns()

@@ -27,9 +27,9 @@ from ncu_roofline.api.analysis import analyze_report
 from ncu_roofline.readers import read_report
 from ncu_roofline.readers.csv_cells import quoted_block, quoted_cells
 from ncu_roofline.readers.csv_export import analysis_columns
+from ncu_roofline.readers.csv_impossible import ImpossibleValues
 from ncu_roofline.readers.csv_rows import (
     Columns,
-    ImpossibleValues,
     RowMetrics,
     cannot_be_negative,
     lowest_value,

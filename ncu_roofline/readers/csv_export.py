@@ -48,38 +48,25 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ..errors import InputError
-from ..knowledge import recipes, throughputs, units
+from ..knowledge import recipes, throughputs
 from .csv_cells import CellPicker, plain_line, quoted_block, quoted_cells
-from .csv_rows import Columns, ImpossibleValues, RowMetrics
+from .csv_header import REEXPORT_HINT, RepeatedRows, check_layout, is_metric_column, metric_columns
+from .csv_impossible import ImpossibleValues
+from .csv_rows import Columns, RowMetrics
 from .csv_text import Marker, TextLines
 from .ncu_rep import kernel_from_metrics
 from .record import RawKernel, RawReport
 
 CSV_UNCHECKABLE = ("an export cut between two kernel rows cannot be checked for completeness: the CSV "
                    "records no kernel count")
-REEXPORT_HINT = "re-export it with `ncu --import FILE.ncu-rep --csv --page raw > FILE.csv`"
 
-# Identity headers written by the ncu versions seen so far (the set varies by version).
-IDENTITY_COLUMNS = frozenset({
-    "ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time", "Context",
-    "Stream", "Block Size", "Grid Size", "Device", "CC", "Section Name", "Function Name",
-    "Demangled Name", "Mangled Name",
-})
 # The header row: ncu always writes the ID column first.
 _HEADER_START_RE = re.compile(r'^\s*(?:"ID"|ID)\s*,')
-_PREFIXED_METRIC_RE = re.compile(r"^[a-z][a-z_]*:")
 _METRIC_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*__[a-z0-9_.]+$")
 _TRIPLE_RE = re.compile(r"^\(?\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)?$")
 _INT_RE = re.compile(r"^\d+$")
 _BLOCK_ROWS = 64  # lines read as one block: ~2 MB of a full-set export
 _NAMED_LIMIT = 5
-
-
-def is_metric_column(name: str) -> bool:
-    """True for metric headers (`dram__bytes_read.sum`, `inst_executed`), False for identity ones."""
-    if "__" in name or _PREFIXED_METRIC_RE.match(name):
-        return True
-    return not (not name or name in IDENTITY_COLUMNS or " " in name or name[0].isupper())
 
 
 def parse_triple(cell: str) -> tuple[int, int, int] | None:
@@ -121,59 +108,6 @@ def _marker_summary(markers: list[Marker], kind: str) -> str:
         return ""
     more = f" (+{len(texts) - 1} more)" if len(texts) > 1 else ""
     return f"; ncu reported: {texts[0]}{more}"
-
-
-class RepeatedRows:
-    """Tells the repeats of the header and units rows among the rows after them (`skip`), and
-    refuses a second header with other columns; `warning` names the lines skipped."""
-
-    def __init__(self, path: Path, header: Sequence[str], units: Sequence[str], hint: str) -> None:
-        self._path, self._hint = path, hint
-        self._names = [h.strip() for h in header]
-        self._units = [u.strip() for u in units]
-        self._id = self._names.index("ID")
-        self._skipped: list[int] = []
-
-    def skip(self, line_no: int, row: Sequence[str]) -> bool:
-        ident = row[self._id].strip()
-        if ident and ident != "ID":
-            return False  # a kernel row (the cheap test: a repeat has "ID" or nothing there)
-        cells = [c.strip() for c in row]
-        if cells in (self._names, self._units):
-            self._skipped.append(line_no)
-            return True
-        if ident == "ID":
-            raise InputError(self._path, f"line {line_no} is a second header row with other columns: two "
-                                         "different exports were joined", self._hint)
-        return False
-
-    @property
-    def warning(self) -> str:
-        skipped = self._skipped
-        if not skipped:
-            return ""
-        lines = ", ".join(map(str, skipped[:_NAMED_LIMIT])) + (" …" if len(skipped) > _NAMED_LIMIT else "")
-        return (f"skipped {len(skipped)} repeated header or units row(s) (line {lines}): "
-                "exports joined, or a header written again")
-
-
-def _check_layout(path: Path, header: list[str], header_line: int) -> None:
-    names = set(header)
-    if "Metric Name" in names or "Metric Value" in names:
-        raise InputError(
-            path,
-            f"line {header_line} is the header of the `--page details` (one row per metric) CSV "
-            "layout; only the `--page raw` CSV (one row per kernel) is supported",
-            REEXPORT_HINT,
-        )
-    if not any(is_metric_column(name) for name in header):
-        raise InputError(
-            path,
-            f"the header (line {header_line}) has no metric columns (names like "
-            "`dram__bytes_read.sum`)",
-            "export with metric names, not labels: `ncu --import FILE.ncu-rep --csv --page raw "
-            "--print-metric-name name > FILE.csv`",
-        )
 
 
 _IDENTITY_FIELDS = ("Process Name", "Host Name", "Mangled Name", "Device", "CC", "Grid Size", "Block Size", "Stream")
@@ -255,7 +189,7 @@ class CsvExport:
                           + _marker_summary(self._lines.markers, "ERROR"))
             raise InputError(self.path, reason,
                              "pass the CSV written by `ncu --csv --page raw`, or a .ncu-rep report")
-        _check_layout(self.path, header, self.header_line)
+        check_layout(self.path, header, self.header_line)
         if skipped:
             self._skipped.append(f"skipped {skipped} line(s) before the CSV header (program output?)")
         self.header = header
@@ -282,11 +216,11 @@ class CsvExport:
                 "without units the values cannot be converted; " + REEXPORT_HINT,
             )
         repeated = RepeatedRows(path, header, units, REEXPORT_HINT)
-        metric_columns = _with_known_units(_first_of_each(header, units, self._notes), self._notes)
+        metrics_at = metric_columns(header, units, self._notes)
         identity_columns = [(i, name) for i, name in enumerate(header) if not is_metric_column(name)]
         identity_names = [name for _, name in identity_columns]
         identity_cells = CellPicker([i for i, _ in identity_columns])
-        columns = Columns(((name, (i, unit)) for i, name, unit in metric_columns), impossible=self._impossible,
+        columns = Columns(((name, (i, unit)) for i, name, unit in metrics_at), impossible=self._impossible,
                           watched=analysis_columns())
         seen_ids = SeenIds()
         count = 0
@@ -459,57 +393,6 @@ class SeenIds:
             return False
         bits[byte] |= bit
         return True
-
-
-def _first_of_each(header: list[str], units: Sequence[str], notes: list[str]) -> list[tuple[int, str, str]]:
-    """The metric columns (position, name, unit), each name's first only: a name the header repeats (an edited
-    or pasted-together file; ncu writes each once) is read from its first column, and a note says so."""
-    columns: dict[str, tuple[int, str, str]] = {}
-    repeated: dict[str, list[int]] = {}
-    for i, name in enumerate(header):
-        if not is_metric_column(name):
-            continue
-        if name in columns:
-            repeated.setdefault(name, [columns[name][0] + 1]).append(i + 1)
-            continue
-        columns[name] = (i, name, units[i].strip())
-    if repeated:
-        shown = "; ".join(f"{name} (columns {', '.join(map(str, at))})"
-                          for name, at in list(repeated.items())[:_NAMED_LIMIT])
-        more = f" and {len(repeated) - _NAMED_LIMIT} more" if len(repeated) > _NAMED_LIMIT else ""
-        notes.append(f"the header names {len(repeated)} metric(s) more than once: {shown}{more}; the first column of "
-                     "each is read (ncu writes each once: the file was edited or joined)")
-    return list(columns.values())
-
-
-def _dimension(name: str) -> str | None:
-    """The SI unit a column must be in for its values to mean what its name says (`knowledge.units`): a
-    duration's `s`, a byte count's `byte`; None where the name does not fix it (or the analysis does not need it)."""
-    base, _, rollup = name.partition(".")
-    if rollup in ("sum", "avg", "min", "max", ""):
-        if base == "gpu__time_duration":
-            return "s"
-        if "bytes" in base and rollup == "sum":
-            return "byte"
-    return None
-
-
-def _with_known_units(columns: list[tuple[int, str, str]], notes: list[str]) -> list[tuple[int, str, str]]:
-    """`columns` less those whose unit contradicts their name (`_dimension`: an edited units row, `furlong` under a
-    duration): a value in an unknown unit is no value, so such a column is left out and a note names it."""
-    kept, wrong = [], []
-    for column in columns:
-        _, name, unit = column
-        wanted = _dimension(name)
-        if wanted is not None and unit and units.si_factor(unit)[1] != wanted:
-            wrong.append(f"{name} in {unit!r}")
-            continue
-        kept.append(column)
-    if wrong:
-        more = f" and {len(wrong) - _NAMED_LIMIT} more" if len(wrong) > _NAMED_LIMIT else ""
-        notes.append(f"{len(wrong)} column(s) hold a unit their metric cannot have ({'; '.join(wrong[:_NAMED_LIMIT])}"
-                     f"{more}): the units row was edited; their values are left out, shown as not available")
-    return kept
 
 
 def _check_width(path: Path, row: tuple[int, Sequence[str]], width: int, last: bool) -> None:
