@@ -188,7 +188,8 @@ def test_one_line_names_at_most_five_columns() -> None:
     assert ImpossibleValues().warning(str) == ""
 
 
-_CELLS = ["5", "2,048", "-3", "-1,024.5", " -2", "-0.5", "-1.5", "-0", "-inf", "-nan", "n/a", "", "1e-05", "x-1"]
+_CELLS = ["5", "2,048", "-3", "-1,024.5", " -2", "-0.5", "-1.5", "-0", "-inf", "-nan", "n/a", "", "1e-05", "x-1",
+          "1.2.3", "5-", "e", "hello ", "1,2,3", "nan", "N/A"]
 
 
 def test_every_way_a_row_is_read_leaves_out_the_same_values_and_notes_each_once() -> None:
@@ -223,6 +224,8 @@ def test_every_way_a_row_is_read_leaves_out_the_same_values_and_notes_each_once(
         for a, b in zip(read, alone, strict=True):
             got, want = ({n: repr(m.get(n)) for n in header} for m in (a, b))
             assert got == want
+            for m in (a, b):  # what a row lists is what it reads
+                assert set(m) == {n for n in header if m.get(n) is not None} and len(m) == len(set(m))
         assert hot.impossible.columns == cold.impossible.columns  # every value noted once, where it was read
         assert cold.impossible.columns  # some were
         for name, (count, position, value, _) in cold.impossible.columns.items():

@@ -669,10 +669,11 @@ def test_hot_columns_are_learnt_from_the_first_kernel_of_an_export() -> None:
 def test_impossible_cells_finds_negative_numbers_and_text() -> None:
     from ncu_roofline.readers.csv_rows import impossible_cells
 
-    row = ["-5", " -1e3", "-nan", "-inf", "5", "-", "x-1", "n/a", "nan", "", "2,048", "0x10"]
+    row = ["-5", " -1e3", "-nan", "-inf", "5", "-", "x-1", "n/a", "nan", "", "2,048", "0x10", "1.2.3", "e "]
     signed = [(i, f"m{i}") for i in range(len(row))]
     assert impossible_cells(row, signed) == [("m0", -5.0), ("m1", -1000.0), ("m3", -math.inf), ("m5", "-"),
-                                             ("m6", "x-1"), ("m11", "0x10")]
+                                             ("m6", "x-1"), ("m11", "0x10"), ("m12", "1.2.3"), ("m13", "e")]
+    assert impossible_cells(["1", "1.2.3"], [(0, "m0"), (1, "m1")]) == [("m1", "1.2.3")]  # only number characters
     labels = [(i, f"breakdown:m{i}__x.avg.pct") for i in range(len(row))]  # lists of metrics, as text
     assert impossible_cells(row, labels) == [(labels[0][1], -5.0), (labels[1][1], -1000.0), (labels[3][1], -math.inf)]
 

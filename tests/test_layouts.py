@@ -283,7 +283,7 @@ def test_a_zero_length_header_is_an_empty_block_and_a_zero_fill_is_refused(tmp_p
 
 
 @needs_corpus
-@pytest.mark.parametrize("zeros", [64, 1000, 1 << 20])
+@pytest.mark.parametrize("zeros", [4, 60, 64, 1000, 1 << 20])
 def test_zeros_to_the_end_of_a_whole_report_are_read_with_a_note(tmp_path: Path, zeros: int) -> None:
     """A whole report padded with zeros (a preallocated copy, or one whose end never arrived): NVIDIA's reader
     reads every kernel before them, so it is read too, with a note that kernels after them may be missing."""
@@ -293,8 +293,9 @@ def test_zeros_to_the_end_of_a_whole_report_are_read_with_a_note(tmp_path: Path,
     assert all(k.usable for k in report.kernels)
     _stated(report, f"the file ends in {zeros:,} zero bytes (from byte {len(whole):,}")
     assert scan_container(whole + b"\0" * zeros).problem is None
-    hole = scan_container(whole + b"\0" * zeros + b"\1")  # one byte of data after them: a zero-filled hole
-    assert "with data after them" in (hole.problem or "")
+    hole = scan_container(whole + b"\0" * zeros + b"\1")  # one byte of data after them: not padding
+    assert hole.problem is not None and hole.zero_tail is None
+    assert zeros < 64 or "with data after them" in hole.problem  # a shorter run reads as empty blocks
 
 
 @needs_corpus
@@ -315,15 +316,16 @@ def test_batch_states_what_the_reader_noticed(tmp_path: Path) -> None:
 
 
 @needs_corpus
-def test_zeros_nvidia_cannot_read_past_say_how_to_cut_them(tmp_path: Path) -> None:
+@pytest.mark.parametrize("zeros", [3, 63, 1003])
+def test_zeros_nvidia_cannot_read_past_say_how_to_cut_them(tmp_path: Path, zeros: int) -> None:
     """Zeros to the end in other than whole 4-byte steps: NVIDIA's reader finds no kernel at all. The refusal says
     so, counts the zeros and gives the length to cut the copy to, which then reads whole."""
     whole = (CORPUS / NAIVE).read_bytes()
     path = tmp_path / "padded.ncu-rep"
-    path.write_bytes(whole + b"\0" * 1003)
+    path.write_bytes(whole + b"\0" * zeros)
     with pytest.raises(InputError) as caught:
         read_report(path)
-    assert "ends in 1,003 zero bytes after its 2 kernel result(s)" in caught.value.reason
+    assert f"ends in {zeros:,} zero bytes after its 2 kernel result(s)" in caught.value.reason
     assert f"truncate -s {len(whole)} COPY" in caught.value.hint
     with path.open("r+b") as fh:
         fh.truncate(len(whole))
@@ -373,6 +375,18 @@ def test_kernels_nvidia_finds_no_metric_of_are_named_and_said(tmp_path: Path) ->
         said = [w for w in reports[path].warnings if "finds no metric of" in w]
         if none:
             assert said and "(kernel 0" in said[0], path
-            assert reports[path].kernels[0].raw.name, path
+            assert reports[path].kernels[0].raw.name == "kernel 0", path
         else:
             assert not said, path
+
+
+@needs_corpus
+def test_zeros_before_the_first_kernel_result_are_refused_as_such(tmp_path: Path) -> None:
+    """A copy that is zeros from before its first kernel result to its end holds no kernel: refused, saying the
+    zeros run to the end (not that data follows them)."""
+    head, bs, parts = _parts(NAIVE)
+    before = head + b"".join(parts[: _first(bs, "result")])
+    problem = scan_container(before + b"\0" * 4096).problem or ""
+    assert "where block 2 should start, before its first kernel result" in problem
+    assert "with data after them" in (scan_container(before + b"\0" * 4096 + b"\1").problem or "")
+

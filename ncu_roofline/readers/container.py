@@ -284,6 +284,13 @@ def _walk_blocks(walk: _Walk, offset: int) -> None:
     size = scan.size
     while offset < size:
         block = scan.blocks
+        if scan.results and not buf[offset] and _zeros_to_end(buf, offset):  # after kernels, to the end: padding
+            scan.zero_tail = offset
+            scan.notes.append(
+                f"the file ends in {size - offset:,} zero bytes (from byte {offset:,}, where block {block} should "
+                "start): padding, or a copy whose end never arrived; the kernels before them are read, and any "
+                "after them are missing")
+            return
         if offset + 4 > size:
             walk.refuse(f"the file is truncated: it ends {size - offset} byte(s) into a block length",
                         _partial_hint(scan.results))
@@ -293,15 +300,10 @@ def _walk_blocks(walk: _Walk, offset: int) -> None:
         if length == 0:
             run = buf[offset: min(size, offset + ZERO_FILL)]
             if len(run) == ZERO_FILL and not any(run):  # a zero-filled or sparse copy, not a block
-                if scan.results and _zeros_to_end(buf, offset):  # after kernels, to the end: padding
-                    scan.zero_tail = offset
-                    scan.notes.append(
-                        f"the file ends in {size - offset:,} zero bytes (from byte {offset:,}, where block {block} "
-                        "should start): padding, or a copy whose end never arrived; the kernels before them are "
-                        "read, and any after them are missing")
-                    return
+                after = ("before its first kernel result" if _zeros_to_end(buf, offset)
+                         else "with data after them")  # (after kernel results, zeros to the end are padding)
                 walk.refuse(f"the file is damaged: {ZERO_FILL:,} or more zero bytes stand at byte {offset:,}, "
-                            f"where block {block} should start, with data after them")
+                            f"where block {block} should start, {after}")
                 return
             walk.saw("empty", block)  # an all-default header encodes to nothing: an empty block, nothing lost
             walk.kinds.append("empty")
@@ -340,13 +342,15 @@ _ZEROS = bytes(1 << 20)
 
 
 def _zeros_to_end(buf: Buffer, offset: int) -> bool:
-    """Whether every byte from `offset` to the end of `buf` is zero (read a mebibyte at a time)."""
-    size = len(buf)
+    """Whether every byte from `offset` to the end of `buf` is zero (read 4 KiB first, then a mebibyte at a time:
+    an empty block in the middle of a file costs a page)."""
+    size, step = len(buf), 4096
     while offset < size:
-        chunk = buf[offset:min(size, offset + len(_ZEROS))]
+        chunk = buf[offset:min(size, offset + step)]
         if chunk != _ZEROS[:len(chunk)]:
             return False
         offset += len(chunk)
+        step = len(_ZEROS)
     return True
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -443,7 +444,8 @@ def impossible_cells(row: Sequence[str], signed: list[tuple[int, str]] | SignedC
         signed = SignedColumns(signed)
     cells = signed.cells(row)
     joined = "\x00" + "\x00".join(cells) + "\x00"
-    textual = _textual(joined)  # some cell holds a character no number holds, or a stray comma
+    stray = "," in joined and _STRAY_COMMA.search(joined) is not None  # a comma outside thousands groups
+    textual = stray or _unreadable(joined)
     if not textual and not _MAY_BE_NEGATIVE_RE.search(joined):
         return []  # two scans of the cells in C: the usual answer
     found: list[tuple[str, float | str]] = []
@@ -454,25 +456,38 @@ def impossible_cells(row: Sequence[str], signed: list[tuple[int, str]] | SignedC
                 found.append((name, value))
             elif is_text(name, value):
                 found.append((name, cell.strip()))
-        elif textual and (cell.translate(_NUMBERISH_DELETE) or "," in cell) and is_text(
-                name, value := parse_value(cell)):
-            found.append((name, cell))  # `n/a`, `nan` and `inf` read as no value or as numbers
+        elif textual and cell and _not_float(cell, stray) and is_text(name, value := parse_value(cell)):
+            found.append((name, cell.strip()))  # `n/a`, `nan` and `inf` read as no value or as numbers
     return found
 
 
 def may_hold_impossible(joined: str) -> bool:
-    """Whether NUL-separated cells may hold an impossible value: one opening with a minus or a blank, or a
-    character no number holds (`n/a` and `nan` too: each cell then decides)."""
-    return _MAY_BE_NEGATIVE_RE.search(joined) is not None or _textual(joined)
+    """Whether NUL-separated cells may hold an impossible value: one opening with a minus or a blank, one that is
+    not a number (`n/a` and `nan` too: each cell then decides), or a comma outside thousands groups."""
+    return (_MAY_BE_NEGATIVE_RE.search(joined) is not None or _unreadable(joined)
+            or ("," in joined and _STRAY_COMMA.search(joined) is not None))
 
 
-def _textual(joined: str) -> bool:
-    """Whether a cell of NUL-separated cells holds a character no number holds, or a comma outside well-formed
-    thousands groups (`1,2,3`)."""
-    return bool(joined.translate(_NUMBERISH_DELETE)) or ("," in joined and _STRAY_COMMA.search(joined) is not None)
+def _unreadable(joined: str) -> bool:
+    """Whether a non-empty cell of NUL-separated cells is not what float() reads once the commas are removed (text,
+    `n/a`, `1.2.3`, `5-`): one C-level pass over the cells."""
+    try:
+        deque(map(float, filter(None, joined.replace(",", "").split("\x00"))), maxlen=0)
+    except ValueError:
+        return True
+    return False
 
 
-_NUMBERISH_DELETE = str.maketrans("", "", _PLAIN_NUMBER_CHARS + ",\x00")
+def _not_float(cell: str, stray: bool) -> bool:
+    """Whether a cell may be text: not what float() reads; one with commas only where the row holds a stray one
+    (the cells' other commas are thousands groups, numbers)."""
+    if "," in cell:
+        return stray
+    try:
+        float(cell)
+    except ValueError:
+        return True
+    return False
 
 
 def is_text(name: str, value: object) -> bool:

@@ -331,7 +331,8 @@ def read_ncu_rep(path: Path) -> RawReport:
     if bare:
         shown = ", ".join(map(str, bare[:5])) + (f" and {len(bare) - 5:,} more" if len(bare) > 5 else "")
         notes.append(f"NVIDIA's reader finds no metric of {len(bare):,} kernel(s) (kernel {shown}): their records are "
-                     "damaged, and they are set aside; copy or download the file again")
+                     "damaged (or the capture stopped while profiling them), and they are set aside; copy or download "
+                     "the file again")
     warnings = [f"read with notes: {'; '.join(notes)}"] if notes else []
     return RawReport(path=str(path), source_format="ncu-rep", kernels=kernels, ncu_version=version,
                      warnings=warnings, completeness="; ".join([*notes, UNCHECKABLE]))
