@@ -74,3 +74,10 @@ def test_a_name_with_spaces_and_no_parameter_list_is_not_cut_at_a_space() -> Non
         assert short_name(label) == label
     assert parse_signature("void scale<float>(float*, int)").function == "scale"
     assert short_name("unsigned long long count(int)") == "count(…)"
+
+
+def test_line_breaks_and_tabs_in_a_name_are_spaces_on_display() -> None:
+    """An edited name holding a line break or a tab (a CSV cell may): one space on display, so that no table row or
+    chart label breaks (matplotlib has no glyph for a carriage return)."""
+    assert short_name("my\r\nkernel\t 2") == "my kernel 2"
+    assert parse_signature("x\r\nvoid f<int>(float*)").function == "f"

@@ -107,8 +107,9 @@ def _split_args(inner: str) -> tuple[str, ...]:
 
 
 def parse_signature(full: str) -> Signature:
-    """Take a demangled name apart; a name that does not parse is its own function name."""
-    original = full.strip()
+    """Take a demangled name apart; a name that does not parse is its own function name. Line breaks and tabs are
+    spaces here (no demangled name holds one; an edited one must not break a table row or a chart label)."""
+    original = " ".join(full.split())
     hidden = _Hidden(original)
     text = _TRAILING.sub("", hidden.text)
     groups = _groups(text)
