@@ -286,13 +286,15 @@ def test_mixed_batch_writes_everything_and_lists_failures(inputs, mixed) -> None
         assert (out / e["html"]).read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
         assert f'href="{e["html"]}"' in index
     failed = [e for e in doc["reports"] if e["status"] == "error"]
-    assert {Path(e["path"]).name for e in failed} == {n for n in bad_names if n.startswith("synthetic_")}
+    cut = "synthetic_truncated-50pct__self-join-mistic__profile.ncu-rep"  # NVIDIA's reader reads its first half
+    assert {Path(e["path"]).name for e in failed} == {n for n in bad_names if n.startswith("synthetic_") and n != cut}
     for e in failed:
         assert e["json"] is None and e["html"] is None and e["error"]
         reason = e["error"].split(": ", 1)[1]
         assert html.escape(reason, quote=False) in index and html.escape(Path(e["path"]).name) in index
         assert f'{Path(e["path"]).name} failed: ' in result.stderr
-    assert "truncated" in entries["synthetic_truncated-50pct__self-join-mistic__profile.ncu-rep"]["error"]
+    assert entries[cut]["status"] == "ok" and entries[cut]["kernel_count"] == 67
+    assert any("the file is cut short" in w for w in entries[cut]["warnings"])
     assert "Git LFS" in entries["synthetic_git-lfs-pointer.ncu-rep"]["error"]
     for name in bad_names:  # NaN-only captures load: analysed, with every kernel unusable
         if name.startswith("real_all-metrics-NaN"):

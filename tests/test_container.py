@@ -127,14 +127,19 @@ def test_huge_sparse_files_are_refused_at_once(tmp_path: Path) -> None:
 
 @needs_corpus
 def test_seeded_mutants_are_refused_only_for_proven_loss_and_never_read_as_more(tmp_path: Path) -> None:
+    """Mutants of corpus captures: refused only where data is provably lost; a file cut inside a block is read
+    where NVIDIA's reader reads it, as exactly the kernel results wholly before the cut, with a note."""
     plan: list[tuple[Path, object, int]] = []
+    ends: dict[Path, list[int]] = {}  # where each kernel result of a mutant's capture ends
     for n, name in enumerate(MUTATED):
         data = (CORPUS / name).read_bytes()
-        kernels = sum(1 for b in blocks(data) if b.kind == "result")
+        results = [b.end for b in blocks(data) if b.kind == "result"]
+        kernels = len(results)
         for m, mutant in enumerate(mutants(data, random.Random(1000 + n), PER_FILE)):
             path = tmp_path / f"{n:02d}-{m:03d}-{mutant.kind}.ncu-rep"
             path.write_bytes(mutant.data)
             plan.append((path, mutant, kernels))
+            ends[path] = results
     analysis = ncu_roofline.analyze([p for p, _, _ in plan], strict=False, isolate=True)
     by_path = {r.path: r for r in analysis.reports}
     errors = {e.path: e for e in analysis.errors}
@@ -152,7 +157,9 @@ def test_seeded_mutants_are_refused_only_for_proven_loss_and_never_read_as_more(
         report = by_path[str(path)]
         read = len(report.kernels)
         if mutant.kind == "cut_inside":
-            wrong.append(f"{path.name} ({mutant.note}): a cut inside a block was read")
+            whole = sum(1 for end in ends[path] if end <= len(mutant.data))
+            if read != whole or not any("the file is cut short" in w for w in report.warnings):
+                wrong.append(f"{path.name} ({mutant.note}): a cut file read as {read} kernels, {whole} whole")
         if mutant.seen and not report.warnings:
             wrong.append(f"{path.name} ({mutant.note}): read as {read} of {kernels} kernels with no note")
         if read > kernels and not report.warnings:
@@ -162,6 +169,6 @@ def test_seeded_mutants_are_refused_only_for_proven_loss_and_never_read_as_more(
         if mutant.kind in ("append", "duplicate") and read != kernels:
             wrong.append(f"{path.name} ({mutant.note}): read as {read} of {kernels} kernels")
     assert not wrong, "\n".join(wrong)
-    refused = sum(1 for _, m, _ in plan if m.kind == "cut_inside")
-    assert refused == len(plan) // 8  # a cut inside a block, one mutant in 8, is always refused
+    cut_read = sum(1 for p, m, _ in plan if m.kind == "cut_inside" and str(p) in by_path)
+    assert cut_read  # some cut files are read (NVIDIA's reader reads a file cut inside a kernel's result)
     assert len(crashed) <= len(plan) // 20, [e.message for e in crashed]

@@ -156,12 +156,30 @@ def test_nan_kernels_are_reported_unusable(corpus) -> None:
     ("synthetic_git-lfs-pointer.ncu-rep", "Git LFS pointer"),
     ("synthetic_bad-magic__nsight-training__CuVectorAddDrv.ncu-rep", "not an Nsight Compute report"),
     ("synthetic_truncated-64B__nsight-training__CuVectorAddDrv.ncu-rep", "truncated"),
-    ("synthetic_truncated-50pct__self-join-mistic__profile.ncu-rep", "truncated"),
 ])
 def test_bad_files_raise_clear_errors(corpus, name, words) -> None:
     with pytest.raises(InputError) as info:
         ncu_roofline.analyze(BAD / name)
     assert words in info.value.message and name in info.value.message
+
+
+def test_a_cut_report_reads_its_whole_kernels_and_says_the_rest_is_missing(corpus) -> None:
+    """The first half of a 154-kernel capture: NVIDIA's reader opens it and gives 68 kernels, the last of them the
+    one the cut runs through (partial). The report reads the 67 whole ones, exactly as the full capture reads
+    them, and its one warning says the file is cut and what is missing."""
+    import ncu_report
+
+    cut = BAD / "synthetic_truncated-50pct__self-join-mistic__profile.ncu-rep"
+    ctx = ncu_report.load_report(str(cut))
+    given = sum(ctx.range_by_idx(r).num_actions() for r in range(ctx.num_ranges()))
+    report = ncu_roofline.analyze(cut).reports[0]
+    whole = ncu_roofline.analyze(corpus / "self-join-mistic__profile.ncu-rep").reports[0]
+    assert len(report.kernels) == given - 1 == 67
+    for k, full in zip(report.kernels, whole.kernels, strict=False):
+        assert (k.raw.name, k.q.duration_s, k.bound_by) == (full.raw.name, full.q.duration_s, full.bound_by)
+    (warning,) = report.warnings
+    assert "the file is cut short" in warning and "first 67 kernel result(s) are whole" in warning
+    assert "the file is cut short" in report.completeness
 
 
 def test_batch_keeps_going_past_bad_files(corpus) -> None:

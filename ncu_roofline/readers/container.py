@@ -26,10 +26,12 @@ Seen in real captures and read whole by NVIDIA's reader: blocks holding only a o
 metric-name table (2023.3 addenda), no system record (2020.2), none of the once-per-session
 records (a capture of one kernel, 2025.1).
 
-Refused (`problem`), as proof that data was lost: the file ends inside a block, a block's
-records do not fill the bytes its header announces (lengths that do not add up), a run of
-zeros stands where a block should start with data after it (a zero-filled hole), or the file
-holds no kernel result. Noted and read (`notes`): zeros from a block's start to the end of the
+Refused (`problem`), as proof that data was lost: a block's records do not fill the bytes its
+header announces (lengths that do not add up), a run of zeros stands where a block should start
+with data after it (a zero-filled hole), or the file holds no whole kernel result. Read to the
+cut (`cut`, with a note): a file that ends inside a block after whole kernel results; NVIDIA's
+reader gives those and a partial kernel, which `ncu_rep` leaves out. Noted and read (`notes`):
+zeros from a block's start to the end of the
 file (padding, or a download whose end never arrived: NVIDIA's reader reads the blocks before
 them), a block with no record, a session record
 missing, repeated or out of place, a field or session kind not seen before, results out of
@@ -83,6 +85,7 @@ class ContainerScan:
     walked: bool = True           # False: a header did not decode, and the blocks after it were not walked
     zero_tail: int | None = None  # where zeros start that run to the end of the file (padding), if they do
     stopped_at: str = ""          # where and why the walk stopped early (`walked` False)
+    cut: bool = False             # the file ends inside a block, after `results` whole kernel results
 
     @property
     def whole(self) -> bool:
@@ -209,6 +212,18 @@ class _Walk:
     def refuse(self, problem: str, hint: str = _COPY_AGAIN) -> None:
         self.scan.problem, self.scan.hint = problem, hint
 
+    def cut(self, where: str) -> None:
+        """The file ends inside a block (`where`): with whole kernel results before it, they are read (NVIDIA's
+        reader reads them) and a note says what is missing; with none, there is nothing to read."""
+        scan = self.scan
+        if not scan.results:
+            self.refuse(f"the file is truncated: {where}", _NOTHING_WHOLE)
+            return
+        scan.cut = True
+        scan.notes.append(f"the file is cut short ({where}): its first {scan.results:,} kernel result(s) are whole "
+                          "and read; a kernel whose record the cut runs through is left out, and any after it are "
+                          "missing (copy or download the file again for the rest)")
+
     def saw(self, kind: str, block: int) -> None:
         self.seen.setdefault(kind, []).append(block)
 
@@ -292,8 +307,7 @@ def _walk_blocks(walk: _Walk, offset: int) -> None:
                 "after them are missing")
             return
         if offset + 4 > size:
-            walk.refuse(f"the file is truncated: it ends {size - offset} byte(s) into a block length",
-                        _partial_hint(scan.results))
+            walk.cut(f"it ends {size - offset} byte(s) into the length of block {block}")
             return
         (length,) = struct.unpack_from("<I", buf, offset)
         start, stop = offset + 4, offset + 4 + length
@@ -314,8 +328,7 @@ def _walk_blocks(walk: _Walk, offset: int) -> None:
             _stop_walk(walk, block, offset, f"its header length reads {length:,} bytes")
             return
         if stop > size:
-            walk.refuse(f"the file is truncated or damaged: a block runs past the end of the file "
-                        f"({size:,} bytes on disk, {stop:,} expected)", _partial_hint(scan.results))
+            walk.cut(f"block {block} runs past the end of the file: {size:,} bytes on disk, {stop:,} expected")
             return
         try:
             h = _block_header(buf, start, stop)
@@ -323,9 +336,8 @@ def _walk_blocks(walk: _Walk, offset: int) -> None:
             _stop_walk(walk, block, offset, "its header does not decode")
             return
         if stop + h.payload > size:
-            walk.refuse(f"the file is truncated or damaged: the records of block {block} run past the end "
-                        f"of the file ({size:,} bytes on disk, {stop + h.payload:,} expected)",
-                        _partial_hint(scan.results))
+            walk.cut(f"the records of block {block} run past the end of the file: {size:,} bytes on disk, "
+                     f"{stop + h.payload:,} expected")
             return
         _block_kind(walk, block, h)
         if not _walk_payload(walk, block, h, stop):
@@ -439,11 +451,7 @@ def _finish_notes(walk: _Walk) -> None:
     scan.notes[:0] = notes
 
 
-def _partial_hint(whole_results: int) -> str:
-    if whole_results:
-        return (f"only the first {whole_results} kernel(s) are whole; a partial report is not analysed; "
-                "copy or download it again")
-    return "no kernel could be read from it; copy or download it again"
+_NOTHING_WHOLE = "no kernel could be read from it; copy or download it again"
 
 
 def _check_end(walk: _Walk) -> None:
@@ -454,7 +462,7 @@ def _check_end(walk: _Walk) -> None:
             walk.refuse(f"the file holds no kernel result: its {scan.blocks} block(s) end before the first "
                         "kernel result, as a report cut short does", "copy or download it again")
         return
-    if not scan.walked:
+    if not scan.walked or scan.cut:  # (a cut file's last blocks and session records are the cut's to explain)
         return
     if walk.kinds[-1] == "source":
         scan.notes.append(f"the file ends with the code record of a kernel but not its result: the capture was "
@@ -473,7 +481,7 @@ def scan_container(buf: Buffer) -> ContainerScan:
     scan = ContainerScan(size=len(buf))
     if scan.size < 8:
         scan.problem = f"the file is truncated: only {scan.size} bytes, shorter than a report header"
-        scan.hint = _partial_hint(0)
+        scan.hint = _NOTHING_WHOLE
         return scan
     (header_size,) = struct.unpack_from("<I", buf, 4)
     offset = 8 + header_size
@@ -483,7 +491,7 @@ def scan_container(buf: Buffer) -> ContainerScan:
         return scan
     if offset > scan.size:
         scan.problem = f"the file is truncated: only {scan.size} bytes, shorter than its header"
-        scan.hint = _partial_hint(0)
+        scan.hint = _NOTHING_WHOLE
         return scan
     try:
         version = _first_varint(buf, 8, offset, 1)

@@ -242,6 +242,10 @@ def _found_none(path: Path, scan: ContainerScan) -> InputError:
                           f"after its {scan.results} kernel result(s) (padding, or a copy whose end never arrived)",
                           f"cut the zeros off a copy (`truncate -s {scan.zero_tail} COPY`) and read the copy, or "
                           + again)
+    if scan.cut:
+        return InputError(path, "NVIDIA's reader finds no kernel in the file, which is cut short after its first "
+                          f"{scan.results:,} kernel result(s): the reader cannot read a file cut where this one is",
+                          "copy or download it again; a partial report NVIDIA's reader cannot open is not analysed")
     if not scan.walked:
         return InputError(path, "NVIDIA's reader finds no kernel in the file, and its container cannot be walked from "
                           f"{scan.stopped_at} on: the file is damaged", again)
@@ -287,8 +291,9 @@ def read_ncu_rep(path: Path) -> RawReport:
     notes = list(scan.notes)
     # Repeats are told by position: the reader lists results in file order (checked on duplicated blocks),
     # so only where it finds exactly the results the container holds; the name must agree too.
-    duplicates = scan.duplicates if found == scan.results else {}
-    if found != scan.results and scan.walked:
+    whole = scan.results if scan.cut else found  # a cut file: the kernels before the cut, never the cut one
+    duplicates = scan.duplicates if min(found, whole) == scan.results else {}
+    if found != scan.results and scan.walked and not (scan.cut and found in (whole, whole + 1)):
         notes.append(f"NVIDIA's reader finds {found} kernel(s) where the container holds {scan.results} kernel "
                      "result(s): the file is damaged, and the kernels read are those the reader finds"
                      + (", repeats included" if scan.duplicates else ""))
@@ -301,9 +306,11 @@ def read_ncu_rep(path: Path) -> RawReport:
     bare: list[int] = []  # the kernels of which NVIDIA's reader finds no metric
     for r, rng in enumerate(ranges):
         for j in range(rng.num_actions()):
+            position = len(names)
+            if position >= whole:  # the kernel the cut runs through (NVIDIA's reader gives what it could)
+                break
             action = rng.action_by_idx(j)
             name = text(action.name())  # "" where a damaged report cannot give it (RawKernel falls back)
-            position = len(names)
             names.append(name)
             earlier = duplicates.get(position)
             if earlier is not None and names[earlier] == name:
