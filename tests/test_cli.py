@@ -47,13 +47,26 @@ def test_report_csv_file_atomic_and_no_overwrite(tmp_path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["k.csv"]  # no temporary file left behind
 
 
+CUT = "synthetic_truncated-50pct__self-join-mistic__profile.ncu-rep"  # read to its cut, with a warning
+
+
 @needs_corpus
-@pytest.mark.parametrize("bad", sorted(p.name for p in BAD.glob("synthetic_*")) if BAD.is_dir() else [])
+@pytest.mark.parametrize("bad", sorted(p.name for p in BAD.glob("synthetic_*") if p.name != CUT) if BAD.is_dir()
+                         else [])
 def test_bad_inputs_exit_2_with_one_line(bad) -> None:
     result = run("report", str(BAD / bad))
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
     assert lines[0].startswith("ncu-roofline: error: ") and bad in lines[0]
+    assert "Traceback" not in result.output + result.stderr
+
+
+@needs_corpus
+def test_a_cut_input_is_read_with_one_warning_line(tmp_path) -> None:
+    result = run("report", str(BAD / CUT), "-f", "json", "-o", str(tmp_path / "cut.json"))
+    assert result.exit_code == 0, result.output
+    (line,) = [x for x in result.stderr.strip().splitlines() if x.startswith("ncu-roofline: warning: ")]
+    assert CUT in line and "the file is cut short" in line and "first 67 kernel result(s) are whole" in line
     assert "Traceback" not in result.output + result.stderr
 
 

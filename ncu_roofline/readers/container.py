@@ -1,10 +1,9 @@
 """The `.ncu-rep` container, walked without NVIDIA's reader: what the file holds, and what it may lack.
 
-`ncu_report.load_report` reads whatever it is given: a cut file loses its tail kernels silently,
-a file with doubled blocks doubles its kernels, and some edits abort the whole process. So the
-container is walked here first, in O(blocks), straight from a memory map (nothing is copied but
-a few small records). The walk refuses a file only where it proves data was lost; everything
-else it notices is a note, and the file is read as NVIDIA's reader reads it.
+`ncu_report.load_report` reads whatever it is given: a cut file loses its tail kernels silently, a file
+with doubled blocks doubles its kernels, and some edits abort the whole process. So the container is
+walked here first, in O(blocks), from a memory map (nothing is copied but a few small records). The walk
+refuses a file only where it proves data lost and nothing readable; everything else is a note.
 
 Layout, as measured on the reports of the shared corpus (Nsight Compute 2019.x to 2025.2);
 records are protobuf messages, field numbers given:
@@ -22,25 +21,20 @@ A report usually opens with a session-start record (session details whose first 
 then the first kernel's code record and result (that result block carries the metric-name
 table), then the session records ncu writes once (device = 6, tool versions = 8 and 5,
 system = 4, and, from about 2023, the tool's path = 11), then more code and result blocks.
-Seen in real captures and read whole by NVIDIA's reader: blocks holding only a one-entry
-metric-name table (2023.3 addenda), no system record (2020.2), none of the once-per-session
-records (a capture of one kernel, 2025.1).
+Seen in real captures and read whole by NVIDIA's reader: one-entry metric-name table blocks (2023.3),
+no system record (2020.2), no once-per-session record (a one-kernel capture, 2025.1).
 
-Refused (`problem`), as proof that data was lost: a block's records do not fill the bytes its
-header announces (lengths that do not add up), a run of zeros stands where a block should start
-with data after it (a zero-filled hole), or the file holds no whole kernel result. Read to the
-cut (`cut`, with a note): a file that ends inside a block after whole kernel results; NVIDIA's
-reader gives those and a partial kernel, which `ncu_rep` leaves out. Noted and read (`notes`):
-zeros from a block's start to the end of the
-file (padding, or a download whose end never arrived: NVIDIA's reader reads the blocks before
-them), a block with no record, a session record
-missing, repeated or out of place, a field or session kind not seen before, results out of
-launch order, results repeated byte for byte (each is analysed once: `duplicates`), a file that ends on a
-code record (the capture stopped while profiling that kernel), and a header that does not
-decode (the walk stops there; the kernels after it are as NVIDIA's reader finds them). What it
-cannot tell: the container records no kernel count and no end marker, so a copy cut exactly
-between two kernels' blocks, or one with whole kernel blocks deleted, reads as a whole report
-with fewer kernels (`UNCHECKABLE`).
+Refused (`problem`), as proof that data was lost: a block's records do not fill the bytes its header
+announces, zeros stand where a block should start with data after them (a zero-filled hole), or no
+kernel result is whole. Read to the cut (`cut`, noted): a file ending inside a block after whole
+results (NVIDIA's reader gives those and a partial kernel, which `ncu_rep` leaves out). Noted and read
+(`notes`): zeros from a block's start to the end (padding), a block with no record, a session record
+missing, repeated or out of place, a field or session kind not seen before, results out of launch
+order, results repeated byte for byte (analysed once: `duplicates`), a file ending on a code record
+(the capture stopped while profiling that kernel), a header that does not decode (the walk stops; the
+kernels after it are as NVIDIA's reader finds them). What it cannot tell: the container records no
+kernel count and no end marker, so a copy cut exactly between two kernels' blocks, or one with whole
+kernel blocks deleted, reads as a whole report with fewer kernels (`UNCHECKABLE`).
 """
 
 from __future__ import annotations
@@ -354,8 +348,7 @@ _ZEROS = bytes(1 << 20)
 
 
 def _zeros_to_end(buf: Buffer, offset: int) -> bool:
-    """Whether every byte from `offset` to the end of `buf` is zero (read 4 KiB first, then a mebibyte at a time:
-    an empty block in the middle of a file costs a page)."""
+    """Whether every byte from `offset` on is zero (4 KiB first, then 1 MiB at a time: an empty block costs a page)."""
     size, step = len(buf), 4096
     while offset < size:
         chunk = buf[offset:min(size, offset + step)]
