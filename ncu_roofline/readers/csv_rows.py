@@ -444,7 +444,7 @@ def impossible_cells(row: Sequence[str], signed: list[tuple[int, str]] | SignedC
         signed = SignedColumns(signed)
     cells = signed.cells(row)
     joined = "\x00" + "\x00".join(cells) + "\x00"
-    stray = "," in joined and _STRAY_COMMA.search(joined) is not None  # a comma outside thousands groups
+    stray = _stray_comma(joined)
     textual = stray or _unreadable(joined)
     if not textual and not _MAY_BE_NEGATIVE_RE.search(joined):
         return []  # two scans of the cells in C: the usual answer
@@ -464,8 +464,12 @@ def impossible_cells(row: Sequence[str], signed: list[tuple[int, str]] | SignedC
 def may_hold_impossible(joined: str) -> bool:
     """Whether NUL-separated cells may hold an impossible value: one opening with a minus or a blank, one that is
     not a number (`n/a` and `nan` too: each cell then decides), or a comma outside thousands groups."""
-    return (_MAY_BE_NEGATIVE_RE.search(joined) is not None or _unreadable(joined)
-            or ("," in joined and _STRAY_COMMA.search(joined) is not None))
+    return _MAY_BE_NEGATIVE_RE.search(joined) is not None or _unreadable(joined) or _stray_comma(joined)
+
+
+def _stray_comma(joined: str) -> bool:
+    """Whether a cell of NUL-separated cells holds a comma outside well-formed thousands groups (`1,2,3`)."""
+    return "," in joined and _STRAY_COMMA.search(joined) is not None
 
 
 def _unreadable(joined: str) -> bool:
