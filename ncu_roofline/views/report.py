@@ -429,7 +429,8 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
             "device": device, "title": f"{device}: hierarchical roofline",
             "roofs": seen.roofs[device].roofs() if device in seen.roofs else [],
             "points": [p for v, _ in items for p in v["chart"]["points"]],
-            "off_chart": W.off_chart_notes([(v["short_name"], v["off_chart"]) for v, _ in items if v["off_chart"]]),
+            "off_chart": W.off_chart_notes([(v["short_name"], v["off_chart_kind"]) for v, _ in items
+                                            if v["off_chart_kind"]], W.OFF_CHART_TEXT),
             "banner": W.chart_banner(Counter(v["off_chart_kind"] for v, _ in items if v["off_chart_kind"]),
                                      sol is not None),
         })

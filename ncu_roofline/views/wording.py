@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -38,16 +38,18 @@ OFF_CHART_TEXT = {
 OFF_CHART_NAMED = 6  # kernels named per reason under a chart; the rest are counted
 
 
-def off_chart_notes(pairs: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
-    """The kernels not on a chart, by reason (`pairs`: kernel name, why; in the chart's order): per reason in
-    order of first appearance, its sentence, its kernels' count and the first `OFF_CHART_NAMED` of them
-    (a name listed n times once, as `name (×n)`), so that a reason 200 kernels share is written once."""
+def off_chart_notes(pairs: Sequence[tuple[str, str]], words: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """The kernels not on a chart, by reason (`pairs`: kernel name, reason; in the chart's order): per reason in
+    order of first appearance, its sentence (`words[reason]`, or the reason itself where it is one), its
+    kernels' count and the first `OFF_CHART_NAMED` of them (a name listed n times once, as `name (×n)`), so that
+    a reason 200 kernels share is written once."""
     by_reason: dict[str, Counter[str]] = {}
-    for name, why in pairs:
-        by_reason.setdefault(why, Counter())[name] += 1
-    return [{"why": why, "count": len(names), "kernels": count(len(names), "kernel"),
+    for name, reason in pairs:
+        by_reason.setdefault(reason, Counter())[name] += 1
+    return [{"why": words[reason] if words is not None else reason, "count": len(names),
+             "kernels": count(len(names), "kernel"),
              "named": [f"{name} (×{n})" if n > 1 else name for name, n in list(names.items())[:OFF_CHART_NAMED]]}
-            for why, names in by_reason.items()]
+            for reason, names in by_reason.items()]
 
 
 # The banner's clause per kind, after "N kernel(s)": (for one kernel, for more).
