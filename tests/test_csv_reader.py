@@ -887,3 +887,18 @@ def test_a_column_whose_unit_contradicts_its_metric_is_left_out(tmp_path: Path) 
     (warning,) = [w for w in report.warnings if "cannot have" in w]
     assert "gpu__time_duration.sum in 'furlong'" in warning and "dram__bytes_read.sum in 'inst'" in warning
     assert not any("cannot have" in w for w in read_report(_write(tmp_path, SAMPLE, "plain.csv")).warnings)
+
+
+def test_an_emptied_unit_under_a_duration_is_left_out_where_other_columns_have_units(tmp_path: Path) -> None:
+    """A duration whose unit cell is empty where a byte count has its unit (a hand edit): reading it as nanoseconds,
+    as a Pascal-era export (no unit under any duration or byte count) is read, would put a microsecond value 1,000x
+    off. The column is left out and named; the same value in an export without such units is read as nanoseconds."""
+    units = UNITS.replace('"usecond"', '""')
+    report = read_report(_write(tmp_path, HEADER + units + ROW0 + ROW1))
+    assert all(k.metrics.get("gpu__time_duration.sum") is None for k in report.kernels)
+    assert report.kernels[0].metrics["dram__bytes_read.sum"].unit == "Kbyte"  # the other columns are read
+    (warning,) = [w for w in report.warnings if "cannot have" in w]
+    assert "gpu__time_duration.sum with no unit" in warning
+    bare = read_report(_write(tmp_path, HEADER + '""' + ',""' * (UNITS.count(",")) + "\n" + ROW0 + ROW1, "bare.csv"))
+    assert not any("cannot have" in w for w in bare.warnings)
+    assert bare.kernels[0].metrics["gpu__time_duration.sum"].value == 1234.5678

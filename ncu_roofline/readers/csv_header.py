@@ -133,17 +133,22 @@ def _dimension(name: str) -> str | None:
 
 def _with_known_units(columns: list[tuple[int, str, str]], notes: list[str]) -> list[tuple[int, str, str]]:
     """`columns` less those whose unit contradicts their name (`_dimension`: an edited units row, `furlong` under a
-    duration): a value in an unknown unit is no value, so such a column is left out and a note names it."""
+    duration): a value in an unknown unit is no value, so such a column is left out and a note names it. An empty
+    unit is unknown too where another duration or byte count has one: Pascal-era exports leave those units empty
+    (durations are then read as nanoseconds, `knowledge.recipes`), but a newer one emptied by hand would be read
+    1,000x off."""
     kept, wrong = [], []
+    with_units = any(unit and _dimension(name) for _, name, unit in columns)
     for column in columns:
         _, name, unit = column
         wanted = _dimension(name)
-        if wanted is not None and unit and units.si_factor(unit)[1] != wanted:
-            wrong.append(f"{name} in {unit!r}")
+        if wanted is not None and ((unit and units.si_factor(unit)[1] != wanted) or (not unit and with_units)):
+            wrong.append(f"{name} in {unit!r}" if unit else f"{name} with no unit")
             continue
         kept.append(column)
     if wrong:
         more = f" and {len(wrong) - _NAMED_LIMIT} more" if len(wrong) > _NAMED_LIMIT else ""
-        notes.append(f"{len(wrong)} column(s) hold a unit their metric cannot have ({'; '.join(wrong[:_NAMED_LIMIT])}"
-                     f"{more}): the units row was edited; their values are left out, shown as not available")
+        shown = "; ".join(wrong[:_NAMED_LIMIT])
+        notes.append(f"{len(wrong)} column(s) hold no unit or one their metric cannot have ({shown}{more}): the units "
+                     "row was edited; their values are left out, shown as not available")
     return kept
