@@ -411,3 +411,18 @@ def test_kernels_that_moved_to_another_gpu_get_one_chart_with_both_roof_sets() -
     assert [r["label"].split()[0] for r in chart["ceilings"]] == ["BASE", "BASE"]  # BASE's, dashed
     html = render(DIFF, d, "html", RenderOptions())
     assert "BASE and HEAD ran on different GPUs" in html and 'class="arrow"' in html
+
+
+def test_kernels_without_an_arrow_are_listed_once_per_reason_kind() -> None:
+    """A diff chart lists matched kernels it cannot draw by reason: the reason is a kind, worded from one table,
+    so two kernels unusable on one side share one line and a kernel without FLOP counts gets its own."""
+    from ncu_roofline.views.wording import DIFF_OFF_CHART_TEXT, SIDE_NO_FLOP_COUNT, SIDE_UNUSABLE
+
+    base = [kernel("a"), kernel("b"), kernel("c"), kernel("d")]
+    unusable = {"usable": False, "achieved_flop_per_s": None, "intensity_flop_per_byte": {}, "bound_by": None}
+    head = [kernel("a", **unusable), kernel("b", **unusable), kernel("c", achieved_flop_per_s=None),
+            kernel("d", 0.5e-3)]
+    (chart,) = build_diff_view(diff_runs(make_run(base), make_run(head)))["charts"]
+    assert len(chart["arrows"]) == 1
+    assert {(n["why"], n["count"]) for n in chart["off_chart"]} == {
+        (DIFF_OFF_CHART_TEXT[SIDE_UNUSABLE], 2), (DIFF_OFF_CHART_TEXT[SIDE_NO_FLOP_COUNT], 1)}

@@ -269,12 +269,11 @@ def test_a_memory_point_of_zero_gets_no_note_and_no_division() -> None:
 
 def test_kernels_off_the_chart_are_listed_once_per_reason() -> None:
     """Many kernels off the chart for one reason (an export's 100 copy kernels): the reason is written once, with
-    the first names and a count of the rest, not once per kernel."""
-    from ncu_roofline.views.wording import OFF_CHART_NAMED, off_chart_notes
+    the first names and a count of the rest, not once per kernel; reasons are kinds, worded from a table."""
+    from ncu_roofline.views.wording import NO_FP_WORK, OFF_CHART_NAMED, OFF_CHART_TEXT, UNUSABLE, off_chart_notes
 
-    pairs = [(f"copy{i}", "no floating-point work") for i in range(100)] + [("broken", "not analysable"),
-                                                                            ("copy0", "no floating-point work")]
-    (copies, broken) = off_chart_notes(pairs)
-    assert copies == {"why": "no floating-point work", "count": 100, "kernels": "100 kernels",
+    pairs = [(f"copy{i}", NO_FP_WORK) for i in range(100)] + [("broken", UNUSABLE), ("copy0", NO_FP_WORK)]
+    (copies, broken) = off_chart_notes(pairs, OFF_CHART_TEXT)
+    assert copies == {"why": OFF_CHART_TEXT[NO_FP_WORK], "count": 100, "kernels": "100 kernels",
                       "named": ["copy0 (×2)", *(f"copy{i}" for i in range(1, OFF_CHART_NAMED))]}
-    assert broken == {"why": "not analysable", "count": 1, "kernels": "1 kernel", "named": ["broken"]}
+    assert broken == {"why": OFF_CHART_TEXT[UNUSABLE], "count": 1, "kernels": "1 kernel", "named": ["broken"]}

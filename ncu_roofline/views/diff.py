@@ -19,6 +19,7 @@ from ..knowledge import recipes as R
 from ..knowledge.wording import fill
 from ..version import __version__
 from . import format as F
+from . import wording as words
 from .diff_gate import (
     COUNTER_LABELS,
     coverage_text,
@@ -32,11 +33,11 @@ from .diff_gate import (
 from .labels import LONG_LABELS, family, long_label, roof_css, short_label
 from .report import device_roofs
 from .texts import CEILING_LABELS, created_at
-from .wording import off_chart_notes
 
 # Changes within this many percent are drawn neutral (run-to-run noise of a profiled kernel).
 NOISE_PCT = 1.0
 MAX_ARROWS = 60  # per chart: the largest time changes
+_DIFF_OFF_CHART_WORDS = {kind: text.format(arrows=MAX_ARROWS) for kind, text in words.DIFF_OFF_CHART_TEXT.items()}
 UNKNOWN_DEVICE = "unknown device"
 
 
@@ -91,15 +92,15 @@ def arrow_level(change: dict[str, Any]) -> str | None:
 
 
 def off_chart_reason(change: dict[str, Any]) -> str:
-    """Why a matched kernel has no arrow on the chart."""
+    """Why a matched kernel has no arrow on the chart (a kind of `words.DIFF_OFF_CHART_TEXT`)."""
     b, h = change["base"], change["head"]
     if not b["usable"] or not h["usable"]:
-        return "not analysable on one side"
+        return words.SIDE_UNUSABLE
     if b["achieved_flop_per_s"] is None or h["achieved_flop_per_s"] is None:
-        return "no FLOP count on one side"
+        return words.SIDE_NO_FLOP_COUNT
     if not b["achieved_flop_per_s"] > 0 or not h["achieved_flop_per_s"] > 0:
-        return "no floating-point work"
-    return "no memory level with bytes on both sides"
+        return words.NO_FP_WORK
+    return words.SIDE_NO_SHARED_LEVEL
 
 
 # --------------------------------------------------------------------------------------------
@@ -260,7 +261,7 @@ def _arrows(members: list[Member]) -> tuple[list[dict[str, Any]], list[Arrow], l
             off.append((row["short_name"], off_chart_reason(c)))
             continue
         if len(arrows) == MAX_ARROWS:
-            off.append((row["short_name"], f"beyond the {MAX_ARROWS} largest changes"))
+            off.append((row["short_name"], words.BEYOND_ARROWS))
             continue
         pair = [{"kernel_id": f"{row['id']}-{tag}", "level": level,
                  "intensity": side["intensity_flop_per_byte"][level],
@@ -289,7 +290,8 @@ def _charts(diff: Diff, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         charts.append({"device": dev_h if same else f"{dev_b} → {dev_h}", "title": title,
                        "roofs": device_roofs(on_head + on_base if same else on_head),
                        "ceilings": [] if same else device_roofs(on_base, prefix="BASE "),
-                       "points": points, "arrows": arrows, "off_chart": off_chart_notes(off),
+                       "points": points, "arrows": arrows,
+                       "off_chart": words.off_chart_notes(off, _DIFF_OFF_CHART_WORDS),
                        "levels": sorted({p["level"] for p in points}, key=R.LEVELS.index)})
     return charts
 

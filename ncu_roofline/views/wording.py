@@ -35,18 +35,30 @@ OFF_CHART_TEXT = {
                  "utilisation in the table)"),
     NO_BYTE_COUNTS: "no byte counts in the report",
 }
+# Why a matched kernel has no BASE -> HEAD arrow on a diff chart.
+SIDE_UNUSABLE = "side_unusable"
+SIDE_NO_FLOP_COUNT = "side_no_flop_count"
+SIDE_NO_SHARED_LEVEL = "side_no_shared_level"
+BEYOND_ARROWS = "beyond_arrows"
+DIFF_OFF_CHART_TEXT = {
+    SIDE_UNUSABLE: "not analysable on one side",
+    SIDE_NO_FLOP_COUNT: "no FLOP count on one side",
+    NO_FP_WORK: "no floating-point work",
+    SIDE_NO_SHARED_LEVEL: "no memory level with bytes on both sides",
+    BEYOND_ARROWS: "beyond the {arrows} largest changes",
+}
 OFF_CHART_NAMED = 6  # kernels named per reason under a chart; the rest are counted
 
 
-def off_chart_notes(pairs: Sequence[tuple[str, str]], words: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-    """The kernels not on a chart, by reason (`pairs`: kernel name, reason; in the chart's order): per reason in
-    order of first appearance, its sentence (`words[reason]`, or the reason itself where it is one), its
+def off_chart_notes(pairs: Sequence[tuple[str, str]], words: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The kernels not on a chart, by reason (`pairs`: kernel name, reason kind; in the chart's order): per reason in
+    order of first appearance, its sentence (`words[reason]`), its
     kernels' count and the first `OFF_CHART_NAMED` of them (a name listed n times once, as `name (×n)`), so that
     a reason 200 kernels share is written once."""
     by_reason: dict[str, Counter[str]] = {}
     for name, reason in pairs:
         by_reason.setdefault(reason, Counter())[name] += 1
-    return [{"why": words[reason] if words is not None else reason, "count": len(names),
+    return [{"why": words[reason], "count": len(names),
              "kernels": count(len(names), "kernel"),
              "named": [f"{name} (×{n})" if n > 1 else name for name, n in list(names.items())[:OFF_CHART_NAMED]]}
             for reason, names in by_reason.items()]
