@@ -13,6 +13,7 @@ Format specs beyond Python's own, for the figures:
 
 from __future__ import annotations
 
+import functools
 import math
 import string
 from collections.abc import Mapping
@@ -97,24 +98,37 @@ class _Formatter(string.Formatter):
 
 
 _FORMAT = _Formatter()
+Parsed = tuple[tuple[str, str | None, str], ...]  # (literal text, figure name or None, format spec) per piece
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(segment: str) -> tuple[Parsed, tuple[str, ...]]:
+    """A segment's pieces and the figure names it uses, parsed once (the catalog's segments are a few hundred
+    constants, filled for every finding of every kernel)."""
+    pieces = tuple((literal, name, spec or "") for literal, name, spec, _ in _FORMAT.parse(segment))
+    return pieces, tuple(name for _, name, _ in pieces if name)
 
 
 def fields(segment: str) -> list[str]:
     """The figure names a segment uses."""
-    return [name for _, name, _, _ in _FORMAT.parse(segment) if name]
+    return list(_parsed(segment)[1])
 
 
 def _fills(segment: str, figures: Mapping[str, Figure]) -> bool:
-    return all(figures.get(n) is not None for n in fields(segment))
+    return all(figures.get(n) is not None for n in _parsed(segment)[1])
 
 
 def fill(template: Template, figures: Mapping[str, Figure]) -> str:
-    """The template's segments whose figures are all present (of alternatives, the first), filled and joined."""
+    """The template's segments whose figures are all present (of alternatives, the first), filled and joined (as
+    `str.format` would, with `_Formatter`'s figure formats)."""
     out = []
     for segment in template:
         chosen = next((s for s in ((segment,) if isinstance(segment, str) else segment) if _fills(s, figures)), None)
         if chosen is not None:
-            out.append(_FORMAT.vformat(chosen, (), figures))
+            for literal, name, spec in _parsed(chosen)[0]:
+                out.append(literal)
+                if name:
+                    out.append(_FORMAT.format_field(figures[name], spec))
     return "".join(out)
 
 
