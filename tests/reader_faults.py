@@ -43,3 +43,14 @@ def raise_other(path: str) -> None:
 
 def echo(value: object) -> object:
     return value
+
+
+def pid_lingering_at_exit(seconds: float) -> int:
+    """This child's process id; the child then takes `seconds` to exit once told to (as NVIDIA's reader takes
+    a while to let go of the reports it loaded)."""
+    import atexit
+    import os
+    import time
+
+    atexit.register(time.sleep, seconds)
+    return os.getpid()

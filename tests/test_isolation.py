@@ -231,6 +231,12 @@ def test_a_worn_out_reader_is_replaced_between_calls() -> None:
     with ReaderPool(1, retire_at_bytes=1) as pool:  # every child is over a 1-byte budget
         assert pool.call(reader_faults.echo, "a", path="a") == "a" and pool.started == 1
         assert pool.call(reader_faults.echo, "b", path="b") == "b" and pool.started == 2
+    with ReaderPool(1, retire_after=1) as pool:  # a retired child exits on its own time: the next call goes on
+        first = pool.call(reader_faults.pid_lingering_at_exit, 4.0, path="a")
+        assert pool.call(reader_faults.echo, "b", path="b") == "b" and pool.started == 2
+        os.kill(first, 0)  # still exiting (a stop that waited for it would have reaped it): no error
+    with pytest.raises(ProcessLookupError):  # closing the pool stops and reaps it
+        os.kill(first, 0)
     with ReaderPool(2) as pool:  # the defaults keep a child for many calls
         list(pool.map([Call(reader_faults.echo, (n,), "x") for n in range(10)]))
         assert pool.started == 2
