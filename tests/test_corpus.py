@@ -134,7 +134,8 @@ def test_hierarchical_levels_on_roofline_reports(corpus) -> None:
     assert k.provenance["traffic_bytes.l2"].startswith("32 × lts__t_sectors_srcunit_tex.sum")
     assert k.q.bytes["l2"].value >= k.q.bytes["dram"].value and k.q.bytes["l1"] is None
     assert k.intensity["l2"] == pytest.approx(k.intensity["dram"] * 524193152.0 / (32 * 16_777_216))
-    assert any(m.quantity == "traffic_bytes.l1" and "fewer than the 537 MB L2 moved" in m.reason for m in k.missing)
+    assert any(m.quantity == "traffic_bytes.l1" and "fewer than the bytes L2 moved" in m.reason for m in k.missing)
+    assert k.q.bytes["l2"].value == 32 * 16_777_216  # 537 MB, the figure the reason compares with
     assert k.bound_by == "dram" and k.regime == "at_limit"
     # the tags definition is available on request and is labelled
     tags = ncu_roofline.analyze(corpus / "cs599k__2025-04-21-77_06-MT.ncu-rep", bytes_definition="tags")

@@ -9,6 +9,9 @@ that counts its whole traffic (`lts__t_sectors`: reads and writes) if the report
 fewer; else the level has no bytes, with the reason. One exception, at L1 only: copies from L2 straight into
 shared memory (cp.async, TMA) never pass the LSU write-back, so a kernel that ran them may rightly show
 fewer L1 than L2 bytes; its L1 bytes stay, and say so.
+
+The notes and reasons name counters, never a launch's figures: every launch of one recipe set shares them
+(`recipe_sets` of the JSON document), and the figures are in each launch's own `traffic_bytes`.
 """
 
 from __future__ import annotations
@@ -25,17 +28,9 @@ _LABEL = {"dram": "DRAM", "l2": "L2", "l1": "L1"}
 _WHOLE = {"l2": "lts__t_bytes.sum", "l1": "l1tex__t_bytes.sum"}
 
 
-def _mb(value: float) -> str:
-    """Bytes in the decimal unit that keeps three digits: 0.606 MB -> "606 kB", 1.06e9 -> "1.06 GB"."""
-    for factor, unit in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
-        if value >= factor:
-            return f"{value / factor:.3g} {unit}"
-    return f"{value:.3g} B"
-
-
 def _named(value: Value) -> str:
     what = value.note or value.recipe
-    return f"{value.definition or 'counts'}: {what}, {_mb(value.value)}"
+    return f"{value.definition or 'counts'}: {what}"
 
 
 def copies_into_shared(res: Resolver) -> bool:
@@ -65,20 +60,20 @@ def within_hierarchy(level: str, measured: Value | None, below: Value | None, be
         if got.value >= TOLERANCE * below.value:
             instead = (f"the {measured.definition or 'counts'} definition" if got.definition != measured.definition
                        else measured.recipe)
-            note = (f"{got.note + '; ' if got.note else ''}in place of {instead}, which counts fewer bytes "
-                    f"({_mb(measured.value)}) than {under} moved ({_mb(below.value)})")
+            note = (f"{got.note + '; ' if got.note else ''}in place of {instead}, which counts fewer bytes than "
+                    f"{under} moved")
             return dataclasses.replace(got, note=note), None
         tried.append(got)
     if level == "l1" and copies_into_shared(res):
-        note = (f"{measured.note + '; ' if measured.note else ''}fewer than {under}'s {_mb(below.value)}: the "
-                "kernel copies from L2 into shared memory (cp.async or TMA), which bypasses the LSU write-back")
+        note = (f"{measured.note + '; ' if measured.note else ''}fewer than {under}'s bytes: the kernel copies from "
+                "L2 into shared memory (cp.async or TMA), which bypasses the LSU write-back")
         return dataclasses.replace(measured, note=note), None
     counted = "; ".join(_named(v) for v in tried)
     path = (f"the SMs' traffic to {under} passes {label}, so {under} fetched more than {label}'s counts show "
             "(over-fetch by DRAM, or traffic of other units)" if level == "l2" else
             f"the SMs' loads and stores reach {under} through {label}")
-    reason = (f"no {label} bytes: the report's {label} counts ({counted}) are fewer than the {_mb(below.value)} "
-              f"{under} moved, while {path}; an {label} point would claim more reuse than the memory hierarchy "
+    reason = (f"no {label} bytes: the report's {label} counts ({counted}) are fewer than the bytes {under} moved, "
+              f"while {path}; an {label} point would claim more reuse than the memory hierarchy "
               "allows")
     whole = _WHOLE[level]
     if any(whole in v.recipe or whole.replace("_bytes", "_sectors") in v.recipe for v in tried):
