@@ -54,3 +54,22 @@ def pid_lingering_at_exit(seconds: float) -> int:
 
     atexit.register(time.sleep, seconds)
     return os.getpid()
+
+
+def says_at_exit(words: str) -> int:
+    """This child's process id; the child prints `words` half a second after it is told to exit."""
+    import atexit
+
+    def bye() -> None:
+        time.sleep(0.5)
+        print(words, flush=True)
+
+    atexit.register(bye)
+    return os.getpid()
+
+
+def abort_after(seconds: float) -> None:
+    """Abort, as NVIDIA's reader does on some damaged files, after `seconds`."""
+    time.sleep(seconds)
+    print("Check failed: count >= 0", file=sys.stderr, flush=True)
+    os.abort()

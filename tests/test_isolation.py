@@ -22,7 +22,7 @@ from test_model import base_metrics
 from ncu_roofline.api import analysis
 from ncu_roofline.cli import main
 from ncu_roofline.errors import InputError, OutputError
-from ncu_roofline.readers import read_report, read_report_isolated
+from ncu_roofline.readers import isolation, read_report, read_report_isolated
 from ncu_roofline.readers.isolation import Call, ReaderCrashed, ReaderPool
 from ncu_roofline.readers.record import RawReport
 from ncu_roofline.render.output import write_atomic
@@ -220,7 +220,7 @@ def test_signals_exit_128_plus_and_leave_nothing(tmp_path: Path, sig: signal.Sig
     assert list(out.parent.iterdir()) == []  # nothing written, no temporary file
 
 
-def test_a_worn_out_reader_is_replaced_between_calls() -> None:
+def test_a_worn_out_reader_is_replaced_between_calls(monkeypatch: pytest.MonkeyPatch) -> None:
     """NVIDIA's reader keeps memory after every report it loads: a child is replaced after its
     `retire_after`-th call, or once its resident memory reaches `retire_at_bytes`; the calls' answers
     and their order are unchanged."""
@@ -237,6 +237,19 @@ def test_a_worn_out_reader_is_replaced_between_calls() -> None:
         os.kill(first, 0)  # still exiting (a stop that waited for it would have reaped it): no error
     with pytest.raises(ProcessLookupError):  # closing the pool stops and reaps it
         os.kill(first, 0)
+    with ReaderPool(1, retire_after=1) as pool:  # one that does not exit in time is killed, not left to pile up
+        monkeypatch.setattr(isolation, "RETIRE_GRACE_S", 0.5)
+        stuck = pool.call(reader_faults.pid_lingering_at_exit, 3600.0, path="a")
+        pool.call(reader_faults.echo, "b", path="b")
+        time.sleep(1.0)
+        pool.call(reader_faults.echo, "c", path="c")  # its slot's next child: the stuck one is killed then
+        with pytest.raises(ProcessLookupError):
+            os.kill(stuck, 0)
+    with ReaderPool(1, retire_after=1) as pool:  # a crash shows its own child's output, not a retired one's
+        pool.call(reader_faults.says_at_exit, "retired " * 40, path="first.ncu-rep")
+        with pytest.raises(InputError) as crashed:
+            pool.call(reader_faults.abort_after, 1.5, path="second.ncu-rep")
+    assert "Check failed" in str(crashed.value) and "retired" not in str(crashed.value)
     with ReaderPool(2) as pool:  # the defaults keep a child for many calls
         list(pool.map([Call(reader_faults.echo, (n,), "x") for n in range(10)]))
         assert pool.started == 2

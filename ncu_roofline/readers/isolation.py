@@ -47,6 +47,7 @@ _COPY_AGAIN = "the file is damaged in a way its container does not show; copy or
 
 RETIRE_AFTER_CALLS = 200
 RETIRE_AT_BYTES = 1 << 30
+RETIRE_GRACE_S = 5.0  # how long a child told to exit may take before it is killed
 try:
     _PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
@@ -223,11 +224,13 @@ class _Child:
 
     def retire(self) -> None:
         """Tell it to exit, without waiting: NVIDIA's reader takes a tenth of a second or more to let go of
-        the reports it loaded, and the caller goes on meanwhile (`ReaderPool` reaps it)."""
+        the reports it loaded, and the caller goes on meanwhile (`ReaderPool._reap` reaps it, or kills it
+        once `RETIRE_GRACE_S` have passed)."""
         with contextlib.suppress(OSError):
             if not self.conn.closed:
                 self.conn.send(None)
         self.conn.close()
+        self.since = time.monotonic()
 
     def stop(self, kill: bool) -> None:
         with contextlib.suppress(OSError):
@@ -280,7 +283,8 @@ class ReaderPool:
         if self._logs is None:
             self._logs = tempfile.TemporaryDirectory(prefix="ncu-roofline-reader-")
         self.started += 1
-        return _Child(self._preload, os.path.join(self._logs.name, f"reader-{slot}.log"))
+        # A log of its own: a child it replaces may still be writing to its log while it exits.
+        return _Child(self._preload, os.path.join(self._logs.name, f"reader-{slot}-{self.started}.log"))
 
     def warm(self, count: int) -> None:
         """Start up to `count` children now (at most `size`), without a call: each imports its preload
@@ -289,13 +293,31 @@ class ReaderPool:
             self._child(slot)
 
     def _reap(self) -> None:
-        """Forget the retired children that have exited (collecting their exit status)."""
-        self._retiring = [child for child in self._retiring if child.alive]
+        """Forget the retired children that have exited (collecting their exit status, removing their logs), and
+        kill those still there `RETIRE_GRACE_S` after they were told to exit."""
+        still = []
+        for child in self._retiring:
+            if child.alive and time.monotonic() - child.since < RETIRE_GRACE_S:
+                still.append(child)
+                continue
+            child.stop(kill=True)
+            with contextlib.suppress(OSError):
+                os.unlink(child.log_path)
+        self._retiring = still
 
     def close(self) -> None:
         """Stop every child, retired ones included, and remove their logs."""
-        for child in self._children + self._retiring:
-            child.stop(kill=child.busy is not None)
+        for child in self._children:
+            if child.busy is None:
+                child.retire()
+                self._retiring.append(child)
+            else:  # stopped in the middle of a call: its state is unknown
+                child.stop(kill=True)
+        deadline = time.monotonic() + RETIRE_GRACE_S  # one wait for all of them, not one per child
+        for child in self._retiring:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.process.wait(max(0.0, deadline - time.monotonic()))
+            child.stop(kill=True)
         self._children, self._retiring = [], []
         if self._logs is not None:
             self._logs.cleanup()
