@@ -5,7 +5,8 @@ column holds and in what unit, and the repeats of those rows further down.
   having no `__`, reads like a label (holds a space or starts upper-case); every other is a metric.
 - `metric_columns`: each metric's column and unit, less what an edit made unreadable, each said once in the
   file's notes: a metric named twice is read from its first column; a duration or byte count whose unit is not
-  a time or byte unit is left out (a value in an unknown unit is no value).
+  a time or byte unit is left out (a value in an unknown unit is no value), as is one with no unit where another
+  duration or byte count has one (Pascal-era exports have none anywhere: read as ns and bytes).
 - `RepeatedRows`: repeats of the header and units rows among the kernel rows (joined exports) are skipped;
   a second header with other columns is refused.
 """
