@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import corpus_files
 
-from ncu_roofline.api.kernel import model_launch
+from ncu_roofline.api.kernel import analyse_kernel
 from ncu_roofline.readers import read_report_isolated
 from ncu_roofline.readers.record import Metric, RawKernel
 
@@ -37,7 +37,7 @@ def _noisy(k: RawKernel) -> RawKernel:
 
 
 def _texts(k: RawKernel) -> tuple[object, ...]:
-    model = model_launch(k)
+    model = analyse_kernel(k)  # the passes add missing entries too
     return model.usable, model.provenance, [(m.quantity, m.reason, m.collect_with) for m in model.missing]
 
 
