@@ -298,7 +298,7 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART,
         reason = ("no tensor-core operation counts (sm__ops_path_tensor_*) or tensor-pipe "
                   "instruction counts")
         if pipe is not None:
-            reason += "; only the tensor pipe's busy share is known (its tensor_pipe_utilization)"
+            reason += f"; only the tensor pipe's busy share is known ({pipe.recipe.split(' ')[0]})"
         missing.append(Missing("work_flop.tensor", reason, R.COLLECT_WITH["work_flop.tensor"]))
 
     traffic: dict[str, Value | None] = {}

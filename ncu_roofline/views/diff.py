@@ -99,7 +99,7 @@ def off_chart_reason(change: dict[str, Any]) -> str:
     if b["achieved_flop_per_s"] is None or h["achieved_flop_per_s"] is None:
         return words.SIDE_NO_FLOP_COUNT
     if not b["achieved_flop_per_s"] > 0 or not h["achieved_flop_per_s"] > 0:
-        return words.NO_FP_WORK
+        return words.SIDE_NO_FP_WORK
     return words.SIDE_NO_SHARED_LEVEL
 
 

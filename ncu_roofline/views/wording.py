@@ -38,12 +38,13 @@ OFF_CHART_TEXT = {
 # Why a matched kernel has no BASE -> HEAD arrow on a diff chart.
 SIDE_UNUSABLE = "side_unusable"
 SIDE_NO_FLOP_COUNT = "side_no_flop_count"
+SIDE_NO_FP_WORK = "side_no_fp_work"
 SIDE_NO_SHARED_LEVEL = "side_no_shared_level"
 BEYOND_ARROWS = "beyond_arrows"
 DIFF_OFF_CHART_TEXT = {
     SIDE_UNUSABLE: "not analysable on one side",
     SIDE_NO_FLOP_COUNT: "no FLOP count on one side",
-    NO_FP_WORK: "no floating-point work",
+    SIDE_NO_FP_WORK: "no floating-point work on one side (FLOP counts of zero)",
     SIDE_NO_SHARED_LEVEL: "no memory level with bytes on both sides",
     BEYOND_ARROWS: "beyond the {arrows} largest changes",
 }
