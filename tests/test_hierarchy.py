@@ -197,3 +197,20 @@ def test_notes_and_reasons_hold_no_figure_of_the_launch() -> None:
         return tuple((lv, v.recipe, v.note) for lv, v in q.bytes.items() if v is not None), tuple(q.missing)
 
     assert texts(1.0) == texts(1.37)
+
+
+def test_the_counts_set_aside_keep_their_figures_per_launch() -> None:
+    """The counts a level sets aside for being fewer than the level below are the launch's own figures: in its
+    quantities (`set_aside`), its JSON record (`set_aside_traffic_bytes`) and its section's numbers table."""
+    from ncu_roofline.api.kernel import analyse_kernel
+    from ncu_roofline.views.kernel_numbers import quantity_rows
+
+    k = analyse_kernel(make_kernel(store_only(**{"lts__t_sectors.sum": (3e6, "sector")})))
+    assert [(v.definition, v.value) for v in k.q.set_aside["l2"]] == [("chart", pytest.approx(1e5)),
+                                                                      ("tags", pytest.approx(96e6))]
+    record = k.to_dict()["set_aside_traffic_bytes"]
+    assert [entry["bytes"] for entry in record["l2"]] == [v.value for v in k.q.set_aside["l2"]]
+    rows = [r for r in quantity_rows(k) if "set aside" in r["quantity"]]
+    assert [r["value"] for r in rows[:2]] == ["100 kB", "96 MB"] and rows[1]["recipe"] == "32 × lts__t_sectors.sum"
+    kept = analyse_kernel(make_kernel(store_only(**{"derived__lts__lts2xbar_bytes.sum": (1.2e8, "byte")})))
+    assert "l2" not in kept.q.set_aside and kept.to_dict()["set_aside_traffic_bytes"].get("l2") is None

@@ -90,6 +90,9 @@ _KERNEL: dict[str, Any] = {
         "peaks": {"type": "object", "additionalProperties": {"type": ["number", "null", "object"]}},
         "work_flop": {"type": "object"},
         "tensor_ops_by_datapath": {"type": "object"},
+        "set_aside_traffic_bytes": {"type": "object", "additionalProperties": {"type": "array", "items": {
+            "type": "object", "required": ["definition", "recipe", "bytes"],
+            "properties": {"bytes": _AT_LEAST_0_OR_NULL}}}},
         "diagnosis": {"type": "array", "items": _FINDING},
         "ceilings": {"type": "array", "items": {"type": "object"}},
         "recipe_set": _COUNT_OR_NULL,

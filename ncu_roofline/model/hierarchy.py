@@ -43,12 +43,14 @@ def copies_into_shared(res: Resolver) -> bool:
 
 
 def within_hierarchy(level: str, measured: Value | None, below: Value | None, below_level: str,
-                     res: Resolver, options: tuple[R.Recipe, ...]) -> tuple[Value | None, Missing | None]:
+                     res: Resolver, options: tuple[R.Recipe, ...]
+                     ) -> tuple[Value | None, Missing | None, tuple[Value, ...]]:
     """`measured` (a level's bytes) where it is not fewer than `below` (the bytes of the level under it);
     else the first of `options` of another definition that is not; else, at L1, `measured` where the kernel
-    copied into shared memory; else no bytes, and why."""
+    copied into shared memory; else no bytes, and why. Last, the counts set aside for being fewer (the launch's
+    own figures, which the shared texts do not quote)."""
     if measured is None or below is None or not below.value > 0 or measured.value >= TOLERANCE * below.value:
-        return measured, None
+        return measured, None, ()
     label, under = _LABEL[level], _LABEL[below_level]
     tried = [measured]
     for option in options:
@@ -62,12 +64,12 @@ def within_hierarchy(level: str, measured: Value | None, below: Value | None, be
                        else measured.recipe)
             note = (f"{got.note + '; ' if got.note else ''}in place of {instead}, which counts fewer bytes than "
                     f"{under} moved")
-            return dataclasses.replace(got, note=note), None
+            return dataclasses.replace(got, note=note), None, tuple(tried)
         tried.append(got)
     if level == "l1" and copies_into_shared(res):
         note = (f"{measured.note + '; ' if measured.note else ''}fewer than {under}'s bytes: the kernel copies from "
                 "L2 into shared memory (cp.async or TMA), which bypasses the LSU write-back")
-        return dataclasses.replace(measured, note=note), None
+        return dataclasses.replace(measured, note=note), None, ()
     counted = "; ".join(_named(v) for v in tried)
     path = (f"the SMs' traffic to {under} passes {label}, so {under} fetched more than {label}'s counts show "
             "(over-fetch by DRAM, or traffic of other units)" if level == "l2" else
@@ -80,4 +82,4 @@ def within_hierarchy(level: str, measured: Value | None, below: Value | None, be
         collect = f"nothing more to collect: the report's own {label} counts of all traffic are below {under}'s"
     else:
         collect = f"--metrics {whole} (all {label} traffic, reads and writes)"
-    return None, Missing(f"traffic_bytes.{level}", reason, collect)
+    return None, Missing(f"traffic_bytes.{level}", reason, collect), tuple(tried)

@@ -35,6 +35,8 @@ class KernelQuantities:
     missing: list[Missing] = field(default_factory=list)
     unusable_reason: str | None = None
     no_duration: bool = False  # unusable for want of a duration: NaN everywhere or absent (not 0, not infinite)
+    # A level's byte counts set aside for being fewer than the level below (`hierarchy`), by level.
+    set_aside: dict[str, tuple[Value, ...]] = field(default_factory=dict)
 
 
 _TENSOR_PATH_RE = re.compile(r"^sm__ops_path_tensor_(.+?)\.sum(?:\.per_cycle_elapsed|\.per_second|\.peak_sustained)?$")
@@ -302,6 +304,7 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART,
         missing.append(Missing("work_flop.tensor", reason, R.COLLECT_WITH["work_flop.tensor"]))
 
     traffic: dict[str, Value | None] = {}
+    set_aside: dict[str, tuple[Value, ...]] = {}
     peaks: dict[str, Value | None] = {}
     no_dram = kernel.compute_capability in R.NO_DRAM_CC
     for level in R.LEVELS:
@@ -311,7 +314,9 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART,
         # against the larger of L2 and DRAM.
         under = [(lv, got) for lv in R.LEVELS[:R.LEVELS.index(level)] if (got := traffic[lv]) is not None]
         below_level, below = max(under, key=lambda pair: pair[1].value, default=("dram", None))
-        measured, contradicted = within_hierarchy(level, measured, below, below_level, res, options)
+        measured, contradicted, fewer = within_hierarchy(level, measured, below, below_level, res, options)
+        if fewer:
+            set_aside[level] = fewer
         traffic[level] = measured
         definition = measured.definition if measured is not None else prefer_definition
         peaks[level] = _peak_for(res, R.PEAKS[level], measured, definition)
@@ -338,5 +343,6 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART,
         missing.append(Missing("peaks.tensor", "no tensor-core peak for the datapaths used",
                                R.COLLECT_WITH["peaks.tensor"]))
 
-    return KernelQuantities(res.duration, flop, tensor_paths, traffic, peaks, tensor_peaks, pipe, missing)
+    return KernelQuantities(res.duration, flop, tensor_paths, traffic, peaks, tensor_peaks, pipe, missing,
+                            set_aside=set_aside)
 

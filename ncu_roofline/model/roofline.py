@@ -110,6 +110,8 @@ class KernelModel:
             "tensor_pipe_utilization": _v(self.q.tensor_pipe_utilization),
             "traffic_bytes": {lv: _v(self.q.bytes.get(lv)) for lv in R.LEVELS},
             "byte_definitions": {lv: _definition(self.q.bytes.get(lv)) for lv in R.LEVELS},
+            "set_aside_traffic_bytes": {lv: [{"definition": _definition(v), "recipe": v.recipe, "bytes": v.value}
+                                             for v in values] for lv, values in self.q.set_aside.items()},
             "intensity_flop_per_byte": dict(self.intensity),
             "achieved_flop_per_s": self.achieved_flop_per_s,
             "attainable_flop_per_s": dict(self.attainable_flop_per_s),

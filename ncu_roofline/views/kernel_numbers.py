@@ -30,6 +30,9 @@ def quantity_rows(k: AnalysedKernel) -> list[dict[str, str]]:
         v = q.bytes.get(lv)
         definition = f" ({v.definition})" if v is not None and v.definition else ""
         add(f"{short_label(lv)} bytes{definition}", F.si(v.value if v else None, "B"), f"traffic_bytes.{lv}")
+        for fewer in q.set_aside.get(lv, ()):
+            rows.append({"quantity": f"{short_label(lv)} bytes ({fewer.definition or 'counts'}): set aside, fewer than "
+                                     "the level below", "value": F.si(fewer.value, "B"), "recipe": fewer.recipe})
     for lv in R.LEVELS:
         v = k.peaks.get(lv)
         add(f"{short_label(lv)} roof", F.si(v.value if v else None, "B/s"), f"peaks.{lv}")
