@@ -147,6 +147,20 @@ def test_causes_rank_the_one_that_agrees_with_the_time_first() -> None:
     assert c["causes"][0]["kind"] == "local_memory"
 
 
+def test_a_partial_last_wave_is_measured_in_waves_per_sm() -> None:
+    """The same grid on a GPU, or with an occupancy, that runs fewer of its blocks at once: the last wave became
+    partial. The grid's block count did not move; its waves per SM did (2 → 1.6), and the cause says so. Without
+    waves on either side (no occupancy in the capture) the block count stands in."""
+    tail = [{"kind": "tail_effect", "variant": "occupancy", "roof": "sm__issue_active", "headline": "1.60 waves"}]
+    base = sized(1, 1e-3, launch={"waves_per_sm": 2.0})
+    head = sized(1, 2e-3, diagnosis=tail, launch={"waves_per_sm": 1.6})
+    c, d = one(base, head)
+    assert (c["causes"][0]["measure"], c["causes"][0]["base"], c["causes"][0]["head"]) == ("waves", 2.0, 1.6)
+    assert build_diff_view(d)["changes"][0]["why"] == "partial last wave: waves per SM 2 → 1.6"
+    c, _ = one(sized(1, 1e-3, grid=(4, 1, 1)), sized(1, 2e-3, diagnosis=tail, grid=(6, 1, 1)))
+    assert (c["causes"][0]["measure"], c["causes"][0]["base"], c["causes"][0]["head"]) == ("blocks", 4.0, 6.0)
+
+
 # ---------------------------------------------------------------------------------------------
 # A failed gate's words
 

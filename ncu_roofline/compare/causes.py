@@ -25,6 +25,7 @@ from .runs import number
 from .work import BYTE_COUNTERS
 
 BLOCKS = "blocks"  # the grid's block count: a measure from the launch configuration, not a counter
+WAVES = "waves"  # the grid's waves per SM (blocks over what the GPU runs at once); else its blocks
 # The counter a kind of finding moves; a level's bytes where its roof is a memory level (`None`: that default).
 MEASURES: dict[str, str | None] = {
     Kind.LOCAL_MEMORY.value: "dram_bytes",
@@ -35,8 +36,8 @@ MEASURES: dict[str, str | None] = {
     Kind.ISSUE_SHARE.value: "inst_executed",
     Kind.LANE_EFFICIENCY.value: "inst_executed",
     Kind.TENSOR_SHARE.value: "inst_executed",
-    Kind.TOO_LITTLE_WORK.value: BLOCKS,
-    Kind.TAIL_EFFECT.value: BLOCKS,
+    Kind.TOO_LITTLE_WORK.value: WAVES,
+    Kind.TAIL_EFFECT.value: WAVES,
 }
 LEVEL_KINDS = frozenset({Kind.LOCAL_MEMORY.value, Kind.REUSE.value})  # measured at their roof's level
 
@@ -56,6 +57,8 @@ def _measure(kind: str, roof: Any) -> str | None:
 
 def _figures(measure: str | None, counters: dict[str, dict[str, float | None]], base: dict[str, Any],
              head: dict[str, Any]) -> tuple[float | None, float | None]:
+    if measure == WAVES:
+        return number(base.get("waves_per_sm")), number(head.get("waves_per_sm"))
     if measure == BLOCKS:
         return _blocks(base), _blocks(head)
     values = counters.get(measure or "") or {}
@@ -74,6 +77,9 @@ def causes(findings: dict[str, Any], counters: dict[str, dict[str, float | None]
         for f in items:
             measure = _measure(f["kind"], f.get("roof"))
             b, h = _figures(measure, counters, base, head)
+            if measure == WAVES and b is None and h is None:  # a capture without the occupancy to count waves
+                measure = BLOCKS
+                b, h = _figures(measure, counters, base, head)
             if b is None and h is None:
                 measure = None
             out.append({"kind": f["kind"], "variant": f.get("variant"), "change": change, "roof": f.get("roof"),

@@ -86,6 +86,7 @@ def kernel_side(run_kernel: RunKernel) -> dict[str, Any]:
         "peaks": k.get("peaks") or {},
         "work_flop": k.get("work_flop") or {},
         "tensor_ops_by_datapath": k.get("tensor_ops_by_datapath") or {},
+        "waves_per_sm": number((k.get("launch") or {}).get("waves_per_sm")),
     }
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from .wording import Template
 
-# The counters a work or a cause is measured by (`compare.groups.COUNTERS`, and the grid's blocks).
+# The counters a work or a cause is measured by (`compare.groups.COUNTERS`, the grid's blocks and waves per SM).
 MEASURE_LABELS = {"dram_bytes": "DRAM bytes", "l2_bytes": "L2 bytes", "l1_bytes": "L1 bytes", "flop": "FLOP",
                   "fp64_flop": "FP64 FLOP", "fp32_flop": "FP32 FLOP", "fp16_flop": "FP16 FLOP",
                   "tensor_flop": "tensor FLOP", "inst_executed": "warp instructions executed",
-                  "blocks": "grid blocks"}
+                  "blocks": "grid blocks", "waves": "waves per SM"}
 MEASURE_UNITS = {"dram_bytes": "B", "l2_bytes": "B", "l1_bytes": "B"}  # the rest are plain counts
 
 # By `compare.work.WorkChange`.

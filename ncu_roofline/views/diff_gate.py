@@ -55,7 +55,7 @@ def evidence(noise: dict[str, Any]) -> str:
 
 def figure_pair(base: float | None, head: float | None, measure: str | None) -> tuple[str, str]:
     """Both sides of a measure: one SI prefix where the smaller is at least half of it ("2.15 G → 0.901 G"), else
-    each its own ("10 MB → 5.18 GB"); grid blocks as counts."""
+    each its own ("10 MB → 5.18 GB"); grid blocks as counts, waves per SM to 3 digits."""
     unit = MEASURE_UNITS.get(measure or "", "")
     known = [abs(v) for v in (base, head) if v is not None and v != 0]
     scale, prefix = next(((s, p) for s, p in SHARED_PREFIXES if known and max(known) >= s), (1.0, ""))
@@ -65,6 +65,8 @@ def figure_pair(base: float | None, head: float | None, measure: str | None) -> 
             return F.NA
         if measure == "blocks":
             return f"{v:,.0f}"
+        if measure == "waves":
+            return f"{v:.3g}"
         if not known or min(known) < scale / 2:
             return F.si(v, unit).strip()
         return f"{v / scale:.3g} {prefix}{unit}"
