@@ -308,6 +308,8 @@ class ReaderPool:
     def close(self) -> None:
         """Stop every child, retired ones included, and remove their logs."""
         for child in self._children:
+            if child in self._retiring:  # retired already, not replaced yet
+                continue
             if child.busy is None:
                 child.retire()
                 self._retiring.append(child)
