@@ -19,13 +19,19 @@ imported, has them: importing any part of the package runs this module first.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .api.analysis import Analysis, ReportResult, analyze
 from .errors import InputError, RooflineError
+from .readers import start_for_command
 from .settings import AnalysisSettings
 from .version import __version__
+
+# `ncu-roofline report x.ncu-rep`: the reader processes start here, before the analysis and the command line load.
+start_for_command(sys.argv)
+
+from .api.analysis import Analysis, ReportResult, analyze  # noqa: E402 (after the readers' start)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -253,3 +253,34 @@ def test_a_worn_out_reader_is_replaced_between_calls(monkeypatch: pytest.MonkeyP
     with ReaderPool(2) as pool:  # the defaults keep a child for many calls
         list(pool.map([Call(reader_faults.echo, (n,), "x") for n in range(10)]))
         assert pool.started == 2
+
+
+def test_the_command_starts_its_readers_before_the_package_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ncu-roofline report x.ncu-rep` starts its reader processes from the package's first lines (told by the
+    arguments alone); nothing else does: another program, a reader process, `--help`, `batch`, CSV inputs."""
+    import ncu_roofline.readers as readers
+
+    warmed: list[tuple[tuple[str, ...], int]] = []
+
+    class Pool:
+        def __init__(self, preload: tuple[str, ...]) -> None:
+            self.preload = preload
+
+        def warm(self, count: int) -> None:
+            warmed.append((self.preload, count))
+
+    monkeypatch.setattr(readers, "shared_pool", Pool)
+    start = readers.start_for_command
+    assert start(["/usr/local/bin/ncu-roofline", "report", "a.ncu-rep", "b.NCU-REP", "c.csv", "-o", "r.json"]) == 2
+    assert start(["ncu-roofline", "-q", "diff", "old.ncu-rep", "new.nsight-cuprof-report"]) == 2
+    assert warmed == [(readers.ANALYSIS_PRELOAD, 2)] * 2 and readers.ANALYSIS_PRELOAD == analysis.ISOLATED_PRELOAD
+    for argv in (["ncu-roofline", "report", "--help", "a.ncu-rep"], ["ncu-roofline", "batch", "a.ncu-rep"],
+                 ["ncu-roofline", "report", "run.csv"], ["ncu-roofline"], ["-c", "7"], [],
+                 ["/opt/conda/bin/ipykernel_launcher.py", "report", "a.ncu-rep"]):
+        assert start(argv) == 0, argv
+    assert len(warmed) == 2
+    # the package itself, imported as the command: its pool has started a reader before anything else ran
+    probe = ("import sys; sys.argv = ['/usr/bin/ncu-roofline', 'report', 'x.ncu-rep']; import ncu_roofline; "
+             "from ncu_roofline.readers import isolation; print(sum(p.started for p in isolation._SHARED.values()))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "1"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..knowledge.peaks_file import UserPeaks
-from ..readers import REPORT_SUFFIXES, detect_format, open_report
+from ..readers import ANALYSIS_PRELOAD, REPORT_SUFFIXES, detect_format, open_report
 from ..readers.csv_rows import RowMetrics
 from ..readers.isolation import AVAILABLE as ISOLATION_AVAILABLE
 from ..readers.isolation import Call, shared_pool
@@ -253,7 +253,7 @@ def stopped_capture_warning(kernels: list[AnalysedKernel]) -> str | None:
 
 
 # Imported by the reader's child process before it forks, so each call starts warm.
-ISOLATED_PRELOAD = ("ncu_roofline.api.analysis", "ncu_report")
+ISOLATED_PRELOAD = ANALYSIS_PRELOAD
 
 
 def analyse_detached(path: str, settings: AnalysisSettings, keep_metrics: bool = True,

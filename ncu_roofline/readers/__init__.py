@@ -25,6 +25,7 @@ from pathlib import Path
 from ..errors import InputError
 from .container import MAGIC
 from .csv_export import CsvExport
+from .isolation import AVAILABLE as ISOLATION_AVAILABLE
 from .isolation import ReaderCrashed, shared_pool
 from .ncu_rep import LFS_PREFIX, detach, read_ncu_rep, sniff_problem
 from .record import Metric, RawKernel, RawReport
@@ -33,6 +34,27 @@ __all__ = ["Metric", "OpenReport", "RawKernel", "RawReport", "ReaderCrashed", "d
            "read_report", "read_report_isolated"]
 
 REPORT_SUFFIXES = (".ncu-rep", ".nsight-cuprof-report")
+# What an analysis's reader processes import once (`api.analysis.analyze(..., isolate=True)`).
+ANALYSIS_PRELOAD = ("ncu_roofline.api.analysis", "ncu_report")
+COMMAND = "ncu-roofline"
+# The commands that read `.ncu-rep` files in the analysis's reader processes (`batch` has a pool of its own).
+_READING_COMMANDS = frozenset({"report", "diff", "trend", "github"})
+
+
+def start_for_command(argv: list[str]) -> int:
+    """When this process is the `ncu-roofline` command about to read `.ncu-rep` files (told by its arguments
+    alone, before they are parsed), start their reader processes now, so that their start-up overlaps the rest of
+    the package loading: a JSON report of one small capture takes 0.44 s instead of 0.60 s. A library import, a
+    notebook, a reader process itself, `--help` or `batch` start nothing. Returns how many files were counted."""
+    if not ISOLATION_AVAILABLE or not argv or Path(argv[0]).name != COMMAND:
+        return 0
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    if not words or words[0] not in _READING_COMMANDS or any(a in ("-h", "--help") for a in argv[1:]):
+        return 0
+    count = sum(1 for a in words[1:] if a.lower().endswith(REPORT_SUFFIXES))
+    if count:
+        shared_pool(ANALYSIS_PRELOAD).warm(count)
+    return count
 _PASS_HINT = (
     "pass a .ncu-rep report, or the CSV written by `ncu --csv --page raw` "
     "(e.g. `ncu --import R.ncu-rep --csv --page raw > R.csv`)"
