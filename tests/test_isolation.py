@@ -66,7 +66,7 @@ def test_warmed_children_serve_the_calls_that_follow() -> None:
 
 
 def test_readers_start_only_for_reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ncu_roofline.api import analysis
+    import ncu_roofline.readers as readers
 
     warmed: list[int] = []
 
@@ -74,12 +74,12 @@ def test_readers_start_only_for_reports(tmp_path: Path, monkeypatch: pytest.Monk
         def warm(self, count: int) -> None:
             warmed.append(count)
 
-    monkeypatch.setattr(analysis, "shared_pool", lambda preload: Pool())
+    monkeypatch.setattr(readers, "shared_pool", lambda preload: Pool())
     csv_path = _csv(tmp_path, "e.csv")
-    analysis.start_readers([csv_path, tmp_path / "export.txt"])
+    readers.start_readers([csv_path, tmp_path / "export.txt"])
     assert warmed == []
-    analysis.start_readers([csv_path, tmp_path / "a.ncu-rep", tmp_path / "B.NSIGHT-CUPROF-REPORT"])
-    assert warmed == ([2] if analysis.ISOLATION_AVAILABLE else [])  # by the names: files are sniffed later
+    readers.start_readers([csv_path, tmp_path / "a.ncu-rep", tmp_path / "B.NSIGHT-CUPROF-REPORT"])
+    assert warmed == ([2] if readers.ISOLATION_AVAILABLE else [])  # by the names: files are sniffed later
 
 
 def test_errors_cross_from_the_child_whole() -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..knowledge.peaks_file import UserPeaks
-from ..readers import ANALYSIS_PRELOAD, REPORT_SUFFIXES, detect_format, open_report
+from ..readers import ANALYSIS_PRELOAD, detect_format, open_report
 from ..readers.csv_rows import RowMetrics
 from ..readers.isolation import AVAILABLE as ISOLATION_AVAILABLE
 from ..readers.isolation import Call, shared_pool
@@ -292,19 +292,6 @@ def _without_frames(exc: InputError) -> InputError:
         chained.__traceback__ = None
         chained = chained.__cause__ or chained.__context__
     return exc
-
-
-def start_readers(paths: Iterable[str | Path]) -> None:
-    """Start the reader processes `analyze(..., isolate=True)` will read these `.ncu-rep` files in, now:
-    their start-up (a fresh interpreter importing the analysis and NVIDIA's reader, about 0.3 s)
-    then overlaps whatever the caller does before it analyses (a command loading its renderer)."""
-    if not ISOLATION_AVAILABLE:
-        return
-    # Told by the name, without opening the file (`analyze` sniffs each one): a report named otherwise
-    # only misses the head start.
-    count = sum(1 for path in paths if str(path).lower().endswith(REPORT_SUFFIXES))
-    if count:
-        shared_pool(ISOLATED_PRELOAD).warm(count)
 
 
 def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings | None = None, *,

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import click
 
-from ..api.analysis import Analysis, ReportResult, analyze, start_readers
+from ..api.analysis import Analysis, ReportResult, analyze
 from ..api.focus import Focus
+from ..readers import start_readers
 from ..readers.isolation import AVAILABLE as ISOLATION_AVAILABLE
 from ..render import REPORT, Renderer, RenderOptions, renderer_for
 from ..settings import GROUP_BY, GROUP_BY_LAUNCH, AnalysisSettings
