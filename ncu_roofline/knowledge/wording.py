@@ -101,21 +101,17 @@ _FORMAT = _Formatter()
 Parsed = tuple[tuple[str, str | None, str], ...]  # (literal text, figure name or None, format spec) per piece
 
 
-def _plain_field(segment: str, name: str | None, spec: str | None, conversion: str | None) -> bool:
-    """True: every piece of a segment (literal text, or a named figure with a plain format spec); a positional
-    field, a conversion (`!r`) or a nested spec, which `fill` does not expand, raises ValueError."""
-    if name is not None and (not name or name.isdigit() or conversion or "{" in (spec or "")):
-        raise ValueError(f"a catalog segment may only name figures with plain formats: {segment!r}")
-    return True
-
-
 @functools.lru_cache(maxsize=4096)
 def _parsed(segment: str) -> tuple[Parsed, tuple[str, ...]]:
     """A segment's pieces and the figure names it uses, parsed once (the catalog's segments are a few hundred
-    constants, filled for every finding of every kernel)."""
-    pieces = tuple((literal, name, spec or "") for literal, name, spec, conversion in _FORMAT.parse(segment)
-                   if _plain_field(segment, name, spec, conversion))
-    return pieces, tuple(name for _, name, _ in pieces if name)
+    constants, filled for every finding of every kernel). A positional field, a conversion (`!r`) or a nested
+    spec, which `fill` does not expand, raises ValueError."""
+    pieces = []
+    for literal, name, spec, conversion in _FORMAT.parse(segment):
+        if name is not None and (not name or name.isdigit() or conversion or "{" in (spec or "")):
+            raise ValueError(f"a catalog segment may only name figures with plain formats: {segment!r}")
+        pieces.append((literal, name, spec or ""))
+    return tuple(pieces), tuple(name for _, name, _ in pieces if name)
 
 
 def fields(segment: str) -> list[str]:
