@@ -125,3 +125,30 @@ def test_as_a_user_runs_it(tmp_path) -> None:
     assert proc.returncode == 2
     assert proc.stdout.startswith("report,index,")
     assert "git lfs pull" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("command", ["report", "diff", "trend"])
+def test_output_refused_before_the_analysis(command, tmp_path, monkeypatch) -> None:
+    """An output the write would refuse (an existing file without --force, a missing folder) is refused before
+    the inputs are read: a run of minutes must not end in a refusal it could have made at once."""
+    import importlib
+
+    cli_report, cli_diff, cli_trend = (importlib.import_module(f"ncu_roofline.cli.{m}") for m in ("report", "diff",
+                                                                                                 "trend"))
+
+    def never(*args, **kwargs):
+        raise AssertionError("the inputs were read before the output was checked")
+
+    monkeypatch.setattr(cli_report, "analyze", never)
+    monkeypatch.setattr(cli_diff, "compare", never)
+    monkeypatch.setattr(cli_trend, "build", never)
+    export = tmp_path / "run.csv"
+    export.write_text("not read\n")
+    existing = tmp_path / "out.json"
+    existing.write_text("keep")
+    inputs = [str(export)] * (2 if command == "diff" else 1)
+    refused = run(command, *inputs, "-o", str(existing))
+    assert refused.exit_code == 2 and "already exists; pass --force" in refused.stderr
+    assert existing.read_text() == "keep"
+    nowhere = run(command, *inputs, "-o", str(tmp_path / "no" / "out.json"))
+    assert nowhere.exit_code == 2 and "does not exist" in nowhere.stderr

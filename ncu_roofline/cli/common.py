@@ -14,7 +14,7 @@ from click.core import ParameterSource
 from ..compare.runs import Run
 from ..knowledge import recipes as R
 from ..render import RenderOptions, formats, renderer_for
-from ..render.output import write_atomic
+from ..render.output import check_target, write_atomic
 from ..settings import DEFAULT_THRESHOLD, AnalysisSettings
 from ..views.wording import count
 
@@ -211,6 +211,12 @@ def write_document(document: str, value: Any, fmt: str | None, output: str | Non
     """Render `value` in the chosen format and write it: standard output, or an atomic file."""
     renderer = renderer_for(document, fmt, output)
     emit(renderer.render(value, options or RenderOptions()), output, force)
+
+
+def check_output(output: str | None, force: bool) -> None:
+    """Refuse at once an output file `emit` would refuse after the analysis (an OutputError)."""
+    if output is not None and output != "-":
+        check_target(output, force)
 
 
 def emit(text: str | Iterable[str | bytes], output: str | None, force: bool) -> None:

@@ -22,6 +22,7 @@ from ..views.diff_gate import gate_message
 from ..views.wording import count
 from .common import (
     analysis_options,
+    check_output,
     describe_run,
     explain_status,
     format_option,
@@ -103,6 +104,7 @@ def diff(base: str, head: str, fmt: str | None, output: str | None, force: bool,
                           min_coverage_pct=min_coverage, allow_unmatched=allow_unmatched, min_duration_s=min_duration,
                           min_delta_s=min_delta, alpha=alpha, min_effect_pct=min_effect)
     rules = match_rules(matches, match_files)
+    check_output(output, force)
     started = time.monotonic()
     result = compare(base, head, settings=settings_from(threshold, peaks_file, bytes_definition), gate=options,
                      rules=rules)

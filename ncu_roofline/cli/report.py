@@ -23,6 +23,7 @@ from .common import (
     EXIT_BAD_INPUT,
     QUIET,
     analysis_options,
+    check_output,
     emit,
     fail,
     fail_and_exit,
@@ -138,6 +139,7 @@ def report(inputs: tuple[str, ...], fmt: str | None, output: str | None, force: 
     focus = Focus(kernel_regex, nvtx_range, top, None if min_share is None else min_share / 100)
     if output is None and renderer.name == "html":
         output = default_output(inputs[0], renderer.extension)
+    check_output(output, force)
     settings = settings_from(threshold, peaks_file, bytes_definition)
     # --nvtx keeps part of a kernel's launches: its findings must come from the longest launch it keeps, which only
     # per-launch findings guarantee

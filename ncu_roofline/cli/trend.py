@@ -24,6 +24,7 @@ from ..render import TREND, RenderOptions
 from ..views.trend import coverage_message, drift_message
 from .common import (
     analysis_options,
+    check_output,
     describe_run,
     explain_status,
     format_option,
@@ -89,6 +90,7 @@ def trend(runs: tuple[str, ...], fmt: str | None, output: str | None, force: boo
       ncu-roofline trend nightly/ --fail-on-drift --drift 5
       ncu-roofline trend 2026-11-01.json 2026-11-02.json 2026-11-03.ncu-rep -f md -o trend.md
     """
+    check_output(output, force)
     started = time.monotonic()
     result = build(runs, drift_pct=drift_pct, min_duration_s=min_duration, min_delta_s=min_delta,
                    min_coverage_pct=min_coverage, allow_unmatched=allow_unmatched,

@@ -17,12 +17,10 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: str | Path, text: str | bytes | Iterable[str | bytes], *, force: bool = False) -> Path:
-    """Write `text` (a string, UTF-8 bytes written as they are, or pieces of either) to `path` via a
-    temporary file in the same folder and an atomic rename.
-
-    Refuses to replace an existing file unless `force`; never leaves a partial file behind.
-    """
+def check_target(path: str | Path, force: bool) -> Path:
+    """Why `path` cannot be written, as an OutputError (a folder, an existing file without `force`, a missing
+    folder); else the folder it goes in. Commands call it before their analysis too, so that a run of
+    minutes does not end in a refusal it could have made at once."""
     target = Path(path)
     if target.is_dir():
         raise OutputError(f"{target}: is a directory; give a file name with -o")
@@ -31,6 +29,17 @@ def write_atomic(path: str | Path, text: str | bytes | Iterable[str | bytes], *,
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise OutputError(f"{target}: the folder {folder} does not exist")
+    return folder
+
+
+def write_atomic(path: str | Path, text: str | bytes | Iterable[str | bytes], *, force: bool = False) -> Path:
+    """Write `text` (a string, UTF-8 bytes written as they are, or pieces of either) to `path` via a
+    temporary file in the same folder and an atomic rename.
+
+    Refuses to replace an existing file unless `force`; never leaves a partial file behind.
+    """
+    target = Path(path)
+    folder = check_target(target, force)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     except OSError as exc:  # a read-only folder or file system, a full disk, ...
