@@ -67,7 +67,7 @@ def model_launch(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETTINGS) 
     """One launch's numbers and verdict: the model, without the passes (`run_passes` adds them)."""
     model = build_kernel_model(raw, settings)
     facts = counter_facts(raw)
-    past = None if not model.usable or sum(map(abs, filter(None, facts))) <= FIGURE_LIMIT else past_range(
+    past = None if not model.usable or sum(abs(f) for f in facts if f is not None) <= FIGURE_LIMIT else past_range(
         [(f"the counter {n}", v, "") for n, v in zip(FACTS, facts, strict=True) if v is not None])
     if past is not None:
         model = made_unusable(model, past_range_reason(*past))

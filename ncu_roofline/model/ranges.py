@@ -51,7 +51,9 @@ def magnitude(q: KernelQuantities, peaks: dict[str, Value | None], tensor_peaks:
                               *peaks.values(), *q.tensor_paths.values(), *tensor_peaks.values()) if v is not None]
     held.extend(util.values())
     held.extend(map(_SHARE, units.values()))
-    held.extend(filter(None, (achieved, *launch.values(), *intensity.values(), *attainable.values())))  # no None, 0
+    # None left out by identity, not by truth: a zero adds nothing, and a block's values (`readers.values`) need
+    # no decision for it
+    held.extend(v for v in (achieved, *launch.values(), *intensity.values(), *attainable.values()) if v is not None)
     return sum(map(abs, held))
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from ..knowledge import recipes as R
 from ..knowledge.units import SI_FACTORS, to_si
 from ..readers.record import UNREAD, RawKernel, hot_values, read_so_far
+from ..readers.values import is_float
 from .plans import (
     RecipePlan,
     TermPlan,
@@ -135,7 +136,7 @@ class Resolver:
         if m is None:
             return None
         value = m.value
-        if type(value) is not float:  # the common case is a float: no property calls for it
+        if not is_float(value):  # the common case is a float: no property calls for it
             if not m.is_number:
                 return None
             value = float(value)

@@ -8,7 +8,6 @@ kernel; below `threshold` the kernel is latency-limited rather than roof-limited
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from sys import intern
@@ -18,6 +17,7 @@ from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
 from ..knowledge.peaks_file import UserPeaks
 from ..readers.record import RawKernel
+from ..readers.values import largest, smallest
 from ..settings import AnalysisSettings
 from .quantities import DURATION_FROM_CYCLES_NOTES, KernelQuantities, Missing, Value, compute_quantities
 from .ranges import FIGURE_LIMIT, magnitude, named_figures, past_range, past_range_reason, too_short
@@ -226,7 +226,7 @@ def build_kernel_model(raw: RawKernel, settings: AnalysisSettings = DEFAULT_SETT
     for lv in R.LEVELS:
         i, bw = work.intensity[lv], peaks.get(lv)
         if i is not None and bw is not None and compute_roof is not None:
-            attainable[lv] = min(compute_roof, i * bw.value)
+            attainable[lv] = smallest(compute_roof, i * bw.value)
     figures = (q, peaks, tensor_peaks, util, units, launch, work.intensity, work.achieved_flop_per_s, attainable)
     past = None if magnitude(*figures) <= FIGURE_LIMIT else past_range(named_figures(*figures))
     if past is not None:
@@ -400,7 +400,7 @@ def _verdict(compute_capability: str | None, util: dict[str, float], units: dict
     for r, u in util.items():
         if u > ABOVE_ROOF_TOLERANCE:
             flags.append(f"above_roof:{r}")
-    finite = {r: u for r, u in util.items() if math.isfinite(u)}
+    finite = {r: u for r, u in util.items() if u - u == 0.0}  # not math.isfinite: a block's values have no float
     lacking = [r for r in R.ROOFS if r not in finite and r != "tensor"
                and not (r == "dram" and compute_capability in R.NO_DRAM_CC)]
     if finite and lacking:
@@ -412,7 +412,7 @@ def _verdict(compute_capability: str | None, util: dict[str, float], units: dict
     limits = {**finite, **{uid: u.share for uid, u in units.items()}}
     if not limits:
         return None, None
-    top = max(limits.values())  # then, among the limits at that share, the one `_priority` prefers
+    top = largest(*limits.values())  # then, among the limits at that share, the one `_priority` prefers
     tied = [n for n, v in limits.items() if v == top]
     busiest = tied[0] if len(tied) == 1 else max(tied, key=_priority)
     # A roof and the unit its work runs through measure one resource: when the roof is within

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from ..knowledge import throughputs as T
 from ..readers.record import UNREAD, RawKernel, hot_values, read_so_far
+from ..readers.values import is_float, smallest
 from .plans import export_plans
 from .resolver import Missing, Resolver
 
@@ -138,7 +139,7 @@ def _unit_share(raw: RawKernel, form: _UnitForm, possible: Container[str], hot: 
             if m is None:
                 continue
             value = m.value
-        share = _share(value) if type(value) is float else _percent(raw, name)
+        share = _share(value) if is_float(value) else _percent(raw, name)
         if share is not None:
             return _new_share(UnitShare, (uid, share, label, group, parent, recipe, explains))
     return None
@@ -265,7 +266,7 @@ def launch_facts(raw: RawKernel, res: Resolver) -> dict[str, float | None]:
         cycles = res.cycles("sm")
         elapsed = cycles[0] if cycles is not None else res.number(T.GPC_ELAPSED_CYCLES)
         if elapsed is not None and elapsed > 0:
-            facts["sm_active_share"] = min(1.0, active / elapsed)
+            facts["sm_active_share"] = smallest(1.0, active / elapsed)
     if facts.get("grid_blocks") is None and raw.grid_size:
         facts["grid_blocks"] = _count(math.prod(raw.grid_size))
     if facts.get("block_threads") is None and raw.block_size:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from ..knowledge import recipes as R
 from ..knowledge.stalls import STALL_METRICS
 from ..readers.record import UNREAD, hot_values, read_so_far
+from ..readers.values import is_float
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
@@ -84,7 +85,7 @@ def counter_facts(raw: RawKernel) -> tuple[float | None, ...]:
         if m is UNREAD:
             m = get(name)
         value = None if m is None else m.value
-        out.append(value if type(value) is float and value - value == 0.0 else
+        out.append(value if is_float(value) and value - value == 0.0 else
                    None if m is None else raw.number(name))
     return tuple(out)
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .strings import text
+from .values import is_float
 
 if TYPE_CHECKING:
     from .instructions import InstructionSource
@@ -31,15 +32,15 @@ class Metric(NamedTuple):
     @property
     def is_number(self) -> bool:
         kind = type(self.value)
-        if kind is float or kind is int:  # the common case, without isinstance
+        if kind is float or kind is int or is_float(self.value):  # the common cases, without isinstance
             return True
         return isinstance(self.value, (int, float)) and kind is not bool
 
     @property
     def is_nan(self) -> bool:
         value = self.value
-        if type(value) is float:
-            return value != value  # NaN is the one float not equal to itself
+        if is_float(value):  # a float, or a block's values (`readers.values`)
+            return bool(value != value)  # NaN is the one float not equal to itself
         return self.is_number and math.isnan(float(value))
 
 
@@ -106,7 +107,7 @@ class RawKernel:
         if m is None:
             return None
         value = m.value
-        if type(value) is float:  # the common case, without the properties
+        if is_float(value):  # the common case, without the properties
             return value if value - value == 0.0 else None  # NaN and ±inf give NaN here
         if not m.is_number or m.is_nan:
             return None
