@@ -19,6 +19,7 @@ from ..readers.ncu_rep import detach
 from ..readers.record import RawKernel
 from ..settings import DEFAULT_THRESHOLD, AnalysisSettings
 from ..version import __version__
+from .bulk import BULK_ROWS, model_launches
 from .focus import Focus, focus_groups, focus_kernels
 from .groups import FINDINGS_BY_GROUP, GroupMaker, KernelGroup, group_kernels
 from .jsondoc import dumps, iter_dump_bytes, iter_dumps
@@ -187,8 +188,7 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
     stream = Streamed(maker, launch_records, shared)
     raws: list[RawKernel] = []
     try:
-        for k in opened.kernels:
-            launch = model_launch(k, settings)
+        for k, launch in _modelled(opened.kernels, settings, stream):
             if stream.records is None and stream.count == LAUNCH_FINDINGS_UP_TO and not settings.launch_findings:
                 kernels = stream.by_group(kernels)
             key, replaced = maker.add(launch)
@@ -239,6 +239,24 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
                         completeness=raw.completeness, findings=FINDINGS_BY_GROUP, group_by=settings.group_by,
                         threshold=settings.threshold, records=stream.records,
                         made=made, tally=stream.tally())
+
+
+def _modelled(kernels: Iterable[RawKernel], settings: AnalysisSettings, stream: Streamed
+              ) -> Iterator[tuple[RawKernel, AnalysedKernel]]:
+    """Each launch with its model, in order: one by one while the report's launches get findings of their own,
+    then (`stream.records` set: analysed by group) `BULK_ROWS` at a time, from runs of the model over columns
+    (`api.bulk`), which give each launch what modelling it on its own gives."""
+    pending: list[RawKernel] = []
+    for k in kernels:
+        if stream.records is None:
+            yield k, model_launch(k, settings)
+            continue
+        pending.append(k)
+        if len(pending) == BULK_ROWS:
+            yield from zip(pending, model_launches(pending, settings), strict=True)
+            pending = []
+    if pending:
+        yield from zip(pending, model_launches(pending, settings), strict=True)
 
 
 def stopped_capture_warning(kernels: list[AnalysedKernel]) -> str | None:

@@ -1,0 +1,172 @@
+"""Model many launches at once: the one model (`model_launch`), run over columns of their values.
+
+`model_launches(rows, settings)` gives the same `AnalysedKernel` for each row as `model_launch(row, settings)`,
+from far fewer runs of the model: it runs once over a block of rows read as columns (`readers.bulk`), and again
+over each part where the rows take different paths (`Split`); rows the model cannot take as columns are modelled
+one by one (`PerLaunch`), as are rows whose metrics are not an export's rows. Each run's launches are then made
+from its columns (`_launches`).
+
+Every run is checked: its first launch is modelled on its own too, and the run is kept only where the two are
+equal, field by field; else each of its launches is modelled on its own. A model change the columns cannot follow
+(a type test that a column fails, a decision taken without a comparison) costs speed, never a number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..model.quantities import KernelQuantities, Value
+from ..model.throughputs import UnitShare
+from ..readers.bulk import BlockMetrics, LaunchBlock, hot_matrix
+from ..readers.record import RawKernel
+from ..readers.values import PerLaunch, Split, Values
+from ..settings import AnalysisSettings
+from .kernel import AnalysedKernel, model_launch
+
+__all__ = ["BULK_ROWS", "BulkTally", "model_launches"]
+
+BULK_ROWS = 2048  # rows modelled together: ~60 MB of a full-set export's rows held at once
+_FEWEST = 8  # a part of fewer rows is modelled row by row: a run over columns costs about 8 plain runs
+# Runs of the model over columns a block may take: this many, and one more for each `_ROWS_PER_RUN` launches its
+# runs gave so far (the largest parts are run first). Launches whose values part them at every decision (a
+# hand-made export of random values) are then modelled one by one, at about the plain cost; launches of many
+# kernels that each keep to a path earn the runs their paths need.
+_LEAST_RUNS = 16
+_ROWS_PER_RUN = 8
+
+
+class BulkTally:
+    """How a report's launches were modelled: over columns, and one by one (with why)."""
+
+    def __init__(self) -> None:
+        self.runs = 0  # runs of the model over columns, kept or not
+        self.columns = 0  # launches made from a run over columns
+        self.single = 0  # launches modelled on their own
+        self.unequal = 0  # of those, launches of a run whose check failed
+
+
+def model_launches(rows: Sequence[RawKernel], settings: AnalysisSettings,
+                   tally: BulkTally | None = None) -> list[AnalysedKernel]:
+    """`[model_launch(row, settings) for row in rows]`, from runs of the model over columns where it can."""
+    tally = tally if tally is not None else BulkTally()
+    out: list[AnalysedKernel | None] = [None] * len(rows)
+    found = hot_matrix(rows)
+    held = found[3] if found is not None else []
+    if len(held) < _FEWEST:
+        held = []
+    for k in sorted(set(range(len(rows))) - set(held)):
+        out[k] = model_launch(rows[k], settings)
+        tally.single += 1
+    runs_before = tally.runs
+    if held and found is not None:
+        matrix, index, units = found[0], found[1], found[2]
+        block_rows = [rows[k] for k in held]
+        whole = BlockMetrics(block_rows, matrix, index, units, {})
+        parts: list[tuple[np.ndarray, BlockMetrics]] = [(np.arange(len(held)), whole)]
+        columns_before = tally.columns
+        while parts:
+            at, metrics = parts.pop(max(range(len(parts)), key=lambda i: len(parts[i][0])))
+            budget = _LEAST_RUNS + (tally.columns - columns_before) // _ROWS_PER_RUN
+            if len(at) < _FEWEST or tally.runs - runs_before >= budget:
+                _one_by_one(rows, [held[i] for i in at.tolist()], settings, out, tally)
+                continue
+            tally.runs += 1
+            try:
+                with np.errstate(all="ignore"):  # an overflow is infinity, without a word, as with Python's floats
+                    model = model_launch(LaunchBlock(block_rows, metrics, at), settings)  # type: ignore[arg-type]
+            except Split as split:
+                parts.extend((at[g], metrics.part(g)) for g in split.groups if g.any())
+                continue
+            except (PerLaunch, Exception):  # the model's own errors are raised again by the launch that has them
+                _one_by_one(rows, [held[i] for i in at.tolist()], settings, out, tally)
+                continue
+            positions = [held[i] for i in at.tolist()]
+            first = model_launch(rows[positions[0]], settings)
+            made = _launches(model)
+            if made(0, rows[positions[0]]) != first:
+                tally.unequal += len(positions)
+                _one_by_one(rows, positions, settings, out, tally)
+                continue
+            out[positions[0]] = first
+            for j, k in enumerate(positions[1:], 1):
+                out[k] = made(j, rows[k])
+            tally.columns += len(positions)
+    return out  # type: ignore[return-value]
+
+
+def _one_by_one(rows: Sequence[RawKernel], positions: list[int], settings: AnalysisSettings,
+                out: list[AnalysedKernel | None], tally: BulkTally) -> None:
+    for k in positions:
+        out[k] = model_launch(rows[k], settings)
+    tally.single += len(positions)
+
+
+def _column(x: Any) -> Any:
+    """A run's value as each launch's (a list, from a column) or the one value of all."""
+    return x.a.tolist() if type(x) is Values else x
+
+
+Made = Callable[[int, RawKernel], AnalysedKernel]
+
+
+def _launches(m: AnalysedKernel) -> Made:
+    """From a run of the model over columns, the function that makes its j-th launch (with `raw`)."""
+    q = m.q
+
+    def values(d: dict[str, Value | None] | dict[str, Value]) -> list[tuple[str, Any, Value | None]]:
+        return [(k, None if v is None else _column(v.value), v) for k, v in d.items()]
+
+    def one(v: Value | None) -> tuple[Any, Value | None]:
+        return (None, None) if v is None else (_column(v.value), v)
+
+    def plain(d: dict[str, Any]) -> list[tuple[str, Any]]:
+        return [(k, _column(v)) for k, v in d.items()]
+
+    def value_at(pair: tuple[Any, Value | None], j: int) -> Value | None:
+        column, v = pair
+        if v is None or type(column) is not list:
+            return v
+        return Value(column[j], v.recipe, v.estimate, v.definition, v.note)
+
+    def values_at(items: list[tuple[str, Any, Value | None]], j: int) -> dict[str, Any]:
+        return {k: v if v is None or type(c) is not list else Value(c[j], v.recipe, v.estimate, v.definition, v.note)
+                for k, c, v in items}
+
+    def plain_at(items: list[tuple[str, Any]], j: int) -> dict[str, Any]:
+        return {k: c[j] if type(c) is list else c for k, c in items}
+
+    duration, pipe = one(q.duration_s), one(q.tensor_pipe_utilization)
+    flop, paths, traffic = values(q.flop), values(q.tensor_paths), values(q.bytes)
+    q_peaks, q_tensor_peaks = values(q.peaks), values(q.tensor_peaks)
+    set_aside = {level: [one(v) for v in found] for level, found in q.set_aside.items()}
+    peaks, tensor_peaks = values(m.peaks), values(m.tensor_peaks)
+    utilization, intensity, attainable = plain(m.utilization), plain(m.intensity), plain(m.attainable_flop_per_s)
+    achieved, total = _column(m.achieved_flop_per_s), _column(m.total_flop)
+    units = [(uid, _column(u.share), u) for uid, u in m.units.items()]
+    launch = plain(m.launch)
+    facts = None if m.facts is None else [_column(f) for f in m.facts]
+    new_share = tuple.__new__
+
+    def made(j: int, raw: RawKernel) -> AnalysedKernel:
+        kq = KernelQuantities(value_at(duration, j), values_at(flop, j), values_at(paths, j), values_at(traffic, j),
+                              values_at(q_peaks, j), values_at(q_tensor_peaks, j), value_at(pipe, j),
+                              list(q.missing), q.unusable_reason, q.no_duration,
+                              {level: tuple(value_at(p, j) for p in found)  # type: ignore[misc]
+                               for level, found in set_aside.items()})
+        return AnalysedKernel(
+            raw=raw, q=kq, peaks=values_at(peaks, j), tensor_peaks=values_at(tensor_peaks, j),
+            utilization=plain_at(utilization, j), intensity=plain_at(intensity, j),
+            achieved_flop_per_s=achieved[j] if type(achieved) is list else achieved,
+            attainable_flop_per_s=plain_at(attainable, j), dominant_precision=m.dominant_precision,
+            bound_by=m.bound_by, regime=m.regime, flags=list(m.flags), provenance=m.provenance,
+            missing=list(m.missing), total_flop=total[j] if type(total) is list else total,
+            units={uid: u if type(c) is not list else new_share(UnitShare, (u.id, c[j], u.label, u.group, u.parent,
+                                                                             u.recipe, u.explains))
+                   for uid, c, u in units},
+            launch=plain_at(launch, j),
+            facts=None if facts is None else tuple(f[j] if type(f) is list else f for f in facts))
+
+    return made

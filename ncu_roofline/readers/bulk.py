@@ -1,0 +1,197 @@
+"""Many launches read as one: each number a column of their values (`Values`), for the model to run once over them.
+
+The model is written for one launch: it reads numbers, does arithmetic and takes decisions (`if duration > 0`,
+which recipe holds every term, which limit is the busiest). Run over a `LaunchBlock`, every number it reads of the
+metrics is a `Values`, a column with one value per launch of the block: the arithmetic is numpy's, element by
+element (IEEE double, as Python's floats), and a decision asks its `Test` for one answer. Where the launches agree,
+the model goes on once for all of them; where they do not, `Split` names the launches of each answer and the
+model is run again over each part (`api.bulk`). What the model cannot take as a column (a value formatted into a
+text, a look-up of a name the block does not share) raises `PerLaunch`: those launches are modelled one by one.
+
+So there is one model, and its formulas and decisions are the ones every launch has always gone through; the
+block only decides how many launches one run of it serves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from .record import Metric, RawKernel
+from .values import PerLaunch, Split, Values
+
+__all__ = ["BlockMetrics", "LaunchBlock", "hot_matrix"]
+
+
+# The launch fields the model may read, and how a block answers them where its launches differ: `Split` by the
+# value (a compute capability, a grid) or nothing but one launch at a time (a name, an index).
+_SPLIT_BY = frozenset({"compute_capability", "device", "sm_count", "grid_size", "block_size"})
+_UNSET = object()
+
+
+class _Parts:
+    """Where a metric parts a block's launches (`Split`'s groups), as `BlockMetrics.get` keeps the answer."""
+
+    __slots__ = ("groups",)
+
+    def __init__(self, groups: list[np.ndarray]) -> None:
+        self.groups = groups
+
+
+class BlockMetrics:
+    """The metrics of a block's launches (CSV rows of one export, `RowMetrics`) as the model reads one launch's:
+    the columns every row parsed at once as `Values` (`hot_values`); any other metric gathered from each row once
+    per block (`get`), `Split` where some rows hold it and some do not."""
+
+    def __init__(self, rows: Sequence[RawKernel], hot: np.ndarray, hot_index: dict[str, int],
+                 hot_units: Any, gathered: dict[str, list[Metric | None]], at: np.ndarray | None = None) -> None:
+        first = rows[0].metrics
+        self._rows = rows
+        self._at = at  # these launches' positions among `rows` (None: all of them)
+        self._hot, self._hot_index = hot, hot_index
+        self._gathered = gathered  # name -> each row's metric, shared by the parts of one block
+        self._mine: dict[str, Any] = {}
+        self.hot_units = hot_units
+        self.possible_names = first.possible_names  # type: ignore[attr-defined]
+        self.read_so_far: dict[str, Metric | None] = {}
+        self.hot_values = _HotView(hot, hot_index)
+
+    def part(self, mask: np.ndarray) -> BlockMetrics:
+        """The metrics of the launches `mask` selects of this block's."""
+        at = np.flatnonzero(mask)
+        where = at if self._at is None else self._at[at]
+        return BlockMetrics(self._rows, self._hot[at], self._hot_index, self.hot_units, self._gathered, where)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        found = self._mine.get(name, _UNSET)
+        if found is _UNSET:
+            try:
+                found = self._column(name)
+            except Split as split:  # its parts, kept without the exception: that holds this object's frames
+                found = _Parts(split.groups)
+            self._mine[name] = found
+        if type(found) is _Parts:
+            raise Split(found.groups)
+        return default if found is None else found
+
+    def _column(self, name: str) -> Any:
+        every = self._gathered.get(name)
+        if every is None:
+            every = self._gathered[name] = [r.metrics.get(name) for r in self._rows]
+        held = every if self._at is None else [every[i] for i in self._at.tolist()]
+        absent = np.fromiter((m is None for m in held), bool, len(held))
+        if absent.all():
+            return None
+        if absent.any():
+            raise Split([absent, ~absent])
+        values = [m.value for m in held]  # type: ignore[union-attr]
+        if all(type(v) is float for v in values):
+            a = np.array(values)
+            finite = np.isfinite(a)
+            if not finite.all():  # NaN and infinity are each launch's own story (`Resolver.nan_seen`)
+                if finite.any():
+                    raise Split([finite, ~finite])
+                raise PerLaunch
+            return Metric(Values(a), held[0].unit)  # type: ignore[union-attr, arg-type]
+        first = held[0]
+        if type(values[0]) is str and all(v == values[0] and m.unit == first.unit  # type: ignore[union-attr]
+                                          for v, m in zip(values, held, strict=True)):
+            return first
+        raise PerLaunch
+
+    def names_starting(self, prefix: str) -> list[str]:
+        starting = getattr(self.possible_names, "starting", None)
+        if starting is None:
+            raise PerLaunch
+        return [n for n in starting(prefix) if self.get(n) is not None]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
+
+    def __getitem__(self, name: str) -> Any:
+        found = self.get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        raise PerLaunch
+
+    def __len__(self) -> int:
+        raise PerLaunch
+
+
+class _HotView:
+    """`BlockMetrics.hot_values`: the block's column of each name every row parsed at once (it holds the matrix,
+    not the metrics, so that the two make no reference cycle for the cyclic collector to find)."""
+
+    __slots__ = ("_index", "_matrix")
+
+    def __init__(self, matrix: np.ndarray, index: dict[str, int]) -> None:
+        self._matrix, self._index = matrix, index
+
+    def get(self, name: str, default: Any = None) -> Any:
+        j = self._index.get(name)
+        return default if j is None else Values(self._matrix[:, j])
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._index
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+
+class LaunchBlock:
+    """A block's launches as the one launch the model reads: `metrics` a `BlockMetrics`; a field of the launches
+    (`RawKernel`'s) one value where they all hold it, else `Split` by value or `PerLaunch`."""
+
+    def __init__(self, rows: Sequence[RawKernel], metrics: BlockMetrics, at: np.ndarray) -> None:
+        self._rows, self._at = rows, at
+        self.metrics = metrics
+
+    def __getattr__(self, field: str) -> Any:
+        if field.startswith("_"):
+            raise AttributeError(field)
+        rows, at = self._rows, self._at.tolist()
+        values = [getattr(rows[i], field) for i in at]
+        first = values[0]
+        if all(v == first for v in values):
+            return first
+        if field not in _SPLIT_BY:
+            raise PerLaunch
+        groups: dict[Any, list[int]] = {}
+        for k, v in enumerate(values):
+            groups.setdefault(tuple(v) if isinstance(v, list) else v, []).append(k)
+        masks = []
+        for positions in groups.values():
+            mask = np.zeros(len(values), bool)
+            mask[positions] = True
+            masks.append(mask)
+        raise Split(masks)
+
+    def number(self, name: str) -> Any:
+        """`RawKernel.number` of every launch: a column (finite by `BlockMetrics`), or one plain value."""
+        m = self.metrics.get(name)
+        if m is None:
+            return None
+        if type(m.value) is Values:
+            return m.value
+        return RawKernel.number(self, name)  # type: ignore[arg-type]
+
+
+def hot_matrix(rows: Sequence[RawKernel]) -> tuple[np.ndarray, dict[str, int], Any, list[int]] | None:
+    """The values every row parsed at once (`RowMetrics.hot_values`), as one matrix (row, column), with each
+    name's column, their units, and the positions of the rows it holds: those whose values were all numbers in
+    the same columns (the others are modelled one by one); None where no row has such values."""
+    hots: list[dict[str, float]] = [getattr(r.metrics, "hot_values", {}) for r in rows]
+    widest: dict[str, float] = max(hots, key=len, default={})
+    if not widest:
+        return None
+    names = list(widest)
+    width = len(names)
+    held = [k for k, h in enumerate(hots) if len(h) == width and list(h) == names]
+    matrix = np.array([list(hots[k].values()) for k in held], dtype=float)
+    units = rows[held[0]].metrics.hot_units  # type: ignore[attr-defined]
+    return matrix, {n: j for j, n in enumerate(names)}, units, held
