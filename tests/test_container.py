@@ -18,7 +18,7 @@ from mutation import blocks, mutants
 
 import ncu_roofline
 from ncu_roofline.errors import InputError
-from ncu_roofline.readers import read_report
+from ncu_roofline.readers import read_report_isolated
 from ncu_roofline.readers.container import UNCHECKABLE, scan_container
 from ncu_roofline.readers.isolation import ReaderCrashed
 
@@ -46,7 +46,7 @@ def test_every_corpus_report_is_read_with_the_readers_kernel_count() -> None:
         assert scan.results == sum(1 for b in blocks(data) if b.kind == "result")
         ctx = ncu_report.load_report(str(path))
         found = sum(ctx.range_by_idx(r).num_actions() for r in range(ctx.num_ranges()))
-        report = read_report(path)
+        report = read_report_isolated(path)
         assert len(report.kernels) == found == scan.results, path.name
         assert report.completeness.endswith(UNCHECKABLE)
         sessions = {b.session for b in blocks(data) if b.kind == "session"}
@@ -93,7 +93,7 @@ def test_appended_and_duplicated_blocks_are_read_once(tmp_path: Path) -> None:
     for name, buf in (("appended.ncu-rep", appended), ("doubled.ncu-rep", doubled)):
         path = tmp_path / name
         path.write_bytes(buf)
-        report = read_report(path)
+        report = read_report_isolated(path)
         assert len(report.kernels) == kernels, name  # each launch once
         assert [k.index for k in report.kernels] == list(range(kernels))
         assert any("appear twice" in w and "analysed once" in w for w in report.warnings), report.warnings
@@ -105,7 +105,7 @@ def test_a_cut_between_kernels_is_the_stated_limit(tmp_path: Path) -> None:
     data = (CORPUS / "self-join-mistic__profile.ncu-rep").read_bytes()
     path = tmp_path / "cut.ncu-rep"
     path.write_bytes(data[:1_807_830])
-    report = read_report(path)
+    report = read_report_isolated(path)
     assert len(report.kernels) == 75  # of 154: the container cannot tell, and says so
     assert "cannot be checked for completeness" in report.completeness
     doc = ncu_roofline.analyze(path).to_dict()
@@ -121,7 +121,7 @@ def test_huge_sparse_files_are_refused_at_once(tmp_path: Path) -> None:
             fh.write(head)
             fh.truncate(2 << 30)
         with pytest.raises(InputError, match="damaged") as info:
-            read_report(path)
+            read_report_isolated(path)
         assert str(path) in info.value.message
 
 

@@ -16,7 +16,7 @@ from ncu_roofline.api import analysis as A
 from ncu_roofline.api.groups import FINDINGS_BY_GROUP, FINDINGS_BY_LAUNCH
 from ncu_roofline.api.kernel import analyse_kernel
 from ncu_roofline.knowledge.schemas import validate_document
-from ncu_roofline.readers import read_report
+from ncu_roofline.readers import read_report_isolated
 from ncu_roofline.readers.record import Metric, RawReport
 from ncu_roofline.settings import AnalysisSettings
 
@@ -64,7 +64,7 @@ def test_above_the_limit_findings_come_per_group_from_the_longest_launch(monkeyp
             assert g["diagnosis"] == old_g["diagnosis"]
     # the group's ceilings are its longest launch's own, as that launch analysed alone has them
     for g in groups:
-        alone = analyse_kernel(dataclasses.replace(read_report(path).kernels[g.longest.raw.index]))
+        alone = analyse_kernel(dataclasses.replace(read_report_isolated(path).kernels[g.longest.raw.index]))
         assert [c.to_dict() for c in g.summary.ceilings] == [c.to_dict() for c in alone.ceilings]
 
 
@@ -78,7 +78,7 @@ def test_launch_findings_on_request_keep_every_launch_s_own(monkeypatch: pytest.
 
 def test_at_the_limit_a_report_keeps_launch_findings(monkeypatch: pytest.MonkeyPatch) -> None:
     path = _need(MANY)
-    count = len(read_report(path).kernels)
+    count = len(read_report_isolated(path).kernels)
     monkeypatch.setattr(A, "LAUNCH_FINDINGS_UP_TO", count)
     assert ncu_roofline.analyze(path).reports[0].findings == FINDINGS_BY_LAUNCH
     monkeypatch.setattr(A, "LAUNCH_FINDINGS_UP_TO", count - 1)
@@ -88,7 +88,7 @@ def test_at_the_limit_a_report_keeps_launch_findings(monkeypatch: pytest.MonkeyP
 def test_a_csv_of_more_than_a_thousand_launches_is_analysed_by_group(tmp_path: Path) -> None:
     """The real limit, on an export of 1,005 launches of a full-set capture's kernels under 3 names: the longest
     launch of each group (the one `findings_from_launch` names) holds the group's findings."""
-    raws = read_report(_need(FULL_SET)).kernels
+    raws = read_report_isolated(_need(FULL_SET)).kernels
     plain = [dataclasses.replace(k, metrics={n: m for n, m in k.metrics.items() if isinstance(m, Metric)},
                                  rules=()) for k in raws]
     launches = []
@@ -127,7 +127,7 @@ def test_the_page_says_where_the_findings_come_from(monkeypatch: pytest.MonkeyPa
     from ncu_roofline.render import REPORT, RenderOptions, renderer_for
 
     path = _need(MANY)
-    count = len(read_report(path).kernels)
+    count = len(read_report_isolated(path).kernels)
     markdown, html = renderer_for(REPORT, "md").render, renderer_for(REPORT, "html").render
     assert "longest launch" not in markdown(ncu_roofline.analyze(path), RenderOptions())
     monkeypatch.setattr(A, "LAUNCH_FINDINGS_UP_TO", 10)
@@ -146,7 +146,7 @@ def test_the_page_says_where_the_findings_come_from(monkeypatch: pytest.MonkeyPa
 
 def _export(tmp_path: Path, ids: list[int]) -> Path:
     """An export of one full-set kernel launched len(ids) times with the same counters, rows carrying `ids`."""
-    raw = read_report(_need(FULL_SET)).kernels[0]
+    raw = read_report_isolated(_need(FULL_SET)).kernels[0]
     plain = dataclasses.replace(raw, metrics={n: m for n, m in raw.metrics.items() if isinstance(m, Metric)},
                                 rules=())
     launches = [dataclasses.replace(plain, index=i) for i in ids]

@@ -15,6 +15,14 @@ import ncu_roofline
 from ncu_roofline.api.kernel import AnalysedKernel
 from ncu_roofline.passes.ceilings import SIGNIFICANT, Ceiling
 from ncu_roofline.passes.finding import Finding
+from ncu_roofline.readers import read_report_isolated
+
+
+def _analyze(*args: object, **kwargs: object) -> ncu_roofline.Analysis:
+    """`ncu_roofline.analyze` in the reader's child process (each kernel keeps the metrics the analysis read):
+    NVIDIA's reader keeps the memory of every report it loads, and this module reads the corpus many times."""
+    return ncu_roofline.analyze(*args, isolate=True, **kwargs)  # type: ignore[arg-type]
+
 
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared report corpus not found at {CORPUS}")
 FILES = [p.name for p in corpus_files()]
@@ -27,7 +35,7 @@ _NO_BOUND = ("other_bounds", "listed", "more_work", "at_limit", "at_limit_short"
 
 @cache
 def _kernels(name: str) -> list[AnalysedKernel]:
-    return [k for r in ncu_roofline.analyze(CORPUS / name).reports for k in r.kernels if k.usable]
+    return [k for r in _analyze(CORPUS / name).reports for k in r.kernels if k.usable]
 
 
 def _achieved(k: AnalysedKernel, c: Ceiling) -> float:
@@ -195,7 +203,7 @@ def test_silu_partial_wave_bound_is_hand_computed() -> None:
     T = (0.625 - 0.504) / ((0.625 - 0.504) + (0.504 - 0.375)) = 0.484. At the full wave's pace all the
     work takes (1 - 0.484) x 1.6 of the run: up to 1.21x (issue slots at 77 % allow 1.29x); one
     kernel, so the program gains 1 - 1 / 1.21 = 17 %."""
-    doc = json.loads(ncu_roofline.analyze(CORPUS / "cs599k__silu-pytorch.ncu-rep").to_json())
+    doc = json.loads(_analyze(CORPUS / "cs599k__silu-pytorch.ncu-rep").to_json())
     k = doc["reports"][0]["kernels"][0]
     (tail,) = [f for f in k["diagnosis"] if f["kind"] == "tail_effect"]
     a = k["launch"]["achieved_occupancy"]
@@ -782,7 +790,7 @@ def test_a_groups_findings_are_about_the_groups_limiter(name: str, group_by: str
     share; a tail effect only where every launch has the same waves."""
     from ncu_roofline.api.groups import group_kernels
 
-    kernels = [k for r in ncu_roofline.analyze(CORPUS / name).reports for k in r.kernels]
+    kernels = [k for r in _analyze(CORPUS / name).reports for k in r.kernels]
     wrong = []
     for g in group_kernels(kernels, group_by):
         s = g.summary
@@ -886,7 +894,7 @@ def test_rtx2080ti_sgemm_bank_conflicts_are_nsight_computes_count() -> None:
 def test_nsight_compute_rules_listed_with_their_speedups() -> None:
     import json
 
-    doc = json.loads(ncu_roofline.analyze(CORPUS / "cudacode__naive.ncu-rep").to_json())
+    doc = json.loads(_analyze(CORPUS / "cudacode__naive.ncu-rep").to_json())
     rules = doc["reports"][0]["kernels"][0]["nsight_compute_rules"]
     assert rules[0]["speedup_pct"] == pytest.approx(16.86, abs=0.01) and rules[0]["speedup_kind"] == "local"
     estimates = [r["speedup_pct"] for r in rules if r["speedup_pct"] is not None]
@@ -896,7 +904,7 @@ def test_nsight_compute_rules_listed_with_their_speedups() -> None:
 
 @needs_corpus
 def test_web_links_in_rule_messages_read_as_label_and_address() -> None:
-    doc = json.loads(ncu_roofline.analyze(CORPUS / "cs599k__silu-pytorch.ncu-rep").to_json())
+    doc = json.loads(_analyze(CORPUS / "cs599k__silu-pytorch.ncu-rep").to_json())
     messages = " ".join(r["message"] for k in doc["reports"][0]["kernels"] for r in k["nsight_compute_rules"])
     assert "@url:" not in messages
     assert ("Hardware Model (https://docs.nvidia.com/nsight-compute/ProfilingGuide/index.html#metrics-hw-model)"
@@ -936,8 +944,9 @@ def test_l1_chart_bytes_and_peak_derived_from_the_writeback_counter() -> None:
     assert copy.q.bytes["l1"].value == pytest.approx(201_326_592) and copy.q.bytes["l1"].definition == "chart"
     # on Hopper the cycle counter x 128 is exactly the newer derived byte metric
     hopper = _kernels("cs599k__2025-04-21-v1.ncu-rep")[0]
-    derived = hopper.raw.number("derived__l1tex__lsu_writeback_bytes_mem_lgds.sum.per_second")
-    assert hopper.raw.number("l1tex__lsu_writeback_active_mem_lgds.sum") * 128 == pytest.approx(
+    raw = read_report_isolated(CORPUS / "cs599k__2025-04-21-v1.ncu-rep").kernels[hopper.raw.index]  # every metric
+    derived = raw.number("derived__l1tex__lsu_writeback_bytes_mem_lgds.sum.per_second")
+    assert raw.number("l1tex__lsu_writeback_active_mem_lgds.sum") * 128 == pytest.approx(
         derived * hopper.q.duration_s.value, rel=1e-6)
 
 
@@ -1020,8 +1029,8 @@ def test_what_is_said_does_not_depend_on_the_metrics_being_kept(name: str) -> No
                     for g in analysis.groups_of(rep)]
         return out
 
-    kept = ncu_roofline.analyze(CORPUS / name)
-    let_go = ncu_roofline.analyze(CORPUS / name, keep_metrics=False)
+    kept = _analyze(CORPUS / name)
+    let_go = _analyze(CORPUS / name, keep_metrics=False)
     assert all(not k.raw.metrics for r in let_go.reports for k in r.kernels)
     assert said(let_go) == said(kept)
 
@@ -1059,7 +1068,7 @@ def _verdict_step(k: AnalysedKernel) -> Finding | None:
 
 
 def _with_groups(name: str) -> list[AnalysedKernel]:
-    analysis = ncu_roofline.analyze(CORPUS / name)
+    analysis = _analyze(CORPUS / name)
     return [k for rep in analysis.reports for k in [*rep.kernels, *(g.summary for g in analysis.groups_of(rep))]
             if k.usable]
 
@@ -1410,7 +1419,7 @@ def test_the_top_finding_is_the_one_worth_most_in_markdown_and_csv() -> None:
 
     for name, kind in (("pmkid-brute-force__profile.nsight-cuprof-report", "too_little_work"),
                        ("cudacode__naive.ncu-rep", "unit_throughput")):
-        analysis = ncu_roofline.analyze(CORPUS / name)
+        analysis = _analyze(CORPUS / name)
         (group,) = analysis.groups_of(analysis.reports[0])
         top = next(f for f in group.summary.diagnosis if f.kind == kind)
         words = top.words()
@@ -1435,7 +1444,7 @@ def test_a_latency_row_shows_its_latency_finding() -> None:
     from ncu_roofline.cli import main
 
     path = CORPUS / "cudaprogramming__readSegmentUnroll.ncu-rep"
-    analysis = ncu_roofline.analyze(path)
+    analysis = _analyze(path)
     groups = [g for g in analysis.groups_of(analysis.reports[0]) if g.name.startswith("readOffsetUnroll2")]
     latency = [f for g in groups for f in g.summary.diagnosis if f.variant == "unmeasured"]
     assert groups and len(latency) == len(groups)
@@ -1506,7 +1515,7 @@ def test_instruction_roofline_chart_draws_each_spaces_own_rate() -> None:
     """The H100 capture whose global point was drawn 5× above its L1 roof (all warp instructions on y)."""
     from ncu_roofline.views.report import build_report_view
 
-    view = build_report_view(ncu_roofline.analyze(CORPUS / "cs599k__2025-04-21-v1.ncu-rep"))
+    view = build_report_view(_analyze(CORPUS / "cs599k__2025-04-21-v1.ncu-rep"))
     (chart,) = view["instruction_charts"]
     l1 = next(r["value"] for r in chart["roofs"] if r["name"] == "l1")
     issue = next(r["value"] for r in chart["roofs"] if r["name"] == "issue")
@@ -1683,7 +1692,7 @@ def test_the_worth_most_list_says_its_shares_do_not_add() -> None:
     46 %) are fixes that compound; the Markdown list says each share is for its fix alone."""
     from ncu_roofline.render import REPORT, RenderOptions, render
 
-    md = render(REPORT, ncu_roofline.analyze(CORPUS / "self-join-mistic__profileBIGCROSS3.out.ncu-rep"), "md",
+    md = render(REPORT, _analyze(CORPUS / "self-join-mistic__profileBIGCROSS3.out.ncu-rep"), "md",
                 RenderOptions())
     head = next(line for line in md.splitlines() if line.startswith("Worth most to the program"))
     assert "each for its fix alone: the shares of one kernel's fixes do not add up" in head
@@ -1694,7 +1703,7 @@ def test_a_section_with_several_bounds_says_they_do_not_add() -> None:
     """The HTML section of the same kernel says it under its findings; a section with one bound does not."""
     from ncu_roofline.render import REPORT, RenderOptions, render
 
-    page = render(REPORT, ncu_roofline.analyze(CORPUS / "self-join-mistic__profileBIGCROSS3.out.ncu-rep"), "html",
+    page = render(REPORT, _analyze(CORPUS / "self-join-mistic__profileBIGCROSS3.out.ncu-rep"), "html",
                   RenderOptions())
     sections = [part.split("<h3>Nsight Compute")[0] for part in page.split('<details class="kernel"')[1:]]
     counts = [section.count('<span class="bound"') for section in sections]

@@ -25,7 +25,7 @@ from ncu_roofline.api.focus import Focus
 from ncu_roofline.api.groups import FINDINGS_BY_GROUP
 from ncu_roofline.api.sums import ExactSum
 from ncu_roofline.errors import InputError
-from ncu_roofline.readers import read_report
+from ncu_roofline.readers import read_report_isolated
 from ncu_roofline.readers.isolation import Call, ReaderPool
 from ncu_roofline.readers.record import Metric, RawKernel, RawReport
 from ncu_roofline.views.report import RoofValues, build_report_view, device_roofs
@@ -70,7 +70,7 @@ def _plain_launches() -> list[RawKernel]:
     if not source.is_file():
         pytest.skip("capture not in the shared corpus")
     return [dataclasses.replace(k, metrics={n: m for n, m in k.metrics.items() if isinstance(m, Metric)}, rules=())
-            for k in read_report(source).kernels]
+            for k in read_report_isolated(source).kernels]
 
 
 def _by_group(path: Path, monkeypatch: pytest.MonkeyPatch) -> ncu_roofline.Analysis:
