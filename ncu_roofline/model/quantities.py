@@ -15,6 +15,7 @@ from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
 from ..knowledge.targets import parse_compute_capability
 from ..readers.record import RawKernel, metric_names_starting
+from ..readers.values import added
 from .hierarchy import within_hierarchy
 from .resolver import Missing, Options, Resolver, Value, unit_of
 
@@ -277,7 +278,7 @@ def compute_quantities(kernel: RawKernel, prefer_definition: str = R.CHART,
         used = [v.recipe for v in tensor_paths.values() if v.value > 0]
         recipe = (" + ".join(used) if used else
                   f"sm__ops_path_tensor_src_*.sum = 0 on all {len(tensor_paths)} datapaths")
-        flop["tensor"] = Value(sum(v.value for v in tensor_paths.values()), recipe)
+        flop["tensor"] = Value(added(v.value for v in tensor_paths.values()), recipe)
     else:
         flop["tensor"] = res.first(R.TENSOR_ESTIMATE)
         if flop["tensor"] is not None:

@@ -17,7 +17,7 @@ from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
 from ..knowledge.peaks_file import UserPeaks
 from ..readers.record import RawKernel
-from ..readers.values import largest, smallest
+from ..readers.values import added, largest, smallest
 from ..settings import AnalysisSettings
 from .quantities import DURATION_FROM_CYCLES_NOTES, KernelQuantities, Missing, Value, compute_quantities
 from .ranges import FIGURE_LIMIT, magnitude, named_figures, past_range, past_range_reason, too_short
@@ -302,7 +302,7 @@ def _utilization(q: KernelQuantities, peaks: dict[str, Value | None], tensor_pea
             util[p] = w.value / pk.value / duration
     tensor_flop = q.flop.get("tensor")
     if q.tensor_paths and tensor_peaks:
-        t = sum(v.value / tensor_peaks[dp].value for dp, v in q.tensor_paths.items()
+        t = added(v.value / tensor_peaks[dp].value for dp, v in q.tensor_paths.items()
                 if dp in tensor_peaks and tensor_peaks[dp].value > 0)
         util["tensor"] = t / duration
     elif tensor_flop is not None and tensor_peaks:
@@ -337,7 +337,7 @@ def _flop_totals(q: KernelQuantities, duration: float, flags: list[str], mma: bo
     known = {p: v.value for p, v in q.flop.items() if v is not None}
     # Without any CUDA-core count the total is unknown, even when the tensor pipe was idle:
     # a memory-only kernel and a report that lacks the counts must not look the same.
-    total = sum(known.values()) if any(p in known for p in R.PRECISIONS) else None
+    total = added(known.values()) if any(p in known for p in R.PRECISIONS) else None
     pipe = q.tensor_pipe_utilization
     if "tensor_pipe_utilization_only" in flags and pipe is not None and (pipe.value >= NEGLIGIBLE_TENSOR_PIPE or mma):
         # The tensor pipe did work that no counter turns into FLOP (its busy share, or MMA instructions counted

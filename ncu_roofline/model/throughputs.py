@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 from ..knowledge import throughputs as T
 from ..readers.record import UNREAD, RawKernel, hot_values, read_so_far
-from ..readers.values import is_float, smallest
+from ..readers.values import added, is_float, smallest
 from .plans import export_plans
 from .resolver import Missing, Resolver
 
@@ -139,7 +139,7 @@ def _unit_share(raw: RawKernel, form: _UnitForm, possible: Container[str], hot: 
             if m is None:
                 continue
             value = m.value
-        share = _share(value) if is_float(value) else _percent(raw, name)
+        share = _share(value) if type(value) is float or is_float(value) else _percent(raw, name)
         if share is not None:
             return _new_share(UnitShare, (uid, share, label, group, parent, recipe, explains))
     return None
@@ -258,7 +258,7 @@ def launch_facts(raw: RawKernel, res: Resolver) -> dict[str, float | None]:
     if all(v is not None for v in own):  # the kernel's own shared memory: static + dynamic
         # a plain sum: past the float range (an edited file) it gives infinity, which the model sets aside,
         # where math.fsum would raise
-        facts["shared_memory_per_block"] = sum(v for v in own if v is not None)
+        facts["shared_memory_per_block"] = added(v for v in own if v is not None)
     elif facts.get("shared_memory_per_block") is not None and driver is not None:
         facts["shared_memory_per_block"] = max(0.0, (facts["shared_memory_per_block"] or 0.0) - driver)
     active = res.number(T.SM_ACTIVE_CYCLES)

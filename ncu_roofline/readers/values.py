@@ -6,12 +6,12 @@ run through can swallow one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeGuard
 
 import numpy as np
 
-__all__ = ["Decision", "PerLaunch", "Split", "Values", "is_float", "largest", "smallest"]
+__all__ = ["Decision", "PerLaunch", "Split", "Values", "added", "is_float", "largest", "smallest"]
 
 
 class Split(BaseException):
@@ -163,3 +163,13 @@ def smallest(*values: float) -> float:
     """`min(values)`, as `largest` takes `max`."""
     picked = _picked(np.minimum, list(values))
     return min(values) if picked is None else picked
+
+
+def added(values: Iterable[Any]) -> Any:
+    """The values added left to right, from 0: `sum` as Python 3.11 and earlier add floats. From 3.12 `sum`
+    compensates a float sum's rounding, which a block's `Values` cannot do: the model adds with this, so that a
+    launch's figures are the same over columns and alone, on every Python."""
+    total: Any = 0
+    for v in values:
+        total = total + v
+    return total
