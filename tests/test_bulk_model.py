@@ -23,7 +23,7 @@ from ncu_csv_writer import write_ncu_csv
 from ncu_roofline.api.bulk import BulkTally, model_launches
 from ncu_roofline.api.kernel import model_launch
 from ncu_roofline.readers import read_report_isolated
-from ncu_roofline.readers.csv_export import CsvExport
+from ncu_roofline.readers.csv_export import CsvExport, analysis_columns
 from ncu_roofline.readers.record import Metric, RawKernel, RawReport
 from ncu_roofline.readers.values import Decision, PerLaunch, Split, Values
 from ncu_roofline.settings import AnalysisSettings
@@ -36,6 +36,10 @@ def _counter(name: str, m: Metric) -> bool:
     return "__" in name and not name.startswith(("device__", "launch__")) and type(m.value) is float
 
 
+# Cells the columns cannot take whole, each put in a later launch: absent, NaN, infinite, a text, a negative count
+ODD: tuple[float | str | None, ...] = (None, math.nan, math.inf, "n/a-ish text", -5.0)
+
+
 def _launches(kernels: list[RawKernel]) -> list[RawKernel]:
     draw = random.Random(7)
     out = []
@@ -44,41 +48,56 @@ def _launches(kernels: list[RawKernel]) -> list[RawKernel]:
         metrics = {n: Metric(m.value * (1 + draw.uniform(-NOISE, NOISE)), m.unit) if _counter(n, m) and i >= len(
             kernels) else m for n, m in k.metrics.items()}
         out.append(dataclasses.replace(k, index=i, metrics=metrics, rules=()))
-    # rows the columns cannot take whole, each in a different counter of a later launch
-    counters = sorted(n for n, m in kernels[0].metrics.items() if _counter(n, m))
-    for j, odd in enumerate((None, math.nan, math.inf, "n/a-ish text", -5.0)):
-        if j < len(counters) and len(out) > 2 * len(kernels) + j:
-            k = out[2 * len(kernels) + j]
-            name = counters[(j * 7919) % len(counters)]
-            metrics = dict(k.metrics)
-            if odd is None:
-                del metrics[name]
-            else:
-                metrics[name] = Metric(odd, metrics[name].unit)  # type: ignore[arg-type]
-            out[2 * len(kernels) + j] = dataclasses.replace(k, metrics=metrics)
+    # in columns the analysis reads (its recipes' and unit throughputs' metrics), so that the model meets them
+    read = analysis_columns()
+    for j, odd in enumerate(ODD):
+        at = 2 * len(kernels) + 3 * j
+        k = out[at]
+        counters = sorted(n for n, m in k.metrics.items() if _counter(n, m) and n in read)
+        if at >= len(out) - 1 or not counters:
+            continue
+        name = counters[(j * 7919) % len(counters)]
+        metrics = dict(k.metrics)
+        if odd is None:
+            del metrics[name]
+        else:
+            metrics[name] = Metric(odd, metrics[name].unit)
+        out[at] = dataclasses.replace(k, metrics=metrics)
     return out
+
+
+def _modelled(export: Path, bulk: bool, tally: BulkTally) -> tuple[list[dict[str, object]], list[str], list[object]]:
+    """Every launch of an export as its record, the export's warnings, and what each row read (`fetched`): each
+    launch modelled alone, or (`bulk`) all but the first together."""
+    settings = AnalysisSettings()
+    reader = CsvExport(export)
+    rows = reader.kernels()
+    first = next(rows)
+    launches = [model_launch(first, settings)]  # it teaches the reader which columns to parse at once
+    rest = list(rows)
+    launches += model_launches(rest, settings, tally) if bulk else [model_launch(k, settings) for k in rest]
+    raws = [first, *rest]
+    return ([k.to_dict(findings=False) for k in launches], reader.report(raws).warnings,
+            [sorted(k.metrics.fetched().items()) for k in raws])  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.name)
 def test_bulk_launches_equal_launches_modelled_one_by_one(path: Path, tmp_path: Path) -> None:
     kernels = read_report_isolated(path).kernels  # NVIDIA's reader in a child: its memory stays there
     export = write_ncu_csv(RawReport("export", "csv", _launches(kernels)), tmp_path / "export.csv")
-    settings = AnalysisSettings()
-    rows = CsvExport(export).kernels()
-    first = next(rows)
-    model_launch(first, settings)  # the first row's model teaches the reader which columns to parse at once
-    rest = list(rows)
     tally = BulkTally()
-    bulk = model_launches(rest, settings, tally)
-    one_by_one = [model_launch(k, settings) for k in rest]
-    for got, expected in zip(bulk, one_by_one, strict=True):
-        assert got == expected, f"launch {expected.raw.index} ({expected.raw.name})"
-        assert got.to_dict() == expected.to_dict()
+    alone = _modelled(export, False, BulkTally())
+    bulk = _modelled(export, True, tally)
+    for got, expected in zip(bulk[0], alone[0], strict=True):
+        assert got == expected, f"launch {expected['index']} ({expected['name']})"
+    assert bulk[1] == alone[1]  # the same warnings: the rows read what they read alone, no more
+    assert bulk[2] == alone[2]
     assert tally.unequal == 0  # no run over columns failed its check
-    assert tally.columns + tally.single == len(rest)
+    rest = len(bulk[0]) - 1
+    assert tally.columns + tally.single == rest
     # Most launches come from runs over columns (over the corpus, 60-100 %: 8-120 launches a run), though the noise
     # parts the launches of one kernel where two of its limits are within it of each other.
-    assert tally.columns >= 0.6 * len(rest), vars(tally)
+    assert tally.columns >= 0.6 * rest, vars(tally)
 
 
 def test_values_do_float_arithmetic_element_by_element() -> None:
@@ -127,3 +146,15 @@ def test_largest_and_smallest_are_max_and_min_launch_by_launch() -> None:
     assert smallest(1.0, a).a.tolist() == [1.0, 1.0, -2.0]
     with pytest.raises(PerLaunch):  # Python's max answers NaN by the order of its arguments: one by one
         largest(Values(np.array([1.0, math.nan])), 2.0)
+
+
+def test_added_adds_left_to_right_as_python_3_11_sums_floats() -> None:
+    from ncu_roofline.readers.values import added
+
+    values = [1e16, 1.0, -1e16, 3.0]  # a compensated sum (Python 3.12's `sum`) gives 4.0
+    plain = 0.0
+    for v in values:
+        plain += v
+    assert added(values) == plain == 3.0
+    columns = added(Values(np.array([v, v])) for v in values)
+    assert columns.a.tolist() == [plain, plain]

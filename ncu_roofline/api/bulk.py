@@ -24,6 +24,7 @@ from ..readers.bulk import BlockMetrics, LaunchBlock, hot_matrix
 from ..readers.record import RawKernel
 from ..readers.values import PerLaunch, Split, Values
 from ..settings import AnalysisSettings
+from .jsondoc import encode_bytes
 from .kernel import AnalysedKernel, model_launch
 
 __all__ = ["BULK_ROWS", "BulkTally", "model_launches"]
@@ -64,7 +65,7 @@ def model_launches(rows: Sequence[RawKernel], settings: AnalysisSettings,
     if held and found is not None:
         matrix, index, units = found[0], found[1], found[2]
         block_rows = [rows[k] for k in held]
-        whole = BlockMetrics(block_rows, matrix, index, units, {})
+        whole = BlockMetrics(block_rows, matrix, index, units)
         parts: list[tuple[np.ndarray, BlockMetrics]] = [(np.arange(len(held)), whole)]
         columns_before = tally.columns
         while parts:
@@ -85,8 +86,12 @@ def model_launches(rows: Sequence[RawKernel], settings: AnalysisSettings,
                 continue
             positions = [held[i] for i in at.tolist()]
             first = model_launch(rows[positions[0]], settings)
-            made = _launches(model)
-            if made(0, rows[positions[0]]) != first:
+            try:
+                made = _launches(model)
+                same = _same(made(0, rows[positions[0]]), first)
+            except (Split, PerLaunch, Exception):  # a value `_launches` does not take apart: not the same
+                same = False
+            if not same:
                 tally.unequal += len(positions)
                 _one_by_one(rows, positions, settings, out, tally)
                 continue
@@ -104,6 +109,13 @@ def _one_by_one(rows: Sequence[RawKernel], positions: list[int], settings: Analy
     tally.single += len(positions)
 
 
+def _same(made: AnalysedKernel, alone: AnalysedKernel) -> bool:
+    """Whether a launch made from a run's columns is the one modelled alone: equal field by field, and written
+    alike (equality does not tell -0.0 from 0.0, nor 1 from 1.0)."""
+    return bool(made == alone) and encode_bytes(made.to_dict(findings=False)) == encode_bytes(
+        alone.to_dict(findings=False))
+
+
 def _column(x: Any) -> Any:
     """A run's value as each launch's (a list, from a column) or the one value of all."""
     return x.a.tolist() if type(x) is Values else x
@@ -113,7 +125,9 @@ Made = Callable[[int, RawKernel], AnalysedKernel]
 
 
 def _launches(m: AnalysedKernel) -> Made:
-    """From a run of the model over columns, the function that makes its j-th launch (with `raw`)."""
+    """From a run of the model over columns, the function that makes its j-th launch (with `raw`). Its containers
+    are its own; a `Value` or `Missing` that is one for every launch (a peak from a peaks file, a reason) is shared
+    by them, as nothing changes either once made."""
     q = m.q
 
     def values(d: dict[str, Value | None] | dict[str, Value]) -> list[tuple[str, Any, Value | None]]:
@@ -161,7 +175,7 @@ def _launches(m: AnalysedKernel) -> Made:
             utilization=plain_at(utilization, j), intensity=plain_at(intensity, j),
             achieved_flop_per_s=achieved[j] if type(achieved) is list else achieved,
             attainable_flop_per_s=plain_at(attainable, j), dominant_precision=m.dominant_precision,
-            bound_by=m.bound_by, regime=m.regime, flags=list(m.flags), provenance=m.provenance,
+            bound_by=m.bound_by, regime=m.regime, flags=list(m.flags), provenance=dict(m.provenance),
             missing=list(m.missing), total_flop=total[j] if type(total) is list else total,
             units={uid: u if type(c) is not list else new_share(UnitShare, (u.id, c[j], u.label, u.group, u.parent,
                                                                              u.recipe, u.explains))

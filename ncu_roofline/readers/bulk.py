@@ -14,7 +14,7 @@ block only decides how many launches one run of it serves.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -42,16 +42,16 @@ class _Parts:
 
 class BlockMetrics:
     """The metrics of a block's launches (CSV rows of one export, `RowMetrics`) as the model reads one launch's:
-    the columns every row parsed at once as `Values` (`hot_values`); any other metric gathered from each row once
-    per block (`get`), `Split` where some rows hold it and some do not."""
+    the columns every row parsed at once as `Values` (`hot_values`); any other metric read of each of these rows
+    when the model asks for it (`get`: where the model reads it of each of them alone, so that what a row's reading
+    notes, a value it leaves out, is the same), `Split` where the rows hold it differently."""
 
     def __init__(self, rows: Sequence[RawKernel], hot: np.ndarray, hot_index: dict[str, int],
-                 hot_units: Any, gathered: dict[str, list[Metric | None]], at: np.ndarray | None = None) -> None:
+                 hot_units: Any, at: np.ndarray | None = None) -> None:
         first = rows[0].metrics
         self._rows = rows
         self._at = at  # these launches' positions among `rows` (None: all of them)
         self._hot, self._hot_index = hot, hot_index
-        self._gathered = gathered  # name -> each row's metric, shared by the parts of one block
         self._mine: dict[str, Any] = {}
         self.hot_units = hot_units
         self.possible_names = first.possible_names  # type: ignore[attr-defined]
@@ -62,7 +62,7 @@ class BlockMetrics:
         """The metrics of the launches `mask` selects of this block's."""
         at = np.flatnonzero(mask)
         where = at if self._at is None else self._at[at]
-        return BlockMetrics(self._rows, self._hot[at], self._hot_index, self.hot_units, self._gathered, where)
+        return BlockMetrics(self._rows, self._hot[at], self._hot_index, self.hot_units, where)
 
     def get(self, name: str, default: Any = None) -> Any:
         found = self._mine.get(name, _UNSET)
@@ -77,17 +77,17 @@ class BlockMetrics:
         return default if found is None else found
 
     def _column(self, name: str) -> Any:
-        every = self._gathered.get(name)
-        if every is None:
-            every = self._gathered[name] = [r.metrics.get(name) for r in self._rows]
-        held = every if self._at is None else [every[i] for i in self._at.tolist()]
+        rows = self._rows
+        held = [r.metrics.get(name) for r in rows] if self._at is None else [rows[i].metrics.get(name)
+                                                                                for i in self._at.tolist()]
         absent = np.fromiter((m is None for m in held), bool, len(held))
         if absent.all():
             return None
         if absent.any():
             raise Split([absent, ~absent])
         values = [m.value for m in held]  # type: ignore[union-attr]
-        if all(type(v) is float for v in values):
+        numbers = np.fromiter((type(v) is float for v in values), bool, len(values))
+        if numbers.all():
             a = np.array(values)
             finite = np.isfinite(a)
             if not finite.all():  # NaN and infinity are each launch's own story (`Resolver.nan_seen`)
@@ -95,11 +95,15 @@ class BlockMetrics:
                     raise Split([finite, ~finite])
                 raise PerLaunch
             return Metric(Values(a), held[0].unit)  # type: ignore[union-attr, arg-type]
+        if numbers.any():
+            raise Split([numbers, ~numbers])
         first = held[0]
-        if type(values[0]) is str and all(v == values[0] and m.unit == first.unit  # type: ignore[union-attr]
-                                          for v, m in zip(values, held, strict=True)):
+        if all(m == first for m in held):  # one text (and unit) for every row
             return first
-        raise PerLaunch
+        kinds: dict[Any, list[int]] = {}
+        for k, m in enumerate(held):
+            kinds.setdefault(m, []).append(k)
+        raise Split(_masks(kinds.values(), len(held)))
 
     def names_starting(self, prefix: str) -> list[str]:
         starting = getattr(self.possible_names, "starting", None)
@@ -164,12 +168,7 @@ class LaunchBlock:
         groups: dict[Any, list[int]] = {}
         for k, v in enumerate(values):
             groups.setdefault(tuple(v) if isinstance(v, list) else v, []).append(k)
-        masks = []
-        for positions in groups.values():
-            mask = np.zeros(len(values), bool)
-            mask[positions] = True
-            masks.append(mask)
-        raise Split(masks)
+        raise Split(_masks(groups.values(), len(values)))
 
     def number(self, name: str) -> Any:
         """`RawKernel.number` of every launch: a column (finite by `BlockMetrics`), or one plain value."""
@@ -179,6 +178,16 @@ class LaunchBlock:
         if type(m.value) is Values:
             return m.value
         return RawKernel.number(self, name)  # type: ignore[arg-type]
+
+
+def _masks(parts: Iterable[list[int]], size: int) -> list[np.ndarray]:
+    """A boolean mask over `size` launches for each part (positions)."""
+    masks = []
+    for positions in parts:
+        mask = np.zeros(size, bool)
+        mask[positions] = True
+        masks.append(mask)
+    return masks
 
 
 def hot_matrix(rows: Sequence[RawKernel]) -> tuple[np.ndarray, dict[str, int], Any, list[int]] | None:

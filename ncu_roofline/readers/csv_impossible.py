@@ -32,7 +32,9 @@ class ImpossibleValues:
         """The warning naming every column noted (`label` names a row by its position), or "" for none."""
         if not self.columns:
             return ""
-        named = list(self.columns.items())
+        # by the first row holding each, whatever order the rows were read in (a block of launches modelled
+        # together reads its parts' columns in its own order)
+        named = sorted(self.columns.items(), key=lambda item: item[1][1])
         each = "; ".join(f"{label(position)}: {name} = {_number(value)}{' ' if unit and type(value) is float else ''}"
                          f"{unit if type(value) is float else ''} "
                          + (f"(the first of {rows:,} rows)" if rows > 1 else "(1 row)")
