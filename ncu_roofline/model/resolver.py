@@ -136,7 +136,7 @@ class Resolver:
         if m is None:
             return None
         value = m.value
-        if not is_float(value):  # the common case is a float: no property calls for it
+        if type(value) is not float and not is_float(value):  # the common case is a float: no call for it
             if not m.is_number:
                 return None
             value = float(value)

@@ -85,7 +85,7 @@ def counter_facts(raw: RawKernel) -> tuple[float | None, ...]:
         if m is UNREAD:
             m = get(name)
         value = None if m is None else m.value
-        out.append(value if is_float(value) and value - value == 0.0 else
+        out.append(value if (type(value) is float or is_float(value)) and value - value == 0.0 else
                    None if m is None else raw.number(name))
     return tuple(out)
 

@@ -39,7 +39,7 @@ class Metric(NamedTuple):
     @property
     def is_nan(self) -> bool:
         value = self.value
-        if is_float(value):  # a float, or a block's values (`readers.values`)
+        if type(value) is float or is_float(value):  # a float, or a block's values (`readers.values`)
             return bool(value != value)  # NaN is the one float not equal to itself
         return self.is_number and math.isnan(float(value))
 
@@ -107,7 +107,7 @@ class RawKernel:
         if m is None:
             return None
         value = m.value
-        if is_float(value):  # the common case, without the properties
+        if type(value) is float or is_float(value):  # the common case, without a call or the properties
             return value if value - value == 0.0 else None  # NaN and ±inf give NaN here
         if not m.is_number or m.is_nan:
             return None
