@@ -7,8 +7,9 @@ one by one (`PerLaunch`), as are rows whose metrics are not an export's rows. Ea
 from its columns (`_launches`).
 
 Every run is checked: its first launch is modelled on its own too, and the run is kept only where the two are
-equal, field by field; else each of its launches is modelled on its own. A model change the columns cannot follow
-(a type test that a column fails, a decision taken without a comparison) costs speed, never a number.
+equal, field by field and as written; else each of its launches is modelled on its own. A model change the
+columns cannot follow (a type test that a column fails, a decision taken without a comparison) costs speed, never
+a number.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from .kernel import AnalysedKernel, model_launch
 
 __all__ = ["BULK_ROWS", "BulkTally", "model_launches"]
 
-BULK_ROWS = 2048  # rows modelled together: ~60 MB of a full-set export's rows held at once
+BULK_ROWS = 2048  # rows modelled together: a full-set export's rows held at once take about 0.12 GB
 _FEWEST = 8  # a part of fewer rows is modelled row by row: a run over columns costs about 8 plain runs
 # Runs of the model over columns a block may take: this many, and one more for each `_ROWS_PER_RUN` launches its
 # runs gave so far (the largest parts are run first). Launches whose values part them at every decision (a
