@@ -1,7 +1,7 @@
-"""The model's plans for CSV exports (`model.plans`, `model.throughputs`): a recipe, count or unit share whose
-cells a CSV export's rows parse at once is read from those values, with its formula made once per export. It
-must give exactly what the general path gives (value, formula, notes, every Missing entry, unit shares and
-launch facts), on every report of the corpus."""
+"""A CSV export's rows read from the values each row parsed at once: the resolver's counts and recipes (its
+`number` reads a parsed value first), and the unit shares (`model.throughputs`: a plan per export) and launch
+facts from those values. They must give exactly what the general path gives (value, formula, notes, every
+Missing entry, unit shares and launch facts), on every report of the corpus."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from ncu_csv_writer import write_ncu_csv
 
-from ncu_roofline.model import resolver, throughputs
+from ncu_roofline.model import throughputs
 from ncu_roofline.model.quantities import compute_quantities
 from ncu_roofline.model.roofline import build_kernel_model
 from ncu_roofline.readers import read_report
@@ -54,27 +54,12 @@ def _both_ways(path: Path, monkeypatch: pytest.MonkeyPatch, read: Callable[[Path
             return found
         return plan
 
-    monkeypatch.setattr(resolver, "recipe_plan", counted(resolver.recipe_plan))
-    monkeypatch.setattr(resolver, "term_plan", counted(resolver.term_plan))
     monkeypatch.setattr(throughputs, "_hot_units_plan", counted(throughputs._hot_units_plan))
     with_plans = read(path)
-    monkeypatch.setattr(resolver, "recipe_plan", lambda *args: None)
-    monkeypatch.setattr(resolver, "term_plan", lambda *args: None)
     # No parsed values for the unit shares and launch facts either: each read through the metric mapping.
     monkeypatch.setattr(throughputs, "hot_values", lambda metrics: ({}.get, {}))
     general = read(path)
     return with_plans, general, made
-
-
-@needs_corpus
-@pytest.mark.parametrize("name", CORPUS)
-def test_every_corpus_report_gives_the_same_quantities_with_and_without_the_plans(
-        tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    kernels = read_report(REPORTS / name).kernels
-    with_plans, general, used = _both_ways(_export(kernels, tmp_path / "export.csv"), monkeypatch)
-    assert with_plans == general and len(general) == 2 * len(kernels) + 1
-    if any(q.duration_s is not None for q in general):  # type: ignore[attr-defined]
-        assert used > 0  # the later rows' durations, counts and peaks at least took a plan
 
 
 def _kernel(index: int) -> RawKernel:
@@ -91,11 +76,8 @@ def _kernel(index: int) -> RawKernel:
     return RawKernel(index, f"k{index}", f"k{index}", metrics, device="NVIDIA H100", compute_capability="9.0")
 
 
-def test_a_plan_gives_the_hand_computed_value_and_formula(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = _export([_kernel(0)], tmp_path / "one.csv")
-    with_plans, general, used = _both_ways(path, monkeypatch)
-    assert used > 0 and with_plans == general
-    q = with_plans[-1]
+def test_a_parsed_row_gives_the_hand_computed_value_and_formula(tmp_path: Path) -> None:
+    q = _quantities(_export([_kernel(0)], tmp_path / "one.csv"))[-1]
     assert q.duration_s.value == pytest.approx(1.5e-6, rel=1e-15)  # type: ignore[attr-defined]
     fp32 = q.flop["fp32"]  # type: ignore[attr-defined]
     assert fp32.value == 1.0e6 + 2.0e6 + 2 * 3.0e6
@@ -109,15 +91,12 @@ def test_a_plan_gives_the_hand_computed_value_and_formula(tmp_path: Path, monkey
     assert q.bytes["dram"].value == 5.0e6  # type: ignore[attr-defined]
 
 
-def test_a_row_whose_hot_value_is_nan_takes_the_general_path(tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    """The first row teaches the hot columns; a later row's NaN count is noticed and worded as NaN, the same
-    with the plans as without."""
+def test_a_row_whose_hot_value_is_nan_takes_the_general_path(tmp_path: Path) -> None:
+    """The first row teaches the hot columns; a later row's NaN count is noticed and worded as NaN."""
     nan_row = _kernel(1)
     nan_row.metrics["smsp__sass_thread_inst_executed_op_fmul_pred_on.sum"] = Metric(math.nan, "inst")  # type: ignore[index]
     path = write_ncu_csv(RawReport("export", "csv", [_kernel(0), nan_row, _kernel(2)]), tmp_path / "nan.csv")
-    with_plans, general, _ = _both_ways(path, monkeypatch)
-    assert with_plans == general
+    with_plans = _quantities(path)
     q = with_plans[1]
     assert q.flop["fp32"] is None  # type: ignore[attr-defined]
     reason = next(m.reason for m in q.missing if m.quantity == "work_flop.fp32")  # type: ignore[attr-defined]

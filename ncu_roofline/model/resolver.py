@@ -18,19 +18,7 @@ from ..knowledge import recipes as R
 from ..knowledge.units import SI_FACTORS, to_si
 from ..readers.record import UNREAD, RawKernel, hot_values, read_so_far
 from ..readers.values import is_float
-from .plans import (
-    RecipePlan,
-    TermPlan,
-    cycle_names,
-    export_plans,
-    filled,
-    rate_forms,
-    recipe_plan,
-    remember,
-    term_plan,
-    unit_of,
-    weighted,
-)
+from .plans import cycle_names, rate_forms, unit_of, weighted
 
 __all__ = ["Missing", "Resolver", "Value", "unit_of"]
 
@@ -71,26 +59,10 @@ def _terms_of(options: Options) -> tuple[tuple[str, tuple[str, str, str]], ...]:
     return entry[1]
 
 
-_PEAK_FORMULAS: dict[tuple[str, str], str] = {}
-
-
-def _peak_formula(plan: RecipePlan, clock: str) -> str:
-    """A peak's formula, `(terms) × clock`, made once per recipe and clock formula."""
-    key = (plan.formula, clock)
-    found = _PEAK_FORMULAS.get(key)
-    if found is None:
-        text = f"({plan.formula}) × {clock}" if len(plan.terms) > 1 else f"{plan.formula} × {clock}"
-        found = remember(_PEAK_FORMULAS, key, intern(text))
-    return found
-
-
 def _count_forms(metric: str) -> tuple[str, str, str]:
     """The names a count may be stored under: raw, per cycle, per second."""
     per_cycle, per_second, _ = rate_forms(metric)
     return metric, per_cycle, per_second
-
-
-_PLANS_KEPT = 4096  # plans per export: recipes and counts of the recipe tables and a report's tensor paths
 
 
 class Resolver:
@@ -111,9 +83,6 @@ class Resolver:
         # A CSV export's header, shared by its rows, keeps per recipe table the options that can succeed
         # at all (`_feasible`); a report's per-kernel name list has none.
         self._plans: dict[int, Any] | None = getattr(self._possible, "plans", None)
-        # Where such an export's rows hold each count, once their number cells parsed at once (`plans`).
-        self._hot_plans: dict[Any, Any] | None = (export_plans(self._plans) if self._hot_units and
-                                                  self._plans is not None else None)
         self.duration: Value | None = None
         self.nan_seen: set[str] = set()  # metrics whose value is NaN or infinite: not measurements
         self.infinite: set[str] = set()  # those of them that are infinite (a hand-edited or damaged value)
@@ -175,19 +144,6 @@ class Resolver:
 
     def count(self, metric: str, raw_only: bool = False, default_unit: str = "") -> tuple[float, str] | None:
         """A total count: raw, per-cycle rate x cycles, per-second rate x duration."""
-        plans = self._hot_plans
-        if plans is not None:
-            key = (metric, raw_only, default_unit)
-            plan = plans.get(key, UNREAD)
-            if plan is UNREAD:
-                plan = term_plan(metric, raw_only, default_unit, self._hot_units, self._possible)
-                if len(plans) < _PLANS_KEPT:
-                    plans[key] = plan
-            if plan is not None:
-                value = self._value_of(plan)
-                if value is not None:
-                    return value, (filled(plan.text, self.duration.recipe) if plan.by_duration  # type: ignore[union-attr]
-                                   else plan.text)
         v = self.number(metric, default_unit)
         if v is not None:
             return v, metric
@@ -212,46 +168,6 @@ class Resolver:
         got = self.count(metric)
         return None if got is None else got[0]
 
-    def _recipe_plan(self, recipe: R.Recipe | R.PeakRecipe) -> RecipePlan | None:
-        plans = self._hot_plans
-        assert plans is not None
-        entry = plans.get(id(recipe))
-        if entry is None or entry[0] is not recipe:  # keyed by identity: the entry keeps the recipe alive
-            entry = (recipe, recipe_plan(recipe, self._hot_units, self._possible))
-            if len(plans) < _PLANS_KEPT:
-                plans[id(recipe)] = entry
-        return entry[1]
-
-    def _value_of(self, term: TermPlan) -> float | None:
-        """A count's value in SI units from this row's parsed cells, computed as `count` computes it; None
-        where one of them is absent, NaN or infinite, or the duration it needs is not known (yet)."""
-        v = self._hot(term.name)
-        if v is None or v - v != 0.0:
-            return None
-        v = v * term.factor
-        duration = self.duration
-        if term.by_duration and duration is None:
-            return None
-        if term.cycles:
-            c = self._hot(term.cycles)
-            if c is None or c - c != 0.0:
-                return None
-            c = c * term.cycles_factor
-            return v * (c * duration.value) if term.by_duration else v * c  # type: ignore[union-attr]
-        return v * duration.value if term.by_duration else v  # type: ignore[union-attr]
-
-    def _applied(self, plan: RecipePlan) -> tuple[float, str] | None:
-        """A recipe plan's total and formula, as `recipe` computes them; None where `_value_of` is None."""
-        total = 0.0
-        for weight, term in plan.terms:
-            v = self._value_of(term)
-            if v is None:
-                return None
-            total += weight * v
-        if plan.by_duration:
-            return total, filled(plan.formula, self.duration.recipe)  # type: ignore[union-attr]
-        return total, plan.formula
-
     def held(self, options: tuple[R.Recipe, ...] | tuple[R.PeakRecipe, ...]) -> tuple[str, ...]:
         """The recipes' terms the kernel holds in some form (raw, per cycle, per second), in order."""
         possible, get = self._possible, self._get
@@ -265,13 +181,6 @@ class Resolver:
 
     def recipe(self, recipe: R.Recipe) -> Value | None:
         """Apply a recipe: every term must resolve."""
-        if self._hot_plans is not None:
-            plan = self._recipe_plan(recipe)
-            got = self._applied(plan) if plan is not None else None
-            if got is not None:
-                if got[0] - got[0] != 0.0:  # as below: a sum past the float range is no count
-                    return None
-                return Value(got[0], got[1], recipe.estimate, recipe.definition, recipe.note)
         total = 0.0
         parts = []
         complete = True
@@ -314,14 +223,6 @@ class Resolver:
         """Per-cycle peak x measured clock, in units per second."""
         if recipe.ratio_pct:
             return self._ratio_peak(recipe)
-        if self._hot_plans is not None:
-            plan = self._recipe_plan(recipe)
-            got = self._applied(plan) if plan is not None else None
-            if plan is not None and got is not None:
-                clk = self.clock(recipe.clock_unit)
-                if clk is None:
-                    return None
-                return self._peak_value(recipe, got[0] * clk[0], _peak_formula(plan, clk[1]))
         per_cycle = 0.0
         parts = []
         for term in recipe.terms:
