@@ -18,7 +18,7 @@ from ..knowledge import recipes as R
 from ..knowledge.units import SI_FACTORS, to_si
 from ..readers.record import UNREAD, RawKernel, hot_values, read_so_far
 from ..readers.values import is_float
-from .plans import cycle_names, rate_forms, unit_of, weighted
+from .metric_names import cycle_names, rate_forms, unit_of, weighted
 
 __all__ = ["Missing", "Resolver", "Value", "unit_of"]
 

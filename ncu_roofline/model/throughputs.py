@@ -9,13 +9,12 @@ tool has no label for (they keep their metric name). Nothing is derived from roo
 from __future__ import annotations
 
 import math
-from collections.abc import Container, Mapping
+from collections.abc import Container
 from typing import Any, NamedTuple
 
 from ..knowledge import throughputs as T
 from ..readers.record import UNREAD, RawKernel, hot_values, read_so_far
 from ..readers.values import added, is_float, smallest
-from .plans import export_plans
 from .resolver import Missing, Resolver
 
 _NON_NEGATIVE_TOLERANCE = -1e-9
@@ -91,7 +90,6 @@ _UNIT_FORMS = tuple((unit.id, unit.label, unit.group, unit.parent, unit.explains
 
 _new_share = tuple.__new__  # UnitShare(...) without the named tuple's Python-level __new__
 _FORMS_KEY = id(_UNIT_FORMS)
-_HOT_UNITS_KEY = "unit shares"  # the per-export plan of `_hot_units_plan`, among the model's plans (`model.plans`)
 _UnitForm = tuple[str, str, str, str | None, str, tuple[tuple[str, str], ...]]
 
 
@@ -105,23 +103,6 @@ def _unit_forms(possible: Container[str]) -> tuple[_UnitForm, ...]:
     if found is None:
         found = plans[_FORMS_KEY] = tuple(form for form in _UNIT_FORMS if any(n in possible for n, _ in form[5]))
     return found  # type: ignore[return-value]
-
-
-def _hot_units_plan(possible: Container[str], hot_units: Mapping[str, str]
-                    ) -> tuple[tuple[str | None, str, _UnitForm], ...]:
-    """`_unit_forms` with, per unit, the metric a CSV export's rows read it from (its first one in the header)
-    where that is a column every row parses at once (`hot_values`), and its recipe: (metric or None, recipe,
-    unit form). Once per export, kept with its header's plans."""
-    plans: dict[int, Any] | None = getattr(possible, "plans", None)
-    mine = export_plans(plans) if plans is not None else {}
-    found = mine.get(_HOT_UNITS_KEY)
-    if found is None or found[0] is not hot_units:
-        plan = []
-        for form in _unit_forms(possible):
-            name, recipe = next(((n, r) for n, r in form[5] if n in possible), ("", ""))
-            plan.append((name if name in hot_units else None, recipe, form))
-        found = mine[_HOT_UNITS_KEY] = (hot_units, tuple(plan))
-    return found[1]
 
 
 def _unit_share(raw: RawKernel, form: _UnitForm, possible: Container[str], hot: Any, read: Any, get: Any
@@ -151,23 +132,13 @@ def unit_throughputs(raw: RawKernel) -> dict[str, UnitShare]:
     get = raw.metrics.get
     # The metrics read so far (a CSV row's parsed cells): a C-level look-up before the mapping's `get`.
     read = read_so_far(raw.metrics)
-    hot, hot_units = hot_values(raw.metrics)  # a CSV row's plain values, parsed at once
+    hot, _ = hot_values(raw.metrics)  # a CSV row's plain values, parsed at once
     # The names the metrics may hold at all (an export's header, a report's list for the kernel): a
     # name not there is passed over by a C-level `in`, without a call of the mapping's `get`.
     possible: Container[str] = getattr(raw.metrics, "possible_names", raw.metrics)
-    if hot_units:  # about 50 units a launch, most read from one parsed value each
-        for name, recipe, form in _hot_units_plan(possible, hot_units):
-            value = hot(name) if name is not None else None
-            share = _share(value) if value is not None else None
-            if share is not None:
-                uid = form[0]
-                out[uid] = _new_share(UnitShare, (uid, share, form[1], form[2], form[3], recipe, form[4]))
-            elif (unit := _unit_share(raw, form, possible, hot, read, get)) is not None:
-                out[unit.id] = unit
-    else:
-        for form in _unit_forms(possible):
-            if (unit := _unit_share(raw, form, possible, hot, read, get)) is not None:
-                out[unit.id] = unit
+    for form in _unit_forms(possible):  # about 50 units a launch, most read from one parsed value each
+        if (unit := _unit_share(raw, form, possible, hot, read, get)) is not None:
+            out[unit.id] = unit
     for headline in T.BREAKDOWNS:
         group = T.BY_ID[headline].group
         for name in _breakdown_names(raw, headline):

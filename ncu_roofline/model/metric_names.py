@@ -1,11 +1,9 @@
 """Names the model looks up for every launch, made once: a count's per-cycle and per-second forms, a unit's
-elapsed cycles and clock; and the cache a CSV export's header keeps of what the model worked out of it once
-(`export_plans`: its unit shares' plan, `model.throughputs`).
-"""
+elapsed cycles and clock."""
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TypeVar
 
 _T = TypeVar("_T")
 _K = TypeVar("_K")
@@ -50,11 +48,3 @@ def weighted(weight: float, text: str) -> str:
         return text
     w = int(weight) if float(weight).is_integer() else weight
     return f"{w} × {text}"
-
-
-def export_plans(plans: dict[int, Any]) -> dict[Any, Any]:
-    """The plans of one export, kept with its header's other plans (`Columns.plans`)."""
-    found = plans.get(-1)  # -1 is no object's id
-    if found is None:
-        found = plans[-1] = {}
-    return found

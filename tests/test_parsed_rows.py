@@ -1,5 +1,5 @@
 """A CSV export's rows read from the values each row parsed at once: the resolver's counts and recipes (its
-`number` reads a parsed value first), and the unit shares (`model.throughputs`: a plan per export) and launch
+`number` reads a parsed value first), and the unit shares (`model.throughputs`) and launch
 facts from those values. They must give exactly what the general path gives (value, formula, notes, every
 Missing entry, unit shares and launch facts), on every report of the corpus."""
 
@@ -40,26 +40,13 @@ def _export(kernels: list[RawKernel], path: Path) -> Path:
     return write_ncu_csv(RawReport("export", "csv", rows), path, autoscale=True, thousands=True)
 
 
-def _both_ways(path: Path, monkeypatch: pytest.MonkeyPatch, read: Callable[[Path], list[object]] = _quantities
-               ) -> tuple[list[object], list[object], int]:
-    """Every row's quantities with the plans and without, and how many plans were made (once per recipe or
-    count and export)."""
-    made = 0
-
-    def counted(make):  # type: ignore[no-untyped-def]
-        def plan(*args):  # type: ignore[no-untyped-def]
-            nonlocal made
-            found = make(*args)
-            made += found is not None
-            return found
-        return plan
-
-    monkeypatch.setattr(throughputs, "_hot_units_plan", counted(throughputs._hot_units_plan))
-    with_plans = read(path)
-    # No parsed values for the unit shares and launch facts either: each read through the metric mapping.
+def _both_ways(path: Path, monkeypatch: pytest.MonkeyPatch, read: Callable[[Path], list[object]] = _models
+               ) -> tuple[list[object], list[object]]:
+    """Every row's model read from the values each row parsed at once, and read through the metric mapping
+    alone (the unit shares and launch facts; the resolver reads a parsed value first either way)."""
+    parsed = read(path)
     monkeypatch.setattr(throughputs, "hot_values", lambda metrics: ({}.get, {}))
-    general = read(path)
-    return with_plans, general, made
+    return parsed, read(path)
 
 
 def _kernel(index: int) -> RawKernel:
@@ -96,28 +83,28 @@ def test_a_row_whose_hot_value_is_nan_takes_the_general_path(tmp_path: Path) -> 
     nan_row = _kernel(1)
     nan_row.metrics["smsp__sass_thread_inst_executed_op_fmul_pred_on.sum"] = Metric(math.nan, "inst")  # type: ignore[index]
     path = write_ncu_csv(RawReport("export", "csv", [_kernel(0), nan_row, _kernel(2)]), tmp_path / "nan.csv")
-    with_plans = _quantities(path)
-    q = with_plans[1]
+    parsed = _quantities(path)
+    q = parsed[1]
     assert q.flop["fp32"] is None  # type: ignore[attr-defined]
     reason = next(m.reason for m in q.missing if m.quantity == "work_flop.fp32")  # type: ignore[attr-defined]
     assert "NaN" in reason and "fmul" in reason
-    assert with_plans[2].flop["fp32"].value == 9.0e6  # type: ignore[attr-defined]
+    assert parsed[2].flop["fp32"].value == 9.0e6  # type: ignore[attr-defined]
 
 
 @needs_corpus
 @pytest.mark.parametrize("name", CORPUS)
-def test_every_corpus_report_gives_the_same_model_with_and_without_the_plans(
+def test_every_corpus_report_gives_the_same_model_from_parsed_values(
         tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The whole model (unit shares from the per-export unit plan, launch facts from the parsed values)."""
+    """The whole model (unit shares and launch facts from the parsed values)."""
     kernels = read_report(REPORTS / name).kernels
-    with_plans, general, _ = _both_ways(_export(kernels, tmp_path / "export.csv"), monkeypatch, _models)
-    assert with_plans == general and len(general) == 2 * len(kernels) + 1
+    parsed, general = _both_ways(_export(kernels, tmp_path / "export.csv"), monkeypatch, _models)
+    assert parsed == general and len(general) == 2 * len(kernels) + 1
 
 
 def test_a_damaged_unit_share_in_a_parsed_row_falls_back_to_the_units_next_metric(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A negative share (damage) or a NaN in a row whose cells parsed at once: the unit is read from its next
-    metric, as without the plan; a good row takes the plan."""
+    metric, as through the metric mapping; a good row reads its parsed value."""
     def kernel(index: int, dram: float) -> RawKernel:
         k = _kernel(index)
         k.metrics["gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"] = Metric(dram, "%")  # type: ignore[index]
@@ -127,11 +114,11 @@ def test_a_damaged_unit_share_in_a_parsed_row_falls_back_to_the_units_next_metri
 
     rows = [kernel(0, 50.0), kernel(1, -3.0), kernel(2, math.nan), kernel(3, 62.0)]
     path = write_ncu_csv(RawReport("export", "csv", rows), tmp_path / "units.csv")
-    with_plans, general, made = _both_ways(path, monkeypatch, _models)
-    assert with_plans == general and made > 0
-    shares = [m["utilization"] for m in with_plans]  # type: ignore[index]
+    parsed, general = _both_ways(path, monkeypatch, _models)
+    assert parsed == general
+    shares = [m["utilization"] for m in parsed]  # type: ignore[index]
     assert [s["dram_throughput"] for s in shares] == [0.5, 0.4, 0.4, 0.62]
-    assert [m["unit_recipes"]["dram_throughput"] for m in with_plans] == [  # type: ignore[index]
+    assert [m["unit_recipes"]["dram_throughput"] for m in parsed] == [  # type: ignore[index]
         "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed ÷ 100",
         "dram__throughput.avg.pct_of_peak_sustained_elapsed ÷ 100",
         "dram__throughput.avg.pct_of_peak_sustained_elapsed ÷ 100",
@@ -149,10 +136,10 @@ def test_a_nan_launch_figure_in_a_parsed_row_is_not_available(tmp_path: Path, mo
 
     path = write_ncu_csv(RawReport("export", "csv", [kernel(0, 2.5), kernel(1, math.nan), kernel(2, 0.75)]),
                          tmp_path / "launch.csv")
-    with_plans, general, _ = _both_ways(path, monkeypatch, _models)
-    assert with_plans == general
-    assert [m["launch"]["waves_per_sm"] for m in with_plans] == [2.5, None, 0.75]  # type: ignore[index]
-    assert [m["launch"]["registers_per_thread"] for m in with_plans] == [40.0] * 3  # type: ignore[index]
+    parsed, general = _both_ways(path, monkeypatch, _models)
+    assert parsed == general
+    assert [m["launch"]["waves_per_sm"] for m in parsed] == [2.5, None, 0.75]  # type: ignore[index]
+    assert [m["launch"]["registers_per_thread"] for m in parsed] == [40.0] * 3  # type: ignore[index]
 
 
 def test_a_zero_duration_kernel_keeps_its_sm_active_share_from_the_gpc_cycles() -> None:
