@@ -1,22 +1,24 @@
-"""Where `report -f json` spends its CPU time at scale: reading, the model, the passes, the output.
+"""Where `report -f json` spends its CPU time at scale: reading, the model, grouping, records, the output.
 
     python benchmarks/bench_stages.py [--launches 50000] [--names 300] [--csv EXPORT]
 
 Builds the same raw-page CSV as `bench_scale.py` (the 5 kernels of a full-set capture repeated
-under `--names` names), then measures in one fresh process each:
+under `--names` names), or measures `--csv`, then in one fresh process each:
 
 - baseline: `pandas.read_csv` of the file (the best of three reads, as `bench_scale.py` takes it);
-- `report` cut into its stages: reading the rows (the CSV reader's iterator), the model
-  (`build_kernel_model`: recipes, unit throughputs, launch facts, the verdict, its parts timed
-  too), each analysis pass, and grouping plus encoding the JSON document (written to /dev/null, so
-  the file system's cost is left out).
+- `report`'s analysis as `report` runs it (`api.analysis.analyze_report`, by group above 1,000 launches), cut
+  into its stages: reading the rows (time spent in the CSV reader's iterator), the first 1,000 launches'
+  model and passes (one launch at a time), the bulk model of the others (`model_launches`: its runs over
+  columns, their checks, and making each launch from its run's columns), adding each launch to its group
+  (`GroupMaker.add`), writing its record (`Streamed._put`), the passes of each group's longest launch, the
+  groups' verdicts and findings (`GroupMaker.groups`), and encoding the JSON document (written to
+  /dev/null, so the file system's cost is left out).
 
-Each stage is timed with `time.process_time` around its call (eight timed calls a launch, each
-adding a microsecond or two: about 1 % of the total), with Python's cyclic collector paused as
-`report` pauses it. The figures
-are CPU seconds and ratios against the baseline: what a bulk model or a faster reader would have
-to remove for `report -f json` to reach its target (≤ 1.5× the baseline, `bench_scale.py`).
-Exit status 0; 2 when the capture is missing.
+Each stage is timed with `time.process_time` around its calls (a few a launch, each adding about a
+microsecond), with Python's cyclic collector paused as `report` pauses it. The figures are CPU seconds and
+ratios against the baseline: what a columnar reader, sums and records would have to remove for `report -f
+json` to reach its target (≤ 1.5× the baseline, `bench_scale.py`). Exit status 0; 2 when the capture is
+missing.
 """
 
 from __future__ import annotations
@@ -34,52 +36,63 @@ sys.path.insert(1, str(ROOT / "benchmarks"))
 STAGES = r"""
 import collections, gc, json, os, sys, time
 gc.disable()
-from ncu_roofline.api import kernel as K
-from ncu_roofline.api.analysis import Analysis, ReportResult
-from ncu_roofline.model import roofline as MR
-from ncu_roofline.readers import open_report
+from ncu_roofline.api import analysis as A
+from ncu_roofline.api import groups as G
+from ncu_roofline.api import records as RC
 from ncu_roofline.settings import AnalysisSettings
 
 spent = collections.Counter()
-def timed(module, name, key):
-    call = getattr(module, name)
+def timed(owner, name, key):
+    call = getattr(owner, name)
     def wrapper(*args, **kwargs):
         started = time.process_time()
         try:
             return call(*args, **kwargs)
         finally:
             spent[key] += time.process_time() - started
-    setattr(module, name, wrapper)
-for name in ("compute_quantities", "unit_throughputs", "launch_facts"):
-    timed(MR, name, "model: " + name)
-timed(K, "build_kernel_model", "model")
-for name in ("counter_facts", "analyse_ceilings", "diagnose", "instruction_roofline"):
-    timed(K, name, "pass: " + name)
+    setattr(owner, name, wrapper)
+
+class Timed:
+    # the opened report, its kernels iterator timed
+    def __init__(self, opened):
+        self._opened = opened
+    def __getattr__(self, name):
+        return getattr(self._opened, name)
+    @property
+    def kernels(self):
+        rows = iter(self._opened.kernels)
+        while True:
+            started = time.process_time()
+            row = next(rows, None)
+            spent["read"] += time.process_time() - started
+            if row is None:
+                return
+            yield row
+
+opened_report = A.open_report
+A.open_report = lambda *args: Timed(opened_report(*args))
+timed(A, "model_launch", "model, one launch at a time (the first 1,000)")
+timed(A, "run_passes", "passes, one launch at a time (the first 1,000)")
+timed(A, "model_launches", "model, 2,048 launches at a time (bulk)")
+timed(G.GroupMaker, "add", "group sums: each launch added")
+timed(RC.Streamed, "add", "records and longest launches: each launch")
+timed(RC.Streamed, "_put", "  of it: the record written")
+timed(RC, "run_passes", "  of it: the passes of a group's longest launch")
+timed(G.GroupMaker, "groups", "groups: verdicts and findings")
 
 settings = AnalysisSettings()
 start = time.process_time()
-opened = open_report(sys.argv[1])
-rows, kernels, raws = iter(opened.kernels), [], []
-while True:
-    t = time.process_time()
-    raw = next(rows, None)
-    spent["read"] += time.process_time() - t
-    if raw is None:
-        break
-    kernels.append(K.analyse_kernel(raw, settings))
-    raws.append(raw)
-    raw.metrics = {}
-done = opened.finish(raws)
-opened.close()
+report = A.analyze_report(sys.argv[1], settings, keep_metrics=False)
 analysed = time.process_time() - start
-report = ReportResult(done.path, done.source_format, done.ncu_version, kernels, list(done.warnings))
 t = time.process_time()
 with open(os.devnull, "wb") as sink:
-    for piece in Analysis([report], []).json_bytes():
+    for piece in A.Analysis([report], [], settings).json_bytes():
         sink.write(piece)
-spent["output: groups and JSON encoding"] = time.process_time() - t
-spent["analysis, other"] = analysed - sum(v for k, v in spent.items() if not k.startswith(("model: ", "output")))
-json.dump({"launches": len(kernels), "stages": dict(spent)}, sys.stdout)
+spent["output: JSON encoding"] = time.process_time() - t
+nested = [k for k in spent if k.startswith("  ")]  # parts of the stage before them
+whole = sum(v for k, v in spent.items() if k not in nested and not k.startswith("output"))
+spent["analysis, other (the loop, the reader's last word)"] = analysed - whole
+json.dump({"launches": report.launch_count, "stages": dict(spent), "nested": nested}, sys.stdout)
 """
 
 
@@ -103,16 +116,24 @@ def main(argv: list[str]) -> int:
 
     result = json.loads(found.stdout)
     stages: dict[str, float] = result["stages"]
+    nested = set(result["nested"])  # parts of the stage listed before them
     launches = result["launches"]
-    total = sum(v for k, v in stages.items() if not k.startswith("model: "))
+    total = sum(v for k, v in stages.items() if k not in nested)
     print(f"{launches:,} launches; pandas.read_csv CPU s of {BASELINE_READS} reads: "
           f"{', '.join(f'{r[0]:.2f}' for r in reads)} (baseline {base:.2f} s)\n")
-    print(f"{'stage':<44}{'CPU s':>8}{'x pandas':>10}{'µs/launch':>11}{'share':>8}")
-    for key, value in sorted(stages.items(), key=lambda kv: (kv[0].startswith("model: "), -kv[1])):
-        label = ("  " + key) if key.startswith("model: ") else key
-        print(f"{label:<44}{value:>8.2f}{value / base:>9.2f}x{1e6 * value / max(launches, 1):>11.0f}"
+    print(f"{'stage':<52}{'CPU s':>8}{'x pandas':>10}{'µs/launch':>11}{'share':>8}")
+    order = [k for k in stages if k not in nested]
+    order.sort(key=lambda k: -stages[k])
+    shown = []
+    for key in order:  # each stage, its parts after it
+        shown.append(key)
+        if key.startswith("records"):
+            shown += [k for k in stages if k in nested]
+    for key in shown:
+        value, label = stages[key], key
+        print(f"{label:<52}{value:>8.2f}{value / base:>9.2f}x{1e6 * value / max(launches, 1):>11.0f}"
               f"{value / total:>8.0%}")
-    print(f"{'total (the model parts are within model)':<44}{total:>8.2f}{total / base:>9.2f}x"
+    print(f"{'total':<52}{total:>8.2f}{total / base:>9.2f}x"
           f"{1e6 * total / max(launches, 1):>11.0f}")
     print(f"\n`report -f json` target: ≤ 1.5x the baseline = {1.5 * base:.1f} s of CPU")
     return 0
