@@ -14,7 +14,7 @@ _CYCLE_NAMES: dict[str, tuple[str, str]] = {}
 _KEPT = 4096  # names come from the recipe tables and a report's tensor paths: a hand-edited file cannot grow these
 
 
-def remember(cache: dict[_K, _T], key: _K, value: _T) -> _T:
+def _remember(cache: dict[_K, _T], key: _K, value: _T) -> _T:
     if len(cache) < _KEPT:
         cache[key] = value
     return value
@@ -30,7 +30,7 @@ def rate_forms(metric: str) -> tuple[str, str, str]:
     """A count's per-cycle and per-second forms, and the unit whose cycles pace it."""
     forms = _RATE_FORMS.get(metric)
     if forms is None:
-        forms = remember(_RATE_FORMS, metric, (f"{metric}.per_cycle_elapsed", f"{metric}.per_second",
+        forms = _remember(_RATE_FORMS, metric, (f"{metric}.per_cycle_elapsed", f"{metric}.per_second",
                                                unit_of(metric)))
     return forms
 
@@ -39,7 +39,7 @@ def cycle_names(unit: str) -> tuple[str, str]:
     """A unit's elapsed-cycle metric and its rate (its clock)."""
     names = _CYCLE_NAMES.get(unit)
     if names is None:
-        names = remember(_CYCLE_NAMES, unit, (f"{unit}__cycles_elapsed.avg", f"{unit}__cycles_elapsed.avg.per_second"))
+        names = _remember(_CYCLE_NAMES, unit, (f"{unit}__cycles_elapsed.avg", f"{unit}__cycles_elapsed.avg.per_second"))
     return names
 
 
