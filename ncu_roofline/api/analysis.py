@@ -19,7 +19,8 @@ from ..readers.ncu_rep import detach
 from ..readers.record import RawKernel
 from ..settings import DEFAULT_THRESHOLD, AnalysisSettings
 from ..version import __version__
-from .bulk import BULK_ROWS, model_launches
+from .blocks import add_block
+from .bulk import BULK_ROWS, ModelledBlock, model_block
 from .focus import Focus, focus_groups, focus_kernels
 from .groups import FINDINGS_BY_GROUP, GroupMaker, KernelGroup, group_kernels
 from .jsondoc import dumps, iter_dump_bytes, iter_dumps
@@ -188,7 +189,17 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
     stream = Streamed(maker, launch_records, shared)
     raws: list[RawKernel] = []
     try:
-        for k, launch in _modelled(opened.kernels, settings, stream):
+        for item in _modelled(opened.kernels, settings, stream):
+            if isinstance(item, ModelledBlock):  # a block of launches, added at once (`api.blocks`)
+                before = stream.count
+                add_block(stream, item)
+                for k in item.rows:
+                    stream.numbered.add(k)
+                    _let_go(k, keep_metrics, compact)
+                if progress is not None and stream.count // PROGRESS_EVERY > before // PROGRESS_EVERY:
+                    progress(str(path), stream.count)
+                continue
+            k, launch = item
             if stream.records is None and stream.count == LAUNCH_FINDINGS_UP_TO and not settings.launch_findings:
                 kernels = stream.by_group(kernels)
             key, replaced = maker.add(launch)
@@ -202,10 +213,7 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
                 raws.append(k)
             else:  # what the reader's last word needs of a launch let go: its number and names
                 stream.numbered.add(k)
-            if not keep_metrics:
-                k.metrics = {}
-            elif compact and isinstance(k.metrics, RowMetrics):
-                k.metrics = k.metrics.fetched()
+            _let_go(k, keep_metrics, compact)
             if progress is not None and stream.count % PROGRESS_EVERY == 0:
                 progress(str(path), stream.count)
         raw = opened.finish(raws if stream.records is None else stream.numbered.kernels(raws))
@@ -241,11 +249,19 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
                         made=made, tally=stream.tally())
 
 
+def _let_go(k: RawKernel, keep_metrics: bool, compact: bool) -> None:
+    """A launch's metrics once it is analysed: none (`keep_metrics=False`), or only those read (`compact`)."""
+    if not keep_metrics:
+        k.metrics = {}
+    elif compact and isinstance(k.metrics, RowMetrics):
+        k.metrics = k.metrics.fetched()
+
+
 def _modelled(kernels: Iterable[RawKernel], settings: AnalysisSettings, stream: Streamed
-              ) -> Iterator[tuple[RawKernel, AnalysedKernel]]:
-    """Each launch with its model, in order: one by one while the report's launches get findings of their own,
-    then (`stream.records` set: analysed by group) `BULK_ROWS` at a time, from runs of the model over columns
-    (`api.bulk`), which give each launch what modelling it on its own gives."""
+              ) -> Iterator[tuple[RawKernel, AnalysedKernel] | ModelledBlock]:
+    """Each launch with its model, in order, one by one while the report's launches get findings of their own;
+    then (`stream.records` set: analysed by group) blocks of `BULK_ROWS`, modelled by runs of the model over
+    columns (`api.bulk`), which give each launch what modelling it on its own gives."""
     pending: list[RawKernel] = []
     for k in kernels:
         if stream.records is None:
@@ -253,10 +269,10 @@ def _modelled(kernels: Iterable[RawKernel], settings: AnalysisSettings, stream: 
             continue
         pending.append(k)
         if len(pending) == BULK_ROWS:
-            yield from zip(pending, model_launches(pending, settings), strict=True)
+            yield model_block(pending, settings)
             pending = []
     if pending:
-        yield from zip(pending, model_launches(pending, settings), strict=True)
+        yield model_block(pending, settings)
 
 
 def stopped_capture_warning(kernels: list[AnalysedKernel]) -> str | None:

@@ -28,7 +28,7 @@ from ..settings import AnalysisSettings
 from .jsondoc import encode_bytes
 from .kernel import AnalysedKernel, model_launch
 
-__all__ = ["BULK_ROWS", "BulkTally", "model_launches"]
+__all__ = ["BULK_ROWS", "BulkTally", "ModelledBlock", "Run", "model_block", "model_launches"]
 
 BULK_ROWS = 2048  # rows modelled together: a full-set export's rows held at once take about 0.12 GB
 _FEWEST = 8  # a part of fewer rows is modelled row by row: a run over columns costs about 8 plain runs
@@ -50,11 +50,71 @@ class BulkTally:
         self.unequal = 0  # of those, launches of a run whose check failed
 
 
+Made = Callable[[int, RawKernel], AnalysedKernel]  # (j, its row) -> a run's j-th launch
+
+
+class Run:
+    """Launches of a block modelled by one run of the model over columns: `model` (its numbers `Values`), the
+    launches' positions in the block (ascending), `made` (their `AnalysedKernel`s, made from the columns), and the
+    first one modelled on its own (the run's check)."""
+
+    __slots__ = ("first", "made", "model", "positions")
+
+    def __init__(self, model: AnalysedKernel, positions: list[int], made: Made, first: AnalysedKernel) -> None:
+        self.model, self.positions, self.made, self.first = model, positions, made, first
+
+
+class ModelledBlock:
+    """A block of launches modelled: runs over columns (`runs`), and the launches modelled on their own (`single`,
+    by position). `launch(k)` is the k-th launch's `AnalysedKernel`, as `model_launch` gives it."""
+
+    def __init__(self, rows: Sequence[RawKernel]) -> None:
+        self.rows = rows
+        self.runs: list[Run] = []
+        self.single: dict[int, AnalysedKernel] = {}
+        self.source = np.full(len(rows), -1, dtype=np.intp)  # per position: its run, -1 for one modelled alone
+        self.local = np.zeros(len(rows), dtype=np.intp)  # per position: its place in its run
+        self._made: dict[int, AnalysedKernel] = {}
+
+    def add_run(self, run: Run) -> None:
+        at = np.asarray(run.positions, dtype=np.intp)
+        self.source[at] = len(self.runs)
+        self.local[at] = np.arange(len(at))
+        self.runs.append(run)
+
+    def launch(self, k: int) -> AnalysedKernel:
+        r = int(self.source[k])
+        if r < 0:
+            return self.single[k]
+        found = self._made.get(k)
+        if found is None:
+            run = self.runs[r]
+            j = int(self.local[k])
+            found = self._made[k] = run.first if j == 0 else run.made(j, self.rows[k])
+        return found
+
+    def launches(self) -> list[AnalysedKernel]:
+        out: list[AnalysedKernel | None] = [self.single.get(k) for k in range(len(self.rows))]
+        for run in self.runs:
+            out[run.positions[0]] = run.first
+            rows = self.rows
+            for j, k in enumerate(run.positions[1:], 1):
+                out[k] = run.made(j, rows[k])
+        return out  # type: ignore[return-value]
+
+
 def model_launches(rows: Sequence[RawKernel], settings: AnalysisSettings,
                    tally: BulkTally | None = None) -> list[AnalysedKernel]:
     """`[model_launch(row, settings) for row in rows]`, from runs of the model over columns where it can."""
+    return model_block(rows, settings, tally).launches()
+
+
+def model_block(rows: Sequence[RawKernel], settings: AnalysisSettings,
+                tally: BulkTally | None = None) -> ModelledBlock:
+    """The launches of `rows` modelled: by runs of the model over columns where it can, else one by one."""
     tally = tally if tally is not None else BulkTally()
-    out: list[AnalysedKernel | None] = [None] * len(rows)
+    block = ModelledBlock(rows)
+    out = block.single
     found = hot_matrix(rows)
     held = found[3] if found is not None else []
     if len(held) < _FEWEST:
@@ -96,15 +156,13 @@ def model_launches(rows: Sequence[RawKernel], settings: AnalysisSettings,
                 tally.unequal += len(positions)
                 _one_by_one(rows, positions, settings, out, tally)
                 continue
-            out[positions[0]] = first
-            for j, k in enumerate(positions[1:], 1):
-                out[k] = made(j, rows[k])
+            block.add_run(Run(model, positions, made, first))
             tally.columns += len(positions)
-    return out  # type: ignore[return-value]
+    return block
 
 
 def _one_by_one(rows: Sequence[RawKernel], positions: list[int], settings: AnalysisSettings,
-                out: list[AnalysedKernel | None], tally: BulkTally) -> None:
+                out: dict[int, AnalysedKernel], tally: BulkTally) -> None:
     for k in positions:
         out[k] = model_launch(rows[k], settings)
     tally.single += len(positions)
@@ -121,8 +179,6 @@ def _column(x: Any) -> Any:
     """A run's value as each launch's (a list, from a column) or the one value of all."""
     return x.a.tolist() if type(x) is Values else x
 
-
-Made = Callable[[int, RawKernel], AnalysedKernel]
 
 
 def _launches(m: AnalysedKernel) -> Made:

@@ -40,6 +40,7 @@ from ..passes.where import attach_where
 from ..settings import DEFAULT_THRESHOLD, GROUP_BY_LAUNCH, GROUP_BY_NAME
 from .kernel import AnalysedKernel
 from .names import NameEntry, display_names
+from .run_sums import add_launch
 from .sums import WORK_KEYS, ExactSum, GroupSums, LaunchColumns
 
 # Flags the group's own verdict sets; every other launch flag is carried over from its launches.
@@ -341,7 +342,7 @@ class GroupMaker:
         sums = self.sums.get(key)
         if sums is None:
             sums = self.sums[key] = GroupSums(self.keep)
-        sums.add(k, carried_flags(k))
+        add_launch(sums, k, carried_flags(k))
         d = group_duration(k)
         if d is not None:
             self.time.add(d)

@@ -18,7 +18,7 @@ import orjson
 # Sorted keys; int keys written as strings (as the standard library does); numpy scalars as numbers.
 # Dataclasses and datetimes are refused, as the standard library refuses them: a document holds only
 # what its `to_dict` made, and a stray object must fail loudly, not be written in some form.
-_OPTIONS = (orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
+ORJSON_OPTIONS = (orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
             | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME)
 # The fallback, for what orjson refuses (an integer past 64 bits, a float subclass, a key type it
 # does not write): check_circular off, since the documents are trees built here.
@@ -78,7 +78,7 @@ def encode_bytes(obj: Any) -> bytes:
 
 def _encode_bytes(obj: Any) -> bytes:
     try:
-        return orjson.dumps(obj, option=_OPTIONS)  # NaN and infinity become null
+        return orjson.dumps(obj, option=ORJSON_OPTIONS)  # NaN and infinity become null
     except (orjson.JSONEncodeError, TypeError):
         pass
     try:

@@ -110,13 +110,30 @@ class LaunchRecords:
         self._set.append(-1)
         return len(self._index) - 1
 
+    def reserve_many(self, indices: list[int]) -> int:
+        """Positions for the next launches (`indices`: their own), in order; returns the first."""
+        first = len(self._index)
+        self._at.extend([-1, 0] * len(indices))
+        for index in indices:
+            self._index = append_int(self._index, index)
+        self._set.extend([-1] * len(indices))
+        return first
+
     def put(self, position: int, record: dict[str, Any]) -> None:
         """A launch's record (`provenance` and `missing` moved into the report's `recipe_sets`)."""
         if not self.keep:
             return
+        self.put_encoded(position, *self.encode(record))
+
+    def encode(self, record: dict[str, Any]) -> tuple[int, bytes]:
+        """A launch's record as `put` writes it: its recipe set (`provenance` and `missing` moved there) and its
+        JSON text."""
         record["recipe_set"] = found = self.sets.index(record.pop("provenance"), record.pop("missing"))
+        return found, encode_bytes(record)
+
+    def put_encoded(self, position: int, found: int, data: bytes) -> None:
+        """A launch's record as `encode` made it."""
         self._set[position] = found
-        data = encode_bytes(record)
         self._file.write(data)  # at the end: records are only appended
         self._at[2 * position], self._at[2 * position + 1] = self._end, len(data)
         self._end += len(data)
@@ -274,7 +291,7 @@ class Streamed:
             if id(k) in longest:
                 self.held[id(k)] = (position, k, key)
             else:
-                _without_passes(k)
+                without_passes(k)
                 self._put(position, k, key)
         return []
 
@@ -291,7 +308,7 @@ class Streamed:
             self._put(position, k, key)
         if replaced is not None:
             before, launch, _ = self.held.pop(id(replaced))
-            _without_passes(launch)
+            without_passes(launch)
             self._put(before, launch, key)
 
     def _put(self, position: int, k: AnalysedKernel, key: str) -> None:
@@ -322,7 +339,7 @@ class Streamed:
         return ReportTally(self.count, self.unusable, self.total, sorted(self.devices), self.units)
 
 
-def _without_passes(k: AnalysedKernel) -> None:
+def without_passes(k: AnalysedKernel) -> None:
     """A launch's pass results let go (a report analysed by group keeps them for each group's longest launch), the
     missing quantities its ceilings added among them: its launches then share one recipe set."""
     if k.passes_missing:

@@ -1,7 +1,8 @@
 """A kernel group's launches summed as they come, so that a group never needs its launches kept.
 
-`GroupSums.add` takes one analysed launch at a time, in report order; what a group reports of its launches
-is then at hand without them (`api.groups` turns it into a `KernelGroup`): the duration-weighted shares of
+`GroupSums` holds a group's launches summed (`api.run_sums` adds them, in report order: one analysed launch,
+or the launches of a run of the model over columns at once); what a group reports of its launches is then at
+hand without them (`api.groups` turns it into a `KernelGroup`): the duration-weighted shares of
 every roof and unit, the summed work and traffic, the duration statistics, the limiters and regimes, and one
 `LaunchEntry` per launch (what the page lists of a launch). Sums of work, traffic and time are exact
 (`ExactSum`: `math.fsum` of every value, in a memory bounded by its partials), so a group summed as its
@@ -13,23 +14,21 @@ from __future__ import annotations
 import math
 import operator
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..knowledge import recipes as R
 from ..model.throughputs import UnitShare
-from ..passes.levers import limits_measured
 
 if TYPE_CHECKING:
     from .kernel import AnalysedKernel
 
-_BUFFER = 64  # values held before they are folded into the partials
-_share_of = operator.attrgetter("share")
+BUFFER = 64  # values held before they are folded into the partials
 
 
 class ExactSum:
-    """`math.fsum` of every value added, holding at most `_BUFFER` values beside its partials: non-overlapping
+    """`math.fsum` of every value added, holding at most `BUFFER` values beside its partials: non-overlapping
     floats whose exact sum is that of the values (`fsum` of the partials then rounds it as `fsum` of the values
     would). Infinities and NaN are kept apart (`fsum` treats them apart too); where folding overflows (values
     edited past 1e300), every value is kept from then on, after the partials."""
@@ -50,7 +49,7 @@ class ExactSum:
             return
         buffer = self._buffer
         buffer.append(value)
-        if len(buffer) >= _BUFFER and not self._whole:
+        if len(buffer) >= BUFFER and not self._whole:
             self._fold()
 
     def extend(self, values: list[float]) -> None:
@@ -58,7 +57,7 @@ class ExactSum:
         self.count += len(values)
         buffer = self._buffer
         buffer.extend(values)
-        if len(buffer) >= _BUFFER and not self._whole:
+        if len(buffer) >= BUFFER and not self._whole:
             self._fold()
 
     def _fold(self) -> None:
@@ -132,15 +131,11 @@ class LaunchEntry:
 
 ROOF_KEYS = (*R.LEVELS, *R.PRECISIONS)
 WORK_KEYS = (*R.PRECISIONS, "tensor")
-_NO_RANGES: tuple[str, ...] = ()
-
-
-def _value(v: object) -> float | None:
-    return None if v is None else float(v.value)  # type: ignore[attr-defined]
+NO_RANGES: tuple[str, ...] = ()
 
 
 _NUMBERS = 2 + len(ROOF_KEYS)  # per launch: duration, limiter share, roofs
-_NONE = math.nan  # a number the launch does not have (none of these numbers is NaN when it has it)
+NONE = math.nan  # a number the launch does not have (none of these numbers is NaN when it has it)
 
 
 def append_int(column: array[int] | list[int], value: int) -> array[int] | list[int]:
@@ -151,10 +146,6 @@ def append_int(column: array[int] | list[int], value: int) -> array[int] | list[
     except OverflowError:
         column = [*column, value]
     return column
-
-
-def _number(v: float | None) -> float:
-    return _NONE if v is None else v
 
 
 def _maybe(v: float) -> float | None:
@@ -171,46 +162,23 @@ class LaunchColumns:
     """A group's launches as columns (each read back as a `LaunchEntry`): about 120 bytes a launch, where one
     `LaunchEntry` of Python objects holds 700."""
 
-    __slots__ = ("_codes", "_kinds", "_known", "_tensor", "index", "numbers")
+    __slots__ = ("codes", "index", "kinds", "known", "numbers", "tensor")
 
     def __init__(self) -> None:
         self.index: array[int] | list[int] = array("q")
         self.numbers = array("d")  # `_NUMBERS` per launch, NaN for none
-        self._codes = array("I")  # per launch: its kind, the rest of its entry (`_kinds`)
-        self._kinds: list[_Kind] = []
-        self._known: dict[_Kind, int] = {}
-        self._tensor: dict[int, tuple[tuple[tuple[str, float], ...], tuple[tuple[str, float], ...]]] = {}
-
-    def add(self, k: AnalysedKernel) -> tuple[str, ...]:
-        """A launch; returns its NVTX ranges."""
-        raw, q = k.raw, k.q
-        nvtx = tuple(raw.nvtx_ranges) if raw.nvtx_ranges else _NO_RANGES
-        kind: _Kind = (k.usable, k.bound_by, k.regime, limits_measured(k), nvtx, raw.device, raw.compute_capability,
-                raw.sm_count, tuple((b.definition or "counts") if (b := q.bytes.get(lv)) is not None else None
-                                    for lv in R.LEVELS),
-                tuple(None if (v := q.flop.get(p)) is None else v.value for p in WORK_KEYS))
-        code = self._known.get(kind)
-        if code is None:
-            code = self._known[kind] = len(self._kinds)
-            self._kinds.append(kind)
-        if k.tensor_peaks or q.tensor_paths:
-            self._tensor[len(self.index)] = (tuple((dp, v.value) for dp, v in k.tensor_peaks.items()),
-                                             tuple((dp, v.value) for dp, v in q.tensor_paths.items()))
-        self.index = append_int(self.index, raw.index)
-        self._codes.append(code)
-        peaks = k.peaks
-        self.numbers.extend((_number(q.duration_s.value if q.duration_s is not None else None),
-                             _number(k.limiter_share),
-                             *(_NONE if (v := peaks.get(r)) is None else v.value for r in ROOF_KEYS)))
-        return nvtx
+        self.codes = array("I")  # per launch: its kind, the rest of its entry (`kinds`)
+        self.kinds: list[_Kind] = []
+        self.known: dict[_Kind, int] = {}
+        self.tensor: dict[int, tuple[tuple[tuple[str, float], ...], tuple[tuple[str, float], ...]]] = {}
 
     def __len__(self) -> int:
         return len(self.index)
 
     def __getitem__(self, n: int) -> LaunchEntry:
-        usable, bound_by, regime, measured, nvtx, device, cc, sm_count, definitions, work = self._kinds[self._codes[n]]
+        usable, bound_by, regime, measured, nvtx, device, cc, sm_count, definitions, work = self.kinds[self.codes[n]]
         numbers = self.numbers[n * _NUMBERS:(n + 1) * _NUMBERS]
-        tensor_roofs, tensor_ops = self._tensor.get(n, ((), ()))
+        tensor_roofs, tensor_ops = self.tensor.get(n, ((), ()))
         return LaunchEntry(self.index[n], _maybe(numbers[0]), usable, bound_by, _maybe(numbers[1]), regime,
                            measured, nvtx, device, cc, sm_count, tuple(map(_maybe, numbers[2:])), tensor_roofs,
                            work, tensor_ops, definitions)
@@ -221,14 +189,14 @@ class LaunchColumns:
 
     def verdicts(self) -> Iterator[tuple[int, str | None, str | None]]:
         """(index, limiter, regime) of each usable launch, in order, without building its entry."""
-        kinds = self._kinds
-        for index, code in zip(self.index, self._codes, strict=True):
+        kinds = self.kinds
+        for index, code in zip(self.index, self.codes, strict=True):
             kind = kinds[code]
             if kind[0]:
                 yield index, kind[1], kind[2]
 
 
-class _Weighted:
+class Weighted:
     """A duration-weighted mean's sums: the plain running ones (in launch order), and exact ones of the finite
     values (the fall-back where the plain mean is not finite)."""
 
@@ -252,11 +220,11 @@ class GroupSums:
         self.durations = array("d")  # of the timed launches
         self.time = ExactSum()  # of the launches timed over 0
         self.timed_count = 0
-        self.shares: dict[str, _Weighted] = {}
+        self.shares: dict[str, Weighted] = {}
         self.units: dict[str, tuple[UnitShare, ExactSum, ExactSum]] = {}  # first unit, time, duration × share
-        self._order: tuple[str, ...] | None = None  # the units of the group's first timed launch, in its order
-        self._times: list[float] = []  # of the launches not yet summed that have those units in that order
-        self._shares: list[tuple[float, ...]] = []  # their units' shares
+        self.unit_order: tuple[str, ...] | None = None  # the units of the group's first timed launch, in its order
+        self.pending_times: list[float] = []  # of the launches not yet summed that have those units in that order
+        self.pending_shares: list[tuple[float, ...]] = []  # their units' shares
         self.facts: dict[str, tuple[ExactSum, ExactSum]] = {}
         self.flop = ExactSum()
         self.flop_known = True
@@ -269,85 +237,6 @@ class GroupSums:
         self.summed_known = dict.fromkeys((*WORK_KEYS, *R.LEVELS), True)
         self.usable = 0
         self.nvtx: set[str] = set()
-
-    def add(self, k: AnalysedKernel, carried: Iterable[str]) -> None:
-        """One launch (`carried`: its flags that the group carries over)."""
-        if self.first is None:
-            self.first = k
-        if self.members is not None:
-            self.members.append(k)
-        self.nvtx.update(self.entries.add(k))
-        self.flags.update(dict.fromkeys(carried))
-        waves = k.launch.get("waves_per_sm")
-        if len(self.waves) < 2 and not any(w is waves or w == waves for w in self.waves):
-            self.waves.append(waves)
-        if k.usable:
-            self.usable += 1
-            summed, known = self.summed, self.summed_known
-            for values, keys in ((k.q.flop, WORK_KEYS), (k.q.bytes, R.LEVELS)):
-                for key in keys:
-                    v = values.get(key)
-                    if v is None:
-                        known[key] = False
-                    else:
-                        summed[key].add(v.value)
-        d = k.q.duration_s.value if k.usable and k.q.duration_s is not None else None  # `groups.group_duration`
-        if d is None:
-            return
-        self.durations.append(d)
-        if not d > 0:
-            return
-        self.timed_count += 1
-        self.time.add(d)
-        for name, share in k.utilization.items():
-            w = self.shares.get(name)
-            if w is None:
-                w = self.shares[name] = _Weighted()
-                w.work, w.time = d * share, d
-            else:
-                w.work += d * share
-                w.time += d
-            if math.isfinite(share):
-                w.finite_time.add(d)
-                w.finite_work.add(d * share)
-        units = k.units
-        if self._order is None:
-            self._order = tuple(units)
-            for uid, unit in units.items():
-                self.units[uid] = (unit, ExactSum(), ExactSum())
-        if tuple(units) == self._order:  # the usual launch: its units as its group's first launch has them
-            self._times.append(d)
-            self._shares.append(tuple(map(_share_of, units.values())))
-            if len(self._times) >= _BUFFER:
-                self._flush()
-        else:
-            for uid, unit in units.items():
-                held = self.units.get(uid)
-                if held is None:
-                    held = self.units[uid] = (unit, ExactSum(), ExactSum())
-                held[1].add(d)
-                held[2].add(d * unit.share)
-        for fact in ("waves_per_sm", "achieved_occupancy", "sm_active_share"):
-            figure = k.launch.get(fact)
-            if figure is not None:
-                pair = self.facts.get(fact)
-                if pair is None:
-                    pair = self.facts[fact] = (ExactSum(), ExactSum())
-                pair[0].add(d)
-                pair[1].add(d * figure)
-        if k.total_flop is None:
-            self.flop_known = False
-        else:
-            self.flop.add(k.total_flop)
-        for lv in R.LEVELS:
-            b = k.q.bytes.get(lv)
-            if b is None:
-                self.moved_known[lv] = False
-            else:
-                self.moved[lv].add(b.value)
-        for p, work in k.q.flop.items():
-            if work is not None:
-                self.per_precision[p] = self.per_precision.get(p, 0.0) + work.value
 
     @property
     def count(self) -> int:
@@ -368,22 +257,22 @@ class GroupSums:
             out[name] = value
         return out
 
-    def _flush(self) -> None:
-        """Sum the launches held in `_times` and `_shares`, unit by unit (column by column, at C level)."""
-        times = self._times
-        if not times or self._order is None:
+    def flush(self) -> None:
+        """Sum the launches held in `pending_times` and `pending_shares`, unit by unit (column by column, in C)."""
+        times = self.pending_times
+        if not times or self.unit_order is None:
             return
         units = self.units
-        for uid, column in zip(self._order, zip(*self._shares, strict=True), strict=True):
+        for uid, column in zip(self.unit_order, zip(*self.pending_shares, strict=True), strict=True):
             held = units[uid]
             held[1].extend(times)
             held[2].extend(list(map(operator.mul, times, column)))
-        self._times, self._shares = [], []
+        self.pending_times, self.pending_shares = [], []
 
     def weighted_units(self) -> dict[str, UnitShare]:
         """Every unit throughput of the launches, its share the duration-weighted mean of theirs (a unit whose
         sums leave the float range is left out)."""
-        self._flush()
+        self.flush()
         out: dict[str, UnitShare] = {}
         for uid, (first, time, work) in self.units.items():
             total, weighted = time.exact(), work.exact()

@@ -89,19 +89,8 @@ class KernelModel:
         kernel's `unit_recipes` then holds only the units whose recipe differs from it (usually
         none). Without a catalogue it holds every unit's recipe.
         """
-        k = self.raw
         d: dict[str, Any] = {
-            "index": k.index,
-            "name": k.name,
-            "demangled_name": k.demangled_name,
-            "device": k.device,
-            "compute_capability": k.compute_capability,
-            "sm_count": k.sm_count,
-            "range_index": k.range_index,
-            "grid_size": list(k.grid_size) if k.grid_size else None,
-            "block_size": list(k.block_size) if k.block_size else None,
-            "stream_id": k.stream_id,
-            "nvtx_ranges": list(k.nvtx_ranges),
+            **launch_fields(self.raw),
             "usable": self.usable,
             "unusable_reason": self.q.unusable_reason,
             "duration_s": _v(self.q.duration_s),
@@ -149,6 +138,24 @@ class KernelModel:
             bw = self.peaks.get(lv)
             out[lv] = roof / bw.value if roof is not None and bw is not None and bw.value > 0 else None
         return out
+
+
+def launch_fields(k: RawKernel) -> dict[str, Any]:
+    """What a launch's record (`KernelModel.to_dict`) says of the launch itself: its number, names, device, sizes,
+    stream and NVTX ranges."""
+    return {
+        "index": k.index,
+        "name": k.name,
+        "demangled_name": k.demangled_name,
+        "device": k.device,
+        "compute_capability": k.compute_capability,
+        "sm_count": k.sm_count,
+        "range_index": k.range_index,
+        "grid_size": list(k.grid_size) if k.grid_size else None,
+        "block_size": list(k.block_size) if k.block_size else None,
+        "stream_id": k.stream_id,
+        "nvtx_ranges": list(k.nvtx_ranges),
+    }
 
 
 def _v(value: Value | None) -> float | None:

@@ -1,0 +1,296 @@
+"""A block of launches (`api.bulk.ModelledBlock`) added at once to a report analysed by group: what `Streamed.add`
+does for each launch (the report's totals, its group's sums and longest launch, its record), from each run's
+columns, without making an `AnalysedKernel` for every launch.
+
+- The report's totals (`Streamed.timed`): the durations summed in launch order, as one launch after the other.
+- The groups (`GroupMaker.add`): each group's launches of the block, in launch order, in stretches of one run
+  (`run_sums.add_launches`) or a launch modelled alone (`GroupSums.add`). A group's longest launch is the one the
+  launches one by one would leave: the longest timed one (the lowest index among equals), else the first.
+  Only that launch is made, and its passes run.
+- The records: a run's launches share every part of their record but their numbers and their own fields
+  (`launch_fields`, the group key). A run's record is encoded once with a mark in each such place
+  (`RecordTemplate`); each launch's record is the pieces between the marks joined with its values, each encoded
+  as orjson encodes it in a record. The template is used only where the first launch's record comes out as the
+  record that launch writes on its own, byte for byte; else each launch of the run writes its own.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import operator
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import orjson
+
+from ..model.roofline import launch_fields
+from ..readers.record import RawKernel
+from ..readers.values import PerLaunch, Split, Values
+from .bulk import ModelledBlock, Run
+from .groups import carried_flags, group_key
+from .jsondoc import ORJSON_OPTIONS
+from .kernel import run_passes
+from .records import Streamed, without_passes
+from .run_sums import RunCache, RunValues, add_launch, add_launches, durations_of
+from .sums import GroupSums
+
+__all__ = ["RecordTemplate", "add_block"]
+
+_MARK = "\x01%d\x01"
+_MARK_RE = re.compile(rb'"\\u0001(\d+)\\u0001"')
+_OWN = (*launch_fields(RawKernel(0, "", "", {})), "group_key")  # a launch's own fields in its record
+_INDEX = _OWN.index("index")
+
+
+class RecordTemplate:
+    """A run's launch records: its encoded record with `%s` in each place its launches' values go (`format`), the
+    order those values take there (`order`: each launch's own fields, in `_OWN` order, then the run's columns),
+    each launch's column values encoded (`numbers`), and the recipe set they share (`found`)."""
+
+    def __init__(self, run: Run, recipes: dict[str, str], raw: RawKernel, found: int) -> None:
+        m = copy.copy(run.model)
+        m.raw = raw  # its fields are replaced by marks below: the one launch's values are read only to be let go
+        with np.errstate(all="ignore"):
+            d = m.to_dict(False, recipes, findings=False)
+        slots: list[int | list[bytes]] = []
+        for n, name in enumerate(_OWN):
+            d[name] = _MARK % len(slots)
+            slots.append(n)
+        del d["provenance"], d["missing"]
+        d["recipe_set"] = found
+        d = _marked(d, slots)
+        parts = _MARK_RE.split(orjson.dumps(d, option=ORJSON_OPTIONS))
+        self.format = b"%s".join(piece.replace(b"%", b"%%") for piece in parts[0::2])
+        columns = [slot for slot in slots if type(slot) is list]
+        at = {id(slot): len(_OWN) + k for k, slot in enumerate(columns)}
+        places = [slot if type(slot) is int else at[id(slot)] for slot in (slots[int(s)] for s in parts[1::2])]
+        self.order = operator.itemgetter(*places) if len(places) > 1 else lambda v: tuple(v[p] for p in places)
+        self.numbers: list[tuple[bytes, ...]] = list(zip(*columns, strict=True)) if columns else [()] * len(
+            run.positions)
+        self.found = found
+
+    def render(self, j: int, own: tuple[bytes, ...]) -> bytes:
+        """The record of the run's j-th launch (`own`: its own fields, encoded, in `_OWN` order)."""
+        values = self.order(own + self.numbers[j])
+        return self.format % (values if type(values) is tuple else (values,))
+
+
+def _marked(obj: Any, slots: list[int | list[bytes]]) -> Any:
+    """`obj` with a mark in place of each column (`Values`), its launches' values encoded in `slots`."""
+    kind = type(obj)
+    if kind is Values:
+        slots.append(orjson.dumps(obj.a.tolist(), option=ORJSON_OPTIONS)[1:-1].split(b","))
+        return _MARK % (len(slots) - 1)
+    if kind is dict:
+        return {k: _marked(v, slots) for k, v in obj.items()}
+    if kind is list or kind is tuple:
+        return [_marked(v, slots) for v in obj]
+    return obj
+
+
+def _own(raw: RawKernel, key: str, known: dict[tuple[Any, ...], list[bytes]]) -> tuple[bytes, ...] | None:
+    """A launch's own fields, encoded in `_OWN` order (None where orjson cannot encode one: the launch writes its
+    own record)."""
+    fields = launch_fields(raw)
+    index = fields.pop("index")
+    ident = (*map(_hashable, fields.values()), key)
+    found = known.get(ident)
+    try:
+        if found is None:
+            fields["group_key"] = key
+            fields["index"] = 0
+            found = [orjson.dumps(fields[name], option=ORJSON_OPTIONS) for name in _OWN]
+            if len(known) < 4096:
+                known[ident] = found
+        encoded = orjson.dumps(index, option=ORJSON_OPTIONS)
+    except (orjson.JSONEncodeError, TypeError):
+        return None
+    return (*found[:_INDEX], encoded, *found[_INDEX + 1:])
+
+
+def _hashable(v: Any) -> Any:
+    return tuple(v) if type(v) is list else v
+
+
+def add_block(stream: Streamed, block: ModelledBlock) -> None:
+    """`Streamed.add` of each launch of `block`, in order (`stream` analysed by group)."""
+    rows, records, maker = block.rows, stream.records, stream.maker
+    assert records is not None
+    base = records.reserve_many([r.index for r in rows])
+    caches = [RunCache(len(run.positions)) for run in block.runs]
+    everyone = [RunValues(run.model, list(range(len(run.positions))), cache)
+                for run, cache in zip(block.runs, caches, strict=True)]
+    durations = _durations(block, everyone)
+    _tally(stream, block)
+    keys = _keys(rows, maker.group_by)
+    members: dict[str, list[int]] = {}
+    for k, key in enumerate(keys):
+        members.setdefault(key, []).append(k)
+    templates: dict[int, RecordTemplate | None] = {}
+    known: dict[tuple[Any, ...], list[bytes]] = {}
+    source, local = block.source, block.local
+    for key, group in members.items():
+        sums = maker.sums.get(key)
+        if sums is None:
+            sums = maker.sums[key] = GroupSums(maker.keep)
+        for start, end in _stretches(source, group):
+            r = int(source[group[start]])
+            if r < 0 or sums.members is not None:
+                for p in group[start:end]:
+                    launch = block.launch(p)
+                    add_launch(sums, launch, carried_flags(launch))
+                continue
+            at = group[start:end]
+            m = block.runs[r].model
+            add_launches(sums, m, RunValues(m, local[at].tolist(), caches[r]), [rows[p] for p in at],
+                         carried_flags(m), lambda p=at[0]: block.launch(p))  # type: ignore[misc]
+        timed = [p for p in group if durations[p] is not None]
+        maker.time.extend([durations[p] for p in timed])  # type: ignore[misc]
+        held = _longest(stream, block, key, group, timed, durations, base)
+        for p in group:
+            if p == held:
+                continue
+            r = int(source[p])
+            if r < 0:
+                stream._put(base + p, block.single[p], key)
+                continue
+            if not stream.keep_records:
+                continue
+            if r not in templates:
+                templates[r] = _template(block.runs[r], stream, key, rows)
+            template = templates[r]
+            own = None if template is None else _own(rows[p], key, known)
+            if template is None or own is None:
+                stream._put(base + p, block.launch(p), key)
+            else:
+                records.put_encoded(base + p, template.found, template.render(int(local[p]), own))
+
+
+def _template(run: Run, stream: Streamed, key: str, rows: Sequence[RawKernel]) -> RecordTemplate | None:
+    """The run's record template, where its first launch's record comes out as that launch writes it alone."""
+    first = run.positions[0]
+    assert stream.records is not None
+    d = run.made(0, rows[first]).to_dict(False, stream.recipes, findings=False)  # `run.first` may be held: passes
+    d["group_key"] = key
+    found, alone = stream.records.encode(d)
+    try:
+        template = RecordTemplate(run, stream.recipes, rows[first], found)
+    except (Split, PerLaunch, Exception):  # a value the template cannot take apart: each launch writes its own
+        return None
+    own = _own(rows[first], key, {})
+    if own is None or template.render(0, own) != alone:
+        return None
+    return template
+
+
+def _durations(block: ModelledBlock, everyone: list[RunValues]) -> list[float | None]:
+    """Each launch's `groups.group_duration`, by position."""
+    out: list[float | None] = [None] * len(block.rows)
+    for run, rv in zip(block.runs, everyone, strict=True):
+        for p, d in zip(run.positions, durations_of(run.model, rv), strict=True):
+            out[p] = d
+    for p, k in block.single.items():
+        out[p] = k.q.duration_s.value if k.usable and k.q.duration_s is not None else None
+    return out
+
+
+def _keys(rows: Sequence[RawKernel], group_by: str) -> list[str]:
+    """Each launch's group key (`groups.group_key`, worked out once per name and size)."""
+    known: dict[tuple[Any, ...], str] = {}
+    out = []
+    for raw in rows:
+        ident = (raw.demangled_name, raw.name, _hashable(raw.grid_size), _hashable(raw.block_size))
+        key = known.get(ident)
+        if key is None:
+            key = known[ident] = group_key(_Named(raw), group_by)  # type: ignore[arg-type]
+        out.append(key)
+    return out
+
+
+class _Named:
+    """What `group_key` reads of a launch: its `raw`."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: RawKernel) -> None:
+        self.raw = raw
+
+
+def _stretches(source: np.ndarray, group: list[int]) -> list[tuple[int, int]]:
+    """(start, end) of each stretch of `group` (positions) whose launches come from one run (or one launch alone)."""
+    of = source[group]
+    cuts = [0, *(np.flatnonzero((of[1:] != of[:-1]) | (of[1:] < 0)) + 1).tolist(), len(group)]
+    return list(itertools.pairwise(cuts))
+
+
+def _longest(stream: Streamed, block: ModelledBlock, key: str, group: list[int], timed: list[int],
+             durations: list[float | None], base: int) -> int | None:
+    """Make the group's longest launch after these launches (`GroupMaker.add`, one by one) its longest, its passes
+    run, the one it replaced written; returns its position in the block (None where it is an earlier launch)."""
+    maker, rows = stream.maker, block.rows
+    before = maker.longest.get(key)
+    best = max(timed, key=lambda p: (durations[p], -rows[p].index)) if timed else None
+    if before is not None:
+        d = before.q.duration_s.value if before.usable and before.q.duration_s is not None else None
+        if best is None or (d is not None and (d or 0.0, -before.raw.index) >= (durations[best], -rows[best].index)):
+            return None
+    chosen = best if best is not None else group[0]
+    k = block.launch(chosen)
+    maker.longest[key] = k
+    run_passes(k)
+    stream.held[id(k)] = (base + chosen, k, key)
+    if before is not None:
+        position, launch, _ = stream.held.pop(id(before))
+        without_passes(launch)
+        stream._put(position, launch, key)
+    return chosen
+
+
+def _tally(stream: Streamed, block: ModelledBlock) -> None:
+    """`Streamed.timed` of each launch of the block, in order."""
+    rows, source = block.rows, block.source
+    n = len(rows)
+    models: dict[int, Any] = {}
+    total = stream.total
+    had = stream.last is not None and stream.last.q.duration_s is not None
+    for p in range(n):
+        r = int(source[p])
+        if r < 0:
+            m, j = block.single[p], 0
+        else:
+            m, j = block.runs[r].model, int(block.local[p])
+        if p > 0 and int(source[p - 1]) == r and r >= 0:
+            pass  # the same run as the launch before: its units are known already
+        elif not m.units.keys() <= stream.units.keys():
+            for uid, unit in m.units.items():
+                if uid not in stream.units:
+                    stream.units[uid] = unit.describe()
+                    stream.recipes[uid] = unit.recipe
+        duration = m.q.duration_s
+        if duration is not None:
+            if p < n - 1:
+                had = True
+            if r < 0:
+                v = duration.value
+            else:
+                column = models.get(r)
+                if column is None:
+                    column = models[r] = _column(duration.value, len(block.runs[r].positions))
+                v = column[j]
+            total = v if total is None else total + v
+        if not m.usable:
+            stream.unusable += 1
+        device = rows[p].device
+        if device:
+            stream.devices.add(device)
+    stream.total = total
+    stream.count += n
+    stream.timed_before = stream.timed_before or had
+    stream.last = block.launch(n - 1)
+
+
+def _column(x: Any, n: int) -> list[Any]:
+    return x.a.tolist() if type(x) is Values else [x] * n

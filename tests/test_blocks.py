@@ -1,0 +1,58 @@
+"""A report analysed by group adds its launches a block at a time (`api.blocks.add_block`: sums, longest launches
+and records from each run's columns) and must write what adding each launch on its own writes (`Streamed.add`),
+byte for byte: every launch record, every group's sums, verdict and findings, the report's totals and warnings.
+
+Each corpus report is written as an export whose launches repeat its kernels in turn, with counter noise and odd
+cells (`test_bulk_model._launches`), and analysed by group past its 16th launch, in blocks of 100: several blocks,
+groups whose launches come from several runs, held launches replaced by longer ones from later blocks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import pytest
+from conftest import corpus_files
+from ncu_csv_writer import write_ncu_csv
+from test_bulk_model import _launches
+
+from ncu_roofline.api import analysis
+from ncu_roofline.api import blocks as blocks_module
+from ncu_roofline.api.analysis import Analysis, analyze_report
+from ncu_roofline.api.kernel import AnalysedKernel, model_launch
+from ncu_roofline.api.records import Streamed
+from ncu_roofline.readers import read_report_isolated
+from ncu_roofline.readers.record import RawKernel, RawReport
+from ncu_roofline.settings import GROUP_BY_LAUNCH, GROUP_BY_NAME, AnalysisSettings
+
+
+def _one_by_one(kernels: Iterable[RawKernel], settings: AnalysisSettings, stream: Streamed
+                ) -> Iterator[tuple[RawKernel, AnalysedKernel]]:
+    for k in kernels:
+        yield k, model_launch(k, settings)
+
+
+def _documents(export: Path, settings: AnalysisSettings, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str, int]:
+    monkeypatch.setattr(analysis, "LAUNCH_FINDINGS_UP_TO", 16)
+    monkeypatch.setattr(analysis, "BULK_ROWS", 100)
+    added = []
+    add_block = blocks_module.add_block
+    monkeypatch.setattr(analysis, "add_block", lambda stream, block: added.append(len(block.runs)) or add_block(
+        stream, block))
+    by_blocks = Analysis([analyze_report(export, settings)], [], settings).to_json(indent=1)
+    monkeypatch.setattr(analysis, "_modelled", _one_by_one)
+    alone = Analysis([analyze_report(export, settings)], [], settings).to_json(indent=1)
+    return by_blocks, alone, sum(added)
+
+
+@pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.name)
+def test_blocks_write_what_launches_added_one_by_one_write(path: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    kernels = read_report_isolated(path).kernels
+    export = write_ncu_csv(RawReport("export", "csv", _launches(kernels)), tmp_path / "export.csv")
+    settings = AnalysisSettings(group_by=GROUP_BY_NAME if len(kernels) % 2 else GROUP_BY_LAUNCH)
+    by_blocks, alone, runs = _documents(export, settings, monkeypatch)
+    assert '"findings":"group"' in alone.replace(" ", "").replace("\n", "")
+    assert runs > 0  # the blocks held runs over columns, not only launches modelled alone
+    assert by_blocks.splitlines() == alone.splitlines()
