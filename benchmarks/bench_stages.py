@@ -8,15 +8,15 @@ under `--names` names), or measures `--csv`, then in one fresh process each:
 - baseline: `pandas.read_csv` of the file (the best of three reads, as `bench_scale.py` takes it);
 - `report`'s analysis as `report` runs it (`api.analysis.analyze_report`, by group above 1,000 launches), cut
   into its stages: reading the rows (time spent in the CSV reader's iterator), the first 1,000 launches'
-  model and passes (one launch at a time), the bulk model of the others (`model_launches`: its runs over
-  columns, their checks, and making each launch from its run's columns), adding each launch to its group
-  (`GroupMaker.add`), writing its record (`Streamed._put`), the passes of each group's longest launch, the
+  model and passes (one launch at a time), the bulk model of the others (`model_block`: its runs over
+  columns and their checks), adding each block of launches (`add_block`: its group sums from each run's
+  columns, its groups' longest launches and their passes, its records from each run's template), the
   groups' verdicts and findings (`GroupMaker.groups`), and encoding the JSON document (written to
   /dev/null, so the file system's cost is left out).
 
 Each stage is timed with `time.process_time` around its calls (a few a launch, each adding about a
 microsecond), with Python's cyclic collector paused as `report` pauses it. The figures are CPU seconds and
-ratios against the baseline: what a columnar reader, sums and records would have to remove for `report -f
+ratios against the baseline: what each stage would have to lose for `report -f
 json` to reach its target (≤ 1.5× the baseline, `bench_scale.py`). Exit status 0; 2 when the capture is
 missing.
 """
@@ -37,8 +37,8 @@ STAGES = r"""
 import collections, gc, json, os, sys, time
 gc.disable()
 from ncu_roofline.api import analysis as A
+from ncu_roofline.api import blocks as B
 from ncu_roofline.api import groups as G
-from ncu_roofline.api import records as RC
 from ncu_roofline.settings import AnalysisSettings
 
 spent = collections.Counter()
@@ -73,11 +73,12 @@ opened_report = A.open_report
 A.open_report = lambda *args: Timed(opened_report(*args))
 timed(A, "model_launch", "model, one launch at a time (the first 1,000)")
 timed(A, "run_passes", "passes, one launch at a time (the first 1,000)")
-timed(A, "model_launches", "model, 2,048 launches at a time (bulk)")
-timed(G.GroupMaker, "add", "group sums: each launch added")
-timed(RC.Streamed, "add", "records and longest launches: each launch")
-timed(RC.Streamed, "_put", "  of it: the record written")
-timed(RC, "run_passes", "  of it: the passes of a group's longest launch")
+timed(A, "model_block", "model, 2,048 launches at a time (bulk)")
+timed(A, "add_block", "blocks added: sums, longest launches, records")
+timed(B, "add_launches", "  of it: group sums from a run's columns")
+timed(B, "_longest", "  of it: longest launches and their passes")
+timed(B, "_template", "  of it: record templates made and checked")
+timed(B.RecordTemplate, "render", "  of it: records written from templates")
 timed(G.GroupMaker, "groups", "groups: verdicts and findings")
 
 settings = AnalysisSettings()
@@ -127,7 +128,7 @@ def main(argv: list[str]) -> int:
     shown = []
     for key in order:  # each stage, its parts after it
         shown.append(key)
-        if key.startswith("records"):
+        if key.startswith("blocks"):
             shown += [k for k in stages if k in nested]
     for key in shown:
         value, label = stages[key], key
