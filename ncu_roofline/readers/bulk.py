@@ -77,6 +77,8 @@ class BlockMetrics:
         return default if found is None else found
 
     def _column(self, name: str) -> Any:
+        if name not in self.possible_names:  # not in the export's header: absent from every row, read of none
+            return None
         rows = self._rows
         held = [r.metrics.get(name) for r in rows] if self._at is None else [rows[i].metrics.get(name)
                                                                                 for i in self._at.tolist()]
