@@ -46,6 +46,7 @@ import itertools
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 from ..knowledge import recipes, throughputs
@@ -289,6 +290,7 @@ class CsvExport:
         csv.reader, which may read on over the next lines to end a quoted line break)."""
         path, lines, source = self.path, self._lines, self._source
         back: collections.deque[tuple[int, str]] = collections.deque()  # lines read ahead, not yet rows
+        made: collections.deque[Any] = collections.deque()  # the last blocks formed
         last_no = 0
 
         def reading_on() -> Iterator[str]:  # the lines after one, for csv.reader: those read ahead first
@@ -315,6 +317,10 @@ class CsvExport:
                         ended = False
                         break
                 rows = quoted_block([text for _, text in batch]) if len(batch) > 1 and self._blocks else []
+                if rows and rows[0].block is not None:  # a block's parsed values, once its rows are all read
+                    made.append(rows[0].block)
+                    if len(made) > 2:  # (a row is read at most one block behind): not a share of each row kept
+                        made.popleft().parsed = None
                 for (line_no, _), quoted in zip(batch, rows, strict=False):  # rows: a leading part
                     yield line_no, quoted
                 back.extendleft(reversed(batch[len(rows):]))
