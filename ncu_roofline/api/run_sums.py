@@ -78,6 +78,10 @@ class RunValues:
         """Each launch's values of the numbers or `Value`s `xs()` as one tuple (`none` for a None), the run's
         table of them made once (by `key`)."""
         table = self.cache.tables.get(key)
+        if table is None and self.cache.n == 1:  # one launch (`add_launch`): its numbers are plain
+            values = [x.value if type(x) is Value else x for x in xs()]
+            if not any(type(v) is Values for v in values):
+                return [tuple(none if v is None else v for v in values)]
         if table is None:
             whole = RunValues(self.model, list(range(self.cache.n)), self.cache)
             columns = [[none] * whole.n if x is None else
