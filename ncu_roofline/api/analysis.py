@@ -187,23 +187,31 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
     maker = GroupMaker(settings.group_by)
     kernels: list[AnalysedKernel] = []  # every launch, until the report is analysed by group
     stream = Streamed(maker, launch_records, shared)
+    stream.let_go = lambda raw: _let_go(raw, keep_metrics, compact)
     raws: list[RawKernel] = []
+    keys: list[str] = []  # each launch's group key, while the report is analysed by launch
     try:
         for item in _modelled(opened.kernels, settings, stream):
             if isinstance(item, ModelledBlock):  # a block of launches, added at once (`api.blocks`)
                 before = stream.count
                 add_block(stream, item)
+                kept = stream.held_rows()  # their metrics are kept until their groups are made
                 for k in item.rows:
                     stream.numbered.add(k)
-                    _let_go(k, keep_metrics, compact)
+                    if id(k) not in kept:
+                        _let_go(k, keep_metrics, compact)
                 if progress is not None and stream.count // PROGRESS_EVERY > before // PROGRESS_EVERY:
                     progress(str(path), stream.count)
                 continue
             k, launch = item
             if stream.records is None and stream.count == LAUNCH_FINDINGS_UP_TO and not settings.launch_findings:
+                for earlier, key in zip(kernels, keys, strict=True):  # by group from here on: the sums so far
+                    maker.add_sums(earlier, key)
                 kernels = stream.by_group(kernels)
-            key, replaced = maker.add(launch)
+            # by launch, groups are made from the launches kept (`Analysis.groups_of`): no sums here
+            key, replaced = maker.note(launch) if stream.records is None else maker.add(launch)
             if stream.records is None:
+                keys.append(key)
                 run_passes(launch)
                 kernels.append(launch)
                 stream.timed(launch)
@@ -213,9 +221,16 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
                 raws.append(k)
             else:  # what the reader's last word needs of a launch let go: its number and names
                 stream.numbered.add(k)
-            _let_go(k, keep_metrics, compact)
+            if stream.records is None and replaced is not None:
+                _let_go(replaced.raw, keep_metrics, compact)
+            if maker.longest[key] is not launch:  # a group's longest keeps its metrics: its group's findings read them
+                _let_go(k, keep_metrics, compact)
             if progress is not None and stream.count % PROGRESS_EVERY == 0:
                 progress(str(path), stream.count)
+        stream.run_pending()  # what the passes read may add to the reader's warnings
+        if stream.records is None:  # by launch, each launch's findings are its own: no group reads its metrics
+            for launch in maker.longest.values():
+                _let_go(launch.raw, keep_metrics, compact)
         raw = opened.finish(raws if stream.records is None else stream.numbered.kernels(raws))
     except BaseException:
         if stream.records is not None:
@@ -240,6 +255,7 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
     try:
         held = stream.finish()
         made = maker.groups(settings.threshold, stream.total, FINDINGS_BY_GROUP)
+        stream.let_go_held()
     except BaseException:
         stream.records.close()
         raise

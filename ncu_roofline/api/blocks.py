@@ -6,7 +6,7 @@ columns, without making an `AnalysedKernel` for every launch.
 - The groups (`GroupMaker.add`): each group's launches of the block, in launch order, in stretches of one run
   (`run_sums.add_launches`) or a launch modelled alone (`GroupSums.add`). A group's longest launch is the one the
   launches one by one would leave: the longest timed one (the lowest index among equals), else the first.
-  Only that launch is made, and its passes run.
+  Only that launch is made; its passes run once no later launch replaces it.
 - The records: a run's launches share every part of their record but their numbers and their own fields
   (`launch_fields`, the group key). A run's record is encoded once with a mark in each such place
   (`RecordTemplate`); each launch's record is the pieces between the marks joined with its values, each encoded
@@ -32,8 +32,7 @@ from ..readers.values import PerLaunch, Split, Values
 from .bulk import ModelledBlock, Run
 from .groups import carried_flags, group_key
 from .jsondoc import ORJSON_OPTIONS
-from .kernel import run_passes
-from .records import Streamed, without_passes
+from .records import Streamed
 from .run_sums import RunCache, RunValues, add_launch, add_launches, durations_of
 from .sums import GroupSums
 
@@ -228,8 +227,9 @@ def _stretches(source: np.ndarray, group: list[int]) -> list[tuple[int, int]]:
 
 def _longest(stream: Streamed, block: ModelledBlock, key: str, group: list[int], timed: list[int],
              durations: list[float | None], base: int) -> int | None:
-    """Make the group's longest launch after these launches (`GroupMaker.add`, one by one) its longest, its passes
-    run, the one it replaced written; returns its position in the block (None where it is an earlier launch)."""
+    """Make the group's longest launch after these launches (`GroupMaker.add`, one by one) its longest, held
+    (`Streamed.hold`), the one it replaced let go; returns its position in the block (None where it is an earlier
+    launch)."""
     maker, rows = stream.maker, block.rows
     before = maker.longest.get(key)
     best = max(timed, key=lambda p: (durations[p], -rows[p].index)) if timed else None
@@ -240,12 +240,9 @@ def _longest(stream: Streamed, block: ModelledBlock, key: str, group: list[int],
     chosen = best if best is not None else group[0]
     k = block.launch(chosen)
     maker.longest[key] = k
-    run_passes(k)
-    stream.held[id(k)] = (base + chosen, k, key)
+    stream.hold(base + chosen, k, key)
     if before is not None:
-        position, launch, _ = stream.held.pop(id(before))
-        without_passes(launch)
-        stream._put(position, launch, key)
+        stream.release(before, key)
     return chosen
 
 

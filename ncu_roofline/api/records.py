@@ -14,7 +14,7 @@ import json
 import os
 import tempfile
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -259,6 +259,8 @@ class Streamed:
         self.last: AnalysedKernel | None = None
         self.numbered = Numbered()
         self.timed_before = False  # a launch before the last one has a duration
+        self.pending: dict[int, None] = {}  # ids of the launches held whose passes are still to run
+        self.let_go: Callable[[RawKernel], None] = _keep  # what a launch's metrics become once it is analysed
 
     def timed(self, k: AnalysedKernel) -> None:
         """Count a launch into the report's totals."""
@@ -302,14 +304,41 @@ class Streamed:
         self.timed(k)
         position = self.records.reserve(k.raw.index)
         if longest:
-            run_passes(k)
-            self.held[id(k)] = (position, k, key)
+            self.hold(position, k, key)
         else:
             self._put(position, k, key)
         if replaced is not None:
-            before, launch, _ = self.held.pop(id(replaced))
-            without_passes(launch)
-            self._put(before, launch, key)
+            self.release(replaced, key)
+
+    def hold(self, position: int, k: AnalysedKernel, key: str) -> None:
+        """Hold a launch as its group's longest so far; its passes run once no later launch replaces it
+        (`run_pending`), its metrics kept until its group is made (`let_go_held`): the group's findings read them."""
+        self.held[id(k)] = (position, k, key)
+        self.pending[id(k)] = None
+
+    def release(self, k: AnalysedKernel, key: str) -> None:
+        """Let go a launch held (a longer one replaced it): its record written, its pass results and metrics let go."""
+        position, launch, _ = self.held.pop(id(k))
+        self.pending.pop(id(k), None)
+        without_passes(launch)
+        self._put(position, launch, key)
+        self.let_go(launch.raw)
+
+    def held_rows(self) -> set[int]:
+        """The ids of the rows (`RawKernel`) of the launches held: their metrics are kept."""
+        return {id(k.raw) for _, k, _ in self.held.values()}
+
+    def run_pending(self) -> None:
+        """Run the passes of the launches held that have not run them, in launch order (before the reader's last
+        word: what the passes read may add to its warnings)."""
+        for _, k, _ in sorted((self.held[i] for i in self.pending), key=lambda item: item[0]):
+            run_passes(k)
+        self.pending.clear()
+
+    def let_go_held(self) -> None:
+        """Let go the metrics of the launches held, once their groups are made."""
+        for _, k, _ in self.held.values():
+            self.let_go(k.raw)
 
     def _put(self, position: int, k: AnalysedKernel, key: str) -> None:
         assert self.records is not None
@@ -321,6 +350,7 @@ class Streamed:
 
     def finish(self) -> list[AnalysedKernel]:
         """The launches held (each group's longest), their records written, in launch order."""
+        self.run_pending()
         held = sorted(self.held.values(), key=lambda item: item[0])
         for position, k, key in held:
             self._put(position, k, key)
@@ -337,6 +367,10 @@ class Streamed:
 
     def tally(self) -> ReportTally:
         return ReportTally(self.count, self.unusable, self.total, sorted(self.devices), self.units)
+
+
+def _keep(raw: RawKernel) -> None:
+    """A launch's metrics kept as they are (`Streamed.let_go` by default)."""
 
 
 def without_passes(k: AnalysedKernel) -> None:
