@@ -11,6 +11,8 @@ its group's findings read them after its block, and must find what they find wit
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -25,7 +27,7 @@ from ncu_roofline.api.analysis import Analysis, analyze_report
 from ncu_roofline.api.kernel import AnalysedKernel, model_launch
 from ncu_roofline.api.records import Streamed
 from ncu_roofline.readers import read_report_isolated
-from ncu_roofline.readers.record import RawKernel, RawReport
+from ncu_roofline.readers.record import Metric, RawKernel, RawReport
 from ncu_roofline.settings import GROUP_BY_LAUNCH, GROUP_BY_NAME, AnalysisSettings
 
 
@@ -57,4 +59,19 @@ def test_blocks_write_what_launches_added_one_by_one_write(path: Path, tmp_path:
     by_blocks, alone, runs = _documents(export, settings, monkeypatch)
     assert '"findings":"group"' in alone.replace(" ", "").replace("\n", "")
     assert runs > 0  # the blocks held runs over columns, not only launches modelled alone
+    assert by_blocks.splitlines() == alone.splitlines()
+
+
+def test_a_capture_stopped_in_its_last_launch_is_said_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last launch of a streamed report with no duration (every counter NaN: the capture stopped while it was
+    profiled) is said once, with the count of the launches analysed, whichever way its block was added."""
+    path = next(p for p in corpus_files() if "MW_Baseline" in p.name)
+    launches = _launches(read_report_isolated(path).kernels)
+    last = launches[-1]
+    launches[-1] = dataclasses.replace(last, metrics={n: Metric(math.nan, m.unit) if type(m.value) is float else m
+                                                      for n, m in last.metrics.items()})
+    export = write_ncu_csv(RawReport("export", "csv", launches), tmp_path / "export.csv")
+    settings = AnalysisSettings()
+    by_blocks, alone, _ = _documents(export, settings, monkeypatch)
+    assert "the capture was likely stopped" in alone
     assert by_blocks.splitlines() == alone.splitlines()
