@@ -200,8 +200,10 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
                     stream.numbered.add(k)
                     if id(k) not in kept:
                         _let_go(k, keep_metrics, compact)
-                if progress is not None and stream.count // PROGRESS_EVERY > before // PROGRESS_EVERY:
-                    progress(str(path), stream.count)
+                if progress is not None:  # every `PROGRESS_EVERY` launches the block holds: all analysed now
+                    for count in range((before // PROGRESS_EVERY + 1) * PROGRESS_EVERY, stream.count + 1,
+                                       PROGRESS_EVERY):
+                        progress(str(path), count)
                 continue
             k, launch = item
             if stream.records is None and stream.count == LAUNCH_FINDINGS_UP_TO and not settings.launch_findings:

@@ -232,6 +232,9 @@ def _longest(stream: Streamed, block: ModelledBlock, key: str, group: list[int],
     launch)."""
     maker, rows = stream.maker, block.rows
     before = maker.longest.get(key)
+    # The block's longest, then compared with the launch held: as the launches one by one would leave it, for
+    # durations that compare (a group's durations are never NaN: a usable launch has one over 0, and a run's
+    # launches take that test alike).
     best = max(timed, key=lambda p: (durations[p], -rows[p].index)) if timed else None
     if before is not None:
         d = before.q.duration_s.value if before.usable and before.q.duration_s is not None else None
