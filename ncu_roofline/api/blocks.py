@@ -123,7 +123,7 @@ def add_block(stream: Streamed, block: ModelledBlock) -> None:
     everyone = [RunValues(run.model, list(range(len(run.positions))), cache)
                 for run, cache in zip(block.runs, caches, strict=True)]
     durations = _durations(block, everyone)
-    _tally(stream, block)
+    _tally(stream, block, everyone)
     keys = _keys(rows, maker.group_by)
     members: dict[str, list[int]] = {}
     for k, key in enumerate(keys):
@@ -249,11 +249,11 @@ def _longest(stream: Streamed, block: ModelledBlock, key: str, group: list[int],
     return chosen
 
 
-def _tally(stream: Streamed, block: ModelledBlock) -> None:
+def _tally(stream: Streamed, block: ModelledBlock, everyone: list[RunValues]) -> None:
     """`Streamed.timed` of each launch of the block, in order."""
     rows, source = block.rows, block.source
     n = len(rows)
-    models: dict[int, Any] = {}
+    columns: dict[int, list[Any]] = {}  # each run's durations
     total = stream.total
     had = stream.last is not None and stream.last.q.duration_s is not None
     for p in range(n):
@@ -276,9 +276,9 @@ def _tally(stream: Streamed, block: ModelledBlock) -> None:
             if r < 0:
                 v = duration.value
             else:
-                column = models.get(r)
+                column = columns.get(r)
                 if column is None:
-                    column = models[r] = _column(duration.value, len(block.runs[r].positions))
+                    column = columns[r] = everyone[r].of(duration.value)
                 v = column[j]
             total = v if total is None else total + v
         if not m.usable:
@@ -290,7 +290,3 @@ def _tally(stream: Streamed, block: ModelledBlock) -> None:
     stream.count += n
     stream.timed_before = stream.timed_before or had
     stream.last = block.launch(n - 1)
-
-
-def _column(x: Any, n: int) -> list[Any]:
-    return x.a.tolist() if type(x) is Values else [x] * n
