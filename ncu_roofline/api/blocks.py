@@ -30,7 +30,7 @@ from ..model.roofline import launch_fields
 from ..readers.record import RawKernel
 from ..readers.values import PerLaunch, Split, Values
 from .bulk import ModelledBlock, Run
-from .groups import carried_flags, group_key
+from .groups import carried_flags, launch_group_key
 from .jsondoc import ORJSON_OPTIONS
 from .records import Streamed
 from .run_sums import RunCache, RunValues, add_launch, add_launches, durations_of
@@ -204,18 +204,9 @@ def _keys(rows: Sequence[RawKernel], group_by: str) -> list[str]:
         ident = (raw.demangled_name, raw.name, _hashable(raw.grid_size), _hashable(raw.block_size))
         key = known.get(ident)
         if key is None:
-            key = known[ident] = group_key(_Named(raw), group_by)  # type: ignore[arg-type]
+            key = known[ident] = launch_group_key(raw, group_by)
         out.append(key)
     return out
-
-
-class _Named:
-    """What `group_key` reads of a launch: its `raw`."""
-
-    __slots__ = ("raw",)
-
-    def __init__(self, raw: RawKernel) -> None:
-        self.raw = raw
 
 
 def _stretches(source: np.ndarray, group: list[int]) -> list[tuple[int, int]]:

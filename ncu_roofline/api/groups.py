@@ -37,6 +37,7 @@ from ..passes.finding import Finding
 from ..passes.reuse import summed_reuse
 from ..passes.rules_comparison import rules_fields
 from ..passes.where import attach_where
+from ..readers.record import RawKernel
 from ..settings import DEFAULT_THRESHOLD, GROUP_BY_LAUNCH, GROUP_BY_NAME
 from .kernel import AnalysedKernel
 from .names import NameEntry, display_names
@@ -155,7 +156,11 @@ class KernelGroup:
 
 def group_key(kernel: AnalysedKernel, group_by: str = GROUP_BY_LAUNCH) -> str:
     """A stable digest of what a group's launches share: the same kernel in two reports has the same key."""
-    raw = kernel.raw
+    return launch_group_key(kernel.raw, group_by)
+
+
+def launch_group_key(raw: RawKernel, group_by: str = GROUP_BY_LAUNCH) -> str:
+    """`group_key` of a launch as read (its names and sizes are all the key holds)."""
     name = raw.demangled_name or raw.name or ""  # a name a damaged report could not give is absent
     parts = [group_by, name] if group_by == GROUP_BY_NAME else [group_by, name, str(raw.grid_size),
                                                                  str(raw.block_size)]
