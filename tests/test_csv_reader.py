@@ -603,25 +603,42 @@ def test_a_block_stops_at_the_first_row_that_is_not_all_quoted_at_its_width() ->
     assert quoted_block(['"1","2""\n', row]) == []  # an odd number of quotes
 
 
-def test_stray_commas_are_found_where_a_grouped_number_does_not_hold_them() -> None:
-    """Where no comma is stray, removing every comma is what the sub of well-formed groups does; where
-    one is, the sub leaves a comma (a seeded search over short texts of number characters)."""
+def test_rows_of_numbers_read_at_once_as_parse_value_reads_each_cell() -> None:
+    """A row is all numbers where `parse_value` reads each cell as a float and the cell holds only the characters of a
+    number (digits, `.eE+-`, thousands commas); its values are `parse_value`'s, bit for bit (a seeded search over
+    short cells, rows of three)."""
     import random
+    import struct
 
-    from ncu_roofline.readers.csv_rows import _GROUPED, _STRAY_COMMA, _ungroup
+    from ncu_roofline.readers.csv_numbers import row_numbers
+    from ncu_roofline.readers.csv_rows import parse_value
+
+    def plain(cell: str) -> float | None:
+        value = parse_value(cell)
+        return value if type(value) is float and cell and not cell.strip("0123456789.eE+-,") else None
 
     rng = random.Random(3)
-    plain = 0
-    for _ in range(40_000):
-        pieces = ["1", "12", "123", "4567", ",", ",123", ",123", ",12", ".", "e", "E", "-", "+", "\x00", "x"]
-        text = "\x00" + "".join(rng.choice(pieces) for _ in range(rng.randint(1, 8))) + "\x00"
-        subbed = _GROUPED.sub(_ungroup, text)
-        if _STRAY_COMMA.search(text) is None:
-            plain += "," in text
-            assert subbed == text.replace(",", ""), repr(text)
-        else:
-            assert "," in subbed, repr(text)
-    assert plain > 200
+    numbers = ["1", "12", "123", "4567", ",123", ",123", ",12", ",", ".5", ".", "e7", "E-3", "e400", "-", "+"]
+    others = ["x", " ", "nan", "inf", "n/a", "", "1_0", "\u00e9", "e", "0x1"]
+
+    def cell() -> str:
+        if rng.random() < 0.7:  # a number as ncu writes one: grouped, plain, fraction, exponent
+            value = rng.uniform(-1e7, 1e7) * 10.0 ** rng.randint(-30, 30)
+            return rng.choice([f"{value:,.{rng.randint(0, 3)}f}", repr(value), f"{int(value):,}", f"{value:.3E}"])
+        pieces = numbers if rng.random() < 0.8 else numbers + others
+        return "".join(rng.choice(pieces) for _ in range(rng.randint(0, 4)))
+
+    whole = 0
+    for _ in range(8_000):
+        row = [cell() for _ in range(3)]
+        want = [plain(cell) for cell in row]
+        matrix, rows = row_numbers(row)
+        assert bool(rows[0]) == all(v is not None for v in want), row
+        if rows[0]:
+            whole += 1
+            got = matrix[0].tolist()
+            assert [struct.pack("d", v) for v in got] == [struct.pack("d", v) for v in want], row  # type: ignore[arg-type]
+    assert whole > 300
 
 
 def test_hot_columns_read_thousands_separators_in_one_pass(monkeypatch) -> None:

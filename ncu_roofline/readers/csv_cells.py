@@ -126,6 +126,16 @@ class RowBlock:
         text: str = out.tobytes().decode("ascii")
         return "\x00" + text
 
+    def spans(self, opening: IndexArray, closing: IndexArray) -> tuple[Any, Any, Any]:
+        """The rows' text (uint8) and where each cell between these quote numbers starts in it and how long it is,
+        row after row."""
+        np = _np()
+        if self.text is None:
+            raise RuntimeError("RowBlock.spans() after release()")
+        quotes = self.quotes
+        starts = (quotes[:, opening] + 1).ravel()
+        return np.frombuffer(self.text, dtype=np.uint8), starts, quotes[:, closing].ravel() - starts
+
     def release(self) -> None:
         """Let the text and the quotes go (each row keeps its own line)."""
         self.text = self.quotes = None

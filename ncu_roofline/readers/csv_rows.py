@@ -122,7 +122,7 @@ class HotColumns:
     finds the values a column cannot hold (`Columns.lowest`): of these columns (`signed`: position,
     lowest value), and of the other columns the analysis may read (`always`)."""
 
-    __slots__ = ("always", "cells_of", "names", "signed", "unit_of", "units")
+    __slots__ = ("_floors", "always", "cells_of", "names", "signed", "unit_of", "units")
 
     def __init__(self, names: tuple[str, ...], columns: Mapping[str, tuple[int, str]],
                  always: SignedColumns | None = None) -> None:
@@ -133,19 +133,29 @@ class HotColumns:
         lowest: Mapping[str, float] = getattr(columns, "lowest", _NO_FLOORS)
         self.signed = tuple((j, lowest[n]) for j, n in enumerate(names) if n in lowest)
         self.always = always
+        self._floors: tuple[Any, Any] | None = None
+
+    @property
+    def floors(self) -> tuple[Any, Any]:
+        """`signed` as arrays: the positions among `names`, and each one's lowest value."""
+        if self._floors is None:
+            import numpy as np
+
+            self._floors = (np.array([j for j, _ in self.signed], dtype=np.intp),
+                            np.array([floor for _, floor in self.signed], dtype=float))
+        return self._floors
 
     def parse(self, row: Sequence[str]) -> tuple[dict[str, float], dict[str, Metric | None], Impossible]:
         """The columns' values in `row`: (name -> float, for a row of numbers only; name -> metric, as
         `RowMetrics.get` reads it, None for a missing cell, for any other row), and the (name, value) the
         row holds that a column cannot (`Columns.lowest`), for the row to leave out.
 
-        The usual row is all numbers, some with thousands separators (ncu writes "2,048"): the cells
-        are joined, the separators of well-formed groups removed in one pass (`_GROUPED`: a cell that
-        starts with 1-3 digits, then groups of 3, then its end, a fraction or an exponent: what
-        `parse_value` reads as grouped), and the whole converted in one C-level loop. Any other cell
-        (empty, text, a comma elsewhere) sends the row to the cell-by-cell reading. A negative plain
-        number starts its cell with a minus: where no cell does (one C-level search), none is checked.
+        The usual row is all numbers, some with thousands separators (ncu writes "2,048"): its cells (a
+        block's rows' at once) are converted in one call (`csv_numbers.number_matrix`). Any other cell (empty,
+        text, a comma outside thousands groups) sends the row to the cell-by-cell reading.
         """
+        from . import csv_numbers  # (numpy and pyarrow: imported where a CSV's numbers are read)
+
         if type(row) is QuotedRow and row.block is not None:
             _, values, impossible, suspect = self._block_values(row.block)
             found = values[row.position]
@@ -155,13 +165,11 @@ class HotColumns:
                     left_out += tuple(impossible_cells(row, suspect))
                 return dict(zip(self.names, found, strict=True)), {}, left_out
         cells = self.cells_of(row)
-        joined = _ungrouped("\x00" + "\x00".join(cells) + "\x00")
-        parts = joined[1:-1].split("\x00")
-        found = _plain_floats(parts, joined) if len(parts) == len(cells) else None  # no cell held a NUL
+        matrix, whole = csv_numbers.row_numbers(cells)
         others = tuple(impossible_cells(row, self.always)) if self.always is not None else _NONE_IMPOSSIBLE
-        if found is not None:  # plain floats: a metric is made only for a name asked for through `get`
-            left_out = self._impossible(found) if self.signed and "\x00-" in joined else _NONE_IMPOSSIBLE
-            return dict(zip(self.names, found, strict=True)), {}, left_out + others
+        if whole[0]:  # plain floats: a metric is made only for a name asked for through `get`
+            found = matrix[0].tolist()
+            return dict(zip(self.names, found, strict=True)), {}, self._impossible(found) + others
         metrics = {name: _read_cell(cell, unit) for name, cell, unit in zip(self.names, cells, self.units, strict=True)}
         names = self.names
         return {}, metrics, others + tuple(
@@ -176,47 +184,30 @@ class HotColumns:
 
     def _block_values(self, block: RowBlock) -> tuple[Any, ...]:
         """`block.parsed`, made once per block: (this reader; the columns' values of each row, read as
-        `parse` reads one row, from the text of all the rows' cells at once (a grouped number never spans
-        a NUL, so the block's groups are its rows' groups), None for a row that is not all numbers (it is
-        read on its own); the impossible values of the rows that hold one, by row; `always` where a cell
+        `parse` reads one row, from the text of all the rows' cells at once, None for a row that is not all
+        numbers (it is read on its own); the impossible values of the rows that hold one, by row; `always` where a cell
         of it opens with a minus or a blank in some row (each row then checks its own), else None)."""
         if block.parsed is not None and block.parsed[0] is self:
             return block.parsed
+        from . import csv_numbers
         always = self.always
         if always is not None and not may_hold_impossible(block.joined(*always.cells.quote_numbers)):
             always = None  # the usual answer, for every row of the block from one search in C
-        joined = block.joined(*self.cells_of.quote_numbers)
+        data, starts, lengths = block.spans(*self.cells_of.quote_numbers)
+        content = csv_numbers.cell_text(data, starts, lengths)
         block.release()
-        joined = _ungrouped(joined)
-        width, rows = len(self.names), len(block)
-        parts = joined[1:-1].split("\x00")
-        values: list[list[float] | None] = [None] * rows
-        if len(parts) == rows * width:  # no cell held a NUL of its own
-            whole = _plain_floats(parts, joined)
-            if whole is not None:
-                values = [whole[k * width:(k + 1) * width] for k in range(rows)]
-            else:  # a row is not all numbers: each row on its own
-                for k in range(rows):
-                    chunk = parts[k * width:(k + 1) * width]
-                    values[k] = _plain_floats(chunk, "".join(chunk))
+        matrix, whole = csv_numbers.number_matrix(content, lengths, len(block), len(self.names))
+        values: list[list[float] | None] = matrix.tolist()
         impossible: dict[int, Impossible] = {}
-        if self.signed and "\x00-" in joined:  # a cell opens with a minus: a row may hold an impossible value
-            for k, found in enumerate(values):
-                if found is not None and min(found) < 0.0:  # plain floats hold no NaN
-                    impossible[k] = self._impossible(found)
+        if self.signed:  # a row of numbers below what a column can hold (NaN, in the other rows, is not)
+            at, floors = self.floors
+            for k in (matrix[:, at] < floors).any(axis=1).nonzero()[0].tolist():
+                impossible[k] = self._impossible(values[k])
+        if not whole.all():
+            for k in (~whole).nonzero()[0].tolist():
+                values[k] = None
         block.parsed = (self, values, impossible, always)
         return block.parsed
-
-
-def _plain_floats(parts: Sequence[str], text: str) -> list[float] | None:
-    """The cells as floats, where their text (joined) holds only number characters and NULs and each
-    makes a number (the reading `get` gives them: `float`); None otherwise (an empty cell, text)."""
-    if text.translate(_PLAIN_DELETE):
-        return None
-    try:
-        return list(map(float, parts))
-    except ValueError:  # characters that do not make a number ("1e5e", "+-")
-        return None
 
 
 def _read_cell(cell: str, unit: str) -> Metric | None:
@@ -232,33 +223,12 @@ def _read_cell(cell: str, unit: str) -> Metric | None:
     return None if value is None else _new_metric(Metric, (value, unit))
 
 
-_PLAIN_DELETE = str.maketrans("", "", _PLAIN_NUMBER_CHARS + "\x00")
-# A well-formed grouped integer part at the start of a cell (after NUL or NUL and a sign), ending
-# where the cell, its fraction or its exponent does: what `_NUMBER_RE` accepts as thousands groups.
-# (It consumes the NUL before the cell and leaves the one after it, which starts the next cell: a
-# literal first character lets the engine skip to each cell instead of trying every position.)
-_GROUPED = re.compile(r"\x00[+-]?\d{1,3}(?:,\d{3})+(?=[.eE\x00])")
-
-
-# A comma that no match of `_GROUPED` holds: one not followed by 3 digits and the end of the cell, its
-# fraction, its exponent or the next group, or one not preceded by the cell's first 1-3 digits (and
-# sign) or by a group. Where there is none, every comma is a group's (a cell's first comma can only
-# follow its first digits, each next one a group, the last group ends the number), and removing
-# them all is what `_GROUPED.sub(_ungroup, ...)` does.
+# In NUL-separated cells, a comma outside a well-formed thousands group: one not followed by 3 digits and the end of
+# the cell, its fraction, its exponent or the next group, or one not preceded by the cell's first 1-3 digits (and
+# sign) or by a group. Where there is none, every comma is a group's (a cell's first comma can only follow its first
+# digits, each next one a group, the last group ends the number).
 _STRAY_COMMA = re.compile(r",(?:(?!\d{3}[,.eE\x00])|(?<!\x00\d,)(?<!\x00\d\d,)(?<!\x00\d\d\d,)"
                           r"(?<!\x00[+-]\d,)(?<!\x00[+-]\d\d,)(?<!\x00[+-]\d\d\d,)(?<!,\d\d\d,))")
-
-
-def _ungroup(match: re.Match[str]) -> str:
-    return match.group().replace(",", "")
-
-
-def _ungrouped(joined: str) -> str:
-    """NUL-separated cells with the separators of their well-formed thousands groups removed: one C-level
-    replace where every comma is a group's (no `_STRAY_COMMA`), else the sub of each group."""
-    if "," not in joined:
-        return joined
-    return _GROUPED.sub(_ungroup, joined) if _STRAY_COMMA.search(joined) else joined.replace(",", "")
 
 
 _SUSPECT = " \t\r\nnN"  # first characters of a cell that may be missing ("", " ", "n/a", "N/A")
