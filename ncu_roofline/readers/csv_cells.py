@@ -4,10 +4,9 @@ A full-set row is about 30 kB in 700 cells, of which the analysis reads about a 
 it into 700 strings is most of what reading an export costs, so an all-quoted ASCII row is kept as
 its text and the positions of its quotes, found in one vectorised pass (`QuotedRow`); a cell
 becomes a string only when it is read. Consecutive rows of that kind form a block (`quoted_block`)
-whose number columns a reader cuts out and parses at once (`RowBlock.joined`: numpy's per-call cost
-paid per block, not per row; the quotes are still found line by line, where a 30 kB line stays in the
-processor's cache). Any other line (a quote inside a cell, a quoted line break, an unquoted cell) is left to
-`csv.reader`.
+whose quotes are found in one pass over all their text, and whose number columns a reader cuts out
+and parses at once (`RowBlock.spans`): numpy's per-call cost paid per block, not per row. Any other
+line (a quote inside a cell, a quoted line break, an unquoted cell) is left to `csv.reader`.
 """
 
 from __future__ import annotations
@@ -39,14 +38,12 @@ class QuotedRow(Sequence[str]):
     2i + 1. Reads as the list of its n cells; `pick` reads many at once. A row of a block
     (`quoted_block`) knows it (`block`, `position`)."""
 
-    __slots__ = ("_cells", "_data", "_line", "_quotes", "block", "position")
+    __slots__ = ("_cells", "_line", "_quotes", "block", "position")
 
-    def __init__(self, line: str, quotes: IndexArray, block: RowBlock | None = None, position: int = 0,
-                 data: bytes | None = None) -> None:
+    def __init__(self, line: str, quotes: IndexArray, block: RowBlock | None = None, position: int = 0) -> None:
         self._line = line
         self._quotes = quotes
         self._cells: list[str] | None = None
-        self._data = data  # the line's ASCII bytes, until a block has joined them (`quoted_block`)
         self.block = block
         self.position = position
 
@@ -147,30 +144,41 @@ def plain_line(line: str) -> bool:
 
 
 def quoted_block(lines: Sequence[str]) -> list[QuotedRow]:
-    """The leading lines that are all-quoted ASCII rows of the first one's width (`quoted_cells`), as rows
-    of one RowBlock; the first line that is not and those after it are left out, for `quoted_cells` or
-    csv.reader. Each row is the one `quoted_cells` makes of its line (its quotes found on their own: a
-    30 kB line stays in the processor's cache, a block of them would not), and knows its block."""
+    """The leading lines that are all-quoted ASCII rows of the first one's width (what `quoted_cells` reads as a
+    `QuotedRow`), as rows of one RowBlock; the first line that is not and those after it are left out, for
+    `quoted_cells` or csv.reader. The quotes of all the lines are found in one pass over their text, and each row's
+    pattern checked at once (`quoted_cells`' test, row by row); a single row is in no block."""
     np = _np()
-    rows: list[QuotedRow] = []
-    for line in lines:
-        row = quoted_cells(line, keep_bytes=True)
-        if type(row) is not QuotedRow or (rows and len(row) != len(rows[0])):
-            break
-        rows.append(row)
-    if len(rows) < 2:
-        for row in rows:
-            row._data = None  # a row alone is in no block
-        return rows
-    lengths = [len(row._line) for row in rows]
-    offsets = np.cumsum(lengths) - lengths
-    quotes = np.vstack([row._quotes for row in rows])
-    quotes += offsets[:, None]
-    block = RowBlock(b"".join([row._line.encode("ascii") if row._data is None else row._data
-                                for row in rows]), quotes, len(rows))
-    for position, row in enumerate(rows):
-        row.block, row.position, row._data = block, position, None
-    return rows
+    plain = next((k for k, line in enumerate(lines) if not plain_line(line)), len(lines))
+    lines = lines[:plain]  # (the reader hands only such lines)
+    if not lines:
+        return []
+    text = "".join(lines).encode("ascii")
+    data = np.frombuffer(text, dtype=np.uint8)
+    lengths = np.fromiter(map(len, lines), dtype=np.intp, count=len(lines))
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    quotes = np.flatnonzero(data == _QUOTE)
+    counts = np.diff(np.searchsorted(quotes, ends), prepend=0)  # each line's quotes
+    width = int(counts[0])
+    usable = counts == width
+    if b"\x00" in text:  # csv.reader decides on such a line
+        usable &= np.logical_or.reduceat(data == 0, starts) == 0
+    taken = len(lines) if usable.all() else int(np.argmin(usable))
+    if width % 2 or width < 2 or not taken:
+        return []
+    q = quotes[:taken * width].reshape(taken, width)
+    closing, opening = q[:, 1:-1:2], q[:, 2:-1:2]
+    pattern = ((opening - closing) == 2) & (data[closing + 1] == _COMMA)  # `","` between cells
+    good = pattern.all(axis=1)
+    if not good.all():
+        taken = int(np.argmin(good))
+        q = q[:taken]
+    if taken < 2:
+        return [QuotedRow(lines[0], q[0] - starts[0])] if taken else []
+    block = RowBlock(text, q, taken)
+    relative = q - starts[:taken, None]  # each row's own copy: a row kept does not keep the block's
+    return [QuotedRow(line, relative[k].copy(), block, k) for k, line in enumerate(lines[:taken])]
 
 
 def quote_numbers(indices: Sequence[int]) -> tuple[IndexArray, IndexArray]:
@@ -196,7 +204,7 @@ class CellPicker:
         return [row[i] for i in self.indices]
 
 
-def quoted_cells(line: str, keep_bytes: bool = False) -> QuotedRow | list[str] | None:
+def quoted_cells(line: str) -> QuotedRow | list[str] | None:
     """The cells of a row as ncu writes it, `"a","b",...,"z"` and a line end, with no other quote in
     it; None for any other line, which csv.reader reads.
 
@@ -204,8 +212,7 @@ def quoted_cells(line: str, keep_bytes: bool = False) -> QuotedRow | list[str] |
     (a closing quote, a comma, an opening quote), so every quote is one of the cells' own; a quoted
     line break, an escaped quote or an unquoted cell breaks the pattern. That is the same test as
     "the line holds 2n quotes and splits on `","` into n cells", which a line that is not ASCII
-    takes instead (its characters are not its bytes). `keep_bytes`: the row keeps its line's ASCII bytes, for a
-    block to join (`quoted_block`).
+    takes instead (its characters are not its bytes).
     """
     if not line.startswith('"') or "\x00" in line:  # csv.reader refuses NUL on Python 3.10: let it say so
         return None
@@ -229,7 +236,7 @@ def quoted_cells(line: str, keep_bytes: bool = False) -> QuotedRow | list[str] |
     closing, opening = quotes[1:-1:2], quotes[2:-1:2]
     if len(closing) and not ((opening - closing == 2).all() and (data[closing + 1] == _COMMA).all()):
         return None
-    return QuotedRow(line, quotes, data=raw if keep_bytes else None)
+    return QuotedRow(line, quotes)
 
 
 def cell_list(row: Any) -> list[str]:
