@@ -593,6 +593,21 @@ def test_a_block_of_rows_reads_as_each_row_does() -> None:
     assert whole >= 300  # rows of numbers took the block's one-pass reading
 
 
+def test_a_line_s_bytes_as_read_are_kept_only_where_they_are_the_line(tmp_path: Path) -> None:
+    """`TextLines.raw` (what a block joins instead of encoding its lines again) is the bytes of the line yielded, or
+    None: after a byte-order mark, an undecodable byte, a bare CR, a marker line."""
+    from ncu_roofline.readers.csv_text import TextLines
+
+    text = (b'\xef\xbb\xbf"ID","Kernel Name"\r\n"","1"\r\n==PROF== x\n"0","k\xc3\xa9"\n"1","bad\xff"\n'
+            b'"2","cr"\r"3","lf"\n"4","last"')
+    lines = TextLines(_write(tmp_path, text), [])
+    seen: list[tuple[str, bytes | None]] = [(line, lines.raw) for line in lines]
+    assert [line for line, _ in seen] == ['"ID","Kernel Name"\r\n', '"","1"\r\n', '"0","k\u00e9"\n',
+                                         '"1","bad\ufffd"\n', '"2","cr"\r', '"3","lf"\n', '"4","last"']
+    assert [raw for _, raw in seen] == [None, b'"","1"\r\n', '"0","k\u00e9"\n'.encode(), None, None, None,
+                                        b'"4","last"']
+
+
 def test_a_block_stops_at_the_first_row_that_is_not_all_quoted_at_its_width() -> None:
     from ncu_roofline.readers.csv_cells import quoted_block
 

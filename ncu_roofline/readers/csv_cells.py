@@ -143,17 +143,19 @@ def plain_line(line: str) -> bool:
     return line.startswith('"') and line.endswith(('"\n', '"\r\n', '"\r')) and line.isascii()
 
 
-def quoted_block(lines: Sequence[str]) -> list[QuotedRow]:
+def quoted_block(lines: Sequence[str], raws: Sequence[bytes | None] = ()) -> list[QuotedRow]:
     """The leading lines that are all-quoted ASCII rows of the first one's width (what `quoted_cells` reads as a
     `QuotedRow`), as rows of one RowBlock; the first line that is not and those after it are left out, for
     `quoted_cells` or csv.reader. The quotes of all the lines are found in one pass over their text, and each row's
-    pattern checked at once (`quoted_cells`' test, row by row); a single row is in no block."""
+    pattern checked at once (`quoted_cells`' test, row by row); a single row is in no block. `raws`: the lines'
+    bytes as read, where the reader has them (an ASCII line's are its characters)."""
     np = _np()
     plain = next((k for k, line in enumerate(lines) if not plain_line(line)), len(lines))
     lines = lines[:plain]  # (the reader hands only such lines)
     if not lines:
         return []
-    text = "".join(lines).encode("ascii")
+    read = [raw for raw in raws[:plain] if raw is not None]
+    text = b"".join(read) if len(read) == plain else "".join(lines).encode("ascii")
     data = np.frombuffer(text, dtype=np.uint8)
     lengths = np.fromiter(map(len, lines), dtype=np.intp, count=len(lines))
     ends = np.cumsum(lengths)

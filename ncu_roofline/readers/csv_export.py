@@ -306,6 +306,7 @@ class CsvExport:
         while True:
             if not back and not ended:
                 batch: list[tuple[int, str]] = []
+                raws: list[bytes | None] = []  # their bytes as read (`TextLines.raw`)
                 ended = True  # unless a line stops the batch, or it is full
                 for line in source:
                     if not plain_line(line):
@@ -313,10 +314,11 @@ class CsvExport:
                         ended = False
                         break
                     batch.append((lines.line_no, line))
+                    raws.append(lines.raw)
                     if len(batch) == _BLOCK_ROWS:
                         ended = False
                         break
-                rows = quoted_block([text for _, text in batch]) if len(batch) > 1 and self._blocks else []
+                rows = quoted_block([text for _, text in batch], raws) if len(batch) > 1 and self._blocks else []
                 if rows and rows[0].block is not None:  # a block's parsed values, once its rows are all read
                     made.append(rows[0].block)
                     if len(made) > 2:  # (a row is read at most one block behind): not a share of each row kept

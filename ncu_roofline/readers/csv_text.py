@@ -99,6 +99,7 @@ class TextLines:
         self.last_text = ""  # the last one that is not blank
         self.markers: list[Marker] = []
         self.undecodable = 0
+        self.raw: bytes | None = None  # the last line's bytes, where the line is they decoded (None: other bytes)
         self._open: IO[Any] | None = None
         try:
             with path.open("rb") as fh:
@@ -118,15 +119,18 @@ class TextLines:
                 except UnicodeDecodeError as exc:
                     raise not_text(self.path, f"undecodable UTF-16 at byte {exc.start}") from exc
                 del data
+                self.raw = None
                 yield from io.StringIO(text, newline="")  # small hand-made files: held whole
                 return
             first = True
             for line in self._utf8_lines():
                 if first:
                     line, first = line.removeprefix("\ufeff"), False
+                    self.raw = None
                 if not line.isascii() and _ESCAPED_RE.search(line):  # isascii: O(1) in CPython
                     line, n = _ESCAPED_RE.subn("\ufffd", line)
                     self.undecodable += n
+                    self.raw = None
                 yield line
         except OSError as exc:
             raise InputError(self.path, f"cannot read the file ({exc.strerror or exc})") from exc
@@ -156,8 +160,10 @@ class TextLines:
                 line = raw.decode("utf-8", "surrogateescape")
                 cr = line.find("\r")
                 if cr == -1 or (cr == len(line) - 2 and line[-1] == "\n"):  # LF or CR LF: the usual
+                    self.raw = raw
                     yield line
                 else:
+                    self.raw = None
                     yield from _bare_cr_lines(line)
 
     def close(self) -> None:
