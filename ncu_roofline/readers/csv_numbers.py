@@ -10,7 +10,6 @@ as `float` and refuses the same others); the cells are handed to it as one buffe
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -19,12 +18,12 @@ import pyarrow.compute as pc
 
 __all__ = ["cell_text", "number_matrix", "row_numbers"]
 
-# A cell whose commas are all thousands separators: 1-3 digits, groups of 3, then its end, a fraction or an exponent.
-_GROUPED_CELL = re.compile(rb"[+-]?\d{1,3}(?:,\d{3})+(?:[.eE][^,]*)?")
 # What `float` reads among strings of number characters only.
 _NUMBER_CELL = r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$"
 _NUMBER_CHARS = b"0123456789.eE+-,"
 _COMMA = ord(",")
+_AFTER_GROUP = np.frombuffer(b",.eE", dtype=np.uint8)  # what may follow a thousands group
+_SIGNS = np.frombuffer(b"+-", dtype=np.uint8)
 
 
 def cell_text(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -65,19 +64,40 @@ def number_matrix(content: np.ndarray, lengths: np.ndarray, rows: int, width: in
 
 
 def _ungrouped(content: np.ndarray, lengths: np.ndarray, commas: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
-    """The cells without the commas of the ones whose commas are all thousands separators (`_GROUPED_CELL`), their
-    lengths, and whether some cell keeps a comma (it is no number)."""
+    """The cells without the commas of the ones whose commas are all thousands separators, their lengths, and
+    whether some cell keeps a comma (it is no number).
+
+    A cell's commas are separators where it reads `[+-]?\\d{1,3}(,\\d{3})+`, then its end or a fraction or exponent
+    holding no comma: its first comma follows 1-3 digits (and a sign) from its start, each comma is followed by 3
+    digits and then the cell's end, a comma, `.`, `e` or `E`, and each next comma comes 4 bytes after the one before
+    (so a fraction or an exponent holds none). Checked for every comma at once."""
     ends = np.cumsum(lengths)
     cell_of = np.searchsorted(ends, commas, side="right")  # the cell each comma is in
-    text = content.tobytes()
-    stray = [k for k in np.unique(cell_of).tolist()
-             if not _GROUPED_CELL.fullmatch(text, int(ends[k] - lengths[k]), int(ends[k]))]
-    if stray:
+    end, last = ends[cell_of], len(content) - 1
+    digit = (content >= 48) & (content <= 57)
+    ok = commas + 3 < end
+    for k in (1, 2, 3):
+        ok &= digit[np.minimum(commas + k, last)]
+    following = content[np.minimum(commas + 4, last)]
+    ok &= (commas + 4 == end) | np.isin(following, _AFTER_GROUP)
+    first = np.ones(len(commas), dtype=bool)
+    first[1:] = cell_of[1:] != cell_of[:-1]
+    ok[1:] &= first[1:] | (np.diff(commas) == 4)
+    at = commas[first]
+    start = (ends - lengths)[cell_of[first]]
+    start += np.isin(content[start], _SIGNS)
+    lead = at - start  # the digits before the first comma
+    led = (lead >= 1) & (lead <= 3) & digit[np.maximum(at - 1, 0)]
+    led &= (lead < 2) | digit[np.maximum(at - 2, 0)]
+    led &= (lead < 3) | digit[np.maximum(at - 3, 0)]
+    ok[first] &= led
+    stray = np.unique(cell_of[~ok])
+    if len(stray):
         commas = commas[~np.isin(cell_of, stray)]
         cell_of = np.searchsorted(ends, commas, side="right")
     keep = np.ones(len(content), dtype=bool)
     keep[commas] = False
-    return content[keep], lengths - np.bincount(cell_of, minlength=len(lengths)), bool(stray)
+    return content[keep], lengths - np.bincount(cell_of, minlength=len(lengths)), bool(len(stray))
 
 
 def row_numbers(cells: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
