@@ -14,7 +14,7 @@ block only decides how many launches one run of it serves.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -46,7 +46,7 @@ class BlockMetrics:
     when the model asks for it (`get`: where the model reads it of each of them alone, so that what a row's reading
     notes, a value it leaves out, is the same), `Split` where the rows hold it differently."""
 
-    def __init__(self, rows: Sequence[RawKernel], hot: np.ndarray, hot_index: dict[str, int],
+    def __init__(self, rows: Sequence[RawKernel], hot: np.ndarray, hot_index: Mapping[str, int],
                  hot_units: Any, at: np.ndarray | None = None) -> None:
         first = rows[0].metrics
         self._rows = rows
@@ -135,7 +135,7 @@ class _HotView:
 
     __slots__ = ("_index", "_matrix")
 
-    def __init__(self, matrix: np.ndarray, index: dict[str, int]) -> None:
+    def __init__(self, matrix: np.ndarray, index: Mapping[str, int]) -> None:
         self._matrix, self._index = matrix, index
 
     def get(self, name: str, default: Any = None) -> Any:
@@ -192,17 +192,19 @@ def _masks(parts: Iterable[list[int]], size: int) -> list[np.ndarray]:
     return masks
 
 
-def hot_matrix(rows: Sequence[RawKernel]) -> tuple[np.ndarray, dict[str, int], Any, list[int]] | None:
-    """The values every row parsed at once (`RowMetrics.hot_values`), as one matrix (row, column), with each
-    name's column, their units, and the positions of the rows it holds: those whose values were all numbers in
-    the same columns (the others are modelled one by one); None where no row has such values."""
-    hots: list[dict[str, float]] = [getattr(r.metrics, "hot_values", {}) for r in rows]
-    widest: dict[str, float] = max(hots, key=len, default={})
-    if not widest:
+def hot_matrix(rows: Sequence[RawKernel]) -> tuple[np.ndarray, Mapping[str, int], Any, list[int]] | None:
+    """The values every row parsed at once (`RowMetrics.hot_row`), as one matrix (row, column), with each name's
+    column, their units, and the positions of the rows it holds: those that hold every one of those values (the
+    others are modelled one by one); None where no row has such values."""
+    held: list[int] = []
+    arrays: list[np.ndarray] = []
+    for k, row in enumerate(rows):
+        hot_row = getattr(row.metrics, "hot_row", None)
+        values = hot_row() if hot_row is not None else None
+        if values is not None:
+            held.append(k)
+            arrays.append(values)
+    if not held:
         return None
-    names = list(widest)
-    width = len(names)
-    held = [k for k, h in enumerate(hots) if len(h) == width and list(h) == names]
-    matrix = np.array([list(hots[k].values()) for k in held], dtype=float)
-    units = rows[held[0]].metrics.hot_units  # type: ignore[attr-defined]
-    return matrix, {n: j for j, n in enumerate(names)}, units, held
+    first = rows[held[0]].metrics
+    return np.vstack(arrays), first.hot_index, first.hot_units, held  # type: ignore[attr-defined]

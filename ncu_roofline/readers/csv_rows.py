@@ -122,11 +122,12 @@ class HotColumns:
     finds the values a column cannot hold (`Columns.lowest`): of these columns (`signed`: position,
     lowest value), and of the other columns the analysis may read (`always`)."""
 
-    __slots__ = ("_floors", "always", "cells_of", "names", "signed", "unit_of", "units")
+    __slots__ = ("_floors", "always", "cells_of", "index", "names", "signed", "unit_of", "units")
 
     def __init__(self, names: tuple[str, ...], columns: Mapping[str, tuple[int, str]],
                  always: SignedColumns | None = None) -> None:
         self.names = names
+        self.index = {name: j for j, name in enumerate(names)}
         self.cells_of = CellPicker([columns[n][0] for n in names])
         self.units = tuple(columns[n][1] for n in names)
         self.unit_of = dict(zip(names, self.units, strict=True))
@@ -145,10 +146,10 @@ class HotColumns:
                             np.array([floor for _, floor in self.signed], dtype=float))
         return self._floors
 
-    def parse(self, row: Sequence[str]) -> tuple[dict[str, float], dict[str, Metric | None], Impossible]:
-        """The columns' values in `row`: (name -> float, for a row of numbers only; name -> metric, as
-        `RowMetrics.get` reads it, None for a missing cell, for any other row), and the (name, value) the
-        row holds that a column cannot (`Columns.lowest`), for the row to leave out.
+    def parse(self, row: Sequence[str]) -> tuple[Any, dict[str, Metric | None], Impossible]:
+        """The columns' values in `row`: (their floats, in `names` order, an array of the row's own, for a row of
+        numbers only; name -> metric, as `RowMetrics.get` reads it, None for a missing cell, for any other row), and
+        the (name, value) the row holds that a column cannot (`Columns.lowest`), for the row to leave out.
 
         The usual row is all numbers, some with thousands separators (ncu writes "2,048"): its cells (a
         block's rows' at once) are converted in one call (`csv_numbers.number_matrix`). Any other cell (empty,
@@ -163,16 +164,15 @@ class HotColumns:
                 left_out = impossible.get(row.position, _NONE_IMPOSSIBLE)
                 if suspect:  # a cell of the other columns opens with a minus somewhere in the block
                     left_out += tuple(impossible_cells(row, suspect))
-                return dict(zip(self.names, found, strict=True)), {}, left_out
+                return found, {}, left_out
         cells = self.cells_of(row)
         matrix, whole = csv_numbers.row_numbers(cells)
         others = tuple(impossible_cells(row, self.always)) if self.always is not None else _NONE_IMPOSSIBLE
         if whole[0]:  # plain floats: a metric is made only for a name asked for through `get`
-            found = matrix[0].tolist()
-            return dict(zip(self.names, found, strict=True)), {}, self._impossible(found) + others
+            return matrix[0], {}, self._impossible(matrix[0].tolist()) + others
         metrics = {name: _read_cell(cell, unit) for name, cell, unit in zip(self.names, cells, self.units, strict=True)}
         names = self.names
-        return {}, metrics, others + tuple(
+        return None, metrics, others + tuple(
             (names[j], m[0]) for j, floor in self.signed
             if (m := metrics[names[j]]) is not None
             and (m[0] < floor if m[0].__class__ is float else is_text(names[j], m[0])))
@@ -197,12 +197,12 @@ class HotColumns:
         content = csv_numbers.cell_text(data, starts, lengths)
         block.release()
         matrix, whole = csv_numbers.number_matrix(content, lengths, len(block), len(self.names))
-        values: list[list[float] | None] = matrix.tolist()
+        values: list[Any] = [row.copy() for row in matrix]  # each row's own: a row kept keeps no more
         impossible: dict[int, Impossible] = {}
         if self.signed:  # a row of numbers below what a column can hold (NaN, in the other rows, is not)
             at, floors = self.floors
             for k in (matrix[:, at] < floors).any(axis=1).nonzero()[0].tolist():
-                impossible[k] = self._impossible(values[k])
+                impossible[k] = self._impossible(matrix[k].tolist())
         if not whole.all():
             for k in (~whole).nonzero()[0].tolist():
                 values[k] = None
@@ -236,6 +236,7 @@ _SUSPECT = " \t\r\nnN"  # first characters of a cell that may be missing ("", " 
 
 _new_metric = tuple.__new__  # Metric(value, unit) without the named tuple's Python-level __new__
 _NO_UNITS: Mapping[str, str] = {}
+_NO_INDEX: Mapping[str, int] = {}
 _NO_FLOORS: Mapping[str, float] = {}
 
 
@@ -253,7 +254,8 @@ class RowMetrics(Mapping[str, Metric]):
     noted when read in `Columns.impossible` with the row's `position` among the kernel rows.
     """
 
-    __slots__ = ("_cache", "_columns", "_hot", "_hot_units", "_lowest", "_position", "_present", "_row")
+    __slots__ = ("_cache", "_columns", "_hot", "_hot_index", "_hot_units", "_lowest", "_position", "_present", "_row",
+                 "_values")
 
     def __init__(self, row: Sequence[str], columns: Mapping[str, tuple[int, str]], position: int = 0) -> None:
         self._row = row
@@ -262,14 +264,21 @@ class RowMetrics(Mapping[str, Metric]):
         self._lowest: Mapping[str, float] = getattr(columns, "lowest", _NO_FLOORS)
         self._present: tuple[str, ...] | None = None
         hot = getattr(columns, "hot", None)
-        self._hot: dict[str, float]  # the hot columns' values of a row of numbers (`hot_values`)
+        # The hot columns' values of a row of numbers: an array (`_values`, by `_hot_index`), made a dict
+        # (`_hot`, None until then) where a launch is read on its own (`hot_values`) or a value is dropped.
+        self._hot: dict[str, float] | None = {}
+        self._values: Any = None
+        self._hot_index: Mapping[str, int] = _NO_INDEX
         self._cache: dict[str, Metric | None]
         impossible: Sequence[tuple[str, float | str]] = _NONE_IMPOSSIBLE
         if hot is not None:
-            self._hot, self._cache, impossible = hot.parse(row)
+            self._values, self._cache, impossible = hot.parse(row)
             self._hot_units: Mapping[str, str] = hot.unit_of
+            self._hot_index = hot.index
+            if self._values is not None:
+                self._hot = None
         else:
-            self._hot, self._cache, self._hot_units = {}, {}, _NO_UNITS
+            self._cache, self._hot_units = {}, _NO_UNITS
             always = getattr(columns, "always", None)
             if always is not None:
                 impossible = impossible_cells(row, always)
@@ -283,7 +292,12 @@ class RowMetrics(Mapping[str, Metric]):
         # fast path of `parse_value`) and one tuple.
         found = self._cache.get(name, UNREAD)
         if found is UNREAD:
-            value = self._hot.get(name)
+            hot = self._hot
+            if hot is None:
+                j = self._hot_index.get(name)
+                value = None if j is None else self._values.item(j)
+            else:
+                value = hot.get(name)
             if value is not None:
                 found = self._cache[name] = _new_metric(Metric, (value, self._hot_units[name]))
                 return found
@@ -303,7 +317,19 @@ class RowMetrics(Mapping[str, Metric]):
         """The values of the columns every row parses at once (`Columns.learn_hot`), where this row's were all
         numbers (none read through `get` yet, nor dropped, may be in `read_so_far`); their units are
         `hot_units`. Not to be changed."""
-        return self._hot
+        hot = self._hot
+        if hot is None:
+            hot = self._hot = dict(zip(self._hot_index, self._values.tolist(), strict=True))
+        return hot
+
+    def hot_row(self) -> Any:
+        """`hot_values` as an array in the hot columns' order (`hot_index`), where the row holds every one of them
+        (none dropped); else None."""
+        return self._values
+
+    @property
+    def hot_index(self) -> Mapping[str, int]:
+        return self._hot_index
 
     @property
     def hot_units(self) -> Mapping[str, str]:
@@ -330,14 +356,15 @@ class RowMetrics(Mapping[str, Metric]):
     def fetched(self) -> dict[str, Metric]:
         """The metrics read so far, as a plain dict (what a kernel keeps once it is analysed); the hot columns'
         values count as read."""
-        found = {name: _new_metric(Metric, (value, self._hot_units[name])) for name, value in self._hot.items()}
+        found = {name: _new_metric(Metric, (value, self._hot_units[name])) for name, value in self.hot_values.items()}
         found.update((name, m) for name, m in self._cache.items() if m is not None)
         return found
 
     def drop(self, name: str) -> None:
         """Leave a metric out (read as absent from here on)."""
         self._cache[name] = None
-        self._hot.pop(name, None)
+        self.hot_values.pop(name, None)
+        self._values = None
         self._present = None
 
     def _leave_out(self, name: str, value: float | str) -> None:
