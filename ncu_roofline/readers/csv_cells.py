@@ -179,8 +179,9 @@ def quoted_block(lines: Sequence[str], raws: Sequence[bytes | None] = ()) -> lis
     if taken < 2:
         return [QuotedRow(lines[0], q[0] - starts[0])] if taken else []
     block = RowBlock(text, q, taken)
-    relative = q - starts[:taken, None]  # each row's own copy: a row kept does not keep the block's
-    return [QuotedRow(line, relative[k].copy(), block, k) for k, line in enumerate(lines[:taken])]
+    relative = (q - starts[:taken, None]).astype(np.int32)  # a line's positions: 4 bytes a quote held
+    return [QuotedRow(line, relative[k].copy(), block, k)  # each row's own copy: a row kept keeps no more
+            for k, line in enumerate(lines[:taken])]
 
 
 def quote_numbers(indices: Sequence[int]) -> tuple[IndexArray, IndexArray]:
