@@ -36,19 +36,22 @@ class ExactSum:
     __slots__ = ("_buffer", "_partials", "_special", "_whole", "count")
 
     def __init__(self) -> None:
-        self._partials: list[float] = []
-        self._buffer: list[float] = []
-        self._special: list[float] = []
+        # (a group of a few launches holds over a hundred sums: each of these is a list only once it holds a value)
+        self._partials: list[float] | tuple[()] = ()
+        self._buffer: list[float] | tuple[()] = ()
+        self._special: list[float] | tuple[()] = ()
         self._whole = False  # folding overflowed: the values are kept whole
         self.count = 0
 
     def add(self, value: float) -> None:
         self.count += 1
         if value - value != 0.0:  # NaN or an infinity
-            self._special.append(value)
+            self._set_apart().append(value)
             return
         buffer = self._buffer
-        buffer.append(value)
+        if buffer.__class__ is tuple:
+            buffer = self._buffer = []
+        buffer.append(value)  # type: ignore[union-attr]
         if len(buffer) >= BUFFER and not self._whole:
             self._fold()
 
@@ -56,16 +59,18 @@ class ExactSum:
         """`add` each value (NaN and infinities are set apart when the values are folded)."""
         self.count += len(values)
         buffer = self._buffer
-        buffer.extend(values)
+        if buffer.__class__ is tuple:
+            buffer = self._buffer = []
+        buffer.extend(values)  # type: ignore[union-attr]
         if len(buffer) >= BUFFER and not self._whole:
             self._fold()
 
     def _fold(self) -> None:
         buffer = self._buffer
         if not all(map(math.isfinite, buffer)):  # from `extend`: NaN and infinities apart
-            self._special.extend(v for v in buffer if v - v != 0.0)
+            self._set_apart().extend(v for v in buffer if v - v != 0.0)
             self._buffer = buffer = [v for v in buffer if v - v == 0.0]
-        rest = self._partials + buffer
+        rest = [*self._partials, *buffer]
         partials: list[float] = []
         try:
             while len(partials) < 64:
@@ -79,7 +84,13 @@ class ExactSum:
         except OverflowError:
             self._whole = True
             return
-        self._partials, self._buffer = partials, []
+        self._partials, self._buffer = partials, ()
+
+    def _set_apart(self) -> list[float]:
+        special = self._special
+        if type(special) is tuple:
+            special = self._special = []
+        return special  # type: ignore[return-value]
 
     def values(self) -> list[float]:
         """Values whose `fsum` is that of every value added (the partials, then the rest)."""
