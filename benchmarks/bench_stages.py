@@ -73,7 +73,7 @@ opened_report = A.open_report
 A.open_report = lambda *args: Timed(opened_report(*args))
 timed(A, "model_launch", "model, one launch at a time (the first 1,000)")
 timed(A, "run_passes", "passes, one launch at a time (the first 1,000)")
-timed(A, "model_block", "model, 2,048 launches at a time (bulk)")
+timed(A, "model_block", "model, 4,096 launches at a time (bulk)")
 timed(A, "add_block", "blocks added: sums, longest launches, records")
 timed(B, "add_launches", "  of it: group sums from a run's columns")
 timed(B, "_longest", "  of it: longest launches and their passes")
