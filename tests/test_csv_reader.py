@@ -616,6 +616,11 @@ def test_a_block_stops_at_the_first_row_that_is_not_all_quoted_at_its_width() ->
     assert len(quoted_block([row, '"1","2"x","3"\n', row])) == 1  # a quote of a cell's own
     assert len(quoted_block([row, '"1", "2","3"\n'])) == 1  # a blank between two cells
     assert quoted_block(['"1","2""\n', row]) == []  # an odd number of quotes
+    assert len(quoted_block([row, '"1","\x002","3"\n', row])) == 1  # a NUL: csv.reader decides
+    assert len(quoted_block([row, row, 'x"1","2","3"\n'])) == 2  # not an all-quoted line
+    raws = [row.encode()] * 3
+    block = quoted_block([row] * 3, raws)  # the lines' bytes as read: the same rows
+    assert [list(r) for r in block] == [["1", "2", "3"]] * 3 and block[0].block is not None
 
 
 def test_rows_of_numbers_read_at_once_as_parse_value_reads_each_cell() -> None:
