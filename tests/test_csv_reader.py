@@ -12,6 +12,7 @@ Metrics stored with an empty or missing string value come back absent.
 from __future__ import annotations
 
 import math
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -554,13 +555,18 @@ def test_hot_columns_parse_every_cell_as_a_read_on_demand_does() -> None:
     assert fast >= 20  # the all-number rows took the one-loop path
 
 
-def test_a_block_of_rows_reads_as_each_row_does() -> None:
+@pytest.mark.parametrize("arrow_from", [0, 10**9], ids=["arrow", "float"])
+def test_a_block_of_rows_reads_as_each_row_does(monkeypatch, arrow_from: int) -> None:
     """Runs of all-quoted rows are read as one block (one quote search, the number columns of every row
     cut and parsed at once): each row's cells, values, kinds and absences must be exactly what the row
-    read on its own gives (a seeded mix of plain, grouped and tricky cells, in blocks of every size)."""
+    read on its own gives (a seeded mix of plain, grouped and tricky cells, in blocks of every size), whichever
+    converts the cells, Arrow or `float`."""
     import random
 
+    from ncu_roofline.readers import csv_numbers
     from ncu_roofline.readers.csv_cells import plain_line, quoted_block, quoted_cells
+
+    monkeypatch.setattr(csv_numbers, "ARROW_FROM", arrow_from)
 
     header = [f"u{i}__m.sum" for i in range(12)]
     hot, cold, row_metrics = _hot_and_cold(header, [str(float(i)) for i in range(12)])
@@ -623,15 +629,19 @@ def test_a_block_stops_at_the_first_row_that_is_not_all_quoted_at_its_width() ->
     assert [list(r) for r in block] == [["1", "2", "3"]] * 3 and block[0].block is not None
 
 
-def test_rows_of_numbers_read_at_once_as_parse_value_reads_each_cell() -> None:
+@pytest.mark.parametrize("arrow_from", [0, 10**9], ids=["arrow", "float"])
+def test_rows_of_numbers_read_at_once_as_parse_value_reads_each_cell(monkeypatch, arrow_from: int) -> None:
     """A row is all numbers where `parse_value` reads each cell as a float and the cell holds only the characters of a
     number (digits, `.eE+-`, thousands commas); its values are `parse_value`'s, bit for bit (a seeded search over
-    short cells, rows of three)."""
+    short cells, rows of three), whichever converts the cells, Arrow or `float`."""
     import random
     import struct
 
+    from ncu_roofline.readers import csv_numbers
     from ncu_roofline.readers.csv_numbers import row_numbers
     from ncu_roofline.readers.csv_rows import parse_value
+
+    monkeypatch.setattr(csv_numbers, "ARROW_FROM", arrow_from)
 
     def plain(cell: str) -> float | None:
         value = parse_value(cell)
@@ -659,6 +669,35 @@ def test_rows_of_numbers_read_at_once_as_parse_value_reads_each_cell() -> None:
             got = matrix[0].tolist()
             assert [struct.pack("d", v) for v in got] == [struct.pack("d", v) for v in want], row  # type: ignore[arg-type]
     assert whole > 300
+
+
+def test_an_export_reads_the_same_without_pyarrow(tmp_path: Path, monkeypatch) -> None:
+    """pyarrow converts a block's number cells; an environment without it (installed with `--no-deps`) reads the
+    same values with `float`, and a small export never imports it."""
+    import random
+
+    from ncu_roofline.readers import csv_numbers
+
+    rng = random.Random(11)
+    header = ["ID", "Kernel Name", *(f"u{i}__m.sum" for i in range(40))]
+    lines = [",".join(f'"{h}"' for h in header), ",".join(['""', '""'] + ['"byte"'] * 40)]
+    for i in range(300):
+        cells = [f"{rng.random() * 10 ** rng.randint(0, 9):,.{rng.randint(0, 3)}f}" for _ in range(40)]
+        lines.append(",".join([f'"{i}"', '"k"', *(f'"{c}"' for c in cells)]))
+    path = _write(tmp_path, "\n".join(lines) + "\n")
+
+    def values() -> list[list[object]]:  # each read as the analysis reads it: the first kernel's names at once after
+        from ncu_roofline.readers.csv_export import CsvExport
+
+        return [[k.metrics[name].value for name in header[2:]] for k in CsvExport(path).kernels()]
+
+    monkeypatch.setattr(csv_numbers, "ARROW_FROM", 0)
+    with_arrow = values()
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # `import pyarrow` raises ImportError
+    monkeypatch.setitem(sys.modules, "pyarrow.compute", None)
+    monkeypatch.setattr(csv_numbers, "_arrow", None)
+    assert values() == with_arrow and csv_numbers._arrow is False
+    assert len(with_arrow) == 300 and all(len(v) == 40 for v in with_arrow)
 
 
 def test_hot_columns_read_thousands_separators_in_one_pass(monkeypatch) -> None:

@@ -30,7 +30,7 @@ from .kernel import AnalysedKernel, model_launch
 
 __all__ = ["BULK_ROWS", "BulkTally", "ModelledBlock", "Run", "model_block", "model_launches"]
 
-BULK_ROWS = 4096  # rows modelled together: a full-set export's rows held at once take about 0.15 GB
+BULK_ROWS = 4096  # rows modelled together: a full-set export's rows held at once take about 0.2 GB
 _FEWEST = 8  # a part of fewer rows is modelled row by row: a run over columns costs about 8 plain runs
 # Runs of the model over columns a block may take: this many, and one more for each `_ROWS_PER_RUN` launches its
 # runs gave so far (the largest parts are run first). Launches whose values part them at every decision (a

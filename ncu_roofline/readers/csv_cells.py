@@ -178,6 +178,8 @@ def quoted_block(lines: Sequence[str], raws: Sequence[bytes | None] = ()) -> lis
         q = q[:taken]
     if taken < 2:
         return [QuotedRow(lines[0], q[0] - starts[0])] if taken else []
+    if taken < len(lines):  # the lines after the block's last row are read again on their own
+        text = text[:int(ends[taken - 1])]
     block = RowBlock(text, q, taken)
     relative = (q - starts[:taken, None]).astype(np.int32)  # a line's positions: 4 bytes a quote held
     return [QuotedRow(line, relative[k].copy(), block, k)  # each row's own copy: a row kept keeps no more

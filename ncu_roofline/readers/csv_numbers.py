@@ -4,26 +4,32 @@ in one call.
 A cell is a number where Python's `float` reads it once the separators of well-formed thousands groups are removed
 (`"2,048"`, `"1,234.5"`, `"-1,000e3"`), and it holds only the characters of a plain number (`0-9 . e E + -`): the
 reading `parse_value` gives it. `inf`, `nan`, `n/a`, blanks and text are not (a row holding one is read cell by
-cell). The conversion is Arrow's (its string-to-double cast reads those strings to the same correctly rounded double
-as `float` and refuses the same others); the cells are handed to it as one buffer, so no Python string is made.
+cell). Many cells (`ARROW_FROM` and more, a block of full-set rows) are converted by Arrow: its string-to-double cast
+reads those strings to the same correctly rounded double as `float` and refuses the same others, and the cells are
+handed to it as one buffer, so no Python string is made. Fewer cells (a small export, a row alone) are converted by
+`float`, which spares a small command importing pyarrow; so does an environment without pyarrow (installed with
+`--no-deps`), at about five times the cost.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
-__all__ = ["cell_text", "number_matrix", "row_numbers"]
+__all__ = ["ARROW_FROM", "cell_text", "number_matrix", "row_numbers"]
 
+ARROW_FROM = 4096  # cells converted at once from which Arrow converts them
 # What `float` reads among strings of number characters only.
-_NUMBER_CELL = r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$"
+_NUMBER_CELL = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+_NUMBER_BYTES = re.compile(_NUMBER_CELL.encode())
 _NUMBER_CHARS = b"0123456789.eE+-,"
 _COMMA = ord(",")
 _AFTER_GROUP = np.frombuffer(b",.eE", dtype=np.uint8)  # what may follow a thousands group
 _SIGNS = np.frombuffer(b"+-", dtype=np.uint8)
+_arrow: Any = None  # (pyarrow, pyarrow.compute) once imported; False where it cannot be
 
 
 def cell_text(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -44,23 +50,80 @@ def number_matrix(content: np.ndarray, lengths: np.ndarray, rows: int, width: in
     if len(commas):  # without the separators of thousands groups, as `float` reads the cells
         content, lengths, stray = _ungrouped(content, lengths, commas)
         plain = plain and not stray
+    if plain:
+        values = _floats(content, lengths)
+        if values is not None:
+            return values.reshape(rows, width), np.ones(rows, dtype=bool)
+    whole: np.ndarray = np.asarray(_numbers(content, lengths).reshape(rows, width).all(axis=1))
+    matrix = np.full((rows, width), np.nan)
+    if whole.any():  # those rows' cells, one after the other
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        at = whole.nonzero()[0] * width
+        starts = offsets[at]
+        chosen = cell_text(content, starts, offsets[at + width] - starts)
+        found = _floats(chosen, lengths.reshape(rows, width)[whole].ravel())
+        assert found is not None  # each cell is one `float` reads
+        matrix[whole] = found.reshape(-1, width)
+    return matrix, whole
+
+
+def _arrow_for(cells: int) -> Any:
+    """(pyarrow, pyarrow.compute) where Arrow converts this many cells; None where `float` does."""
+    global _arrow
+    if cells < ARROW_FROM or _arrow is False:
+        return None
+    if _arrow is None:
+        try:
+            import pyarrow
+            import pyarrow.compute
+        except ImportError:
+            _arrow = False
+            return None
+        _arrow = (pyarrow, pyarrow.compute)
+    return _arrow
+
+
+def _strings(arrow: Any, content: np.ndarray, lengths: np.ndarray) -> Any:
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    cells = pa.LargeStringArray.from_buffers(len(lengths), pa.py_buffer(offsets), pa.py_buffer(content))
-    if plain:
+    pa = arrow[0]
+    return pa.LargeStringArray.from_buffers(len(lengths), pa.py_buffer(offsets), pa.py_buffer(content))
+
+
+def _floats(content: np.ndarray, lengths: np.ndarray) -> np.ndarray | None:
+    """The cells as `float` reads them, where it reads every one; None otherwise."""
+    arrow = _arrow_for(len(lengths))
+    if arrow is None:
+        text, spans = content.tobytes(), _spans(lengths)
         try:
-            values = pc.cast(cells, pa.float64())
-        except pa.ArrowInvalid:  # some cell is not a number: "", "1e", "+"
-            pass
-        else:
-            return values.to_numpy().reshape(rows, width), np.ones(rows, dtype=bool)
-    number = pc.match_substring_regex(cells, _NUMBER_CELL).to_numpy(zero_copy_only=False).reshape(rows, width)
-    whole = number.all(axis=1)
-    matrix = np.full((rows, width), np.nan)
-    if whole.any():
-        chosen = pc.filter(cells, pa.array(np.repeat(whole, width)))
-        matrix[whole] = pc.cast(chosen, pa.float64()).to_numpy().reshape(-1, width)
-    return matrix, whole
+            return np.array([float(text[a:b]) for a, b in spans], dtype=float)
+        except ValueError:
+            return None
+    pa = arrow[0]
+    try:
+        values = _strings(arrow, content, lengths).cast(pa.float64())
+    except pa.ArrowInvalid:  # some cell is not a number: "", "1e", "+"
+        return None
+    return np.frombuffer(values.buffers()[1], dtype=np.float64, count=len(values), offset=8 * values.offset)
+
+
+def _numbers(content: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Which cells `float` reads (of those holding only number characters: `_NUMBER_CELL`)."""
+    arrow = _arrow_for(len(lengths))
+    if arrow is None:
+        text = content.tobytes()
+        return np.array([_NUMBER_BYTES.fullmatch(text, a, b) is not None for a, b in _spans(lengths)], dtype=bool)
+    pa, pc = arrow
+    found = pc.match_substring_regex(_strings(arrow, content, lengths), f"^{_NUMBER_CELL}$").cast(pa.uint8())
+    number: np.ndarray = np.frombuffer(found.buffers()[1], dtype=np.uint8, count=len(found), offset=found.offset) != 0
+    return number
+
+
+def _spans(lengths: np.ndarray) -> list[tuple[int, int]]:
+    """(start, end) of each cell in the cells' bytes."""
+    ends = np.cumsum(lengths)
+    return list(zip((ends - lengths).tolist(), ends.tolist(), strict=True))
 
 
 def _ungrouped(content: np.ndarray, lengths: np.ndarray, commas: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
