@@ -155,7 +155,7 @@ class HotColumns:
         block's rows' at once) are converted in one call (`csv_numbers.number_matrix`). Any other cell (empty,
         text, a comma outside thousands groups) sends the row to the cell-by-cell reading.
         """
-        from . import csv_numbers  # (numpy and pyarrow: imported where a CSV's numbers are read)
+        from . import csv_numbers  # (numpy: imported where a CSV's numbers are read, pyarrow for large blocks)
 
         if type(row) is QuotedRow and row.block is not None:
             _, values, impossible, suspect = self._block_values(row.block)
