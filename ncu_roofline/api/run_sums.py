@@ -242,7 +242,7 @@ def _units(sums: GroupSums, m: AnalysedKernel, rv: RunValues, ds: list[float]) -
     if sums.unit_order is None:
         sums.unit_order = order
         for (uid, unit), share in zip(units.items(), shares[0], strict=True):
-            sums.units[uid] = (_new_share(UnitShare, (unit.id, share, *unit[2:])), ExactSum(), ExactSum())
+            sums.units[uid] = (_new_share(UnitShare, (unit.id, share, *unit[2:])), None, None)
     if order == sums.unit_order:
         sums.pending_times.extend(ds)
         sums.pending_shares.extend(shares)
@@ -250,8 +250,8 @@ def _units(sums: GroupSums, m: AnalysedKernel, rv: RunValues, ds: list[float]) -
             sums.flush()
         return
     for (uid, unit), column in zip(units.items(), zip(*shares, strict=True), strict=True):
-        held = sums.units.get(uid)
-        if held is None:
-            held = sums.units[uid] = (_new_share(UnitShare, (unit.id, column[0], *unit[2:])), ExactSum(), ExactSum())
-        held[1].extend(list(ds))
-        held[2].extend([d * s for d, s in zip(ds, column, strict=True)])
+        if uid not in sums.units:
+            sums.units[uid] = (_new_share(UnitShare, (unit.id, column[0], *unit[2:])), None, None)
+        time, work = sums.unit_sums(uid)
+        time.extend(list(ds))
+        work.extend([d * s for d, s in zip(ds, column, strict=True)])

@@ -86,6 +86,14 @@ class ExactSum:
             return
         self._partials, self._buffer = partials, ()
 
+    def copy(self) -> ExactSum:
+        """Another sum holding these values (added to apart)."""
+        other = ExactSum()
+        other._partials, other._buffer, other._special = (list(part) or () for part in (self._partials, self._buffer,
+                                                                                         self._special))
+        other._whole, other.count = self._whole, self.count
+        return other
+
     def _set_apart(self) -> list[float]:
         special = self._special
         if type(special) is tuple:
@@ -232,7 +240,8 @@ class GroupSums:
         self.time = ExactSum()  # of the launches timed over 0
         self.timed_count = 0
         self.shares: dict[str, Weighted] = {}
-        self.units: dict[str, tuple[UnitShare, ExactSum, ExactSum]] = {}  # first unit, time, duration × share
+        # per unit: its first launch's, and the sums of time and duration × share (`unit_sums`: made on first use)
+        self.units: dict[str, tuple[UnitShare, ExactSum | None, ExactSum | None]] = {}
         self.unit_order: tuple[str, ...] | None = None  # the units of the group's first timed launch, in its order
         self.pending_times: list[float] = []  # of the launches not yet summed that have those units in that order
         self.pending_shares: list[tuple[float, ...]] = []  # their units' shares
@@ -273,19 +282,36 @@ class GroupSums:
         times = self.pending_times
         if not times or self.unit_order is None:
             return
-        units = self.units
         for uid, column in zip(self.unit_order, zip(*self.pending_shares, strict=True), strict=True):
-            held = units[uid]
-            held[1].extend(times)
-            held[2].extend(list(map(operator.mul, times, column)))
+            time, work = self.unit_sums(uid)
+            time.extend(times)
+            work.extend(list(map(operator.mul, times, column)))
         self.pending_times, self.pending_shares = [], []
+
+    def unit_sums(self, uid: str) -> tuple[ExactSum, ExactSum]:
+        """A unit's sums of time and of duration × share (made on first use: a group of a few launches holds its
+        launches' shares in `pending_shares` only)."""
+        first, time, work = self.units[uid]
+        if time is None or work is None:
+            time, work = ExactSum(), ExactSum()
+            self.units[uid] = (first, time, work)
+        return time, work
 
     def weighted_units(self) -> dict[str, UnitShare]:
         """Every unit throughput of the launches, its share the duration-weighted mean of theirs (a unit whose
-        sums leave the float range is left out)."""
-        self.flush()
+        sums leave the float range is left out). The launches still pending are summed into copies: the group keeps
+        no sums it did not need."""
+        times = self.pending_times
+        pending = (dict(zip(self.unit_order, zip(*self.pending_shares, strict=True), strict=True))
+                   if times and self.unit_order is not None else {})
         out: dict[str, UnitShare] = {}
-        for uid, (first, time, work) in self.units.items():
+        for uid, (first, held_time, held_work) in self.units.items():
+            time = ExactSum() if held_time is None else held_time.copy()
+            work = ExactSum() if held_work is None else held_work.copy()
+            column = pending.get(uid)
+            if column is not None:  # as `flush` would add them
+                time.extend(times)
+                work.extend(list(map(operator.mul, times, column)))
             total, weighted = time.exact(), work.exact()
             if total is not None and total > 0 and weighted is not None:
                 out[uid] = tuple.__new__(UnitShare, (first[0], weighted / total, *first[2:]))
