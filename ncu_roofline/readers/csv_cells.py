@@ -109,16 +109,12 @@ class RowBlock:
         followed by a NUL, after one NUL: `"\\x00" + "\\x00".join(cells) + "\\x00"` of all the rows'
         cells at once (no row's cell holds a NUL: `quoted_cells` leaves such lines to csv.reader)."""
         np = _np()
-        if self.text is None:
-            raise RuntimeError("RowBlock.joined() after release()")
-        quotes = self.quotes
-        starts = (quotes[:, opening] + 1).ravel()
-        lengths = quotes[:, closing].ravel() - starts
+        data, starts, lengths = self.spans(opening, closing)
         spans = lengths + 1  # each cell and the NUL after it
         begins = np.cumsum(spans) - spans  # where each cell starts in the result
         index = np.repeat(starts - begins, spans)  # in place from here: no more temporaries of the result's size
         index += np.arange(len(index), dtype=np.intp)
-        out = np.frombuffer(self.text, dtype=np.uint8)[index]
+        out = data[index]
         out[begins + lengths] = 0
         text: str = out.tobytes().decode("ascii")
         return "\x00" + text
@@ -128,7 +124,7 @@ class RowBlock:
         row after row."""
         np = _np()
         if self.text is None:
-            raise RuntimeError("RowBlock.spans() after release()")
+            raise RuntimeError("a RowBlock's cells read after release()")
         quotes = self.quotes
         starts = (quotes[:, opening] + 1).ravel()
         return np.frombuffer(self.text, dtype=np.uint8), starts, quotes[:, closing].ravel() - starts

@@ -13,6 +13,7 @@ handed to it as one buffer, so no Python string is made. Fewer cells (a small ex
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -57,8 +58,7 @@ def number_matrix(content: np.ndarray, lengths: np.ndarray, rows: int, width: in
     whole: np.ndarray = np.asarray(_numbers(content, lengths).reshape(rows, width).all(axis=1))
     matrix = np.full((rows, width), np.nan)
     if whole.any():  # those rows' cells, one after the other
-        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
+        offsets = _offsets(lengths)
         at = whole.nonzero()[0] * width
         starts = offsets[at]
         chosen = cell_text(content, starts, offsets[at + width] - starts)
@@ -84,11 +84,16 @@ def _arrow_for(cells: int) -> Any:
     return _arrow
 
 
-def _strings(arrow: Any, content: np.ndarray, lengths: np.ndarray) -> Any:
+def _offsets(lengths: np.ndarray) -> np.ndarray:
+    """Where each cell starts in the cells' bytes, then where the last one ends."""
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
+    return offsets
+
+
+def _strings(arrow: Any, content: np.ndarray, lengths: np.ndarray) -> Any:
     pa = arrow[0]
-    return pa.LargeStringArray.from_buffers(len(lengths), pa.py_buffer(offsets), pa.py_buffer(content))
+    return pa.LargeStringArray.from_buffers(len(lengths), pa.py_buffer(_offsets(lengths)), pa.py_buffer(content))
 
 
 def _floats(content: np.ndarray, lengths: np.ndarray) -> np.ndarray | None:
@@ -122,8 +127,8 @@ def _numbers(content: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 def _spans(lengths: np.ndarray) -> list[tuple[int, int]]:
     """(start, end) of each cell in the cells' bytes."""
-    ends = np.cumsum(lengths)
-    return list(zip((ends - lengths).tolist(), ends.tolist(), strict=True))
+    offsets = _offsets(lengths).tolist()
+    return list(itertools.pairwise(offsets))
 
 
 def _ungrouped(content: np.ndarray, lengths: np.ndarray, commas: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
