@@ -155,8 +155,6 @@ class HotColumns:
         block's rows' at once) are converted in one call (`csv_numbers.number_matrix`). Any other cell (empty,
         text, a comma outside thousands groups) sends the row to the cell-by-cell reading.
         """
-        from . import csv_numbers  # (numpy: imported where a CSV's numbers are read, pyarrow for large blocks)
-
         if type(row) is QuotedRow and row.block is not None:
             _, values, impossible, suspect = self._block_values(row.block)
             found = values[row.position]
@@ -165,6 +163,8 @@ class HotColumns:
                 if suspect:  # a cell of the other columns opens with a minus somewhere in the block
                     left_out += tuple(impossible_cells(row, suspect))
                 return found, {}, left_out
+        from . import csv_numbers  # (numpy: imported where a CSV's numbers are read; a block's rows read them above)
+
         cells = self.cells_of(row)
         matrix, whole = csv_numbers.row_numbers(cells)
         others = tuple(impossible_cells(row, self.always)) if self.always is not None else _NONE_IMPOSSIBLE
