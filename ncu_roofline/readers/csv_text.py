@@ -99,7 +99,7 @@ class TextLines:
         self.last_text = ""  # the last one that is not blank
         self.markers: list[Marker] = []
         self.undecodable = 0
-        self.raw: bytes | None = None  # the last line's bytes, where the line is they decoded (None: other bytes)
+        self.raw: bytes | None = None  # the bytes the last line was decoded from (None: not that line, e.g. a BOM)
         self._open: IO[Any] | None = None
         try:
             with path.open("rb") as fh:
