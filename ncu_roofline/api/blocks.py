@@ -4,7 +4,7 @@ columns, without making an `AnalysedKernel` for every launch.
 
 - The report's totals (`Streamed.timed`): the durations summed in launch order, as one launch after the other.
 - The groups (`GroupMaker.add`): each group's launches of the block, in launch order, in stretches of one run
-  (`run_sums.add_launches`) or a launch modelled alone (`GroupSums.add`). A group's longest launch is the one the
+  (`run_sums.add_rows`) or a launch modelled alone (`run_sums.add_launch`). A group's longest launch is the one the
   launches one by one would leave: the longest timed one (the lowest index among equals), else the first.
   Only that launch is made; its passes run once no later launch replaces it.
 - The records: a run's launches share every part of their record but their numbers and their own fields
@@ -33,7 +33,7 @@ from .bulk import ModelledBlock, Run
 from .groups import carried_flags, launch_group_key
 from .jsondoc import ORJSON_OPTIONS
 from .records import Streamed
-from .run_sums import RunCache, RunValues, add_launch, add_launches, durations_of
+from .run_sums import RunTable, add_launch, add_rows
 from .sums import GroupSums
 
 __all__ = ["RecordTemplate", "add_block"]
@@ -119,11 +119,9 @@ def add_block(stream: Streamed, block: ModelledBlock) -> None:
     rows, records, maker = block.rows, stream.records, stream.maker
     assert records is not None
     base = records.reserve_many([r.index for r in rows])
-    caches = [RunCache(len(run.positions)) for run in block.runs]
-    everyone = [RunValues(run.model, list(range(len(run.positions))), cache)
-                for run, cache in zip(block.runs, caches, strict=True)]
-    durations = _durations(block, everyone)
-    _tally(stream, block, everyone)
+    tables = [RunTable(run.model, len(run.positions)) for run in block.runs]
+    durations = _durations(block, tables)
+    _tally(stream, block, tables)
     keys = _keys(rows, maker.group_by)
     members: dict[str, list[int]] = {}
     for k, key in enumerate(keys):
@@ -143,9 +141,8 @@ def add_block(stream: Streamed, block: ModelledBlock) -> None:
                     add_launch(sums, launch, carried_flags(launch))
                 continue
             at = group[start:end]
-            m = block.runs[r].model
-            add_launches(sums, m, RunValues(m, local[at].tolist(), caches[r]), [rows[p] for p in at],
-                         carried_flags(m), lambda p=at[0]: block.launch(p))  # type: ignore[misc]
+            add_rows(sums, tables[r], local[at].tolist(), [rows[p] for p in at], carried_flags(block.runs[r].model),
+                     lambda p=at[0]: block.launch(p))  # type: ignore[misc]
         timed = [p for p in group if durations[p] is not None]
         maker.time.extend([durations[p] for p in timed])  # type: ignore[misc]
         held = _longest(stream, block, key, group, timed, durations, base)
@@ -185,12 +182,13 @@ def _template(run: Run, stream: Streamed, key: str, rows: Sequence[RawKernel]) -
     return template
 
 
-def _durations(block: ModelledBlock, everyone: list[RunValues]) -> list[float | None]:
+def _durations(block: ModelledBlock, tables: list[RunTable]) -> list[float | None]:
     """Each launch's `groups.group_duration`, by position."""
     out: list[float | None] = [None] * len(block.rows)
-    for run, rv in zip(block.runs, everyone, strict=True):
-        for p, d in zip(run.positions, durations_of(run.model, rv), strict=True):
-            out[p] = d
+    for run, t in zip(block.runs, tables, strict=True):
+        if t.durations is not None:
+            for p, d in zip(run.positions, t.of(run.model.q.duration_s.value), strict=True):  # type: ignore[union-attr]
+                out[p] = d
     for p, k in block.single.items():
         out[p] = k.q.duration_s.value if k.usable and k.q.duration_s is not None else None
     return out
@@ -240,7 +238,7 @@ def _longest(stream: Streamed, block: ModelledBlock, key: str, group: list[int],
     return chosen
 
 
-def _tally(stream: Streamed, block: ModelledBlock, everyone: list[RunValues]) -> None:
+def _tally(stream: Streamed, block: ModelledBlock, tables: list[RunTable]) -> None:
     """`Streamed.timed` of each launch of the block, in order."""
     rows, source = block.rows, block.source
     n = len(rows)
@@ -269,7 +267,7 @@ def _tally(stream: Streamed, block: ModelledBlock, everyone: list[RunValues]) ->
             else:
                 column = columns.get(r)
                 if column is None:
-                    column = columns[r] = everyone[r].of(duration.value)
+                    column = columns[r] = tables[r].of(duration.value)
                 v = column[j]
             total = v if total is None else total + v
         if not m.usable:

@@ -208,14 +208,14 @@ def _aggregate(sums: GroupSums, longest: AnalysedKernel, threshold: float, by_gr
             launch[fact] = sums.weighted_fact(fact)
     bound_by, regime, verdict_flags = limiter_and_regime(util, shares, launch, threshold,
                                                          longest.raw.compute_capability)
-    total_time = sums.time.fsum()
+    total_time = sums.total_time()
     total_flop = sums.total_flop()
     intensity: dict[str, float | None] = {lv: None for lv in R.LEVELS}
     for lv in R.LEVELS:
         moved = sums.moved_bytes(lv)
         if total_flop is not None and moved is not None:
             intensity[lv] = total_flop / moved if moved > 0 else None
-    per_precision = sums.per_precision
+    per_precision = sums.precision_flop()
     dominant = max(per_precision, key=lambda p: per_precision[p]) if total_flop else None
     compute_roof = dataclasses.replace(longest, dominant_precision=dominant).compute_roof()
     attainable: dict[str, float | None] = {}

@@ -24,7 +24,7 @@ from ..readers.record import RawKernel
 from .groups import GroupMaker, group_key
 from .jsondoc import Encoded, encode_bytes
 from .kernel import AnalysedKernel, run_passes
-from .sums import append_int
+from .sums import extend_ints
 
 
 @dataclass
@@ -106,7 +106,7 @@ class LaunchRecords:
     def reserve(self, index: int) -> int:
         """A position for the next launch (`index`: its own), its record to come (`put`)."""
         self._at.extend((-1, 0))
-        self._index = append_int(self._index, index)
+        self._index = extend_ints(self._index, [index])
         self._set.append(-1)
         return len(self._index) - 1
 
@@ -115,7 +115,7 @@ class LaunchRecords:
         first = len(self._index)
         self._at.extend([-1, 0] * len(indices))
         for index in indices:
-            self._index = append_int(self._index, index)
+            self._index = extend_ints(self._index, [index])
         self._set.extend([-1] * len(indices))
         return first
 
@@ -407,7 +407,7 @@ class Numbered:
         if code is None:
             code = self._known[pair] = len(self._pairs)
             self._pairs.append(pair)
-        self.index = append_int(self.index, k.index)
+        self.index = extend_ints(self.index, [k.index])
         self._names.append(code)
 
     def kernels(self, before: list[RawKernel]) -> list[RawKernel]:

@@ -1,12 +1,13 @@
-"""Launches summed into their group (`GroupSums`): one analysed launch (`add_launch`), or the launches of a run
-of the model over columns (`api.bulk.Run`) at once, from the run's columns, without making a launch of each
-(`add_launches`). One launch is a run of one: there is one way to sum.
+"""Launches summed into their group (`GroupSums`): what the launches of a run of the model over columns
+(`api.bulk.Run`) add to their groups, worked out once per run as columns (`RunTable`), then added for each group's
+launches at once (`add_rows`). One analysed launch is a run of one (`add_launch`): there is one way to sum.
 
-Launches added as a run end where the same launches added one by one end, to the last bit: the exact sums
-(`ExactSum`) do not depend on order or chunking; the plain running ones (`Weighted`, the FLOP per precision) add
-the launches one after the other, in launch order, in Python floats; a product is the one a launch computes
-(IEEE double either way). What a run's launches share (usable, limiter, regime, flags, which roofs and units they
-hold) is the run's, read once.
+Every sum is exact (`ExactSum`): it does not depend on order or chunking, so a run's columns are sliced for a
+group's launches and each slice added whole. A product is the one a launch computes (IEEE double, numpy's or
+Python's). What depends on order is added in launch order: each launch's entry, the durations, the first waves
+seen, the group's first launch, the order of its roofs, units and precisions (each as its first launch with it has
+them). What a run's launches share (usable, limiter, regime, flags, which roofs and units they hold) is the run's,
+read once.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import numpy as np
+
 from ..knowledge import recipes as R
 from ..model.quantities import Value
 from ..model.throughputs import UnitShare
@@ -22,116 +25,168 @@ from ..passes.levers import limits_measured
 from ..readers.record import RawKernel
 from ..readers.values import Values
 from .kernel import AnalysedKernel
-from .sums import (
-    BUFFER,
-    NO_RANGES,
-    NONE,
-    ROOF_KEYS,
-    WORK_KEYS,
-    ExactSum,
-    GroupSums,
-    LaunchColumns,
-    Weighted,
-    append_int,
-)
+from .sums import NO_RANGES, NONE, ROOF_KEYS, WORK_KEYS, GroupSums, LaunchColumns, extend_ints
 
-__all__ = ["RunCache", "RunValues", "add_launch", "add_launches", "durations_of"]
+__all__ = ["RunTable", "add_launch", "add_rows"]
 
+_FACTS = ("waves_per_sm", "achieved_occupancy", "sm_active_share")  # weighed by duration in a group
 _new_share = tuple.__new__
 
 
-class RunCache:
-    """What a run's launches are read from, made once per run: each column as a list (by the column's id), and
-    tables of each launch's values of several numbers (by name)."""
+class RunTable:
+    """What the `n` launches of the run `m` add to their groups, as columns (`j`: a launch's place in the run).
 
-    __slots__ = ("lists", "n", "tables")
+    - `all`: the FLOP and bytes of every launch, where the run is usable (`summed`: the sums they go to);
+    - `durations`: each launch's, where usable and measured (else None); the sums of the launches timed over 0
+      (`timed`) are columns too (`sums_timed`: the sums each goes to), but for the finite shares of a roof whose
+      shares are not all finite (`partly_finite`: its shares, added launch by launch);
+    - what each launch's entry holds (`numbers`, `work`, `tensor`), and its waves per SM.
+    """
 
-    def __init__(self, n: int) -> None:
-        self.n = n
+    __slots__ = ("all", "durations", "lists", "m", "n", "numbers", "partly_finite", "precisions", "roofs", "summed",
+                 "sums_timed", "tensor", "timed", "timed_columns", "unknown", "waves", "work")
+
+    def __init__(self, m: AnalysedKernel, n: int) -> None:
+        self.m, self.n = m, n
         self.lists: dict[int, list[Any]] = {}
-        self.tables: dict[str, list[tuple[Any, ...]]] = {}
+        q = m.q
+        self.summed: list[tuple[str, str]] = []  # the sums of the usable launches' columns (`all`)
+        self.unknown: list[str] = []  # the FLOP and bytes the run does not have
+        columns: list[Any] = []
+        if m.usable:
+            for values, keys in ((q.flop, WORK_KEYS), (q.bytes, R.LEVELS)):
+                for key in keys:
+                    v = values.get(key)
+                    if v is None:
+                        self.unknown.append(key)
+                    else:
+                        self.summed.append(("summed", key))
+                        columns.append(self._array(v.value))
+        self.all = _stacked(columns, n)
+        self.durations = None if not m.usable or q.duration_s is None else self._array(q.duration_s.value)
+        self.roofs = tuple(m.utilization)
+        self.precisions = tuple(p for p, work in q.flop.items() if work is not None)
+        self.partly_finite: dict[str, Any] = {}
+        self.sums_timed: list[tuple[tuple[Any, ...], ...]] = []
+        self.timed: Any = None
+        self.timed_columns: Any = None
+        if self.durations is not None:
+            self._timed(self.durations)
+        self.numbers = _stacked([self._array(NONE if v is None else v.value if type(v) is Value else v) for v in
+                                 (q.duration_s, m.limiter_share, *(m.peaks.get(r) for r in ROOF_KEYS))], n)
+        self.work = self._rows([q.flop.get(p) for p in WORK_KEYS])
+        self.tensor: list[Any] | None = None
+        if m.tensor_peaks or q.tensor_paths:
+            peaks, paths = self._rows(list(m.tensor_peaks.values())), self._rows(list(q.tensor_paths.values()))
+            self.tensor = [(tuple(zip(m.tensor_peaks, a, strict=True)), tuple(zip(q.tensor_paths, b, strict=True)))
+                           for a, b in zip(peaks, paths, strict=True)]
+        self.waves = self.of(m.launch.get("waves_per_sm"))
 
+    def _timed(self, d: Any) -> None:
+        """The columns of the launches timed over 0, each with the sums it goes to."""
+        m, q = self.m, self.m.q
+        self.timed = [d[0] > 0] if type(d) is list else d > 0
+        time: list[tuple[Any, ...]] = [("time",)]
+        columns: list[Any] = [d]
+        keys: list[tuple[tuple[Any, ...], ...]] = []
+        for name, share in m.utilization.items():
+            s = self._array(share)
+            time.append(("share_time", name))
+            columns.append(_times(d, s))
+            finite: Any = [math.isfinite(s[0])] if type(s) is list else np.isfinite(s)
+            if all(finite) if type(finite) is list else finite.all():
+                time.append(("finite_time", name))
+                keys.append((("share_work", name), ("finite_work", name)))
+            else:
+                self.partly_finite[name] = finite
+                keys.append((("share_work", name),))
+        for uid, unit in m.units.items():
+            time.append(("unit_time", uid))
+            columns.append(_times(d, self._array(unit.share)))
+            keys.append((("unit_work", uid),))
+        for fact in _FACTS:
+            figure = m.launch.get(fact)
+            if figure is not None:
+                time.append(("fact_time", fact))
+                columns.append(_times(d, self._array(figure)))
+                keys.append((("fact_work", fact),))
+        for name, v in (("flop", m.total_flop), *((lv, q.bytes.get(lv)) for lv in R.LEVELS)):
+            if v is not None:
+                columns.append(self._array(v.value if type(v) is Value else v))
+                keys.append((("moved", name) if name != "flop" else ("flop",),))
+        for p, work in q.flop.items():
+            if work is not None:
+                columns.append(self._array(work.value))
+                keys.append((("precision", p),))
+        self.sums_timed = [tuple(time), *keys]
+        self.timed_columns = _stacked(columns, self.n)
 
-class RunValues:
-    """A run's numbers for some of its launches (`js`, their places in the run, ascending): each a list of the
-    values those launches hold (a column's, or the run's one value repeated), as `made(j)` gives them."""
-
-    __slots__ = ("cache", "js", "model", "n")
-
-    def __init__(self, model: AnalysedKernel, js: list[int], cache: RunCache) -> None:
-        self.model, self.js, self.n, self.cache = model, js, len(js), cache
+    def _array(self, x: Any) -> Any:
+        """A number of the run as a column: numpy's for a run of many launches, a list of one for one launch."""
+        if self.n == 1:
+            return [x.a.item(0) if type(x) is Values else x]
+        return np.asarray(x.a, dtype=float) if type(x) is Values else np.full(self.n, x, dtype=float)
 
     def of(self, x: Any) -> list[Any]:
+        """Each launch's value of a number of the run (a column's, or the one value repeated)."""
         if type(x) is not Values:
             return [x] * self.n
-        lists = self.cache.lists
-        column = lists.get(id(x))
-        if column is None:
-            column = lists[id(x)] = x.a.tolist()
-        return [column[j] for j in self.js]
+        found = self.lists.get(id(x))
+        if found is None:
+            found = self.lists[id(x)] = x.a.tolist()
+        return found
 
-    def value(self, v: Any) -> list[Any]:
-        """A `Value`'s numbers (None for each launch where it is None)."""
-        return [None] * self.n if v is None else self.of(v.value)
-
-    def rows(self, key: str, xs: Callable[[], list[Any]], none: Any = None) -> list[tuple[Any, ...]]:
-        """Each launch's values of the numbers or `Value`s `xs()` as one tuple (`none` for a None), the run's
-        table of them made once (by `key`)."""
-        table = self.cache.tables.get(key)
-        if table is None and self.cache.n == 1:  # one launch (`add_launch`): its numbers are plain
-            values = [x.value if type(x) is Value else x for x in xs()]
-            if not any(type(v) is Values for v in values):
-                return [tuple(none if v is None else v for v in values)]
-        if table is None:
-            whole = RunValues(self.model, list(range(self.cache.n)), self.cache)
-            columns = [[none] * whole.n if x is None else
-                       [none if v is None else v for v in whole.of(x.value if type(x) is Value else x)]
-                       for x in xs()]
-            table = self.cache.tables[key] = list(zip(*columns, strict=True)) if columns else [()] * whole.n
-        return [table[j] for j in self.js]
-
-    def some(self, timed: list[int]) -> RunValues:
-        """These values for the launches at `timed` (places in `js`)."""
-        return RunValues(self.model, [self.js[k] for k in timed], self.cache)
+    def _rows(self, xs: list[Value | None]) -> list[tuple[Any, ...]]:
+        """Each launch's values of these `Value`s as one tuple (None for a None)."""
+        columns = [[None] * self.n if x is None else self.of(x.value) for x in xs]
+        return list(zip(*columns, strict=True)) if columns else [()] * self.n
 
 
-def durations_of(m: AnalysedKernel, rv: RunValues) -> list[float | None]:
-    """Each launch's `groups.group_duration`: its duration where it is usable."""
-    if not m.usable or m.q.duration_s is None:
-        return [None] * rv.n
-    return rv.of(m.q.duration_s.value)
+def _times(a: Any, b: Any) -> Any:
+    """Launch by launch, a × b (two columns)."""
+    return [a[0] * b[0]] if type(a) is list else a * b
 
 
-def _entries(columns: LaunchColumns, m: AnalysedKernel, rv: RunValues, raws: Sequence[RawKernel]) -> set[str]:
+def _stacked(columns: list[Any], n: int) -> Any:
+    """Columns as one (launch, column) matrix; one launch's as a list of one row."""
+    if n == 1:
+        return [[c[0] for c in columns]]
+    return np.column_stack(columns) if columns else np.empty((n, 0))
+
+
+def _picked(matrix: Any, js: Any) -> list[list[float]]:
+    """The columns of `matrix` at the launches `js` (places in the run), each a list."""
+    if type(matrix) is list:  # one launch
+        return [[v] for v in matrix[0]] if len(js) else [[] for _ in matrix[0]]
+    return matrix[js].T.tolist()  # type: ignore[no-any-return]
+
+
+def _entries(columns: LaunchColumns, t: RunTable, js: list[int], raws: Sequence[RawKernel]) -> set[str]:
     """`LaunchColumns.add` of each launch; returns their NVTX ranges."""
-    q = m.q
+    m, q = t.m, t.m.q
     definitions = tuple((b.definition or "counts") if (b := q.bytes.get(lv)) is not None else None
                         for lv in R.LEVELS)
     shared = (m.usable, m.bound_by, m.regime, limits_measured(m))
-    work = rv.rows("work", lambda: [q.flop.get(p) for p in WORK_KEYS])
-    tensor = bool(m.tensor_peaks or q.tensor_paths)
-    if tensor:
-        peaks_t = list(zip(*(rv.value(v) for v in m.tensor_peaks.values()), strict=True)) or [()] * rv.n
-        paths_t = list(zip(*(rv.value(v) for v in q.tensor_paths.values()), strict=True)) or [()] * rv.n
+    work, tensor = t.work, t.tensor
     known, kinds, codes = columns.known, columns.kinds, columns.codes
     nvtx_seen: set[str] = set()
-    for i, raw in enumerate(raws):
+    for j, raw in zip(js, raws, strict=True):
         nvtx = tuple(raw.nvtx_ranges) if raw.nvtx_ranges else NO_RANGES
         nvtx_seen.update(nvtx)
-        kind = (*shared, nvtx, raw.device, raw.compute_capability, raw.sm_count, definitions, work[i])
+        kind = (*shared, nvtx, raw.device, raw.compute_capability, raw.sm_count, definitions, work[j])
         code = known.get(kind)
         if code is None:
             code = known[kind] = len(kinds)
             kinds.append(kind)
-        if tensor:
-            columns.tensor[len(columns.index)] = (tuple(zip(m.tensor_peaks, peaks_t[i], strict=True)),
-                                                   tuple(zip(q.tensor_paths, paths_t[i], strict=True)))
-        columns.index = append_int(columns.index, raw.index)
+        if tensor is not None:
+            columns.tensor[len(codes)] = tensor[j]
         codes.append(code)
-    numbers = columns.numbers
-    for row in rv.rows("numbers", lambda: [q.duration_s, m.limiter_share, *(m.peaks.get(r) for r in ROOF_KEYS)],
-                       NONE):
-        numbers.extend(row)
+    columns.index = extend_ints(columns.index, [raw.index for raw in raws])
+    numbers = t.numbers
+    if type(numbers) is list:
+        columns.numbers.extend(numbers[0])
+    else:
+        columns.numbers.frombytes(numbers[js].tobytes())
     return nvtx_seen
 
 
@@ -139,119 +194,60 @@ def add_launch(sums: GroupSums, k: AnalysedKernel, carried: Iterable[str]) -> No
     """One analysed launch (`carried`: its flags that the group carries over, `groups.carried_flags`)."""
     if sums.members is not None:
         sums.members.append(k)
-    add_launches(sums, k, RunValues(k, [0], RunCache(1)), (k.raw,), carried, lambda: k)
+    add_rows(sums, RunTable(k, 1), [0], (k.raw,), carried, lambda: k)
 
 
-def add_launches(sums: GroupSums, m: AnalysedKernel, rv: RunValues, raws: Sequence[RawKernel], carried: Iterable[str],
-                 first: Callable[[], AnalysedKernel]) -> None:
-    """The launches of the run `m` at `rv.js` (`raws`: theirs; `carried`: the flags the group carries over), in
-    order; `first()` makes the first of them, where the group keeps it as its first launch."""
+def add_rows(sums: GroupSums, t: RunTable, js: list[int], raws: Sequence[RawKernel], carried: Iterable[str],
+             first: Callable[[], AnalysedKernel]) -> None:
+    """The launches of the run `t` at `js` (places in the run, ascending; `raws`: theirs; `carried`: the flags the
+    group carries over), in order; `first()` makes the first of them, where the group keeps it as its first."""
     if sums.first is None:
         sums.first = first()
-    sums.nvtx.update(_entries(sums.entries, m, rv, raws))
+    sums.nvtx.update(_entries(sums.entries, t, js, raws))
     sums.flags.update(dict.fromkeys(carried))
-    launch = m.launch
     if len(sums.waves) < 2:
-        for waves in rv.of(launch.get("waves_per_sm")):
+        waves = t.waves
+        for j in js:
             if len(sums.waves) >= 2:
                 break
-            if not any(w is waves or w == waves for w in sums.waves):
-                sums.waves.append(waves)
-    q = m.q
-    if m.usable:
-        sums.usable += rv.n
-        for values, keys in ((q.flop, WORK_KEYS), (q.bytes, R.LEVELS)):
-            for key in keys:
-                v = values.get(key)
-                if v is None:
-                    sums.summed_known[key] = False
-                else:
-                    sums.summed[key].extend(rv.of(v.value))
-    found = durations_of(m, rv)
-    if found[0] is None:  # usable and timed is one answer for a run
+            if not any(w is waves[j] or w == waves[j] for w in sums.waves):
+                sums.waves.append(waves[j])
+    exact = sums.exact
+    if t.m.usable:
+        sums.usable += len(js)
+        for key, column in zip(t.summed, _picked(t.all, js), strict=True):
+            exact(key).extend(column)
+        for name in t.unknown:
+            sums.summed_known[name] = False
+    if t.durations is None:  # usable and timed is one answer for a run
         return
-    ds: list[float] = found  # type: ignore[assignment]
-    sums.durations.extend(ds)
-    timed = [k for k, d in enumerate(ds) if d > 0]
+    durations = t.durations
+    if type(durations) is list:
+        sums.durations.extend(durations)
+        timed = [j for j in js if durations[j] > 0]
+    else:
+        sums.durations.frombytes(durations[js].tobytes())
+        timed = [j for j in js if t.timed[j]] if len(js) < 16 else np.asarray(js)[t.timed[js]].tolist()
     if not timed:
         return
-    if len(timed) < rv.n:
-        rv = rv.some(timed)
-        ds = [ds[k] for k in timed]
-    sums.timed_count += rv.n
-    sums.time.extend(list(ds))
-    for name, share in m.utilization.items():
-        _weigh(sums, name, ds, rv.of(share))
-    _units(sums, m, rv, ds)
-    for fact in ("waves_per_sm", "achieved_occupancy", "sm_active_share"):
-        figure = launch.get(fact)
-        if figure is not None:
-            pair = sums.facts.get(fact)
-            if pair is None:
-                pair = sums.facts[fact] = (ExactSum(), ExactSum())
-            figures = rv.of(figure)
-            pair[0].extend(list(ds))
-            pair[1].extend([d * f for d, f in zip(ds, figures, strict=True)])
-    if m.total_flop is None:
+    sums.timed_count += len(timed)
+    sums.roofs.update(dict.fromkeys(t.roofs))
+    for uid, unit in t.m.units.items():
+        if uid not in sums.units:  # as its first launch with it has it
+            sums.units[uid] = _new_share(UnitShare, (uid, t.of(unit.share)[timed[0]], *unit[2:]))
+    sums.precisions.update(dict.fromkeys(t.precisions))
+    columns = _picked(t.timed_columns, timed)
+    for keys, column in zip(t.sums_timed, columns, strict=True):
+        for key in keys:
+            exact(key).extend(column)
+    for name, finite in t.partly_finite.items():  # launch by launch: the finite shares alone
+        times, products = columns[0], columns[1 + t.roofs.index(name)]
+        for k, j in enumerate(timed):
+            if finite[j]:
+                exact(("finite_time", name)).add(times[k])
+                exact(("finite_work", name)).add(products[k])
+    if t.m.total_flop is None:
         sums.flop_known = False
-    else:
-        sums.flop.extend(rv.of(m.total_flop))
     for lv in R.LEVELS:
-        b = q.bytes.get(lv)
-        if b is None:
+        if t.m.q.bytes.get(lv) is None:
             sums.moved_known[lv] = False
-        else:
-            sums.moved[lv].extend(rv.of(b.value))
-    per_precision = sums.per_precision
-    for p, work in q.flop.items():
-        if work is not None:
-            total = per_precision.get(p, 0.0)
-            for v in rv.of(work.value):
-                total = total + v
-            per_precision[p] = total
-
-
-def _weigh(sums: GroupSums, name: str, ds: list[float], shares: list[float]) -> None:
-    """A roof's duration-weighted sums, launch after launch (`GroupSums.add`)."""
-    w = sums.shares.get(name)
-    start = 0
-    if w is None:
-        w = sums.shares[name] = Weighted()
-        w.work, w.time = ds[0] * shares[0], ds[0]
-        start = 1
-    work, time = w.work, w.time
-    for k in range(start, len(ds)):
-        work += ds[k] * shares[k]
-        time += ds[k]
-    w.work, w.time = work, time
-    if all(map(math.isfinite, shares)):
-        w.finite_time.extend(list(ds))
-        w.finite_work.extend([d * s for d, s in zip(ds, shares, strict=True)])
-    else:
-        for d, s in zip(ds, shares, strict=True):
-            if math.isfinite(s):
-                w.finite_time.add(d)
-                w.finite_work.add(d * s)
-
-
-def _units(sums: GroupSums, m: AnalysedKernel, rv: RunValues, ds: list[float]) -> None:
-    """The unit shares' sums (`GroupSums.add`): held as columns where the units are the group's first launch's."""
-    units = m.units
-    order = tuple(units)
-    shares = rv.rows("units", lambda: [u.share for u in units.values()])
-    if sums.unit_order is None:
-        sums.unit_order = order
-        for (uid, unit), share in zip(units.items(), shares[0], strict=True):
-            sums.units[uid] = (_new_share(UnitShare, (unit.id, share, *unit[2:])), None, None)
-    if order == sums.unit_order:
-        sums.pending_times.extend(ds)
-        sums.pending_shares.extend(shares)
-        if len(sums.pending_times) >= BUFFER:
-            sums.flush()
-        return
-    for (uid, unit), column in zip(units.items(), zip(*shares, strict=True), strict=True):
-        if uid not in sums.units:
-            sums.units[uid] = (_new_share(UnitShare, (unit.id, column[0], *unit[2:])), None, None)
-        time, work = sums.unit_sums(uid)
-        time.extend(list(ds))
-        work.extend([d * s for d, s in zip(ds, column, strict=True)])

@@ -12,7 +12,6 @@ launches stream by equals the group summed from all of them at once, to the last
 from __future__ import annotations
 
 import math
-import operator
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -86,14 +85,6 @@ class ExactSum:
             return
         self._partials, self._buffer = partials, ()
 
-    def copy(self) -> ExactSum:
-        """Another sum holding these values (added to apart)."""
-        other = ExactSum()
-        other._partials, other._buffer, other._special = (list(part) or () for part in (self._partials, self._buffer,
-                                                                                         self._special))
-        other._whole, other.count = self._whole, self.count
-        return other
-
     def _set_apart(self) -> list[float]:
         special = self._special
         if type(special) is tuple:
@@ -157,13 +148,14 @@ _NUMBERS = 2 + len(ROOF_KEYS)  # per launch: duration, limiter share, roofs
 NONE = math.nan  # a number the launch does not have (none of these numbers is NaN when it has it)
 
 
-def append_int(column: array[int] | list[int], value: int) -> array[int] | list[int]:
-    """`column` with `value` appended: an array of 64-bit integers, a list once a value does not fit one (a
+def extend_ints(column: array[int] | list[int], values: list[int]) -> array[int] | list[int]:
+    """`column` with `values` appended: an array of 64-bit integers, a list once a value does not fit one (a
     hand-edited kernel ID); returns the column to keep."""
+    had = len(column)
     try:
-        column.append(value)
-    except OverflowError:
-        column = [*column, value]
+        column.extend(values)
+    except OverflowError:  # (the values before the one that does not fit were appended)
+        column = [*column[:had], *values]
     return column
 
 
@@ -215,45 +207,31 @@ class LaunchColumns:
                 yield index, kind[1], kind[2]
 
 
-class Weighted:
-    """A duration-weighted mean's sums: the plain running ones (in launch order), and exact ones of the finite
-    values (the fall-back where the plain mean is not finite)."""
-
-    __slots__ = ("finite_time", "finite_work", "time", "work")
-
-    def __init__(self) -> None:
-        self.work = 0.0
-        self.time = 0.0
-        self.finite_time = ExactSum()
-        self.finite_work = ExactSum()
-
-
 class GroupSums:
-    """One group's launches, added in report order (`add`), summed. `keep`: the launches themselves are kept too
-    (`members`: a report analysed per launch weighs every launch's own ceilings)."""
+    """One group's launches, added in report order (`api.run_sums`), summed. `keep`: the launches themselves are
+    kept too (`members`: a report analysed per launch weighs every launch's own ceilings).
+
+    The sums (`exact`, made on first use, by key): of the usable launches, their FLOP and bytes (`("summed", key)`);
+    of those timed over 0, their time (`("time",)`), and per roof, unit and duration-weighted fact the time of the
+    launches that have it and the sum of duration × share (`("share_time", roof)`, `("share_work", roof)`, and the
+    same of the finite shares alone, `finite_time`, `finite_work`; `unit_time`, `unit_work`; `fact_time`,
+    `fact_work`), their FLOP (`("flop",)`), bytes per level (`("moved", level)`) and FLOP per precision
+    (`("precision", p)`)."""
 
     def __init__(self, keep: bool) -> None:
         self.members: list[AnalysedKernel] | None = [] if keep else None
         self.first: AnalysedKernel | None = None
         self.entries = LaunchColumns()
         self.durations = array("d")  # of the timed launches
-        self.time = ExactSum()  # of the launches timed over 0
         self.timed_count = 0
-        self.shares: dict[str, Weighted] = {}
-        # per unit: its first launch's, and the sums of time and duration × share (`unit_sums`: made on first use)
-        self.units: dict[str, tuple[UnitShare, ExactSum | None, ExactSum | None]] = {}
-        self.unit_order: tuple[str, ...] | None = None  # the units of the group's first timed launch, in its order
-        self.pending_times: list[float] = []  # of the launches not yet summed that have those units in that order
-        self.pending_shares: list[tuple[float, ...]] = []  # their units' shares
-        self.facts: dict[str, tuple[ExactSum, ExactSum]] = {}
-        self.flop = ExactSum()
+        self.sums: dict[tuple[str, ...], ExactSum] = {}
+        self.roofs: dict[str, None] = {}  # as the launches have them, in order
+        self.units: dict[str, UnitShare] = {}  # per unit: its first launch's
+        self.precisions: dict[str, None] = {}
         self.flop_known = True
-        self.moved = {lv: ExactSum() for lv in R.LEVELS}
         self.moved_known = dict.fromkeys(R.LEVELS, True)
-        self.per_precision: dict[str, float] = {}
         self.flags: dict[str, None] = {}
         self.waves: list[float | None] = []  # the distinct waves per SM seen, up to two
-        self.summed = {key: ExactSum() for key in (*WORK_KEYS, *R.LEVELS)}  # over the usable launches
         self.summed_known = dict.fromkeys((*WORK_KEYS, *R.LEVELS), True)
         self.usable = 0
         self.nvtx: set[str] = set()
@@ -262,74 +240,74 @@ class GroupSums:
     def count(self) -> int:
         return len(self.entries)
 
+    def exact(self, key: tuple[str, ...]) -> ExactSum:
+        """The sum of that key (made on first use)."""
+        found = self.sums.get(key)
+        if found is None:
+            found = self.sums[key] = ExactSum()
+        return found
+
+    def _fsum(self, *key: str) -> float:
+        found = self.sums.get(key)
+        return 0.0 if found is None else found.fsum()
+
+    def _mean(self, time: tuple[str, ...], work: tuple[str, ...]) -> float | None:
+        """A duration-weighted mean: the sum of duration × value ÷ the time (None where the sums leave the float
+        range or the time is not over 0)."""
+        t, w = self.sums.get(time), self.sums.get(work)
+        total, weighted = (None if t is None else t.exact()), (None if w is None else w.exact())
+        return weighted / total if total is not None and total > 0 and weighted is not None else None
+
     def weighted_shares(self) -> dict[str, float]:
         """Per roof, the duration-weighted mean of the shares of the launches that have it (finite ones)."""
         out: dict[str, float] = {}
-        for name, w in self.shares.items():
-            if not w.time > 0:
+        for name in self.roofs:
+            time = self._fsum("share_time", name)
+            if not time > 0:
                 continue
-            value = w.work / w.time
+            value = self._fsum("share_work", name) / time
             if not math.isfinite(value):  # rare: the finite shares alone
-                weight = w.finite_time.fsum()
+                weight = self._fsum("finite_time", name)
                 if weight <= 0:
                     continue
-                value = w.finite_work.fsum() / weight
+                value = self._fsum("finite_work", name) / weight
             out[name] = value
         return out
 
-    def flush(self) -> None:
-        """Sum the launches held in `pending_times` and `pending_shares`, unit by unit (column by column, in C)."""
-        times = self.pending_times
-        if not times or self.unit_order is None:
-            return
-        for uid, column in zip(self.unit_order, zip(*self.pending_shares, strict=True), strict=True):
-            time, work = self.unit_sums(uid)
-            time.extend(times)
-            work.extend(list(map(operator.mul, times, column)))
-        self.pending_times, self.pending_shares = [], []
-
-    def unit_sums(self, uid: str) -> tuple[ExactSum, ExactSum]:
-        """A unit's sums of time and of duration × share (made on first use: a group of a few launches holds its
-        launches' shares in `pending_shares` only)."""
-        first, time, work = self.units[uid]
-        if time is None or work is None:
-            time, work = ExactSum(), ExactSum()
-            self.units[uid] = (first, time, work)
-        return time, work
-
     def weighted_units(self) -> dict[str, UnitShare]:
         """Every unit throughput of the launches, its share the duration-weighted mean of theirs (a unit whose
-        sums leave the float range is left out). The launches still pending are summed into copies: the group keeps
-        no sums it did not need."""
-        times = self.pending_times
-        pending = (dict(zip(self.unit_order, zip(*self.pending_shares, strict=True), strict=True))
-                   if times and self.unit_order is not None else {})
+        sums leave the float range is left out)."""
         out: dict[str, UnitShare] = {}
-        for uid, (first, held_time, held_work) in self.units.items():
-            time = ExactSum() if held_time is None else held_time.copy()
-            work = ExactSum() if held_work is None else held_work.copy()
-            column = pending.get(uid)
-            if column is not None:  # as `flush` would add them
-                time.extend(times)
-                work.extend(list(map(operator.mul, times, column)))
-            total, weighted = time.exact(), work.exact()
-            if total is not None and total > 0 and weighted is not None:
-                out[uid] = tuple.__new__(UnitShare, (first[0], weighted / total, *first[2:]))
+        for uid, first in self.units.items():
+            share = self._mean(("unit_time", uid), ("unit_work", uid))
+            if share is not None:
+                out[uid] = tuple.__new__(UnitShare, (first[0], share, *first[2:]))
         return out
 
+    @property
+    def facts(self) -> list[str]:
+        """The facts weighed by duration that some timed launch has."""
+        return [key[1] for key in self.sums if key[0] == "fact_time"]
+
     def weighted_fact(self, fact: str) -> float | None:
-        pair = self.facts.get(fact)
-        if pair is None:
+        if ("fact_time", fact) not in self.sums:
             return None
-        weight = pair[0].fsum()
-        return pair[1].fsum() / weight if weight > 0 else None
+        weight = self._fsum("fact_time", fact)
+        return self._fsum("fact_work", fact) / weight if weight > 0 else None
+
+    def total_time(self) -> float:
+        return self._fsum("time")
 
     def total_flop(self) -> float | None:
-        return self.flop.fsum() if self.flop_known else None
+        return self._fsum("flop") if self.flop_known else None
 
     def moved_bytes(self, level: str) -> float | None:
-        return self.moved[level].fsum() if self.moved_known[level] else None
+        return self._fsum("moved", level) if self.moved_known[level] else None
+
+    def precision_flop(self) -> dict[str, float]:
+        """The FLOP of each precision the timed launches did, in the order they first did it."""
+        return {p: self._fsum("precision", p) for p in self.precisions}
 
     def summed_work(self, keys: tuple[str, ...]) -> dict[str, float | None]:
         """FLOP or bytes per key, summed over the usable launches when every one of them has the value."""
-        return {key: self.summed[key].fsum() if self.usable and self.summed_known[key] else None for key in keys}
+        return {key: self._fsum("summed", key) if self.usable and self.summed_known[key] else None for key in keys}
