@@ -64,6 +64,42 @@ def test_an_exact_sum_is_fsum_of_every_value() -> None:
     assert both.exact() is None  # fsum raises for inf - inf: no total
 
 
+def test_rows_held_by_layout_sum_as_every_launch_at_once() -> None:
+    """A group holds its launches as rows of their run's columns and sums them a chunk at a time
+    (`GroupSums.hold`, `settle`); a sum of time stands for every time a layout names. Runs of two layouts (one
+    with a unit the other lacks), in chunks of random sizes as arrays and as single rows: each weighted share and
+    time is the `fsum` of the launches that have it."""
+    import numpy as np
+
+    from ncu_roofline.api.sums import HELD_ROWS, GroupSums, Layout
+    from ncu_roofline.model.throughputs import UnitShare
+
+    both = Layout.of(frozenset({("time",), ("unit_time", "a"), ("unit_time", "b")}),
+                     ((("unit_work", "a"),), (("unit_work", "b"),)))
+    one = Layout.of(frozenset({("time",), ("unit_time", "a")}), ((("unit_work", "a"),),))
+    assert Layout.of(one.time, one.keys) is one
+    rng = random.Random(3)
+    sums = GroupSums(False)
+    for uid in "ab":
+        sums.units[uid] = UnitShare(uid, 0.0, uid, "memory", None, f"{uid}__metric")
+    launches: list[list[float]] = []  # duration, duration × share of a (and of b)
+    while len(launches) < 5 * HELD_ROWS:
+        layout = rng.choice([both, one])
+        rows = [[d := rng.uniform(1e-6, 1e-3), *(d * rng.random() for _ in layout.keys)]
+                for _ in range(rng.randint(1, 20))]
+        launches += rows
+        if len(rows) == 1:
+            sums.hold(layout, rows, 1)  # one launch: a list of its row
+        else:
+            sums.hold(layout, np.array(rows), len(rows))
+    time = math.fsum(r[0] for r in launches)
+    with_b = [r for r in launches if len(r) == 3]
+    assert sums.total_time() == time
+    shares = sums.weighted_units()
+    assert shares["a"].share == math.fsum(r[1] for r in launches) / time
+    assert shares["b"].share == math.fsum(r[2] for r in with_b) / math.fsum(r[0] for r in with_b)
+
+
 def _plain_launches() -> list[RawKernel]:
     """The launches of a full-set capture with their numeric metrics alone (what a CSV export can hold)."""
     source = CORPUS / "gpu-workshop__MW_Baseline.ncu-rep"

@@ -25,7 +25,7 @@ from ..passes.levers import limits_measured
 from ..readers.record import RawKernel
 from ..readers.values import Values
 from .kernel import AnalysedKernel
-from .sums import NO_RANGES, NONE, ROOF_KEYS, WORK_KEYS, GroupSums, LaunchColumns, extend_ints
+from .sums import NO_RANGES, NONE, ROOF_KEYS, WORK_KEYS, GroupSums, LaunchColumns, Layout, extend_ints
 
 __all__ = ["RunTable", "add_launch", "add_rows"]
 
@@ -37,9 +37,9 @@ class RunTable:
     """What the `n` launches of the run `m` add to their groups, as columns (`j`: a launch's place in the run).
 
     - `all`: the FLOP and bytes of every launch, where the run is usable (`summed`: the sums they go to);
-    - `durations`: each launch's, where usable and measured (else None); the sums of the launches timed over 0
-      (`timed`) are columns too (`sums_timed`: the sums each goes to), but for the finite shares of a roof whose
-      shares are not all finite (`partly_finite`: its shares, added launch by launch);
+    - `durations`: each launch's, where usable and measured (else None); the launches timed over 0 (`timed`) add
+      `timed_columns` (`sums_timed`: the sums they go to), but for the finite shares of a roof whose shares are not
+      all finite (`partly_finite`: added launch by launch);
     - what each launch's entry holds (`numbers`, `work`, `tensor`), and its waves per SM.
     """
 
@@ -50,7 +50,7 @@ class RunTable:
         self.m, self.n = m, n
         self.lists: dict[int, list[Any]] = {}
         q = m.q
-        self.summed: list[tuple[str, str]] = []  # the sums of the usable launches' columns (`all`)
+        summed: list[tuple[tuple[str, str]]] = []  # the sums of the usable launches' columns (`all`)
         self.unknown: list[str] = []  # the FLOP and bytes the run does not have
         columns: list[Any] = []
         if m.usable:
@@ -60,14 +60,15 @@ class RunTable:
                     if v is None:
                         self.unknown.append(key)
                     else:
-                        self.summed.append(("summed", key))
+                        summed.append((("summed", key),))
                         columns.append(self._array(v.value))
         self.all = _stacked(columns, n)
+        self.summed = Layout.of(None, tuple(summed))
         self.durations = None if not m.usable or q.duration_s is None else self._array(q.duration_s.value)
         self.roofs = tuple(m.utilization)
         self.precisions = tuple(p for p, work in q.flop.items() if work is not None)
         self.partly_finite: dict[str, Any] = {}
-        self.sums_timed: list[tuple[tuple[Any, ...], ...]] = []
+        self.sums_timed: Layout | None = None
         self.timed: Any = None
         self.timed_columns: Any = None
         if self.durations is not None:
@@ -118,7 +119,7 @@ class RunTable:
             if work is not None:
                 columns.append(self._array(work.value))
                 keys.append((("precision", p),))
-        self.sums_timed = [tuple(time), *keys]
+        self.sums_timed = Layout.of(frozenset(time), tuple(keys))
         self.timed_columns = _stacked(columns, self.n)
 
     def _array(self, x: Any) -> Any:
@@ -154,11 +155,9 @@ def _stacked(columns: list[Any], n: int) -> Any:
     return np.column_stack(columns) if columns else np.empty((n, 0))
 
 
-def _picked(matrix: Any, js: Any) -> list[list[float]]:
-    """The columns of `matrix` at the launches `js` (places in the run), each a list."""
-    if type(matrix) is list:  # one launch
-        return [[v] for v in matrix[0]] if len(js) else [[] for _ in matrix[0]]
-    return matrix[js].T.tolist()  # type: ignore[no-any-return]
+def _rows(matrix: Any, js: list[int]) -> Any:
+    """The rows of `matrix` of the launches `js` (places in the run)."""
+    return matrix if type(matrix) is list else matrix[js]
 
 
 def _entries(columns: LaunchColumns, t: RunTable, js: list[int], raws: Sequence[RawKernel]) -> set[str]:
@@ -212,11 +211,10 @@ def add_rows(sums: GroupSums, t: RunTable, js: list[int], raws: Sequence[RawKern
                 break
             if not any(w is waves[j] or w == waves[j] for w in sums.waves):
                 sums.waves.append(waves[j])
-    exact = sums.exact
     if t.m.usable:
         sums.usable += len(js)
-        for key, column in zip(t.summed, _picked(t.all, js), strict=True):
-            exact(key).extend(column)
+        if t.summed.keys:
+            sums.hold(t.summed, _rows(t.all, js), len(js))
         for name in t.unknown:
             sums.summed_known[name] = False
     if t.durations is None:  # usable and timed is one answer for a run
@@ -236,16 +234,14 @@ def add_rows(sums: GroupSums, t: RunTable, js: list[int], raws: Sequence[RawKern
         if uid not in sums.units:  # as its first launch with it has it
             sums.units[uid] = _new_share(UnitShare, (uid, t.of(unit.share)[timed[0]], *unit[2:]))
     sums.precisions.update(dict.fromkeys(t.precisions))
-    columns = _picked(t.timed_columns, timed)
-    for keys, column in zip(t.sums_timed, columns, strict=True):
-        for key in keys:
-            exact(key).extend(column)
+    rows = _rows(t.timed_columns, timed)
     for name, finite in t.partly_finite.items():  # launch by launch: the finite shares alone
-        times, products = columns[0], columns[1 + t.roofs.index(name)]
-        for k, j in enumerate(timed):
+        at = 1 + t.roofs.index(name)
+        for row, j in zip(rows, timed, strict=True):
             if finite[j]:
-                exact(("finite_time", name)).add(times[k])
-                exact(("finite_work", name)).add(products[k])
+                sums.exact(("finite_time", name)).add(row[0])
+                sums.exact(("finite_work", name)).add(row[at])
+    sums.hold(t.sums_timed, rows, len(timed))  # type: ignore[arg-type]
     if t.m.total_flop is None:
         sums.flop_known = False
     for lv in R.LEVELS:

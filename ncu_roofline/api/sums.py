@@ -11,11 +11,14 @@ launches stream by equals the group summed from all of them at once, to the last
 
 from __future__ import annotations
 
+import itertools
 import math
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from ..knowledge import recipes as R
 from ..model.throughputs import UnitShare
@@ -207,16 +210,44 @@ class LaunchColumns:
                 yield index, kind[1], kind[2]
 
 
+HELD_ROWS = 64  # launches a group holds as rows before it adds them to its sums
+_NUMBERED = itertools.count()
+_LAYOUTS: dict[tuple[Any, ...], Layout] = {}  # the runs of one kernel share one
+
+
+class Layout:
+    """Where a run's columns go in its groups' sums: the durations (column 0 of the timed launches' columns, `time`)
+    to one sum of the layout's own (`number`) that stands for every sum of time it names (the launches' time,
+    and that of each roof, unit and fact they have); each other column to the sums `keys` names."""
+
+    __slots__ = ("keys", "number", "time")
+
+    def __init__(self, time: frozenset[tuple[str, ...]] | None, keys: tuple[tuple[tuple[str, ...], ...], ...]) -> None:
+        self.time, self.keys = time, keys
+        self.number = next(_NUMBERED)  # never reused: a group's sums of time are told apart by it
+
+    @classmethod
+    def of(cls, time: frozenset[tuple[str, ...]] | None, keys: tuple[tuple[tuple[str, ...], ...], ...]) -> Layout:
+        found = _LAYOUTS.get((time, keys))
+        if found is None:
+            if len(_LAYOUTS) >= 4096:
+                _LAYOUTS.clear()
+            found = _LAYOUTS[(time, keys)] = cls(time, keys)
+        return found
+
+
 class GroupSums:
     """One group's launches, added in report order (`api.run_sums`), summed. `keep`: the launches themselves are
     kept too (`members`: a report analysed per launch weighs every launch's own ceilings).
 
-    The sums (`exact`, made on first use, by key): of the usable launches, their FLOP and bytes (`("summed", key)`);
-    of those timed over 0, their time (`("time",)`), and per roof, unit and duration-weighted fact the time of the
-    launches that have it and the sum of duration × share (`("share_time", roof)`, `("share_work", roof)`, and the
-    same of the finite shares alone, `finite_time`, `finite_work`; `unit_time`, `unit_work`; `fact_time`,
-    `fact_work`), their FLOP (`("flop",)`), bytes per level (`("moved", level)`) and FLOP per precision
-    (`("precision", p)`)."""
+    The sums (`ExactSum`, by key, made on first use): of the usable launches, their FLOP and bytes (`("summed",
+    key)`); of those timed over 0, their time (`("time",)`), and per roof, unit and duration-weighted fact the time
+    of the launches that have it (`("share_time", roof)`, the finite shares' `("finite_time", roof)`,
+    `("unit_time", uid)`, `("fact_time", fact)`) and the sum of duration × share (`share_work`, `finite_work`,
+    `unit_work`, `fact_work`), their FLOP (`("flop",)`), bytes per level (`("moved", level)`) and FLOP per precision
+    (`("precision", p)`). The times are held per `Layout` (`times`: one sum stands for all those its launches
+    share), the rest in `sums`. Launches are held as rows of their columns (`hold`) and added to the sums
+    `HELD_ROWS` at a time, column by column (`settle`)."""
 
     def __init__(self, keep: bool) -> None:
         self.members: list[AnalysedKernel] | None = [] if keep else None
@@ -225,6 +256,9 @@ class GroupSums:
         self.durations = array("d")  # of the timed launches
         self.timed_count = 0
         self.sums: dict[tuple[str, ...], ExactSum] = {}
+        self.times: dict[int, tuple[frozenset[tuple[str, ...]], ExactSum]] = {}
+        self.held: dict[int, tuple[Layout, list[Any]]] = {}  # by layout number: rows not yet summed
+        self.held_rows = 0
         self.roofs: dict[str, None] = {}  # as the launches have them, in order
         self.units: dict[str, UnitShare] = {}  # per unit: its first launch's
         self.precisions: dict[str, None] = {}
@@ -236,26 +270,68 @@ class GroupSums:
         self.usable = 0
         self.nvtx: set[str] = set()
 
+    def hold(self, layout: Layout, rows: Any, count: int) -> None:
+        """Hold `count` launches' rows of columns (a (launch, column) array, or a list of rows) to be summed."""
+        found = self.held.get(layout.number)
+        if found is None:
+            self.held[layout.number] = (layout, [rows])
+        else:
+            found[1].append(rows)
+        self.held_rows += count
+        if self.held_rows >= HELD_ROWS:
+            self.settle()
+
+    def settle(self) -> None:
+        """Add the rows held to their sums, column by column."""
+        for layout, chunks in self.held.values():
+            columns = np.vstack(chunks).T.tolist() if len(chunks) > 1 or type(chunks[0]) is list else \
+                chunks[0].T.tolist()
+            if layout.time is not None:
+                found = self.times.get(layout.number)
+                if found is None:
+                    found = self.times[layout.number] = (layout.time, ExactSum())
+                found[1].extend(columns[0])
+                columns = columns[1:]
+            for keys, column in zip(layout.keys, columns, strict=True):
+                for key in keys:
+                    self.exact(key).extend(column)
+        self.held, self.held_rows = {}, 0
+
     @property
     def count(self) -> int:
         return len(self.entries)
 
     def exact(self, key: tuple[str, ...]) -> ExactSum:
-        """The sum of that key (made on first use)."""
+        """The sum of that key (made on first use), but for a time."""
         found = self.sums.get(key)
         if found is None:
             found = self.sums[key] = ExactSum()
         return found
 
     def _fsum(self, *key: str) -> float:
+        """The sum of that key, 0.0 where no launch added to it."""
+        return self._exact_of(key, ExactSum.fsum)  # type: ignore[return-value]
+
+    def _exact_of(self, key: tuple[str, ...], total: Any) -> float | None:
+        if self.held:
+            self.settle()
+        if key[0].endswith("time"):  # the layouts' sums that stand for it, as one
+            parts = [s for names, s in self.times.values() if key in names]
+            if key in self.sums:  # the finite shares' time of launches whose shares are not all finite
+                parts.append(self.sums[key])
+            if len(parts) != 1:
+                whole = ExactSum()
+                for part in parts:
+                    whole.extend(part.values())
+                return total(whole)  # type: ignore[no-any-return]
+            return total(parts[0])  # type: ignore[no-any-return]
         found = self.sums.get(key)
-        return 0.0 if found is None else found.fsum()
+        return total(found if found is not None else ExactSum())  # type: ignore[no-any-return]
 
     def _mean(self, time: tuple[str, ...], work: tuple[str, ...]) -> float | None:
         """A duration-weighted mean: the sum of duration × value ÷ the time (None where the sums leave the float
         range or the time is not over 0)."""
-        t, w = self.sums.get(time), self.sums.get(work)
-        total, weighted = (None if t is None else t.exact()), (None if w is None else w.exact())
+        total, weighted = self._exact_of(time, ExactSum.exact), self._exact_of(work, ExactSum.exact)
         return weighted / total if total is not None and total > 0 and weighted is not None else None
 
     def weighted_shares(self) -> dict[str, float]:
@@ -287,10 +363,13 @@ class GroupSums:
     @property
     def facts(self) -> list[str]:
         """The facts weighed by duration that some timed launch has."""
-        return [key[1] for key in self.sums if key[0] == "fact_time"]
+        if self.held:
+            self.settle()
+        return list(dict.fromkeys(key[1] for names, _ in self.times.values() for key in names
+                                  if key[0] == "fact_time"))
 
     def weighted_fact(self, fact: str) -> float | None:
-        if ("fact_time", fact) not in self.sums:
+        if fact not in self.facts:
             return None
         weight = self._fsum("fact_time", fact)
         return self._fsum("fact_work", fact) / weight if weight > 0 else None
