@@ -128,7 +128,7 @@ class KernelGroup:
             "block_size": list(self.block) if self.block else None,
             "launches": len(self.launches),
             "usable_launches": self.usable_launches,
-            "launch_indices": [k.index for k in self.launches],
+            "launch_indices": self.launches.indices(),
             "duration_s": self.stats.to_dict(),
             "share_of_gpu_time": self.share,
             "work_flop": dict(self.work_flop),

@@ -77,6 +77,8 @@ def nvtx_rollup(groups: Sequence[KernelGroup]) -> list[RangeNode]:
     """
     nodes: dict[str, RangeNode] = {}
     for g in groups:
+        if not g.nvtx_ranges:  # (every range any of its launches ran in)
+            continue
         for k in g.launches:
             if not k.nvtx_ranges:
                 continue

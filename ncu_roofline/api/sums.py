@@ -201,6 +201,10 @@ class LaunchColumns:
         for n in range(len(self.index)):
             yield self[n]
 
+    def indices(self) -> list[int]:
+        """Each launch's index, in order, without building its entry."""
+        return list(self.index)
+
     def verdicts(self) -> Iterator[tuple[int, str | None, str | None]]:
         """(index, limiter, regime) of each usable launch, in order, without building its entry."""
         kinds = self.kinds
