@@ -20,7 +20,7 @@ import copy
 import itertools
 import operator
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -42,12 +42,15 @@ _MARK = "\x01%d\x01"
 _MARK_RE = re.compile(rb'"\\u0001(\d+)\\u0001"')
 _OWN = (*launch_fields(RawKernel(0, "", "", {})), "group_key")  # a launch's own fields in its record
 _INDEX = _OWN.index("index")
+# What tells a launch's own fields from another's but its index and NVTX ranges (each field a `RawKernel` attribute)
+_IDENTITY = operator.attrgetter(*(name for name in _OWN if name not in ("index", "nvtx_ranges", "group_key")))
 
 
 class RecordTemplate:
-    """A run's launch records: its encoded record with `%s` in each place its launches' values go (`format`), the
-    order those values take there (`order`: each launch's own fields, in `_OWN` order, then the run's columns),
-    each launch's column values encoded (`numbers`), and the recipe set they share (`found`)."""
+    """A run's launch records: its encoded record cut where its launches' values go (`pieces`, one more than the
+    values), where each value comes from (`places`: below `len(_OWN)` a launch's own field, in `_OWN` order, else
+    one of the run's columns), each column's values encoded (`columns`), the length of each launch's record but
+    for its own fields (`lengths`), and the recipe set they share (`found`)."""
 
     def __init__(self, run: Run, recipes: dict[str, str], raw: RawKernel, found: int) -> None:
         m = copy.copy(run.model)
@@ -60,51 +63,75 @@ class RecordTemplate:
             slots.append(n)
         del d["provenance"], d["missing"]
         d["recipe_set"] = found
-        d = _marked(d, slots)
+        lengths = np.zeros(len(run.positions), dtype=np.int64)
+        d = _marked(d, slots, lengths)
         parts = _MARK_RE.split(orjson.dumps(d, option=ORJSON_OPTIONS))
-        self.format = b"%s".join(piece.replace(b"%", b"%%") for piece in parts[0::2])
+        self.pieces: list[bytes] = parts[0::2]
         columns = [slot for slot in slots if type(slot) is list]
         at = {id(slot): len(_OWN) + k for k, slot in enumerate(columns)}
-        places = [slot if type(slot) is int else at[id(slot)] for slot in (slots[int(s)] for s in parts[1::2])]
-        self.order = operator.itemgetter(*places) if len(places) > 1 else lambda v: tuple(v[p] for p in places)
-        self.numbers: list[tuple[bytes, ...]] = list(zip(*columns, strict=True)) if columns else [()] * len(
-            run.positions)
+        self.places = [slot if type(slot) is int else at[id(slot)] for slot in (slots[int(s)] for s in parts[1::2])]
+        self.columns: list[list[bytes]] = columns
+        self.lengths = lengths + sum(map(len, self.pieces))
         self.found = found
 
     def render(self, j: int, own: tuple[bytes, ...]) -> bytes:
         """The record of the run's j-th launch (`own`: its own fields, encoded, in `_OWN` order)."""
-        values = self.order(own + self.numbers[j])
-        return self.format % (values if type(values) is tuple else (values,))
+        width, columns = len(_OWN), self.columns
+        values = [own[p] if p < width else columns[p - width][j] for p in self.places]
+        return b"".join(itertools.chain.from_iterable(zip(self.pieces[:-1], values, strict=True))) + self.pieces[-1]
+
+    def records(self, owns: list[tuple[bytes, ...] | None]) -> tuple[bytes, list[int]]:
+        """The records of the run's launches whose own fields are given (`owns`, one per launch of the run, None for
+        a launch written otherwise), one after the other, and the length of each: `render` of each, at once."""
+        n, width = len(owns), len(_OWN)
+        filler = next(own for own in owns if own is not None)
+        filled = [filler if own is None else own for own in owns]
+        own_columns = list(zip(*filled, strict=True))
+        pieces = self.pieces
+        interleaved: list[Iterable[bytes]] = [itertools.repeat(pieces[0], n)]
+        for piece, p in zip(pieces[1:], self.places, strict=True):
+            interleaved += [own_columns[p] if p < width else self.columns[p - width], itertools.repeat(piece, n)]
+        kept = [own is not None for own in owns]
+        data = b"".join(itertools.chain.from_iterable(itertools.compress(zip(*interleaved, strict=True), kept)))
+        own_lengths = [sum(map(len, own)) for own in filled]
+        return data, (self.lengths + own_lengths)[kept].tolist()
 
 
-def _marked(obj: Any, slots: list[int | list[bytes]]) -> Any:
-    """`obj` with a mark in place of each column (`Values`), its launches' values encoded in `slots`."""
+def _marked(obj: Any, slots: list[int | list[bytes]], lengths: Any) -> Any:
+    """`obj` with a mark in place of each column (`Values`), its launches' values encoded in `slots`, their lengths
+    added to `lengths` (launch by launch)."""
     kind = type(obj)
     if kind is Values:
-        slots.append(orjson.dumps(obj.a.tolist(), option=ORJSON_OPTIONS)[1:-1].split(b","))
+        encoded = orjson.dumps(obj.a.tolist(), option=ORJSON_OPTIONS)[1:-1]
+        commas = np.flatnonzero(np.frombuffer(encoded, dtype=np.uint8) == ord(","))  # no number holds one
+        lengths += np.diff(commas, prepend=-1, append=len(encoded)) - 1
+        slots.append(encoded.split(b","))
         return _MARK % (len(slots) - 1)
     if kind is dict:
-        return {k: _marked(v, slots) for k, v in obj.items()}
+        return {k: _marked(v, slots, lengths) for k, v in obj.items()}
     if kind is list or kind is tuple:
-        return [_marked(v, slots) for v in obj]
+        return [_marked(v, slots, lengths) for v in obj]
     return obj
 
 
 def _own(raw: RawKernel, key: str, known: dict[tuple[Any, ...], list[bytes]]) -> tuple[bytes, ...] | None:
     """A launch's own fields, encoded in `_OWN` order (None where orjson cannot encode one: the launch writes its
-    own record)."""
-    fields = launch_fields(raw)
-    index = fields.pop("index")
-    ident = (*map(_hashable, fields.values()), key)
-    found = known.get(ident)
+    own record). The fields but its index are encoded once per launch identity (`known`)."""
+    ident = (*_IDENTITY(raw), tuple(raw.nvtx_ranges), key)
+    try:
+        found = known.get(ident)
+    except TypeError:  # a list where a tuple was meant
+        ident = tuple(map(_hashable, ident))
+        found = known.get(ident)
     try:
         if found is None:
+            fields = launch_fields(raw)
             fields["group_key"] = key
             fields["index"] = 0
             found = [orjson.dumps(fields[name], option=ORJSON_OPTIONS) for name in _OWN]
             if len(known) < 4096:
                 known[ident] = found
-        encoded = orjson.dumps(index, option=ORJSON_OPTIONS)
+        encoded = orjson.dumps(raw.index, option=ORJSON_OPTIONS)
     except (orjson.JSONEncodeError, TypeError):
         return None
     return (*found[:_INDEX], encoded, *found[_INDEX + 1:])
@@ -126,9 +153,8 @@ def add_block(stream: Streamed, block: ModelledBlock) -> None:
     members: dict[str, list[int]] = {}
     for k, key in enumerate(keys):
         members.setdefault(key, []).append(k)
-    templates: dict[int, RecordTemplate | None] = {}
-    known: dict[tuple[Any, ...], list[bytes]] = {}
     source, local = block.source, block.local
+    held: set[int] = set()  # the groups' longest launches: written when let go (`Streamed.hold`)
     for key, group in members.items():
         sums = maker.sums.get(key)
         if sums is None:
@@ -145,24 +171,34 @@ def add_block(stream: Streamed, block: ModelledBlock) -> None:
                      lambda p=at[0]: block.launch(p))  # type: ignore[misc]
         timed = [p for p in group if durations[p] is not None]
         maker.time.extend([durations[p] for p in timed])  # type: ignore[misc]
-        held = _longest(stream, block, key, group, timed, durations, base)
-        for p in group:
-            if p == held:
-                continue
-            r = int(source[p])
-            if r < 0:
-                stream._put(base + p, block.single[p], key)
-                continue
-            if not stream.keep_records:
-                continue
-            if r not in templates:
-                templates[r] = _template(block.runs[r], stream, key, rows)
-            template = templates[r]
-            own = None if template is None else _own(rows[p], key, known)
-            if template is None or own is None:
-                stream._put(base + p, block.launch(p), key)
-            else:
-                records.put_encoded(base + p, template.found, template.render(int(local[p]), own))
+        longest = _longest(stream, block, key, group, timed, durations, base)
+        if longest is not None:
+            held.add(longest)
+    for p, launch in block.single.items():
+        if p not in held:
+            stream._put(base + p, launch, keys[p])
+    if stream.keep_records:
+        known: dict[tuple[Any, ...], list[bytes]] = {}
+        for run in block.runs:
+            _write_run(stream, block, run, keys, base, held, known)
+
+
+def _write_run(stream: Streamed, block: ModelledBlock, run: Run, keys: list[str], base: int, held: set[int],
+               known: dict[tuple[Any, ...], list[bytes]]) -> None:
+    """The records of a run's launches (but those `held`), from its template where it has one."""
+    rows = block.rows
+    template = _template(run, stream, keys[run.positions[0]], rows)
+    owns: list[tuple[bytes, ...] | None] = []
+    for p in run.positions:
+        own = None if template is None or p in held else _own(rows[p], keys[p], known)
+        if own is None and p not in held:
+            stream._put(base + p, block.launch(p), keys[p])
+        owns.append(own)
+    if template is not None and any(own is not None for own in owns):
+        data, lengths = template.records(owns)
+        assert stream.records is not None
+        stream.records.put_many([base + p for p, own in zip(run.positions, owns, strict=True) if own is not None],
+                                template.found, data, lengths)
 
 
 def _template(run: Run, stream: Streamed, key: str, rows: Sequence[RawKernel]) -> RecordTemplate | None:

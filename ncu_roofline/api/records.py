@@ -138,6 +138,17 @@ class LaunchRecords:
         self._at[2 * position], self._at[2 * position + 1] = self._end, len(data)
         self._end += len(data)
 
+    def put_many(self, positions: list[int], found: int, data: bytes, lengths: list[int]) -> None:
+        """Records as `encode` makes them, one after the other in `data` (`lengths`), of launches that share a
+        recipe set: `put_encoded` of each."""
+        self._file.write(data)
+        at, sets, end = self._at, self._set, self._end
+        for position, length in zip(positions, lengths, strict=True):
+            sets[position] = found
+            at[2 * position], at[2 * position + 1] = end, length
+            end += length
+        self._end = end
+
     def in_order(self) -> None:
         """Number the recipe sets by their first launch (a record written late, a group's longest launch, listed
         its set first): as a report analysed launch by launch lists them."""
