@@ -78,7 +78,7 @@ timed(A, "add_block", "blocks added: sums, longest launches, records")
 timed(B, "add_rows", "  of it: group sums from a run's columns")
 timed(B, "_longest", "  of it: longest launches and their passes")
 timed(B, "_template", "  of it: record templates made and checked")
-timed(B.RecordTemplate, "render", "  of it: records written from templates")
+timed(B.RecordTemplate, "records", "  of it: records joined from templates")
 timed(G.GroupMaker, "groups", "groups: verdicts and findings")
 
 settings = AnalysisSettings()
