@@ -220,6 +220,33 @@ def launch_rows(data: dict) -> list[list]:
     return rows
 
 
+@pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.name)
+def test_the_page_lists_every_launch_as_it_was_analysed(path: Path) -> None:
+    """Every launch of every corpus capture in the page's launch columns (made from the columns its group keeps,
+    `LaunchColumns.by_kind`): its index, duration, limiter, limiter share and regime as its own analysis gives them."""
+    from ncu_roofline.views.labels import regime_label, short_label
+    from ncu_roofline.views.report import build_report_view
+
+    a = ncu_roofline.analyze(path)
+    data = build_report_view(a)["launch_data"]
+    rows = launch_rows(data)
+    kernels = sorted(((n, k) for n, r in enumerate(a.reports) for k in r.kernels), key=lambda t: (t[0], t[1].raw.index))
+    assert len(rows) == len(kernels)
+
+    def rounded(v: float | None, scale: float) -> int | None:
+        return round(v * scale) if v is not None and abs(v * scale) < float("inf") else None
+
+    for row, (_, k) in zip(rows, kernels, strict=True):
+        index, _, ns, limit, permille, regime, _ = row
+        assert index == k.raw.index
+        assert ns == rounded(k.q.duration_s.value if k.q.duration_s is not None else None, 1e9)
+        assert (data["limits"][limit]["label"] if limit is not None else None) == (
+            short_label(k.bound_by) if k.bound_by else None)
+        assert permille == rounded(k.limiter_share, 1000)
+        assert (data["regimes"][regime] if regime is not None else None) == (
+            regime_label(k.regime) if k.regime else None)
+
+
 @needs_corpus
 def test_report_with_nothing_to_plot_says_so() -> None:
     a = ncu_roofline.analyze(CORPUS / "fuzigrad__output.ncu-rep")

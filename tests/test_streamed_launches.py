@@ -28,7 +28,8 @@ from ncu_roofline.errors import InputError
 from ncu_roofline.readers import read_report_isolated
 from ncu_roofline.readers.isolation import Call, ReaderPool
 from ncu_roofline.readers.record import Metric, RawKernel, RawReport
-from ncu_roofline.views.report import RoofValues, build_report_view, device_roofs
+from ncu_roofline.views.launches import RoofValues, device_roofs
+from ncu_roofline.views.report import build_report_view
 
 # What a group holds in either mode (its findings are its longest launch's in one, every launch's in the other).
 GROUP_NUMBERS = ("group_key", "display_name", "launches", "usable_launches", "launch_indices", "duration_s",
@@ -148,9 +149,11 @@ def test_streamed_launches_keep_every_number_of_the_capture(path: Path, monkeypa
         for device in {k.raw.device for k in report.kernels}:
             gathered = RoofValues()
             for g in whole.groups_of(report):
-                for e in g.launches:
-                    if e.device == device:
-                        gathered.add_launch(e)
+                launches = g.launches
+                for kind, at, numbers in launches.by_kind():
+                    if kind[5] == device:
+                        gathered.add_launches(numbers[:, 2:], kind[9],
+                                              [launches.tensor[n] for n in at.tolist() if n in launches.tensor])
             assert gathered.roofs() == device_roofs([k.to_dict() for k in report.kernels if k.raw.device == device])
     # Narrowed to whole groups, as a capture analysed launch by launch is: the same groups, names and totals.
     last = streamed.groups_of(streamed.reports[0])[-1]

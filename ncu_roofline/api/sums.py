@@ -201,6 +201,17 @@ class LaunchColumns:
         for n in range(len(self.index)):
             yield self[n]
 
+    def by_kind(self) -> Iterator[tuple[_Kind, np.ndarray, np.ndarray]]:
+        """Each kind of launch the group holds (what its entries share but their numbers), with the positions of
+        its launches and their numbers (rows of duration, limiter share and roofs, NaN for none)."""
+        n = len(self.index)
+        codes = np.frombuffer(self.codes, dtype=f"u{self.codes.itemsize}", count=n)
+        numbers = np.frombuffer(self.numbers, dtype=np.float64, count=n * _NUMBERS).reshape(n, _NUMBERS)
+        for code, kind in enumerate(self.kinds):
+            at = np.flatnonzero(codes == code)
+            if len(at):
+                yield kind, at, numbers[at]
+
     def indices(self) -> list[int]:
         """Each launch's index, in order, without building its entry."""
         return list(self.index)

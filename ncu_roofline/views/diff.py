@@ -31,7 +31,7 @@ from .diff_gate import (
     per_unit_text,
 )
 from .labels import LONG_LABELS, family, long_label, roof_css, short_label
-from .report import device_roofs
+from .launches import device_roofs
 from .texts import CEILING_LABELS, created_at
 
 # Changes within this many percent are drawn neutral (run-to-run noise of a profiled kernel).

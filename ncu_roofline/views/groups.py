@@ -12,6 +12,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable, Sequence
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from ..api.groups import NO_LIMITER, KernelGroup
@@ -196,17 +197,16 @@ def launch_data(groups: Sequence[tuple[int, KernelGroup]], views: dict[str, dict
         gid = group_id(report_no, g)
         table.append({"id": gid, "name": g.display_name, "section": views.get(gid, {}).get("has_section", False),
                       "row": gid in views, "report": report_no})
-        for k in g.launches:
-            ns = k.duration_s * 1e9 if k.duration_s is not None else None
-            share = k.limiter_share
-            path = None if redact or not k.nvtx_ranges else ";".join(k.nvtx_ranges)
-            rows.append((
-                report_no, k.index, no, round(ns) if ns is not None and math.isfinite(ns) else None,
-                limits.setdefault(k.bound_by, len(limits)) if k.bound_by else None,
-                round(share * 1000) if share is not None and math.isfinite(share) else None,
-                regimes.setdefault(k.regime, len(regimes)) if k.regime else None,
-                nvtx.setdefault(path, len(nvtx)) if path is not None else None,
-            ))
+        launches = g.launches
+        for kind, at, numbers in launches.by_kind():  # (numbers: NaN where a launch has none)
+            _, bound_by, regime, _, ranges = kind[:5]
+            path = None if redact or not ranges else ";".join(ranges)
+            ns = [round(v) if math.isfinite(v) else None for v in (numbers[:, 0] * 1e9).tolist()]
+            share = [round(v * 1000) if math.isfinite(v) else None for v in numbers[:, 1].tolist()]
+            rows += zip(repeat(report_no), [launches.index[n] for n in at.tolist()], repeat(no), ns,
+                        repeat(limits.setdefault(bound_by, len(limits)) if bound_by else None), share,
+                        repeat(regimes.setdefault(regime, len(regimes)) if regime else None),
+                        repeat(nvtx.setdefault(path, len(nvtx)) if path is not None else None))
     rows.sort(key=lambda r: (r[0], r[1]))
     names = ("index", "group", "ns", "limit", "permille", "regime", "nvtx")
     columns: dict[str, list[Any]] = {name: [r[i + 1] for r in rows] for i, name in enumerate(names)}

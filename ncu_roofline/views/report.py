@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import os
 import statistics
-from array import array
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from ..api.analysis import LAUNCH_FINDINGS_UP_TO
 from ..api.groups import FINDINGS_BY_GROUP
-from ..api.sums import WORK_KEYS, LaunchEntry
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
 from ..knowledge.catalog import page_words
@@ -41,6 +39,7 @@ from .labels import (
     roof_css,
     short_label,
 )
+from .launches import PageLaunches, device_roofs
 from .texts import CEILING_LABELS, created_at, flag_text, quantity_label, table_flags
 from .verdict import TOP_N, Header, finding_views, next_step, top_finding, verdict, verdict_block
 
@@ -107,72 +106,6 @@ def launch_text(k: AnalysedKernel) -> str:
 def _kernel_id(report_no: int, k: AnalysedKernel) -> str:
     return f"r{report_no}k{k.raw.index}"
 
-
-def device_roofs(sides: list[dict[str, Any]], prefix: str = "") -> list[dict[str, Any]]:
-    """One value per roof for kernels of one device (JSON-contract dicts): the median over them,
-    since the measured clocks vary a little from kernel to kernel."""
-    found = RoofValues()
-    for s in sides:
-        found.add(s["peaks"], s["work_flop"], s["tensor_ops_by_datapath"])
-    return found.roofs(prefix)
-
-
-def _positive(v: object) -> bool:
-    return isinstance(v, (int, float)) and v > 0
-
-
-class RoofValues:
-    """The roofs the launches of one device measured, gathered launch by launch (`device_roofs`): each roof's
-    values as floats in an array (200,000 launches make no dict each), the precisions they did work in."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, array[float]] = {}
-        self.used: set[str] = set()
-        self.paths: dict[str, list[float]] = {}
-
-    def add(self, peaks: dict[str, Any], work: dict[str, Any], ops: dict[str, Any]) -> None:
-        """One launch: its `peaks` (name -> per-second value; `tensor_flop_per_s`: per datapath), its work per
-        precision and its tensor operations per datapath (JSON-contract names)."""
-        for key in _PEAK_KEYS:
-            v = peaks.get(key)
-            if _positive(v):
-                self.values.setdefault(key, array("d")).append(float(v))  # type: ignore[arg-type]
-        self.used.update(p for p, w in work.items() if _positive(w))
-        estimated = _positive(work.get("tensor"))
-        for dp, v in (peaks.get("tensor_flop_per_s") or {}).items():
-            if _positive(v) and (_positive(ops.get(dp)) or (not ops and estimated)):
-                self.paths.setdefault(dp, []).append(float(v))
-
-    def add_launch(self, k: LaunchEntry) -> None:
-        """One launch as its group keeps it."""
-        peaks: dict[str, Any] = dict(zip(_PEAK_KEYS, k.roofs, strict=True))
-        if k.tensor_roofs:
-            peaks["tensor_flop_per_s"] = dict(k.tensor_roofs)
-        self.add(peaks, dict(zip(WORK_KEYS, k.work, strict=True)), dict(k.tensor_ops))
-
-    def roofs(self, prefix: str = "") -> list[dict[str, Any]]:
-        roofs: list[dict[str, Any]] = []
-        for lv in R.LEVELS:
-            values = self.values.get(f"{lv}_bytes_per_s")
-            if values:
-                v = statistics.median(values)
-                roofs.append({"name": lv, "kind": "bandwidth", "value": v,
-                              "label": f"{prefix}{short_label(lv)} {F.si(v, 'B/s')}"})
-        for p in R.PRECISIONS:
-            values = self.values.get(f"{p}_flop_per_s")
-            if values and (p in self.used or p == "fp32" or not self.used):
-                v = statistics.median(values)
-                roofs.append({"name": p, "kind": "compute", "value": v,
-                              "label": f"{prefix}{short_label(p)} {F.si(v, 'FLOP/s')}"})
-        for dp, found in sorted(self.paths.items()):
-            v = statistics.median(found)
-            roofs.append({"name": f"tensor:{dp}", "kind": "compute", "value": v,
-                          "label": f"{prefix}Tensor {dp} {F.si(v, 'FLOP/s')}"})
-        return roofs
-
-
-# The peaks of a launch, in `sums.ROOF_KEYS` order: levels in bytes, precisions in FLOP per second.
-_PEAK_KEYS = (*(f"{lv}_bytes_per_s" for lv in R.LEVELS), *(f"{p}_flop_per_s" for p in R.PRECISIONS))
 
 
 def _points(kid: str, k: AnalysedKernel, label: str) -> list[dict[str, Any]]:
@@ -368,45 +301,6 @@ def findings_note(analysis: Analysis, names: list[str]) -> str:
     return page_words("findings_by_group", {"reports": by_group[0][0] if one else None,
                                             "launches": by_group[0][1] if one else None,
                                             "count": None if one else len(by_group), "limit": LAUNCH_FINDINGS_UP_TO})
-
-
-class PageLaunches:
-    """What the page's header and charts say of every launch, gathered in one pass over the groups' launches
-    (200,000 launches are never a list of entries): the devices in the order they first ran a launch, each with
-    that launch and its launches' roofs, the byte definitions per level, counts, and the time of the launches
-    shown, summed in launch order."""
-
-    def __init__(self, analysis: Analysis) -> None:
-        self.devices: dict[str, tuple[tuple[int, int], LaunchEntry]] = {}
-        self.roofs: dict[str, RoofValues] = {}
-        self.definitions: list[set[str]] = [set() for _ in R.LEVELS]
-        self.count = self.unusable = 0
-        first: dict[str, tuple[tuple[int, int], LaunchEntry]] = {}
-        times: list[float] = []
-        for report_no, r in enumerate(analysis.reports):
-            index: list[int] = []
-            durations: list[float] = []
-            for g in analysis.groups_of(r):
-                for k in g.launches:
-                    device = k.device or "unknown device"
-                    at = (report_no, k.index)
-                    if device not in first or at < first[device][0]:
-                        first[device] = (at, k)
-                    found = self.roofs.get(device)
-                    if found is None:
-                        found = self.roofs[device] = RoofValues()
-                    found.add_launch(k)
-                    for held, definition in zip(self.definitions, k.definitions, strict=True):
-                        if definition is not None:
-                            held.add(definition)
-                    self.count += 1
-                    self.unusable += not k.usable
-                    if k.duration_s is not None:
-                        index.append(k.index)
-                        durations.append(k.duration_s)
-            times.extend(durations[n] for n in sorted(range(len(index)), key=index.__getitem__))
-        self.devices = dict(sorted(first.items(), key=lambda item: item[1][0]))
-        self.time = sum(times) if times else None
 
 
 def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any]:
