@@ -235,10 +235,13 @@ class Layout:
     to one sum of the layout's own (`number`) that stands for every sum of time it names (the launches' time,
     and that of each roof, unit and fact they have); each other column to the sums `keys` names."""
 
-    __slots__ = ("keys", "number", "time")
+    __slots__ = ("column_of", "keys", "number", "time")
 
     def __init__(self, time: frozenset[tuple[str, ...]] | None, keys: tuple[tuple[tuple[str, ...], ...], ...]) -> None:
         self.time, self.keys = time, keys
+        first = 0 if time is None else 1
+        self.column_of = {key: c for c, names in enumerate(keys, first) for key in names}  # each key's column
+        self.column_of.update(dict.fromkeys(time or (), 0))
         self.number = next(_NUMBERED)  # never reused: a group's sums of time are told apart by it
 
     @classmethod
@@ -328,20 +331,23 @@ class GroupSums:
         return self._exact_of(key, ExactSum.fsum)  # type: ignore[return-value]
 
     def _exact_of(self, key: tuple[str, ...], total: Any) -> float | None:
-        if self.held:
-            self.settle()
-        if key[0].endswith("time"):  # the layouts' sums that stand for it, as one
-            parts = [s for names, s in self.times.values() if key in names]
-            if key in self.sums:  # the finite shares' time of launches whose shares are not all finite
-                parts.append(self.sums[key])
-            if len(parts) != 1:
-                whole = ExactSum()
-                for part in parts:
+        """`total` (`ExactSum.fsum` or `exact`) of every value added to that key: its sum's, for a time those of the
+        layouts that name it, and those of the rows still held, read where they are (a group of fewer than
+        `HELD_ROWS` launches makes no sum at all)."""
+        whole = ExactSum()
+        if key[0].endswith("time"):
+            for names, part in self.times.values():
+                if key in names:
                     whole.extend(part.values())
-                return total(whole)  # type: ignore[no-any-return]
-            return total(parts[0])  # type: ignore[no-any-return]
         found = self.sums.get(key)
-        return total(found if found is not None else ExactSum())  # type: ignore[no-any-return]
+        if found is not None:  # (a time: the finite shares' of launches whose shares are not all finite)
+            whole.extend(found.values())
+        for layout, chunks in self.held.values():
+            c = layout.column_of.get(key)
+            if c is not None:
+                for chunk in chunks:
+                    whole.extend([row[c] for row in chunk] if type(chunk) is list else chunk[:, c].tolist())
+        return total(whole)  # type: ignore[no-any-return]
 
     def _mean(self, time: tuple[str, ...], work: tuple[str, ...]) -> float | None:
         """A duration-weighted mean: the sum of duration × value ÷ the time (None where the sums leave the float
@@ -378,10 +384,9 @@ class GroupSums:
     @property
     def facts(self) -> list[str]:
         """The facts weighed by duration that some timed launch has."""
-        if self.held:
-            self.settle()
-        return list(dict.fromkeys(key[1] for names, _ in self.times.values() for key in names
-                                  if key[0] == "fact_time"))
+        named = [names for names, _ in self.times.values()] + [layout.time for layout, _ in self.held.values()
+                                                                if layout.time is not None]
+        return list(dict.fromkeys(key[1] for names in named for key in names if key[0] == "fact_time"))
 
     def weighted_fact(self, fact: str) -> float | None:
         if fact not in self.facts:
