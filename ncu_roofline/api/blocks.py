@@ -187,6 +187,8 @@ def _write_run(stream: Streamed, block: ModelledBlock, run: Run, keys: list[str]
                known: dict[tuple[Any, ...], list[bytes]]) -> None:
     """The records of a run's launches (but those `held`), from its template where it has one."""
     rows = block.rows
+    if all(p in held for p in run.positions):  # written when let go: no template to make
+        return
     template = _template(run, stream, keys[run.positions[0]], rows)
     owns: list[tuple[bytes, ...] | None] = []
     for p in run.positions:

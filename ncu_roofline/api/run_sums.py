@@ -161,7 +161,7 @@ def _rows(matrix: Any, js: list[int]) -> Any:
 
 
 def _entries(columns: LaunchColumns, t: RunTable, js: list[int], raws: Sequence[RawKernel]) -> set[str]:
-    """`LaunchColumns.add` of each launch; returns their NVTX ranges."""
+    """Each launch's entry in the group's launch columns; returns their NVTX ranges."""
     m, q = t.m, t.m.q
     definitions = tuple((b.definition or "counts") if (b := q.bytes.get(lv)) is not None else None
                         for lv in R.LEVELS)
@@ -237,7 +237,7 @@ def add_rows(sums: GroupSums, t: RunTable, js: list[int], raws: Sequence[RawKern
     rows = _rows(t.timed_columns, timed)
     for name, finite in t.partly_finite.items():  # launch by launch: the finite shares alone
         at = 1 + t.roofs.index(name)
-        for row, j in zip(rows, timed, strict=True):
+        for row, j in zip(rows if type(rows) is list else rows.tolist(), timed, strict=True):
             if finite[j]:
                 sums.exact(("finite_time", name)).add(row[0])
                 sums.exact(("finite_work", name)).add(row[at])

@@ -99,11 +99,14 @@ class ExactSum:
         return [*self._partials, *self._buffer, *self._special]
 
     def fsum(self) -> float:
-        """`math.fsum` of the values, infinite where an intermediate sum passes the float range (as `groups._fsum`)."""
+        """`math.fsum` of the values, infinite where an intermediate sum passes the float range (as `groups._fsum`),
+        NaN where it holds both infinities (as a plain sum has it)."""
         try:
             return math.fsum(self.values())
         except OverflowError:
             return math.inf
+        except ValueError:  # -inf + inf
+            return math.nan
 
     def exact(self) -> float | None:
         """`math.fsum` of the values, None where it is not a finite float (as `groups._exact_sum`)."""
@@ -207,9 +210,11 @@ class LaunchColumns:
         n = len(self.index)
         codes = np.frombuffer(self.codes, dtype=f"u{self.codes.itemsize}", count=n)
         numbers = np.frombuffer(self.numbers, dtype=np.float64, count=n * _NUMBERS).reshape(n, _NUMBERS)
-        for code, kind in enumerate(self.kinds):
-            at = np.flatnonzero(codes == code)
-            if len(at):
+        order = np.argsort(codes, kind="stable")  # each kind's launches together, in launch order
+        ends = np.cumsum(np.bincount(codes, minlength=len(self.kinds)))
+        for kind, start, end in zip(self.kinds, [0, *ends[:-1].tolist()], ends.tolist(), strict=True):
+            if end > start:
+                at = order[start:end]
                 yield kind, at, numbers[at]
 
     def indices(self) -> list[int]:
@@ -225,7 +230,8 @@ class LaunchColumns:
                 yield index, kind[1], kind[2]
 
 
-HELD_ROWS = 64  # launches a group holds as rows before it adds them to its sums
+HELD_ROWS = 64  # rows a group holds before it adds them to its sums (a usable, timed launch holds one in each of
+# two layouts: its FLOP and bytes, and its timed columns)
 _NUMBERED = itertools.count()
 _LAYOUTS: dict[tuple[Any, ...], Layout] = {}  # the runs of one kernel share one
 
@@ -320,7 +326,8 @@ class GroupSums:
         return len(self.entries)
 
     def exact(self, key: tuple[str, ...]) -> ExactSum:
-        """The sum of that key (made on first use), but for a time."""
+        """The sum of that key (made on first use): each column's but the time of a layout (`times`), and the
+        finite shares' time and work of launches whose shares are not all finite."""
         found = self.sums.get(key)
         if found is None:
             found = self.sums[key] = ExactSum()
@@ -332,8 +339,8 @@ class GroupSums:
 
     def _exact_of(self, key: tuple[str, ...], total: Any) -> float | None:
         """`total` (`ExactSum.fsum` or `exact`) of every value added to that key: its sum's, for a time those of the
-        layouts that name it, and those of the rows still held, read where they are (a group of fewer than
-        `HELD_ROWS` launches makes no sum at all)."""
+        layouts that name it, and those of the rows still held, read where they are (a group that never held
+        `HELD_ROWS` rows makes no sum of its columns at all)."""
         whole = ExactSum()
         if key[0].endswith("time"):
             for names, part in self.times.values():
