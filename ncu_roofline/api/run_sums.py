@@ -72,7 +72,8 @@ class RunTable:
         self.timed: Any = None
         self.timed_columns: Any = None
         if self.durations is not None:
-            self._timed(self.durations)
+            with np.errstate(all="ignore"):  # a product past the float range is infinity, as a launch's own is
+                self._timed(self.durations)
         self.numbers = _stacked([self._array(NONE if v is None else v.value if type(v) is Value else v) for v in
                                  (q.duration_s, m.limiter_share, *(m.peaks.get(r) for r in ROOF_KEYS))], n)
         self.work = self._rows([q.flop.get(p) for p in WORK_KEYS])

@@ -201,7 +201,7 @@ def launch_data(groups: Sequence[tuple[int, KernelGroup]], views: dict[str, dict
         for kind, at, numbers in launches.by_kind():  # (numbers: NaN where a launch has none)
             _, bound_by, regime, _, ranges = kind[:5]
             path = None if redact or not ranges else ";".join(ranges)
-            ns = [round(v) if math.isfinite(v) else None for v in (numbers[:, 0] * 1e9).tolist()]
+            ns = [round(v) if math.isfinite(v := d * 1e9) else None for d in numbers[:, 0].tolist()]
             share = [round(v * 1000) if math.isfinite(v) else None for v in numbers[:, 1].tolist()]
             rows += zip(repeat(report_no), [launches.index[n] for n in at.tolist()], repeat(no), ns,
                         repeat(limits.setdefault(bound_by, len(limits)) if bound_by else None), share,
