@@ -90,9 +90,9 @@ def test_rows_held_by_layout_sum_as_every_launch_at_once() -> None:
                 for _ in range(rng.randint(1, 20))]
         launches += rows
         if len(rows) == 1:
-            sums.hold(layout, rows, 1)  # one launch: a list of its row
+            sums.hold(layout, rows)  # one launch: a list of its row
         else:
-            sums.hold(layout, np.array(rows), len(rows))
+            sums.hold(layout, np.array(rows))
     time = math.fsum(r[0] for r in launches)
     with_b = [r for r in launches if len(r) == 3]
     assert sums.total_time() == time

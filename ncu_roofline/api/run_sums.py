@@ -215,7 +215,7 @@ def add_rows(sums: GroupSums, t: RunTable, js: list[int], raws: Sequence[RawKern
     if t.m.usable:
         sums.usable += len(js)
         if t.summed.keys:
-            sums.hold(t.summed, _rows(t.all, js), len(js))
+            sums.hold(t.summed, _rows(t.all, js))
         for name in t.unknown:
             sums.summed_known[name] = False
     if t.durations is None:  # usable and timed is one answer for a run
@@ -242,7 +242,7 @@ def add_rows(sums: GroupSums, t: RunTable, js: list[int], raws: Sequence[RawKern
             if finite[j]:
                 sums.exact(("finite_time", name)).add(row[0])
                 sums.exact(("finite_work", name)).add(row[at])
-    sums.hold(t.sums_timed, rows, len(timed))  # type: ignore[arg-type]
+    sums.hold(t.sums_timed, rows)  # type: ignore[arg-type]
     if t.m.total_flop is None:
         sums.flop_known = False
     for lv in R.LEVELS:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import math
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -294,22 +294,21 @@ class GroupSums:
         self.usable = 0
         self.nvtx: set[str] = set()
 
-    def hold(self, layout: Layout, rows: Any, count: int) -> None:
-        """Hold `count` launches' rows of columns (a (launch, column) array, or a list of rows) to be summed."""
+    def hold(self, layout: Layout, rows: Any) -> None:
+        """Hold launches' rows of columns (a (launch, column) array, or a list of rows) to be summed."""
         found = self.held.get(layout.number)
         if found is None:
             self.held[layout.number] = (layout, [rows])
         else:
             found[1].append(rows)
-        self.held_rows += count
+        self.held_rows += len(rows)
         if self.held_rows >= HELD_ROWS:
             self.settle()
 
     def settle(self) -> None:
         """Add the rows held to their sums, column by column."""
         for layout, chunks in self.held.values():
-            columns = np.vstack(chunks).T.tolist() if len(chunks) > 1 or type(chunks[0]) is list else \
-                chunks[0].T.tolist()
+            columns = np.vstack(chunks).T.tolist()
             if layout.time is not None:
                 found = self.times.get(layout.number)
                 if found is None:
@@ -333,43 +332,40 @@ class GroupSums:
             found = self.sums[key] = ExactSum()
         return found
 
+    def _totals(self, keys: list[tuple[str, ...]], total: Callable[[ExactSum], float | None]) -> list[Any]:
+        """`total` (`ExactSum.fsum`, 0.0 where nothing was added, or `exact`) of every value added to each key: its
+        sum's (for a time, those of the layouts that name it) and the rows still held, read where they are, each
+        layout's at once (a group that never held `HELD_ROWS` rows makes no sum of its columns at all)."""
+        parts = {key: ExactSum() for key in keys}
+        for names, part in self.times.values():
+            for key in keys:
+                if key in names:
+                    parts[key].extend(part.values())
+        for key in keys:
+            found = self.sums.get(key)
+            if found is not None:  # (a time: the finite shares' of launches whose shares are not all finite)
+                parts[key].extend(found.values())
+        for layout, chunks in self.held.values():
+            wanted = [(key, c) for key in keys if (c := layout.column_of.get(key)) is not None]
+            if wanted:
+                columns = np.vstack(chunks).T.tolist()
+                for key, c in wanted:
+                    parts[key].extend(columns[c])
+        return [total(parts[key]) for key in keys]
+
     def _fsum(self, *key: str) -> float:
         """The sum of that key, 0.0 where no launch added to it."""
-        return self._exact_of(key, ExactSum.fsum)  # type: ignore[return-value]
-
-    def _exact_of(self, key: tuple[str, ...], total: Any) -> float | None:
-        """`total` (`ExactSum.fsum` or `exact`) of every value added to that key: its sum's, for a time those of the
-        layouts that name it, and those of the rows still held, read where they are (a group that never held
-        `HELD_ROWS` rows makes no sum of its columns at all)."""
-        whole = ExactSum()
-        if key[0].endswith("time"):
-            for names, part in self.times.values():
-                if key in names:
-                    whole.extend(part.values())
-        found = self.sums.get(key)
-        if found is not None:  # (a time: the finite shares' of launches whose shares are not all finite)
-            whole.extend(found.values())
-        for layout, chunks in self.held.values():
-            c = layout.column_of.get(key)
-            if c is not None:
-                for chunk in chunks:
-                    whole.extend([row[c] for row in chunk] if type(chunk) is list else chunk[:, c].tolist())
-        return total(whole)  # type: ignore[no-any-return]
-
-    def _mean(self, time: tuple[str, ...], work: tuple[str, ...]) -> float | None:
-        """A duration-weighted mean: the sum of duration × value ÷ the time (None where the sums leave the float
-        range or the time is not over 0)."""
-        total, weighted = self._exact_of(time, ExactSum.exact), self._exact_of(work, ExactSum.exact)
-        return weighted / total if total is not None and total > 0 and weighted is not None else None
+        return self._totals([key], ExactSum.fsum)[0]  # type: ignore[no-any-return]
 
     def weighted_shares(self) -> dict[str, float]:
         """Per roof, the duration-weighted mean of the shares of the launches that have it (finite ones)."""
         out: dict[str, float] = {}
-        for name in self.roofs:
-            time = self._fsum("share_time", name)
+        found = self._totals([(kind, name) for name in self.roofs for kind in ("share_time", "share_work")],
+                             ExactSum.fsum)
+        for name, time, work in zip(self.roofs, found[0::2], found[1::2], strict=True):
             if not time > 0:
                 continue
-            value = self._fsum("share_work", name) / time
+            value = work / time
             if not math.isfinite(value):  # rare: the finite shares alone
                 weight = self._fsum("finite_time", name)
                 if weight <= 0:
@@ -382,10 +378,11 @@ class GroupSums:
         """Every unit throughput of the launches, its share the duration-weighted mean of theirs (a unit whose
         sums leave the float range is left out)."""
         out: dict[str, UnitShare] = {}
-        for uid, first in self.units.items():
-            share = self._mean(("unit_time", uid), ("unit_work", uid))
-            if share is not None:
-                out[uid] = tuple.__new__(UnitShare, (first[0], share, *first[2:]))
+        found = self._totals([(kind, uid) for uid in self.units for kind in ("unit_time", "unit_work")],
+                             ExactSum.exact)
+        for (uid, first), time, work in zip(self.units.items(), found[0::2], found[1::2], strict=True):
+            if time is not None and time > 0 and work is not None:
+                out[uid] = tuple.__new__(UnitShare, (first[0], work / time, *first[2:]))
         return out
 
     @property
@@ -398,8 +395,8 @@ class GroupSums:
     def weighted_fact(self, fact: str) -> float | None:
         if fact not in self.facts:
             return None
-        weight = self._fsum("fact_time", fact)
-        return self._fsum("fact_work", fact) / weight if weight > 0 else None
+        weight, work = self._totals([("fact_time", fact), ("fact_work", fact)], ExactSum.fsum)
+        return work / weight if weight > 0 else None
 
     def total_time(self) -> float:
         return self._fsum("time")
@@ -412,8 +409,11 @@ class GroupSums:
 
     def precision_flop(self) -> dict[str, float]:
         """The FLOP of each precision the timed launches did, in the order they first did it."""
-        return {p: self._fsum("precision", p) for p in self.precisions}
+        return dict(zip(self.precisions, self._totals([("precision", p) for p in self.precisions], ExactSum.fsum),
+                        strict=True))
 
     def summed_work(self, keys: tuple[str, ...]) -> dict[str, float | None]:
         """FLOP or bytes per key, summed over the usable launches when every one of them has the value."""
-        return {key: self._fsum("summed", key) if self.usable and self.summed_known[key] else None for key in keys}
+        known = [key for key in keys if self.usable and self.summed_known[key]]
+        found = dict(zip(known, self._totals([("summed", key) for key in known], ExactSum.fsum), strict=True))
+        return {key: found.get(key) for key in keys}
