@@ -68,7 +68,7 @@ def test_an_exact_sum_is_fsum_of_every_value() -> None:
 def test_rows_held_by_layout_sum_as_every_launch_at_once() -> None:
     """A group holds its launches as rows of their run's columns and sums them a chunk at a time
     (`GroupSums.hold`, `settle`); a sum of time stands for every time a layout names. Runs of two layouts (one
-    with a unit the other lacks), in chunks of random sizes as arrays and as single rows: each weighted share and
+    with a unit the other lacks), in chunks of random sizes, single rows among them: each weighted share and
     time is the `fsum` of the launches that have it."""
     import numpy as np
 
@@ -89,10 +89,7 @@ def test_rows_held_by_layout_sum_as_every_launch_at_once() -> None:
         rows = [[d := rng.uniform(1e-6, 1e-3), *(d * rng.random() for _ in layout.keys)]
                 for _ in range(rng.randint(1, 20))]
         launches += rows
-        if len(rows) == 1:
-            sums.hold(layout, rows)  # one launch: a list of its row
-        else:
-            sums.hold(layout, np.array(rows))
+        sums.hold(layout, np.array(rows))
     time = math.fsum(r[0] for r in launches)
     with_b = [r for r in launches if len(r) == 3]
     assert sums.total_time() == time

@@ -64,16 +64,17 @@ class RunTable:
                         columns.append(self._array(v.value))
         self.all = _stacked(columns, n)
         self.summed = Layout.of(None, tuple(summed))
-        self.durations = None if not m.usable or q.duration_s is None else self._array(q.duration_s.value)
+        d = None if not m.usable or q.duration_s is None else self._array(q.duration_s.value)
+        self.durations = None if d is None else np.asarray(d, dtype=float)
         self.roofs = tuple(m.utilization)
         self.precisions = tuple(p for p, work in q.flop.items() if work is not None)
         self.partly_finite: dict[str, Any] = {}
         self.sums_timed: Layout | None = None
         self.timed: Any = None
         self.timed_columns: Any = None
-        if self.durations is not None:
+        if d is not None:
             with np.errstate(all="ignore"):  # a product past the float range is infinity, as a launch's own is
-                self._timed(self.durations)
+                self._timed(d)
         self.numbers = _stacked([self._array(NONE if v is None else v.value if type(v) is Value else v) for v in
                                  (q.duration_s, m.limiter_share, *(m.peaks.get(r) for r in ROOF_KEYS))], n)
         self.work = self._rows([q.flop.get(p) for p in WORK_KEYS])
@@ -87,7 +88,7 @@ class RunTable:
     def _timed(self, d: Any) -> None:
         """The columns of the launches timed over 0, each with the sums it goes to."""
         m, q = self.m, self.m.q
-        self.timed = [d[0] > 0] if type(d) is list else d > 0
+        self.timed = self.durations > 0  # type: ignore[operator]
         time: list[tuple[Any, ...]] = [("time",)]
         columns: list[Any] = [d]
         keys: list[tuple[tuple[Any, ...], ...]] = []
@@ -124,7 +125,8 @@ class RunTable:
         self.timed_columns = _stacked(columns, self.n)
 
     def _array(self, x: Any) -> Any:
-        """A number of the run as a column: numpy's for a run of many launches, a list of one for one launch."""
+        """A number of the run as a column: numpy's for a run of many launches, a list of one for one launch (its
+    arithmetic Python's: numpy's costs more on one value)."""
         if self.n == 1:
             return [x.a.item(0) if type(x) is Values else x]
         return np.asarray(x.a, dtype=float) if type(x) is Values else np.full(self.n, x, dtype=float)
@@ -150,15 +152,10 @@ def _times(a: Any, b: Any) -> Any:
 
 
 def _stacked(columns: list[Any], n: int) -> Any:
-    """Columns as one (launch, column) matrix; one launch's as a list of one row."""
+    """Columns as one (launch, column) matrix."""
     if n == 1:
-        return [[c[0] for c in columns]]
+        return np.array([[c[0] for c in columns]], dtype=float).reshape(1, len(columns))
     return np.column_stack(columns) if columns else np.empty((n, 0))
-
-
-def _rows(matrix: Any, js: list[int]) -> Any:
-    """The rows of `matrix` of the launches `js` (places in the run)."""
-    return matrix if type(matrix) is list else matrix[js]
 
 
 def _entries(columns: LaunchColumns, t: RunTable, js: list[int], raws: Sequence[RawKernel]) -> set[str]:
@@ -182,11 +179,7 @@ def _entries(columns: LaunchColumns, t: RunTable, js: list[int], raws: Sequence[
             columns.tensor[len(codes)] = tensor[j]
         codes.append(code)
     columns.index = extend_ints(columns.index, [raw.index for raw in raws])
-    numbers = t.numbers
-    if type(numbers) is list:
-        columns.numbers.extend(numbers[0])
-    else:
-        columns.numbers.frombytes(numbers[js].tobytes())
+    columns.numbers.frombytes(t.numbers[js].tobytes())
     return nvtx_seen
 
 
@@ -215,18 +208,13 @@ def add_rows(sums: GroupSums, t: RunTable, js: list[int], raws: Sequence[RawKern
     if t.m.usable:
         sums.usable += len(js)
         if t.summed.keys:
-            sums.hold(t.summed, _rows(t.all, js))
+            sums.hold(t.summed, t.all[js])
         for name in t.unknown:
             sums.summed_known[name] = False
     if t.durations is None:  # usable and timed is one answer for a run
         return
-    durations = t.durations
-    if type(durations) is list:
-        sums.durations.extend(durations)
-        timed = [j for j in js if durations[j] > 0]
-    else:
-        sums.durations.frombytes(durations[js].tobytes())
-        timed = [j for j in js if t.timed[j]] if len(js) < 16 else np.asarray(js)[t.timed[js]].tolist()
+    sums.durations.frombytes(t.durations[js].tobytes())
+    timed = [j for j in js if t.timed[j]] if len(js) < 16 else np.asarray(js)[t.timed[js]].tolist()
     if not timed:
         return
     sums.timed_count += len(timed)
@@ -235,10 +223,10 @@ def add_rows(sums: GroupSums, t: RunTable, js: list[int], raws: Sequence[RawKern
         if uid not in sums.units:  # as its first launch with it has it
             sums.units[uid] = _new_share(UnitShare, (uid, t.of(unit.share)[timed[0]], *unit[2:]))
     sums.precisions.update(dict.fromkeys(t.precisions))
-    rows = _rows(t.timed_columns, timed)
+    rows = t.timed_columns[timed]
     for name, finite in t.partly_finite.items():  # launch by launch: the finite shares alone
         at = 1 + t.roofs.index(name)
-        for row, j in zip(rows if type(rows) is list else rows.tolist(), timed, strict=True):
+        for row, j in zip(rows.tolist(), timed, strict=True):
             if finite[j]:
                 sums.exact(("finite_time", name)).add(row[0])
                 sums.exact(("finite_work", name)).add(row[at])

@@ -295,7 +295,7 @@ class GroupSums:
         self.nvtx: set[str] = set()
 
     def hold(self, layout: Layout, rows: Any) -> None:
-        """Hold launches' rows of columns (a (launch, column) array, or a list of rows) to be summed."""
+        """Hold launches' rows of columns (a (launch, column) array) to be summed."""
         found = self.held.get(layout.number)
         if found is None:
             self.held[layout.number] = (layout, [rows])
