@@ -1,6 +1,7 @@
 """A report analysed by group adds its launches a block at a time (`api.blocks.add_block`: sums, longest launches
-and records from each run's columns) and must write what adding each launch on its own writes (`Streamed.add`),
-byte for byte: every launch record, every group's sums, verdict and findings, the report's totals and warnings.
+and records from each run's columns) and must write what the same blocks write with each launch modelled and added
+on its own (`run_sums.add_launch`, `Streamed._put`), byte for byte: every launch record, every group's sums, verdict
+and findings, the report's totals and warnings.
 
 Each corpus report is written as an export whose launches repeat its kernels in turn, with counter noise and odd
 cells (`test_bulk_model._launches`), and analysed by group past its 16th launch, in blocks of 100: several blocks,
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -24,17 +25,19 @@ from test_bulk_model import _launches
 from ncu_roofline.api import analysis
 from ncu_roofline.api import blocks as blocks_module
 from ncu_roofline.api.analysis import Analysis, analyze_report
-from ncu_roofline.api.kernel import AnalysedKernel, model_launch
-from ncu_roofline.api.records import Streamed
+from ncu_roofline.api.bulk import ModelledBlock
+from ncu_roofline.api.kernel import model_launch
 from ncu_roofline.readers import read_report_isolated
 from ncu_roofline.readers.record import Metric, RawKernel, RawReport
 from ncu_roofline.settings import GROUP_BY_LAUNCH, GROUP_BY_NAME, AnalysisSettings
 
 
-def _one_by_one(kernels: Iterable[RawKernel], settings: AnalysisSettings, stream: Streamed
-                ) -> Iterator[tuple[RawKernel, AnalysedKernel]]:
-    for k in kernels:
-        yield k, model_launch(k, settings)
+def _one_by_one(rows: Sequence[RawKernel], settings: AnalysisSettings) -> ModelledBlock:
+    """A block whose launches are each modelled on their own: no run over columns."""
+    block = ModelledBlock(rows)
+    for k, row in enumerate(rows):
+        block.single[k] = model_launch(row, settings)
+    return block
 
 
 def _documents(export: Path, settings: AnalysisSettings, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str, int]:
@@ -45,7 +48,7 @@ def _documents(export: Path, settings: AnalysisSettings, monkeypatch: pytest.Mon
     monkeypatch.setattr(analysis, "add_block", lambda stream, block: added.append(len(block.runs)) or add_block(
         stream, block))
     by_blocks = Analysis([analyze_report(export, settings, keep_metrics=False)], [], settings).to_json(indent=1)
-    monkeypatch.setattr(analysis, "_modelled", _one_by_one)
+    monkeypatch.setattr(analysis, "model_block", _one_by_one)
     alone = Analysis([analyze_report(export, settings)], [], settings).to_json(indent=1)
     return by_blocks, alone, sum(added)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -189,7 +190,6 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
     stream = Streamed(maker, launch_records, shared)
     stream.let_go = lambda raw: _let_go(raw, keep_metrics, compact)
     raws: list[RawKernel] = []
-    keys: list[str] = []  # each launch's group key, while the report is analysed by launch
     try:
         for item in _modelled(opened.kernels, settings, stream):
             if isinstance(item, ModelledBlock):  # a block of launches, added at once (`api.blocks`)
@@ -205,25 +205,13 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
                                        PROGRESS_EVERY):
                         progress(str(path), count)
                 continue
-            k, launch = item
-            if stream.records is None and stream.count == LAUNCH_FINDINGS_UP_TO and not settings.launch_findings:
-                for earlier, key in zip(kernels, keys, strict=True):  # by group from here on: the sums so far
-                    maker.add_sums(earlier, key)
-                kernels = stream.by_group(kernels)
-            # by launch, groups are made from the launches kept (`Analysis.groups_of`): no sums here
-            key, replaced = maker.note(launch) if stream.records is None else maker.add(launch)
-            if stream.records is None:
-                keys.append(key)
-                run_passes(launch)
-                kernels.append(launch)
-                stream.timed(launch)
-            else:
-                stream.add(launch, key, maker.longest[key] is launch, replaced)
-            if stream.records is None:
-                raws.append(k)
-            else:  # what the reader's last word needs of a launch let go: its number and names
-                stream.numbered.add(k)
-            if stream.records is None and replaced is not None:
+            k, launch = item  # by launch: groups are made from the launches kept (`Analysis.groups_of`)
+            key, replaced = maker.note(launch)
+            run_passes(launch)
+            kernels.append(launch)
+            stream.timed(launch)
+            raws.append(k)
+            if replaced is not None:
                 _let_go(replaced.raw, keep_metrics, compact)
             if maker.longest[key] is not launch:  # a group's longest keeps its metrics: its group's findings read them
                 _let_go(k, keep_metrics, compact)
@@ -277,20 +265,32 @@ def _let_go(k: RawKernel, keep_metrics: bool, compact: bool) -> None:
 
 def _modelled(kernels: Iterable[RawKernel], settings: AnalysisSettings, stream: Streamed
               ) -> Iterator[tuple[RawKernel, AnalysedKernel] | ModelledBlock]:
-    """Each launch with its model, in order, one by one while the report's launches get findings of their own;
-    then (`stream.records` set: analysed by group) blocks of `BULK_ROWS`, modelled by runs of the model over
-    columns (`api.bulk`), which give each launch what modelling it on its own gives."""
-    pending: list[RawKernel] = []
-    for k in kernels:
-        if stream.records is None:
+    """Each launch with its model, in order, where the report's launches get findings of their own (it holds at
+    most `LAUNCH_FINDINGS_UP_TO`, or `settings.launch_findings`); else the report is analysed by group from its first
+    launch on (`Streamed.by_group`), in blocks of `BULK_ROWS` modelled by runs of the model over columns
+    (`api.bulk`), which give each launch what modelling it on its own gives. The first launch is modelled as soon
+    as it is read: a CSV export's reader learns from it which columns to read at once."""
+    rows = iter(kernels)
+    first = next(rows, None)
+    if first is None:
+        return
+    model = model_launch(first, settings)
+    ahead = [first]
+    if not settings.launch_findings:
+        ahead += itertools.islice(rows, LAUNCH_FINDINGS_UP_TO)
+    if len(ahead) <= LAUNCH_FINDINGS_UP_TO:
+        yield first, model
+        for k in itertools.chain(ahead[1:], rows):
             yield k, model_launch(k, settings)
-            continue
-        pending.append(k)
+        return
+    stream.by_group()
+    pending = ahead
+    for k in rows:
         if len(pending) == BULK_ROWS:
             yield model_block(pending, settings)
             pending = []
-    if pending:
-        yield model_block(pending, settings)
+        pending.append(k)
+    yield model_block(pending, settings)
 
 
 def stopped_capture_warning(kernels: list[AnalysedKernel]) -> str | None:

@@ -344,11 +344,6 @@ class GroupMaker:
         """Add a launch (`key`: its `group_key`, where known); returns its group's key and the launch it replaced
         as that group's longest (None where it did not)."""
         key, replaced = self.note(k, key)
-        self.add_sums(k, key)
-        return key, replaced
-
-    def add_sums(self, k: AnalysedKernel, key: str) -> None:
-        """Sum a launch into its group (`add` without `note`: for a launch noted already)."""
         sums = self.sums.get(key)
         if sums is None:
             sums = self.sums[key] = GroupSums(self.keep)
@@ -356,6 +351,7 @@ class GroupMaker:
         d = group_duration(k)
         if d is not None:
             self.time.add(d)
+        return key, replaced
 
     def note(self, k: AnalysedKernel, key: str | None = None) -> tuple[str, AnalysedKernel | None]:
         """Note a launch as its group's longest where it is (`add` without the sums)."""

@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from ..readers.record import RawKernel
-from .groups import GroupMaker, group_key
+from .groups import GroupMaker
 from .jsondoc import Encoded, encode_bytes
 from .kernel import AnalysedKernel, run_passes
 from .sums import extend_ints
@@ -291,35 +291,10 @@ class Streamed:
                     self.units[uid] = unit.describe()
                     self.recipes[uid] = unit.recipe
 
-    def by_group(self, kernels: list[AnalysedKernel]) -> list[AnalysedKernel]:
-        """From here on, by group: the launches so far written out, but for each group's longest."""
+    def by_group(self) -> None:
+        """Analyse the report by group: its launch records are written out as its blocks are added."""
         self.records = LaunchRecords(self.keep_records, self.shared)
         self.maker.keep = False
-        for sums in self.maker.sums.values():
-            sums.members = None
-        longest = {id(k) for k in self.maker.longest.values()}
-        for k in kernels:
-            position = self.records.reserve(k.raw.index)
-            key = group_key(k, self.maker.group_by)
-            if id(k) in longest:
-                self.held[id(k)] = (position, k, key)
-            else:
-                without_passes(k)
-                self._put(position, k, key)
-        return []
-
-    def add(self, k: AnalysedKernel, key: str, longest: bool, replaced: AnalysedKernel | None) -> None:
-        """A launch of a report analysed by group, of group `key` (`longest`: it is its group's longest so far,
-        which `replaced`)."""
-        assert self.records is not None
-        self.timed(k)
-        position = self.records.reserve(k.raw.index)
-        if longest:
-            self.hold(position, k, key)
-        else:
-            self._put(position, k, key)
-        if replaced is not None:
-            self.release(replaced, key)
 
     def hold(self, position: int, k: AnalysedKernel, key: str) -> None:
         """Hold a launch as its group's longest so far; its passes run once no later launch replaces it
