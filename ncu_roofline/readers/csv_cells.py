@@ -190,17 +190,27 @@ def quote_numbers(indices: Sequence[int]) -> tuple[IndexArray, IndexArray]:
 
 
 class CellPicker:
-    """The cells at fixed indices of every row of an export, in that order: cut from an all-quoted row's
-    line at once (`QuotedRow.pick`), taken from any other row one by one."""
+    """The cells at fixed indices of every row of an export, in that order: those of a block's rows cut from their
+    text at once (`RowBlock.joined`, while the block holds it), of any other all-quoted row from its line
+    (`QuotedRow.pick`), of any other row one by one."""
 
-    __slots__ = ("indices", "quote_numbers")
+    __slots__ = ("_block", "_cells", "indices", "quote_numbers")
 
     def __init__(self, indices: Sequence[int]) -> None:
         self.indices = tuple(indices)
         self.quote_numbers = quote_numbers(self.indices)
+        self._block: RowBlock | None = None  # the last block cut, and its rows' cells, row after row
+        self._cells: list[str] = []
 
     def __call__(self, row: Sequence[str]) -> Sequence[str]:
         if type(row) is QuotedRow:
+            block = row.block
+            if block is not None and self.indices:
+                if block is not self._block and block.text is not None:
+                    self._block, self._cells = block, block.joined(*self.quote_numbers)[1:-1].split("\x00")
+                if block is self._block:
+                    n = len(self.indices)
+                    return self._cells[row.position * n:(row.position + 1) * n]
             return row.pick(*self.quote_numbers)
         return [row[i] for i in self.indices]
 

@@ -111,23 +111,20 @@ def _marker_summary(markers: list[Marker], kind: str) -> str:
     return f"; ncu reported: {texts[0]}{more}"
 
 
-_IDENTITY_FIELDS = ("Process Name", "Host Name", "Mangled Name", "Device", "CC", "Grid Size", "Block Size", "Stream")
-_NO_CELLS = ("",) * len(_IDENTITY_FIELDS)
-_IDENTITIES_KEPT = 4096  # distinct launch identities remembered per process (repeated launches share one)
-_identities: dict[tuple[str, ...], dict[str, object]] = {}
+_IDENTITIES_KEPT = 4096  # distinct launch identities an export remembers (repeated launches share one)
 
 
-def _identity(cells: dict[str, str]) -> dict[str, object]:
-    """RawKernel keyword arguments from the identity columns that hold a value (the same cells give the
-    same arguments: the launches of one kernel parse them once)."""
-    key = tuple(map(cells.get, _IDENTITY_FIELDS, _NO_CELLS))
-    found = _identities.get(key)
-    if found is None:
-        found = _parse_identity(cells)
-        if len(_identities) >= _IDENTITIES_KEPT:
-            _identities.clear()
-        _identities[key] = found
-    return dict(found)
+class _Identity:
+    """What a row's identity cells but its ID give its `RawKernel` (the same cells give the same: the launches of
+    one kernel read them once): its kernel, function and demangled names, and the other fields (`_parse_identity`)."""
+
+    __slots__ = ("demangled", "fields", "function", "kernel")
+
+    def __init__(self, cells: dict[str, str]) -> None:
+        self.kernel = cells.get("Kernel Name", "")
+        self.function = cells.get("Function Name", "")
+        self.demangled = cells.get("Demangled Name", "")
+        self.fields = _parse_identity(cells)
 
 
 def _parse_identity(cells: dict[str, str]) -> dict[str, object]:
@@ -221,6 +218,8 @@ class CsvExport:
         identity_columns = [(i, name) for i, name in enumerate(header) if not is_metric_column(name)]
         identity_names = [name for _, name in identity_columns]
         identity_cells = CellPicker([i for i, _ in identity_columns])
+        id_at = identity_names.index("ID")
+        known: dict[tuple[str, ...], _Identity] = {}  # by the identity cells but the ID
         columns = Columns(((name, (i, unit)) for i, name, unit in metrics_at), impossible=self._impossible,
                           watched=analysis_columns())
         seen_ids = SeenIds()
@@ -228,22 +227,28 @@ class CsvExport:
         for line_no, row in rows:
             if repeated.skip(line_no, row):
                 continue
-            cells = {name: cell.strip() for name, cell in zip(identity_names, identity_cells(row), strict=True)}
-            ident = cells.get("ID", "")
+            cells = identity_cells(row)
+            ident = cells[id_at].strip()
+            key = (*cells[:id_at], *cells[id_at + 1:])
+            found = known.get(key)
+            if found is None:
+                if len(known) >= _IDENTITIES_KEPT:
+                    known.clear()
+                found = known[key] = _Identity({name: cell.strip() for name, cell in zip(identity_names, cells,
+                                                                                         strict=True)})
             if _INT_RE.match(ident) and seen_ids.first(number := int(ident)):
                 index = count if self.by_row else number
             else:
                 index = count
                 self._renumber = True
             metrics = RowMetrics(row, columns, count)
-            kernel_name = cells.get("Kernel Name", "")
-            name = cells.get("Function Name") or kernel_name
+            name = found.function or found.kernel
             if not name:  # named by its index; `report` renames it if the IDs turn out not to number rows
                 name = f"kernel {index}"
-                self._unnamed.append((count, not cells.get("Demangled Name")))
-            demangled = cells.get("Demangled Name") or kernel_name or name
+                self._unnamed.append((count, not found.demangled))
+            demangled = found.demangled or found.kernel or name
             count += 1
-            yield kernel_from_metrics(index, name, demangled, metrics, **_identity(cells))
+            yield kernel_from_metrics(index, name, demangled, metrics, **found.fields)
             if count == 1:  # the first kernel has been used (analysed, where this feeds an analysis)
                 columns.learn_hot(metrics)
                 if columns.hot is None:  # no columns to parse at once: blocks would only hold text
