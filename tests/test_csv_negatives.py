@@ -27,14 +27,8 @@ from ncu_roofline.api.analysis import analyze_report
 from ncu_roofline.readers import read_report
 from ncu_roofline.readers.csv_cells import quoted_block, quoted_cells
 from ncu_roofline.readers.csv_export import analysis_columns
-from ncu_roofline.readers.csv_impossible import ImpossibleValues
-from ncu_roofline.readers.csv_rows import (
-    Columns,
-    RowMetrics,
-    cannot_be_negative,
-    lowest_value,
-    parse_value,
-)
+from ncu_roofline.readers.csv_impossible import ImpossibleValues, cannot_be_negative, lowest_value, parse_value
+from ncu_roofline.readers.csv_rows import Columns, RowMetrics
 from ncu_roofline.readers.record import RawReport
 
 RED_MISS = "lts__t_sectors_srcunit_tex_op_red_lookup_miss.sum"  # negative in unedited A100 exports
@@ -199,22 +193,29 @@ def test_every_way_a_row_is_read_leaves_out_the_same_values_and_notes_each_once(
     counts, shares and columns that may be negative, read in blocks and alone)."""
     header = [f"u{i}__m.sum" for i in range(6)] + [f"s{i}__m.avg.pct_of_peak_sustained_elapsed" for i in range(3)]
     header += ["free_metric", "u9__m"]  # no rollup: may be negative
-    watched = [header[4], header[7], "not__in_the_header.sum"]
+    texts = ["breakdown:s9__m.avg.pct_of_peak_sustained_elapsed", "breakdown:s8__m.avg.pct_of_peak_sustained_elapsed",
+             "free_text"]  # read as text of the first row; the first is watched, the second not
+    header += texts
+    watched = [header[4], header[7], texts[0], "not__in_the_header.sum"]
 
     def columns(learnt: bool) -> Columns:
         cols = Columns(((name, (i, "")) for i, name in enumerate(header)), watched=watched if learnt else ())
         if learnt:  # the first row's analysis read these: every later row parses them at once
-            first = RowMetrics(["1.0"] * len(header), cols)
+            first = RowMetrics(["1.0"] * (len(header) - 3) + ["a,b", "a,b", "c"], cols)
             for name in header[:3] + header[5:7] + header[9:]:
                 first.get(name)
             cols.learn_hot(first)
-            assert cols.hot is not None and cols.always is not None
+            assert cols.hot is not None and cols.always is not None and cols.hot.texts == tuple(texts)
         return cols
 
     rng = random.Random(17)
     for trial in range(120):
         rows = [[rng.choice(_CELLS if rng.random() < 0.3 else ["7", "-4", "0.5"]) for _ in header]
                 for _ in range(rng.randint(2, 9))]
+        for j in range(len(header) - 3, len(header)):  # a text column: the same cell in every row of the block, or not
+            same = rng.choice([*_CELLS, "a,b", "a,b", "c"]) if rng.random() < 0.7 else None
+            for r in rows:
+                r[j] = same if same is not None else rng.choice([*_CELLS, "a,b", "c"])
         lines = ['"' + '","'.join(r) + '"\n' for r in rows]
         hot, cold = columns(True), columns(False)
         read = [RowMetrics(row, hot, k) for k, row in enumerate(quoted_block(lines) if trial % 2 else
@@ -236,10 +237,10 @@ def test_every_way_a_row_is_read_leaves_out_the_same_values_and_notes_each_once(
 
 def _left_out(name: str, cell: str) -> bool:
     """Whether a cell of a count, share or rate column is left out: a number below what it can hold, or text where a
-    number belongs (NaN and missing cells never are)."""
+    number belongs (NaN and missing cells never are; a `breakdown:` column holds text)."""
     value = parse_value(cell)
     if isinstance(value, str):
-        return lowest_value(name) > -math.inf
+        return lowest_value(name) > -math.inf and ":" not in name
     return isinstance(value, float) and value < lowest_value(name)
 
 

@@ -23,7 +23,7 @@ from ncu_roofline.errors import InputError
 from ncu_roofline.knowledge import units
 from ncu_roofline.readers import Metric, RawKernel, RawReport, read_report
 from ncu_roofline.readers.csv_export import is_metric_column, parse_triple, read_csv_export
-from ncu_roofline.readers.csv_rows import cannot_be_negative, parse_value
+from ncu_roofline.readers.csv_impossible import cannot_be_negative, parse_value
 
 REPORTS = Path(__file__).resolve().parents[1].parent / "shared" / "reports"
 needs_corpus = pytest.mark.skipif(
@@ -638,8 +638,8 @@ def test_rows_of_numbers_read_at_once_as_parse_value_reads_each_cell(monkeypatch
     import struct
 
     from ncu_roofline.readers import csv_numbers
+    from ncu_roofline.readers.csv_impossible import parse_value
     from ncu_roofline.readers.csv_numbers import row_numbers
-    from ncu_roofline.readers.csv_rows import parse_value
 
     monkeypatch.setattr(csv_numbers, "ARROW_FROM", arrow_from)
 
@@ -741,7 +741,7 @@ def test_hot_columns_are_learnt_from_the_first_kernel_of_an_export() -> None:
 
 
 def test_impossible_cells_finds_negative_numbers_and_text() -> None:
-    from ncu_roofline.readers.csv_rows import impossible_cells
+    from ncu_roofline.readers.csv_impossible import impossible_cells
 
     row = ["-5", " -1e3", "-nan", "-inf", "5", "-", "x-1", "n/a", "nan", "", "2,048", "0x10", "1.2.3", "e "]
     signed = [(i, f"m{i}") for i in range(len(row))]

@@ -22,7 +22,8 @@ from ncu_roofline.cli.report import Progress
 from ncu_roofline.errors import InputError
 from ncu_roofline.readers import read_report
 from ncu_roofline.readers.csv_export import CsvExport
-from ncu_roofline.readers.csv_rows import Columns, RowMetrics, impossible_cells
+from ncu_roofline.readers.csv_impossible import impossible_cells
+from ncu_roofline.readers.csv_rows import Columns, RowMetrics
 from ncu_roofline.readers.record import Metric, metric_names_starting
 
 

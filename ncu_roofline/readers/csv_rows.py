@@ -16,55 +16,22 @@
 from __future__ import annotations
 
 import math
-import re
-from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from .csv_cells import CellPicker, QuotedRow, RowBlock, cell_list
-from .csv_impossible import ImpossibleValues
-from .record import UNREAD, Metric
-
-# Plain or thousands-grouped decimal numbers, with optional fraction and exponent.
-_NUMBER_RE = re.compile(
-    r"[+-]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+from .csv_cells import CellPicker, QuotedRow, RowBlock, cell_list, quote_numbers
+from .csv_impossible import (
+    MISSING,
+    PLAIN_NUMBER_CHARS,
+    ImpossibleValues,
+    SignedColumns,
+    impossible_cells,
+    is_text,
+    lowest_value,
+    may_hold_impossible,
+    parse_value,
 )
-SPECIAL_FLOATS = {
-    "nan": math.nan, "+nan": math.nan, "-nan": math.nan,
-    "inf": math.inf, "+inf": math.inf, "-inf": -math.inf,
-    "infinity": math.inf, "+infinity": math.inf, "-infinity": -math.inf,
-}
-MISSING = {"", "n/a"}
-_ROLLUPS = frozenset({"sum", "avg", "min", "max", "ratio", "per_second"})
-
-
-_PLAIN_NUMBER_CHARS = "0123456789.eE+-"
-
-
-def parse_value(cell: str) -> float | str | None:
-    """A CSV cell as a float (thousands separators removed), a string, or None when missing."""
-    text = cell.strip()
-    if text and not text.strip(_PLAIN_NUMBER_CHARS):  # the common case: no regular expression
-        try:
-            return float(text)
-        except ValueError:
-            return text
-    low = text.lower()
-    if low in MISSING:
-        return None
-    if low in SPECIAL_FLOATS:
-        return SPECIAL_FLOATS[low]
-    if _NUMBER_RE.fullmatch(text):
-        return float(text.replace(",", ""))
-    return text
-
-
-def cannot_be_negative(name: str) -> bool:
-    """True for the metrics whose name marks a count, share or rate (Nsight Compute's rollups)."""
-    if "__" not in name:
-        return False
-    parts = name.split(".")[1:]
-    return any(p in _ROLLUPS or "pct" in p or "peak_sustained" in p or p.startswith("per_") for p in parts)
+from .record import UNREAD, Metric
 
 
 class Columns(dict[str, tuple[int, str]]):
@@ -100,11 +67,13 @@ class Columns(dict[str, tuple[int, str]]):
         analysis can find); a name not learnt is still read on demand, and a learnt one the
         analysis does not read costs one float(). Each value is parsed exactly as `get` would.
         """
-        names = tuple(n for n, m in metrics.fetched().items() if type(m.value) is float and n in self)
+        fetched = metrics.fetched()
+        names = tuple(n for n, m in fetched.items() if type(m.value) is float and n in self)
         if len(names) >= 2:
             rest = [(self[n][0], n) for n in self._watched if n not in names]
             self.always = SignedColumns(rest) if rest else None
-            self.hot = HotColumns(names, self, self.always)  # which checks `always` in its pass
+            texts = tuple(n for n, m in fetched.items() if type(m.value) is str and n in self)
+            self.hot = HotColumns(names, self, self.always, texts)  # which checks `always` in its pass
 
     def starting(self, prefix: str) -> tuple[str, ...]:
         found = self._by_prefix.get(prefix)
@@ -115,17 +84,19 @@ class Columns(dict[str, tuple[int, str]]):
 
 Impossible = tuple[tuple[str, float | str], ...]  # (column, value) of a row's values that a column cannot hold
 _NONE_IMPOSSIBLE: Impossible = ()
+_NO_TEXTS: dict[str, Metric | None] = {}
 
 
 class HotColumns:
     """Number columns parsed at once in every row: names, a picker of their cells, units. The same pass
     finds the values a column cannot hold (`Columns.lowest`): of these columns (`signed`: position,
-    lowest value), and of the other columns the analysis may read (`always`)."""
+    lowest value), and of the other columns the analysis may read (`always`). Text columns read of every row
+    (`texts`, a breakdown's list of metrics) are read once for a block whose rows all hold the same cell."""
 
-    __slots__ = ("_floors", "always", "cells_of", "index", "names", "signed", "unit_of", "units")
+    __slots__ = ("_floors", "_texts", "always", "cells_of", "index", "names", "signed", "texts", "unit_of", "units")
 
     def __init__(self, names: tuple[str, ...], columns: Mapping[str, tuple[int, str]],
-                 always: SignedColumns | None = None) -> None:
+                 always: SignedColumns | None = None, texts: tuple[str, ...] = ()) -> None:
         self.names = names
         self.index = {name: j for j, name in enumerate(names)}
         self.cells_of = CellPicker([columns[n][0] for n in names])
@@ -135,6 +106,9 @@ class HotColumns:
         self.signed = tuple((j, lowest[n]) for j, n in enumerate(names) if n in lowest)
         self.always = always
         self._floors: tuple[Any, Any] | None = None
+        self.texts = texts
+        self._texts = (*quote_numbers([columns[n][0] for n in texts]), [columns[n][1] for n in texts],
+                       [lowest.get(n) for n in texts])
 
     @property
     def floors(self) -> tuple[Any, Any]:
@@ -156,13 +130,13 @@ class HotColumns:
         text, a comma outside thousands groups) sends the row to the cell-by-cell reading.
         """
         if type(row) is QuotedRow and row.block is not None:
-            _, values, impossible, suspect = self._block_values(row.block)
+            _, values, impossible, suspect, texts = self._block_values(row.block)
             found = values[row.position]
             if found is not None:
                 left_out = impossible.get(row.position, _NONE_IMPOSSIBLE)
                 if suspect:  # a cell of the other columns opens with a minus somewhere in the block
                     left_out += tuple(impossible_cells(row, suspect))
-                return found, {}, left_out
+                return found, dict(texts), left_out
         from . import csv_numbers  # (numpy: imported where a CSV's numbers are read; a block's rows read them above)
 
         cells = self.cells_of(row)
@@ -195,6 +169,7 @@ class HotColumns:
             always = None  # the usual answer, for every row of the block from one search in C
         data, starts, lengths = block.spans(*self.cells_of.quote_numbers)
         content = csv_numbers.cell_text(data, starts, lengths)
+        texts = self._same_texts(block) if self.texts else _NO_TEXTS
         block.release()
         matrix, whole = csv_numbers.number_matrix(content, lengths, len(block), len(self.names))
         values: list[Any] = [row.copy() for row in matrix]  # each row's own: a row kept keeps no more
@@ -206,14 +181,30 @@ class HotColumns:
         if not whole.all():
             for k in (~whole).nonzero()[0].tolist():
                 values[k] = None
-        block.parsed = (self, values, impossible, always)
+        block.parsed = (self, values, impossible, always, texts)
         return block.parsed
+
+    def _same_texts(self, block: RowBlock) -> dict[str, Metric | None]:
+        """The text columns (`texts`) whose cell is the same in every row of the block, each read once as
+        `RowMetrics.get` reads it; one the column cannot hold is left to each row's own reading."""
+        opening, closing, units, floors = self._texts
+        cells = block.joined(opening, closing)[1:-1].split("\x00")
+        n = len(self.texts)
+        out: dict[str, Metric | None] = {}
+        for j, name in enumerate(self.texts):
+            column = cells[j::n]
+            if column.count(column[0]) == len(column):
+                found, floor = _read_cell(column[0], units[j]), floors[j]
+                if floor is None or found is None or not (
+                        found[0] < floor if found[0].__class__ is float else is_text(name, found[0])):
+                    out[name] = found
+        return out
 
 
 def _read_cell(cell: str, unit: str) -> Metric | None:
     """One cell as a Metric, or None when it holds no value (the reading of `RowMetrics.get`)."""
     value: float | str | None
-    if cell and not cell.strip(_PLAIN_NUMBER_CHARS):
+    if cell and not cell.strip(PLAIN_NUMBER_CHARS):
         try:
             value = float(cell)
         except ValueError:
@@ -221,14 +212,6 @@ def _read_cell(cell: str, unit: str) -> Metric | None:
     else:
         value = parse_value(cell)
     return None if value is None else _new_metric(Metric, (value, unit))
-
-
-# In NUL-separated cells, a comma outside a well-formed thousands group: one not followed by 3 digits and the end of
-# the cell, its fraction, its exponent or the next group, or one not preceded by the cell's first 1-3 digits (and
-# sign) or by a group. Where there is none, every comma is a group's (a cell's first comma can only follow its first
-# digits, each next one a group, the last group ends the number).
-_STRAY_COMMA = re.compile(r",(?:(?!\d{3}[,.eE\x00])|(?<!\x00\d,)(?<!\x00\d\d,)(?<!\x00\d\d\d,)"
-                          r"(?<!\x00[+-]\d,)(?<!\x00[+-]\d\d,)(?<!\x00[+-]\d\d\d,)(?<!,\d\d\d,))")
 
 
 _SUSPECT = " \t\r\nnN"  # first characters of a cell that may be missing ("", " ", "n/a", "N/A")
@@ -403,95 +386,3 @@ class RowMetrics(Mapping[str, Metric]):
         return len(self._names())
 
 
-_MAY_BE_NEGATIVE_RE = re.compile(r"\x00[-\s]")  # a cell that starts with "-" or a space
-# Nsight Compute itself writes shares a little below zero (-0.07 % to -0.1 % seen for an idle tensor
-# pipe's `.min` on Hopper: counter noise around zero); a report holds them so, and they are kept as read.
-NOISE_PCT = -1.0
-
-
-def is_noise(name: str, value: float) -> bool:
-    """A share a little below zero, as Nsight Compute itself writes them (not an impossible value)."""
-    return "pct" in name.partition(".")[2] and value >= NOISE_PCT  # a share by `cannot_be_negative`'s reading
-
-
-def lowest_value(name: str) -> float:
-    """The lowest value a column holds as read: 0 for a count or rate, `NOISE_PCT` for a share (`is_noise`),
-    -inf for any other metric; a value below it is impossible (NaN never is)."""
-    if not cannot_be_negative(name):
-        return -math.inf
-    return NOISE_PCT if "pct" in name.partition(".")[2] else 0.0
-
-
-class SignedColumns:
-    """An export's columns that cannot hold a negative value: their names and a picker of their cells."""
-
-    __slots__ = ("cells", "names")
-
-    def __init__(self, columns: list[tuple[int, str]]) -> None:
-        self.cells = CellPicker([i for i, _ in columns])
-        self.names = [name for _, name in columns]
-
-
-def impossible_cells(row: Sequence[str], signed: list[tuple[int, str]] | SignedColumns
-                     ) -> list[tuple[str, float | str]]:
-    """(name, value) of the cells in `signed` (metrics that cannot be negative) holding a negative number (past
-    the noise around zero Nsight Compute writes itself, `is_noise`) or text where a number belongs (`is_text`): a
-    row's values listed whole (`RowMetrics`), where reading each one would cost more."""
-    if not isinstance(signed, SignedColumns):
-        signed = SignedColumns(signed)
-    cells = signed.cells(row)
-    joined = "\x00" + "\x00".join(cells) + "\x00"
-    stray = _stray_comma(joined)
-    textual = stray or _unreadable(joined)
-    if not textual and not _MAY_BE_NEGATIVE_RE.search(joined):
-        return []  # two scans of the cells in C: the usual answer
-    found: list[tuple[str, float | str]] = []
-    for cell, name in zip(cells, signed.names, strict=True):
-        if "-" in cell[:2] or cell[:1].isspace():  # cheap pre-check; the value decides
-            value = parse_value(cell)
-            if isinstance(value, float) and value < 0 and not is_noise(name, value):  # -nan is not negative
-                found.append((name, value))
-            elif is_text(name, value):
-                found.append((name, cell.strip()))
-        elif textual and cell and _not_float(cell, stray) and is_text(name, value := parse_value(cell)):
-            found.append((name, cell.strip()))  # `n/a`, `nan` and `inf` read as no value or as numbers
-    return found
-
-
-def may_hold_impossible(joined: str) -> bool:
-    """Whether NUL-separated cells may hold an impossible value: one opening with a minus or a blank, one that is
-    not a number (`n/a` and `nan` too: each cell then decides), or a comma outside thousands groups."""
-    return _MAY_BE_NEGATIVE_RE.search(joined) is not None or _unreadable(joined) or _stray_comma(joined)
-
-
-def _stray_comma(joined: str) -> bool:
-    """Whether a cell of NUL-separated cells holds a comma outside well-formed thousands groups (`1,2,3`)."""
-    return "," in joined and _STRAY_COMMA.search(joined) is not None
-
-
-def _unreadable(joined: str) -> bool:
-    """Whether a non-empty cell of NUL-separated cells is not what float() reads once the commas are removed (text,
-    `n/a`, `1.2.3`, `5-`): one C-level pass over the cells."""
-    try:
-        deque(map(float, filter(None, joined.replace(",", "").split("\x00"))), maxlen=0)
-    except ValueError:
-        return True
-    return False
-
-
-def _not_float(cell: str, stray: bool) -> bool:
-    """Whether a cell may be text: not what float() reads; one with commas only where the row holds a stray one
-    (the cells' other commas are thousands groups, numbers)."""
-    if "," in cell:
-        return stray
-    try:
-        float(cell)
-    except ValueError:
-        return True
-    return False
-
-
-def is_text(name: str, value: object) -> bool:
-    """Whether a cell of a count, share or rate column (`lowest_value`) holds text where a number belongs (`hello`,
-    `0x10`, `5%`); the `breakdown:`-style columns hold lists of metrics as text and are not counts."""
-    return value.__class__ is str and ":" not in name
