@@ -195,11 +195,8 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
             if isinstance(item, ModelledBlock):  # a block of launches, added at once (`api.blocks`)
                 before = stream.count
                 add_block(stream, item)
-                kept = stream.held_rows()  # their metrics are kept until their groups are made
-                for k in item.rows:
-                    stream.numbered.add(k)
-                    if id(k) not in kept:
-                        _let_go(k, keep_metrics, compact)
+                stream.numbered.add_many(item.rows)
+                del item  # its rows go as the next ones are read, but for the groups' longest (`Streamed.held`)
                 if progress is not None:  # every `PROGRESS_EVERY` launches the block holds: all analysed now
                     for count in range((before // PROGRESS_EVERY + 1) * PROGRESS_EVERY, stream.count + 1,
                                        PROGRESS_EVERY):
@@ -284,7 +281,7 @@ def _modelled(kernels: Iterable[RawKernel], settings: AnalysisSettings, stream: 
             yield k, model_launch(k, settings)
         return
     stream.by_group()
-    pending = ahead
+    pending, ahead = ahead, []
     for k in rows:
         if len(pending) == BULK_ROWS:
             yield model_block(pending, settings)

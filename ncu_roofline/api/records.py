@@ -14,7 +14,7 @@ import json
 import os
 import tempfile
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -310,10 +310,6 @@ class Streamed:
         self._put(position, launch, key)
         self.let_go(launch.raw)
 
-    def held_rows(self) -> set[int]:
-        """The ids of the rows (`RawKernel`) of the launches held: their metrics are kept."""
-        return {id(k.raw) for _, k, _ in self.held.values()}
-
     def run_pending(self) -> None:
         """Run the passes of the launches held that have not run them, in launch order (before the reader's last
         word: what the passes read may add to its warnings)."""
@@ -387,14 +383,18 @@ class Numbered:
         self._known: dict[tuple[str, str], int] = {}
         self._pairs: list[tuple[str, str]] = []
 
-    def add(self, k: RawKernel) -> None:
-        pair = (k.name, k.demangled_name)
-        code = self._known.get(pair)
-        if code is None:
-            code = self._known[pair] = len(self._pairs)
-            self._pairs.append(pair)
-        self.index = extend_ints(self.index, [k.index])
-        self._names.append(code)
+    def add_many(self, rows: Sequence[RawKernel]) -> None:
+        known, pairs = self._known, self._pairs
+        codes = []
+        for k in rows:
+            pair = (k.name, k.demangled_name)
+            code = known.get(pair)
+            if code is None:
+                code = known[pair] = len(pairs)
+                pairs.append(pair)
+            codes.append(code)
+        self.index = extend_ints(self.index, [k.index for k in rows])
+        self._names.extend(codes)
 
     def kernels(self, before: list[RawKernel]) -> list[RawKernel]:
         """The launches as `RawKernel`s without metrics: `before` (those kept before the report streamed), then
