@@ -37,6 +37,7 @@ _FEWEST = 8  # a part of fewer rows is modelled row by row: a run over columns c
 # hand-made export of random values) are then modelled one by one, at about the plain cost; launches of many
 # kernels that each keep to a path earn the runs their paths need.
 _LEAST_RUNS = 16
+_ARRAY = np.ndarray
 _ROWS_PER_RUN = 8
 
 
@@ -176,8 +177,9 @@ def _same(made: AnalysedKernel, alone: AnalysedKernel) -> bool:
 
 
 def _column(x: Any) -> Any:
-    """A run's value as each launch's (a list, from a column) or the one value of all."""
-    return x.a.tolist() if type(x) is Values else x
+    """A run's value as each launch's (its column's array, each value read as a Python number, `item`) or the one
+    value of all."""
+    return x.a if type(x) is Values else x
 
 
 
@@ -198,16 +200,17 @@ def _launches(m: AnalysedKernel) -> Made:
 
     def value_at(pair: tuple[Any, Value | None], j: int) -> Value | None:
         column, v = pair
-        if v is None or type(column) is not list:
+        if v is None or type(column) is not _ARRAY:
             return v
-        return Value(column[j], v.recipe, v.estimate, v.definition, v.note)
+        return Value(column.item(j), v.recipe, v.estimate, v.definition, v.note)
 
     def values_at(items: list[tuple[str, Any, Value | None]], j: int) -> dict[str, Any]:
-        return {k: v if v is None or type(c) is not list else Value(c[j], v.recipe, v.estimate, v.definition, v.note)
+        return {k: v if v is None or type(c) is not _ARRAY else Value(c.item(j), v.recipe, v.estimate, v.definition,
+                                                                      v.note)
                 for k, c, v in items}
 
     def plain_at(items: list[tuple[str, Any]], j: int) -> dict[str, Any]:
-        return {k: c[j] if type(c) is list else c for k, c in items}
+        return {k: c.item(j) if type(c) is _ARRAY else c for k, c in items}
 
     duration, pipe = one(q.duration_s), one(q.tensor_pipe_utilization)
     flop, paths, traffic = values(q.flop), values(q.tensor_paths), values(q.bytes)
@@ -230,14 +233,14 @@ def _launches(m: AnalysedKernel) -> Made:
         return AnalysedKernel(
             raw=raw, q=kq, peaks=values_at(peaks, j), tensor_peaks=values_at(tensor_peaks, j),
             utilization=plain_at(utilization, j), intensity=plain_at(intensity, j),
-            achieved_flop_per_s=achieved[j] if type(achieved) is list else achieved,
+            achieved_flop_per_s=achieved.item(j) if type(achieved) is _ARRAY else achieved,
             attainable_flop_per_s=plain_at(attainable, j), dominant_precision=m.dominant_precision,
             bound_by=m.bound_by, regime=m.regime, flags=list(m.flags), provenance=dict(m.provenance),
-            missing=list(m.missing), total_flop=total[j] if type(total) is list else total,
-            units={uid: u if type(c) is not list else new_share(UnitShare, (u.id, c[j], u.label, u.group, u.parent,
-                                                                             u.recipe, u.explains))
+            missing=list(m.missing), total_flop=total.item(j) if type(total) is _ARRAY else total,
+            units={uid: u if type(c) is not _ARRAY else new_share(UnitShare, (u.id, c.item(j), u.label, u.group,
+                                                                               u.parent, u.recipe, u.explains))
                    for uid, c, u in units},
             launch=plain_at(launch, j),
-            facts=None if facts is None else tuple(f[j] if type(f) is list else f for f in facts))
+            facts=None if facts is None else tuple(f.item(j) if type(f) is _ARRAY else f for f in facts))
 
     return made
