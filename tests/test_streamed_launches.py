@@ -350,3 +350,91 @@ def test_a_streamed_report_is_not_grouped_otherwise_than_made(monkeypatch: pytes
     with pytest.raises(ValueError, match="group_by='launch'"):
         ncu_roofline.Analysis(a.reports, [], other).groups_of(a.reports[0])
     assert ncu_roofline.Analysis(a.reports, [], a.settings).groups_of(a.reports[0]) == a.groups_of(a.reports[0])
+
+
+def _passes_only_count(k: RawKernel) -> str | None:
+    """A count column of `k` that its passes read and its model does not (None where there is none)."""
+    from ncu_roofline.api.kernel import model_launch, run_passes
+    from ncu_roofline.readers.csv_export import analysis_columns
+    from ncu_roofline.readers.csv_impossible import cannot_be_negative
+    from ncu_roofline.settings import AnalysisSettings
+
+    read: list[str] = []
+
+    class Spied(dict):  # type: ignore[type-arg]
+        def get(self, name: str, default: object = None) -> object:
+            read.append(name)
+            return super().get(name, default)
+
+    launch = model_launch(dataclasses.replace(k, metrics=Spied(k.metrics)), AnalysisSettings())
+    modelled = set(read)
+    run_passes(launch)
+    checked = analysis_columns()  # checked in every row whatever reads them
+    return next((n for n in read if n not in modelled and n not in checked and n.endswith(".sum")
+                 and cannot_be_negative(n) and type(getattr(k.metrics.get(n), "value", None)) is float), None)
+
+
+def _grouped_export(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, names: int = 1, negative_at: tuple[int, ...] = ()
+                    ) -> tuple[Path, str]:
+    """An export of 40 launches of a corpus kernel whose passes read a count its model does not (that column),
+    analysed by group past its 16th launch in blocks of 10, the launches named in turn by `names` names, the count
+    -5 in the launches `negative_at`; launch 5 is the longest."""
+    monkeypatch.setattr(A, "LAUNCH_FINDINGS_UP_TO", 16)
+    monkeypatch.setattr(A, "BULK_ROWS", 10)
+    for path in corpus_files():
+        k = next((k for k in read_report_isolated(path).kernels if k.metrics.get("gpu__time_duration.sum")), None)
+        column = _passes_only_count(k) if k is not None else None
+        if k is not None and column is not None:
+            break
+    else:
+        pytest.skip("no corpus kernel whose passes read a count its model does not")
+    launches = []
+    for i in range(40):
+        m = dict(k.metrics)
+        d = m["gpu__time_duration.sum"]
+        m["gpu__time_duration.sum"] = Metric(d.value * (2 if i == 5 else 1), d.unit)
+        if i in negative_at:
+            m[column] = Metric(-5.0, m[column].unit)
+        name = f"{k.name}_{i % names}"
+        launches.append(dataclasses.replace(k, index=i, metrics=m, name=name, demangled_name=name))
+    return write_ncu_csv(RawReport("export", "csv", launches), tmp_path / "export.csv"), column
+
+
+def test_a_report_by_group_checks_what_its_first_launchs_passes_read(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The columns a CSV export parses at once in every row, and checks there, are learnt from its first launch's
+    analysis, its passes included: a value a count cannot hold, in a launch whose passes never run (not its group's
+    longest, in a report analysed by group), is said as when every launch runs its passes."""
+    from ncu_roofline.settings import AnalysisSettings
+
+    export, column = _grouped_export(tmp_path, monkeypatch, negative_at=(7, 30))
+    by_group = A.analyze_report(export, AnalysisSettings(), keep_metrics=False)
+    by_launch = A.analyze_report(export, AnalysisSettings(launch_findings=True))
+    assert by_group.findings == FINDINGS_BY_GROUP
+    assert any(column in w and "-5" in w for w in by_launch.warnings), by_launch.warnings
+    assert by_group.warnings == by_launch.warnings
+
+
+def test_a_report_by_group_keeps_only_its_groups_longest_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without `keep_metrics`, a report analysed by group keeps, until its groups are made, the rows of its groups'
+    longest launches alone (their findings read them): not a group's first launch, nor any other."""
+    import gc
+
+    from ncu_roofline.api.groups import GroupMaker
+    from ncu_roofline.readers.csv_rows import RowMetrics
+    from ncu_roofline.settings import AnalysisSettings
+
+    export, _ = _grouped_export(tmp_path, monkeypatch, names=4)  # launch 5, the longest, is not its group's first
+
+    def rows_alive() -> int:
+        gc.collect()
+        return sum(isinstance(o, RowMetrics) for o in gc.get_objects())
+
+    made = GroupMaker.groups
+    alive: list[int] = []
+    monkeypatch.setattr(GroupMaker, "groups", lambda self, *args: alive.append(rows_alive()) or made(self, *args))
+    before = rows_alive()
+    report = A.analyze_report(export, AnalysisSettings(), keep_metrics=False)
+    assert report.findings == FINDINGS_BY_GROUP and len(report.kernels) == 4
+    assert alive == [before + 4]
+    assert rows_alive() == before

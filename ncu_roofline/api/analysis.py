@@ -186,7 +186,7 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
     settings = settings or AnalysisSettings()
     opened = open_report(path, by_row)  # a CSV export is parsed row by row as this loop reaches it
     maker = GroupMaker(settings.group_by)
-    kernels: list[AnalysedKernel] = []  # every launch, until the report is analysed by group
+    kernels: list[AnalysedKernel] = []  # every launch, where the report is analysed by launch
     stream = Streamed(maker, launch_records, shared)
     stream.let_go = lambda raw: _let_go(raw, keep_metrics, compact)
     raws: list[RawKernel] = []
@@ -196,7 +196,10 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
                 before = stream.count
                 add_block(stream, item)
                 stream.numbered.add_many(item.rows)
-                del item  # its rows go as the next ones are read, but for the groups' longest (`Streamed.held`)
+                kept = stream.held_rows()  # their metrics are kept until their groups are made
+                for k in item.rows:
+                    if id(k) not in kept:
+                        _let_go(k, keep_metrics, compact)
                 if progress is not None:  # every `PROGRESS_EVERY` launches the block holds: all analysed now
                     for count in range((before // PROGRESS_EVERY + 1) * PROGRESS_EVERY, stream.count + 1,
                                        PROGRESS_EVERY):
@@ -204,7 +207,6 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
                 continue
             k, launch = item  # by launch: groups are made from the launches kept (`Analysis.groups_of`)
             key, replaced = maker.note(launch)
-            run_passes(launch)
             kernels.append(launch)
             stream.timed(launch)
             raws.append(k)
@@ -218,7 +220,7 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
         if stream.records is None:  # by launch, each launch's findings are its own: no group reads its metrics
             for launch in maker.longest.values():
                 _let_go(launch.raw, keep_metrics, compact)
-        raw = opened.finish(raws if stream.records is None else stream.numbered.kernels(raws))
+        raw = opened.finish(raws if stream.records is None else stream.numbered.kernels())
     except BaseException:
         if stream.records is not None:
             stream.records.close()
@@ -262,28 +264,34 @@ def _let_go(k: RawKernel, keep_metrics: bool, compact: bool) -> None:
 
 def _modelled(kernels: Iterable[RawKernel], settings: AnalysisSettings, stream: Streamed
               ) -> Iterator[tuple[RawKernel, AnalysedKernel] | ModelledBlock]:
-    """Each launch with its model, in order, where the report's launches get findings of their own (it holds at
-    most `LAUNCH_FINDINGS_UP_TO`, or `settings.launch_findings`); else the report is analysed by group from its first
-    launch on (`Streamed.by_group`), in blocks of `BULK_ROWS` modelled by runs of the model over columns
-    (`api.bulk`), which give each launch what modelling it on its own gives. The first launch is modelled as soon
-    as it is read: a CSV export's reader learns from it which columns to read at once."""
+    """Each launch with its model and its passes' results, in order, where the report's launches get findings of
+    their own (it holds at most `LAUNCH_FINDINGS_UP_TO`, or `settings.launch_findings`); else the report is analysed
+    by group from its first launch on (`Streamed.by_group`), in blocks of `BULK_ROWS` modelled by runs of the model
+    over columns (`api.bulk`), which give each launch what modelling it on its own gives.
+
+    The first launch is modelled, and its passes run, as soon as it is read: a CSV export's reader learns from what
+    they read which columns to read at once in every later row, and checks them there (`Columns.learn_hot`)."""
     rows = iter(kernels)
     first = next(rows, None)
     if first is None:
         return
     model = model_launch(first, settings)
+    run_passes(model)
     ahead = [first]
     if not settings.launch_findings:
         ahead += itertools.islice(rows, LAUNCH_FINDINGS_UP_TO)
     if len(ahead) <= LAUNCH_FINDINGS_UP_TO:
         yield first, model
         for k in itertools.chain(ahead[1:], rows):
-            yield k, model_launch(k, settings)
+            launch = model_launch(k, settings)
+            run_passes(launch)
+            yield k, launch
         return
     stream.by_group()
     pending, ahead = ahead, []
+    del first, model  # (its row is the block's first: modelled again there, its passes run if it is held)
     for k in rows:
-        if len(pending) == BULK_ROWS:
+        if len(pending) >= BULK_ROWS:
             yield model_block(pending, settings)
             pending = []
         pending.append(k)
