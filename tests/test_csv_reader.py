@@ -979,3 +979,14 @@ def test_an_emptied_unit_under_a_duration_is_left_out_where_other_columns_have_u
     bare = read_report(_write(tmp_path, HEADER + '""' + ',""' * (UNITS.count(",")) + "\n" + ROW0 + ROW1, "bare.csv"))
     assert not any("cannot have" in w for w in bare.warnings)
     assert bare.kernels[0].metrics["gpu__time_duration.sum"].value == 1234.5678
+
+
+def test_a_repeated_identity_column_is_read_from_its_last_cell(tmp_path: Path) -> None:
+    """A header naming an identity column twice (a hand edit) reads the last one, for the ID as for the others."""
+    from ncu_roofline.readers.csv_export import read_csv_export
+
+    path = tmp_path / "twice.csv"
+    path.write_text('"ID","Kernel Name","ID","Kernel Name","gpu__time_duration.sum"\n"","","","","nsecond"\n'
+                    '"0","a","7","x","100"\n"1","a","8","y","100"\n"2","a","9","y","100"\n')
+    report = read_csv_export(path)
+    assert [(k.index, k.name) for k in report.kernels] == [(7, "x"), (8, "y"), (9, "y")]

@@ -218,7 +218,7 @@ class CsvExport:
         identity_columns = [(i, name) for i, name in enumerate(header) if not is_metric_column(name)]
         identity_names = [name for _, name in identity_columns]
         identity_cells = CellPicker([i for i, _ in identity_columns])
-        id_at = identity_names.index("ID")
+        id_at = len(identity_names) - 1 - identity_names[::-1].index("ID")  # a repeated column: its last, as a dict
         known: dict[tuple[str, ...], _Identity] = {}  # by the identity cells but the ID
         columns = Columns(((name, (i, unit)) for i, name, unit in metrics_at), impossible=self._impossible,
                           watched=analysis_columns())
