@@ -1,5 +1,5 @@
-"""A block of launches (`api.bulk.ModelledBlock`) added at once to a report analysed by group: what `Streamed.add`
-does for each launch (the report's totals, its group's sums and longest launch, its record), from each run's
+"""A block of launches (`api.bulk.ModelledBlock`) added at once to a report analysed by group: what adding each
+launch on its own does (the report's totals, its group's sums and longest launch, its record), from each run's
 columns, without making an `AnalysedKernel` for every launch.
 
 - The report's totals (`Streamed.timed`): the durations summed in launch order, as one launch after the other.
@@ -142,7 +142,7 @@ def _hashable(v: Any) -> Any:
 
 
 def add_block(stream: Streamed, block: ModelledBlock) -> None:
-    """`Streamed.add` of each launch of `block`, in order (`stream` analysed by group)."""
+    """Each launch of `block` added to the report, its group and its record, in order (`stream` analysed by group)."""
     rows, records, maker = block.rows, stream.records, stream.maker
     assert records is not None
     base = records.reserve_many([r.index for r in rows])

@@ -310,6 +310,10 @@ class Streamed:
         self._put(position, launch, key)
         self.let_go(launch.raw)
 
+    def held_rows(self) -> set[int]:
+        """The ids of the rows (`RawKernel`) of the launches held: their metrics are kept."""
+        return {id(k.raw) for _, k, _ in self.held.values()}
+
     def run_pending(self) -> None:
         """Run the passes of the launches held that have not run them, in launch order (before the reader's last
         word: what the passes read may add to its warnings)."""
@@ -396,33 +400,29 @@ class Numbered:
         self.index = extend_ints(self.index, [k.index for k in rows])
         self._names.extend(codes)
 
-    def kernels(self, before: list[RawKernel]) -> list[RawKernel]:
-        """The launches as `RawKernel`s without metrics: `before` (those kept before the report streamed), then
-        the others, each made when read (a change to one is not kept: a streamed export is read again where its
-        launches need renumbering, `analysis.analyze_report`)."""
-        return _Made(before, self)
+    def kernels(self) -> list[RawKernel]:
+        """The launches as `RawKernel`s without metrics, each made when read (a change to one is not kept: a streamed
+        export is read again where its launches need renumbering, `analysis.analyze_report`)."""
+        return _Made(self)
 
 
 class _Made(list):  # type: ignore[type-arg]
-    """`Numbered.kernels`: a list in name only; its items past `before` are made when read."""
+    """`Numbered.kernels`: a list in name only; its items are made when read."""
 
-    def __init__(self, before: list[RawKernel], numbered: Numbered) -> None:
+    def __init__(self, numbered: Numbered) -> None:
         super().__init__()
-        self._before, self._numbered = before, numbered
+        self._numbered = numbered
 
     def __len__(self) -> int:
-        return len(self._before) + len(self._numbered.index)
+        return len(self._numbered.index)
 
     def __getitem__(self, position: Any) -> Any:
         if not isinstance(position, int):
             raise TypeError("launches are read one at a time")
         if position < 0:
             position += len(self)
-        if position < len(self._before):
-            return self._before[position]
-        n = position - len(self._before)
-        name, demangled = self._numbered._pairs[self._numbered._names[n]]
-        return RawKernel(self._numbered.index[n], name, demangled, {})
+        name, demangled = self._numbered._pairs[self._numbered._names[position]]
+        return RawKernel(self._numbered.index[position], name, demangled, {})
 
     def __iter__(self) -> Iterator[RawKernel]:
         for position in range(len(self)):
