@@ -7,8 +7,9 @@ under `--names` names), or measures `--csv`, then in one fresh process each:
 
 - baseline: `pandas.read_csv` of the file (the best of three reads, as `bench_scale.py` takes it);
 - `report`'s analysis as `report` runs it (`api.analysis.analyze_report`, by group above 1,000 launches), cut
-  into its stages: reading the rows (time spent in the CSV reader's iterator), the first 1,000 launches'
-  model and passes (one launch at a time), the bulk model of the others (`model_block`: its runs over
+  into its stages: reading the rows (time spent in the CSV reader's iterator), the launches modelled one at a
+  time (the first, from which the reader learns the columns to parse at once; every launch and its passes in a
+  report of up to 1,000), the bulk model of the others (`model_block`: its runs over
   columns and their checks), adding each block of launches (`add_block`: its group sums from each run's
   columns, its groups' longest launches and their passes, its records from each run's template), the
   groups' verdicts and findings (`GroupMaker.groups`), and encoding the JSON document (written to
@@ -71,8 +72,8 @@ class Timed:
 
 opened_report = A.open_report
 A.open_report = lambda *args: Timed(opened_report(*args))
-timed(A, "model_launch", "model, one launch at a time (the first 1,000)")
-timed(A, "run_passes", "passes, one launch at a time (the first 1,000)")
+timed(A, "model_launch", "model, one launch at a time (the first)")
+timed(A, "run_passes", "passes, one launch at a time (none by group)")
 timed(A, "model_block", "model, 4,096 launches at a time (bulk)")
 timed(A, "add_block", "blocks added: sums, longest launches, records")
 timed(B, "add_rows", "  of it: group sums from a run's columns")
