@@ -277,3 +277,40 @@ def test_kernels_off_the_chart_are_listed_once_per_reason() -> None:
     assert copies == {"why": OFF_CHART_TEXT[NO_FP_WORK], "count": 100, "kernels": "100 kernels",
                       "named": ["copy0 (×2)", *(f"copy{i}" for i in range(1, OFF_CHART_NAMED))]}
     assert broken == {"why": OFF_CHART_TEXT[UNUSABLE], "count": 1, "kernels": "1 kernel", "named": ["broken"]}
+
+
+def test_a_groups_section_lists_its_longest_and_some_disagreeing_launches() -> None:
+    """A group's section lists, for readers without JavaScript, `LAUNCH_SAMPLE` launches: up to half of them among
+    those whose limiter differs from the group's, the rest its longest (equal ones, and those without a duration
+    last, in launch order), the longest first; and its first disagreeing launches."""
+    import random
+
+    from test_model import OP
+
+    from ncu_roofline.views.groups import LAUNCH_SAMPLE
+
+    draw = random.Random(3)
+    kernels = []
+    for i in range(40):
+        m = base_metrics()
+        m["gpu__time_duration.sum"] = (draw.choice([500.0, 1000.0, 1500.0]), "ns")
+        if i % 7 == 3:
+            del m["gpu__time_duration.sum"]
+        if i % 5 == 1:
+            m[OP.format("ffma")] = (5e9, "inst")  # FP32-bound: a limiter other than the group's
+        kernels.append(make_kernel(m, index=i))
+    analysis = analysis_of(*kernels)
+    (group,) = analysis.groups_of(analysis.reports[0])
+    (v,) = build_report_view(analysis)["groups"]
+
+    def by_time(k):  # the longest first; a launch without a duration after every timed one
+        return -(k.duration_s if k.duration_s is not None else -1.0)
+
+    entries = list(group.launches)
+    others = [k for k in entries if k.index in set(group.disagreeing)]
+    longest = sorted(entries, key=by_time)[:LAUNCH_SAMPLE]
+    sample = sorted({k.index: k for k in [*others[:LAUNCH_SAMPLE // 2], *longest]}.values(), key=by_time)
+    assert len(others) > LAUNCH_SAMPLE and any(k.duration_s is None for k in entries)
+    assert [line["index"] for line in v["launch_sample"]] == [k.index for k in sample[:LAUNCH_SAMPLE]]
+    assert v["disagreeing_sample"] == [k.index for k in others[:LAUNCH_SAMPLE]]
+    assert v["disagreeing_text"] == f"{len(others)} launches have"

@@ -221,6 +221,12 @@ class LaunchColumns:
         """Each launch's index, in order, without building its entry."""
         return list(self.index)
 
+    def durations(self) -> np.ndarray:
+        """Each launch's duration, in order (NaN for none), without building its entry."""
+        n = len(self.index)
+        found: np.ndarray = np.frombuffer(self.numbers, dtype=np.float64, count=n * _NUMBERS)[::_NUMBERS].copy()
+        return found
+
     def verdicts(self) -> Iterator[tuple[int, str | None, str | None]]:
         """(index, limiter, regime) of each usable launch, in order, without building its entry."""
         kinds = self.kinds

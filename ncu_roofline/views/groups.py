@@ -9,11 +9,12 @@ sections and the NVTX roll-up need no script.
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Callable, Sequence
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from ..api.groups import NO_LIMITER, KernelGroup
 from ..api.nvtx import RangeNode, nvtx_rollup, top_groups
@@ -100,9 +101,12 @@ def group_view(kernel_view: KernelView, report_no: int, g: KernelGroup, page_tot
     launches = len(g.launches)
     st = g.stats
     differ = set(g.disagreeing)
-    others = [k for k in g.launches if k.index in differ]
-    by_time = heapq.nsmallest(LAUNCH_SAMPLE, g.launches, key=_by_time)  # what a full sort would put first
-    sample = sorted({k.index: k for k in [*others[:LAUNCH_SAMPLE // 2], *by_time]}.values(),
+    entries = g.launches  # read as columns: an entry is built only for a launch listed
+    differing = [n for n, index in enumerate(entries.indices()) if index in differ]
+    others = [entries[n] for n in differing[:LAUNCH_SAMPLE]]
+    durations = entries.durations()  # the longest first, then those with none, each in launch order (`_by_time`)
+    longest = np.argsort(np.where(np.isnan(durations), 1.0, -durations), kind="stable")[:LAUNCH_SAMPLE].tolist()
+    sample = sorted({k.index: k for k in [*others[:LAUNCH_SAMPLE // 2], *map(entries.__getitem__, longest)]}.values(),
                     key=_by_time)[:LAUNCH_SAMPLE]
     nvtx = list(g.nvtx_ranges) if not redact else []
     v.update({
@@ -115,9 +119,9 @@ def group_view(kernel_view: KernelView, report_no: int, g: KernelGroup, page_tot
         "limiter_mix": _mix({k: float(n) for k, n in g.limiters.items()}, float(launches), "launches"),
         "disagreeing": len(g.disagreeing),
         # who they are; their limiters are in `limiter_mix`, the page's one tally of the launches' limiters
-        "disagreeing_text": (f"All {launches:,} launches have" if len(others) == launches > 1 else
-                             f"{count(len(others), 'launch')} {'has' if len(others) == 1 else 'have'}"),
-        "disagreeing_sample": [k.index for k in others[:LAUNCH_SAMPLE]],
+        "disagreeing_text": (f"All {launches:,} launches have" if len(differing) == launches > 1 else
+                             f"{count(len(differing), 'launch')} {'has' if len(differing) == 1 else 'have'}"),
+        "disagreeing_sample": [k.index for k in others],
         "launch_sample": [_launch_line(k, k.index in differ) for k in sample],
         "nvtx": nvtx[:8], "nvtx_more": max(0, len(nvtx) - 8),
         "has_section": False, "has_chart": False,
