@@ -182,6 +182,17 @@ def test_one_line_names_at_most_five_columns() -> None:
     assert ImpossibleValues().warning(str) == ""
 
 
+def test_a_text_left_out_is_written_so_that_every_character_shows() -> None:
+    """Text where a count belongs is quoted in the warning, a character that does not print (a NUL of a damaged
+    file, a control character) as its escape, and cut after 40 characters."""
+    found = ImpossibleValues()
+    found.note("a__m.sum", 4, "1.\x002048", "byte")
+    found.note("b__m.sum", 2, "µs \t" + "x" * 50, "")
+    warning = found.warning(lambda p: f"kernel {p}")
+    assert 'a__m.sum = "1.\\x002048" (1 row)' in warning and "\x00" not in warning
+    assert f'b__m.sum = "µs \\t{"x" * 35}…" (1 row)' in warning
+
+
 _CELLS = ["5", "2,048", "-3", "-1,024.5", " -2", "-0.5", "-1.5", "-0", "-inf", "-nan", "n/a", "", "1e-05", "x-1",
           "1.2.3", "5-", "e", "hello ", "1,2,3", "nan", "N/A"]
 
