@@ -313,6 +313,29 @@ def test_launch_records_are_read_whole_when_a_read_stops_short(monkeypatch: pyte
     made.close()
 
 
+def test_launch_records_read_together_are_each_launchs_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Records that follow one another in the file are read in one call, up to a size: each comes out whole, in
+    launch order, where some were written late (a group's longest, let go after later launches) and at every read
+    size."""
+    from ncu_roofline.api import records as R
+
+    made = R.LaunchRecords()
+    positions = [made.reserve(i) for i in range(12)]
+    late = {3, 4, 9}
+    for p in [p for p in positions if p not in late] + sorted(late, reverse=True):
+        made.put(p, {"index": p, "name": "k" * p, "provenance": {}, "missing": []})
+    expected = [{"index": i, "name": "k" * i, "recipe_set": 0} for i in range(12)]
+    calls = []
+    real = R._read_at
+    monkeypatch.setattr(R, "_read_at", lambda *args: calls.append(args[1]) or real(*args))
+    for size in (1, 60, 200, 1 << 20):
+        monkeypatch.setattr(R, "_READ_TOGETHER", size)
+        calls.clear()
+        assert list(made.records()) == expected
+        assert len(calls) == 12 if size == 1 else len(calls) < 12
+    made.close()
+
+
 @pytest.mark.parametrize("big", [False, True], ids=["plain", "past-64-bits"])
 def test_a_batch_job_writes_a_streamed_export(tmp_path: Path, big: bool) -> None:
     """`batch` on an export past the launch-by-launch limit: the job's document is the one `report -f json` writes

@@ -122,6 +122,20 @@ def test_iter_dumps_writes_what_dumps_writes() -> None:
     assert b"".join(iter_dump_bytes(huge)).decode("utf-8") == dumps({"n": [2 ** 70, {1: "÷"}]})
 
 
+def test_a_lazy_lists_items_written_together_write_what_dumps_writes(monkeypatch) -> None:
+    """A LazyList's items are written a batch of bytes at a time: every boundary between batches, a batch of one
+    item, the last batch and an empty list read as `dumps` writes them."""
+    from ncu_roofline.api import jsondoc
+
+    items = [{"i": i, "pad": "x" * (i % 7)} for i in range(23)]
+    for size in (1, 20, 45, 10 ** 6):
+        monkeypatch.setattr(jsondoc, "_BATCH_BYTES", size)
+        doc = {"a": LazyList(lambda: iter(items)), "b": LazyList(lambda: iter(()))}
+        pieces = list(iter_dump_bytes(doc))
+        assert b"".join(pieces) == dumps({"a": items, "b": []}).encode("utf-8")
+        assert size > 20 or len(pieces) > len(items)  # one item a batch
+
+
 def test_json_on_standard_output_is_the_file_text(tmp_path: Path) -> None:
     src = _write(tmp_path, HEADER + UNITS + ROW0 + ROW1)
     out = tmp_path / "r.json"

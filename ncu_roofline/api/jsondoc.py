@@ -25,6 +25,7 @@ ORJSON_OPTIONS = (orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_SE
 _ENCODER = json.JSONEncoder(sort_keys=True, allow_nan=False, ensure_ascii=False, check_circular=False,
                             separators=(",", ":"))
 _LAZY_DEPTH = 3  # where a LazyList may sit: document -> reports -> report -> its list
+_BATCH_BYTES = 1 << 20  # a LazyList's items written together: a piece of about this size
 
 
 def json_safe(obj: Any) -> Any:
@@ -114,12 +115,19 @@ def iter_dump_bytes(doc: Any) -> Iterator[bytes]:
 
 
 def _pieces(obj: Any) -> Iterator[bytes]:
-    if isinstance(obj, LazyList):
+    if isinstance(obj, LazyList):  # its items' text joined a megabyte or so at a time
         yield b"["
-        for i, item in enumerate(obj.make()):
-            if i:
-                yield b","
-            yield item if isinstance(item, Encoded) else _encode_bytes(item)
+        batch: list[bytes] = []
+        size, sep = 0, b""
+        for item in obj.make():
+            piece = item if isinstance(item, Encoded) else _encode_bytes(item)
+            batch.append(piece)
+            size += len(piece)
+            if size >= _BATCH_BYTES:
+                yield sep + b",".join(batch)
+                batch, size, sep = [], 0, b","
+        if batch:
+            yield sep + b",".join(batch)
         yield b"]"
     elif isinstance(obj, dict) and _holds_lazy(obj):
         yield b"{"

@@ -114,8 +114,7 @@ class LaunchRecords:
         """Positions for the next launches (`indices`: their own), in order; returns the first."""
         first = len(self._index)
         self._at.extend([-1, 0] * len(indices))
-        for index in indices:
-            self._index = extend_ints(self._index, [index])
+        self._index = extend_ints(self._index, indices)
         self._set.extend([-1] * len(indices))
         return first
 
@@ -191,12 +190,23 @@ class LaunchRecords:
             raise ValueError("this analysis kept no launch records (`analyze(..., launch_records=False)`): "
                              "analyse the report again to write its launches")
         self._file.flush()
-        at = self._at
-        for n in range(len(self._index)):
-            offset, length = at[2 * n], at[2 * n + 1]
+        at, count = self._at, len(self._index)
+        n = 0
+        while n < count:  # the records that follow one another in the file, read at once (up to `_READ_TOGETHER`)
+            offset = at[2 * n]
             if offset < 0:
                 raise RuntimeError(f"launch record {n} was never written")
-            yield _read_at(self._file, length, offset)
+            end, stop = n + 1, offset + at[2 * n + 1]
+            while end < count and at[2 * end] == stop and stop - offset < _READ_TOGETHER:
+                stop += at[2 * end + 1]
+                end += 1
+            data = _read_at(self._file, stop - offset, offset)
+            start = 0
+            for m in range(n, end):
+                length = at[2 * m + 1]
+                yield data[start:start + length]
+                start += length
+            n = end
 
     def records(self) -> Iterator[dict[str, Any]]:
         """Each record as a dict, in launch order."""
@@ -249,6 +259,7 @@ def _read_at(file: Any, length: int, offset: int) -> bytes:
 
 
 _READ_AT_MOST = 1 << 30
+_READ_TOGETHER = 1 << 20  # bytes of consecutive records read in one call
 _PREAD = getattr(os, "pread", None)
 
 
