@@ -37,8 +37,8 @@ _FEWEST = 8  # a part of fewer rows is modelled row by row: a run over columns c
 # hand-made export of random values) are then modelled one by one, at about the plain cost; launches of many
 # kernels that each keep to a path earn the runs their paths need.
 _LEAST_RUNS = 16
-_ARRAY = np.ndarray
 _ROWS_PER_RUN = 8
+_ARRAY = np.ndarray  # a run's column, as its launches' values are read (`_launches`)
 
 
 class BulkTally:

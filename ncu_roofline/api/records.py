@@ -399,6 +399,7 @@ class Numbered:
         self._pairs: list[tuple[str, str]] = []
 
     def add_many(self, rows: Sequence[RawKernel]) -> None:
+        """Number these launches, in order, after those numbered before."""
         known, pairs = self._known, self._pairs
         codes = []
         for k in rows:
