@@ -301,7 +301,7 @@ def test_launch_records_are_read_whole_when_a_read_stops_short(monkeypatch: pyte
     monkeypatch.setattr(R, "_PREAD", (lambda fd, length, offset: real(fd, min(length, 7), offset)) if pread else None)
     made = R.LaunchRecords()
     for i in range(3):
-        made.put(made.reserve(i), {"index": i, "name": f"kernel_{i}" * 5, "provenance": {}, "missing": []})
+        made.put(made.reserve_many([i]), {"index": i, "name": f"kernel_{i}" * 5, "provenance": {}, "missing": []})
     expected = [{"index": i, "name": f"kernel_{i}" * 5, "recipe_set": 0} for i in range(3)]
     assert list(made.records()) == expected
     copied = pickle.loads(pickle.dumps(made))
@@ -320,7 +320,7 @@ def test_launch_records_read_together_are_each_launchs_own(monkeypatch: pytest.M
     from ncu_roofline.api import records as R
 
     made = R.LaunchRecords()
-    positions = [made.reserve(i) for i in range(12)]
+    positions = [made.reserve_many([i]) for i in range(12)]
     late = {3, 4, 9}
     for p in [p for p in positions if p not in late] + sorted(late, reverse=True):
         made.put(p, {"index": p, "name": "k" * p, "provenance": {}, "missing": []})

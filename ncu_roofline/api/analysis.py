@@ -208,7 +208,7 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
             k, launch = item  # by launch: groups are made from the launches kept (`Analysis.groups_of`)
             key, replaced = maker.note(launch)
             kernels.append(launch)
-            stream.timed(launch)
+            stream.count += 1
             raws.append(k)
             if replaced is not None:
                 _let_go(replaced.raw, keep_metrics, compact)

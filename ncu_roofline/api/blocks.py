@@ -2,7 +2,7 @@
 launch on its own does (the report's totals, its group's sums and longest launch, its record), from each run's
 columns, without making an `AnalysedKernel` for every launch.
 
-- The report's totals (`Streamed.timed`): the durations summed in launch order, as one launch after the other.
+- The report's totals (`_tally`): the durations summed in launch order, as one launch after the other.
 - The groups (`GroupMaker.add`): each group's launches of the block, in launch order, in stretches of one run
   (`run_sums.add_rows`) or a launch modelled alone (`run_sums.add_launch`). A group's longest launch is the one the
   launches one by one would leave: the longest timed one (the lowest index among equals), else the first.
@@ -277,7 +277,8 @@ def _longest(stream: Streamed, block: ModelledBlock, key: str, group: list[int],
 
 
 def _tally(stream: Streamed, block: ModelledBlock, tables: list[RunTable]) -> None:
-    """`Streamed.timed` of each launch of the block, in order."""
+    """The report's totals (`Streamed`: count, time, unusable launches, devices, units, its last launch) with
+    each launch of the block, in order."""
     rows, source = block.rows, block.source
     n = len(rows)
     columns: dict[int, list[Any]] = {}  # each run's durations

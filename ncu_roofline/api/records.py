@@ -103,13 +103,6 @@ class LaunchRecords:
                 os.unlink(self._name)
             self._name = None
 
-    def reserve(self, index: int) -> int:
-        """A position for the next launch (`index`: its own), its record to come (`put`)."""
-        self._at.extend((-1, 0))
-        self._index = extend_ints(self._index, [index])
-        self._set.append(-1)
-        return len(self._index) - 1
-
     def reserve_many(self, indices: list[int]) -> int:
         """Positions for the next launches (`indices`: their own), in order; returns the first."""
         first = len(self._index)
@@ -283,24 +276,6 @@ class Streamed:
         self.timed_before = False  # a launch before the last one has a duration
         self.pending: dict[int, None] = {}  # ids of the launches held whose passes are still to run
         self.let_go: Callable[[RawKernel], None] = _keep  # what a launch's metrics become once it is analysed
-
-    def timed(self, k: AnalysedKernel) -> None:
-        """Count a launch into the report's totals."""
-        self.count += 1
-        if self.last is not None and self.last.q.duration_s is not None:
-            self.timed_before = True
-        self.last = k
-        if k.q.duration_s is not None:
-            self.total = k.q.duration_s.value if self.total is None else self.total + k.q.duration_s.value
-        if not k.usable:
-            self.unusable += 1
-        if k.raw.device:
-            self.devices.add(k.raw.device)
-        if not k.units.keys() <= self.units.keys():  # the usual launch adds no unit
-            for uid, unit in k.units.items():
-                if uid not in self.units:
-                    self.units[uid] = unit.describe()
-                    self.recipes[uid] = unit.recipe
 
     def by_group(self) -> None:
         """Analyse the report by group: its launch records are written out as its blocks are added."""
