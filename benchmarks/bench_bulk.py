@@ -68,13 +68,14 @@ def build(source: Path, launches: int, drift: float, coherent: bool, path: Path)
 
 
 def rows(path: Path) -> list[object]:
-    """The export's rows, the first one modelled (it teaches the reader which columns to parse at once)."""
-    from ncu_roofline.api.kernel import model_launch
+    """The export's rows, the first one modelled and its passes run (as `report` reads: its analysis teaches the
+    reader which columns to parse at once)."""
+    from ncu_roofline.api.kernel import model_launch, run_passes
     from ncu_roofline.readers.csv_export import CsvExport
 
     read = CsvExport(path).kernels()
     first = next(read)
-    model_launch(first)
+    run_passes(model_launch(first))
     return list(read)
 
 

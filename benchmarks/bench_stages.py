@@ -73,7 +73,7 @@ class Timed:
 opened_report = A.open_report
 A.open_report = lambda *args: Timed(opened_report(*args))
 timed(A, "model_launch", "model, one launch at a time (the first)")
-timed(A, "run_passes", "passes, one launch at a time (none by group)")
+timed(A, "run_passes", "passes, one launch at a time (by group: the first)")
 timed(A, "model_block", "model, 4,096 launches at a time (bulk)")
 timed(A, "add_block", "blocks added: sums, longest launches, records")
 timed(B, "add_rows", "  of it: group sums from a run's columns")

@@ -21,7 +21,7 @@ from conftest import corpus_files
 from ncu_csv_writer import write_ncu_csv
 
 from ncu_roofline.api.bulk import BulkTally, model_launches
-from ncu_roofline.api.kernel import model_launch
+from ncu_roofline.api.kernel import model_launch, run_passes
 from ncu_roofline.readers import read_report_isolated
 from ncu_roofline.readers.csv_export import CsvExport, analysis_columns
 from ncu_roofline.readers.record import Metric, RawKernel, RawReport
@@ -73,7 +73,8 @@ def _modelled(export: Path, bulk: bool, tally: BulkTally) -> tuple[list[dict[str
     reader = CsvExport(export)
     rows = reader.kernels()
     first = next(rows)
-    launches = [model_launch(first, settings)]  # it teaches the reader which columns to parse at once
+    run_passes(model_launch(first, settings))  # as `report` reads: its analysis teaches the reader which columns
+    launches = [model_launch(first, settings)]  # to parse at once
     rest = list(rows)
     launches += model_launches(rest, settings, tally) if bulk else [model_launch(k, settings) for k in rest]
     raws = [first, *rest]
