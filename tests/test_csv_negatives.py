@@ -183,14 +183,16 @@ def test_one_line_names_at_most_five_columns() -> None:
 
 
 def test_a_text_left_out_is_written_so_that_every_character_shows() -> None:
-    """Text where a count belongs is quoted in the warning, a character that does not print (a NUL of a damaged
-    file, a control character) as its escape, and cut after 40 characters."""
+    """Text where a count belongs is quoted in the warning, cut after 40 characters, a character that does not
+    print (a NUL of a damaged file, a control character) written as its escape."""
     found = ImpossibleValues()
     found.note("a__m.sum", 4, "1.\x002048", "byte")
     found.note("b__m.sum", 2, "µs \t" + "x" * 50, "")
     warning = found.warning(lambda p: f"kernel {p}")
     assert 'a__m.sum = "1.\\x002048" (1 row)' in warning and "\x00" not in warning
-    assert f'b__m.sum = "µs \\t{"x" * 35}…" (1 row)' in warning
+    assert f'b__m.sum = "µs \\t{"x" * 36}…" (1 row)' in warning  # 40 characters, the tab one of them
+    found.note("c__m.sum", 1, "x" * 39 + "\x00abc", "")  # an escape is never cut
+    assert f'c__m.sum = "{"x" * 39}\\x00…" (1 row)' in found.warning(lambda p: f"kernel {p}")
 
 
 _CELLS = ["5", "2,048", "-3", "-1,024.5", " -2", "-0.5", "-1.5", "-0", "-inf", "-nan", "n/a", "", "1e-05", "x-1",

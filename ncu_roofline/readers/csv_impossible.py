@@ -102,9 +102,9 @@ class ImpossibleValues:
 
 
 def _number(value: float | str) -> str:
-    if isinstance(value, str):  # a character that does not print (a NUL of a damaged file) written as its escape
-        shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in value)
-        return f'"{shown[:40]}…"' if len(shown) > 40 else f'"{shown}"'
+    if isinstance(value, str):  # its first 40 characters; one that does not print (a NUL of a damaged file) escaped
+        shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in value[:40])
+        return f'"{shown}…"' if len(value) > 40 else f'"{shown}"'
     return f"{value:g}" if math.isfinite(value) else str(value)
 
 
