@@ -279,7 +279,8 @@ def test_kernels_off_the_chart_are_listed_once_per_reason() -> None:
     assert broken == {"why": OFF_CHART_TEXT[UNUSABLE], "count": 1, "kernels": "1 kernel", "named": ["broken"]}
 
 
-def test_a_groups_section_lists_its_longest_and_some_disagreeing_launches() -> None:
+@pytest.mark.parametrize("mostly_untimed", [False, True], ids=["few-untimed", "most-untimed"])
+def test_a_groups_section_lists_its_longest_and_some_disagreeing_launches(mostly_untimed: bool) -> None:
     """A group's section lists, for readers without JavaScript, `LAUNCH_SAMPLE` launches: up to half of them among
     those whose limiter differs from the group's, the rest its longest (equal ones, and those without a duration
     last, in launch order), the longest first; and its first disagreeing launches."""
@@ -294,7 +295,7 @@ def test_a_groups_section_lists_its_longest_and_some_disagreeing_launches() -> N
     for i in range(40):
         m = base_metrics()
         m["gpu__time_duration.sum"] = (draw.choice([500.0, 1000.0, 1500.0]), "ns")
-        if i % 7 == 3:
+        if (i >= 6) if mostly_untimed else (i % 7 == 3):  # all but six, or every seventh
             del m["gpu__time_duration.sum"]
         if i % 5 == 1:
             m[OP.format("ffma")] = (5e9, "inst")  # FP32-bound: a limiter other than the group's
@@ -310,7 +311,8 @@ def test_a_groups_section_lists_its_longest_and_some_disagreeing_launches() -> N
     others = [k for k in entries if k.index in set(group.disagreeing)]
     longest = sorted(entries, key=by_time)[:LAUNCH_SAMPLE]
     sample = sorted({k.index: k for k in [*others[:LAUNCH_SAMPLE // 2], *longest]}.values(), key=by_time)
-    assert len(others) > LAUNCH_SAMPLE and any(k.duration_s is None for k in entries)
+    assert others and (mostly_untimed or len(others) > LAUNCH_SAMPLE) and any(k.duration_s is None for k in entries)
+    assert not mostly_untimed or any(k.duration_s is None for k in sample[:LAUNCH_SAMPLE])
     assert [line["index"] for line in v["launch_sample"]] == [k.index for k in sample[:LAUNCH_SAMPLE]]
     assert v["disagreeing_sample"] == [k.index for k in others[:LAUNCH_SAMPLE]]
     assert v["disagreeing_text"] == f"{len(others)} launches have"

@@ -252,7 +252,7 @@ def _read_at(file: Any, length: int, offset: int) -> bytes:
 
 
 _READ_AT_MOST = 1 << 30
-_READ_TOGETHER = 1 << 20  # bytes of consecutive records read in one call
+_READ_TOGETHER = 1 << 20  # about the bytes of consecutive records read in one call (one record more at most)
 _PREAD = getattr(os, "pread", None)
 
 
