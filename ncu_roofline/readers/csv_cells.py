@@ -119,6 +119,10 @@ class RowBlock:
         text: str = out.tobytes().decode("ascii")
         return "\x00" + text
 
+    def cells(self, opening: IndexArray, closing: IndexArray) -> list[str]:
+        """The cells between these quote numbers of every row, row after row (`joined`, split)."""
+        return self.joined(opening, closing)[1:-1].split("\x00")
+
     def spans(self, opening: IndexArray, closing: IndexArray) -> tuple[Any, Any, Any]:
         """The rows' text (uint8) and where each cell between these quote numbers starts in it and how long it is,
         row after row."""
@@ -207,7 +211,7 @@ class CellPicker:
             block = row.block
             if block is not None and self.indices:
                 if block is not self._block and block.text is not None:
-                    self._block, self._cells = block, block.joined(*self.quote_numbers)[1:-1].split("\x00")
+                    self._block, self._cells = block, block.cells(*self.quote_numbers)
                 if block is self._block:
                     n = len(self.indices)
                     return self._cells[row.position * n:(row.position + 1) * n]

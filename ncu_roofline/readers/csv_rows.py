@@ -188,7 +188,7 @@ class HotColumns:
         """The text columns (`texts`) whose cell is the same in every row of the block, each read once as
         `RowMetrics.get` reads it; one the column cannot hold is left to each row's own reading."""
         opening, closing, units, floors = self._texts
-        cells = block.joined(opening, closing)[1:-1].split("\x00")
+        cells = block.cells(opening, closing)
         n = len(self.texts)
         out: dict[str, Metric | None] = {}
         for j, name in enumerate(self.texts):
