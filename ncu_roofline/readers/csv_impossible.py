@@ -196,6 +196,12 @@ def _not_float(cell: str, stray: bool) -> bool:
     return False
 
 
+def cannot_hold(name: str, value: float | str, floor: float) -> bool:
+    """Whether a value read of a column whose lowest value is `floor` (`lowest_value`) is one it cannot hold: a
+    number below it, or text where a number belongs (`is_text`)."""
+    return value < floor if value.__class__ is float else is_text(name, value)
+
+
 def is_text(name: str, value: object) -> bool:
     """Whether a cell of a count, share or rate column (`lowest_value`) holds text where a number belongs (`hello`,
     `0x10`, `5%`); the `breakdown:`-style columns hold lists of metrics as text and are not counts."""

@@ -25,8 +25,8 @@ from .csv_impossible import (
     PLAIN_NUMBER_CHARS,
     ImpossibleValues,
     SignedColumns,
+    cannot_hold,
     impossible_cells,
-    is_text,
     lowest_value,
     may_hold_impossible,
     parse_value,
@@ -149,7 +149,7 @@ class HotColumns:
         return None, metrics, others + tuple(
             (names[j], m[0]) for j, floor in self.signed
             if (m := metrics[names[j]]) is not None
-            and (m[0] < floor if m[0].__class__ is float else is_text(names[j], m[0])))
+            and cannot_hold(names[j], m[0], floor))
 
     def _impossible(self, values: Sequence[float]) -> Impossible:
         """(name, value) of the row's plain values below what their column can hold."""
@@ -195,8 +195,7 @@ class HotColumns:
             column = cells[j::n]
             if column.count(column[0]) == len(column):
                 found, floor = _read_cell(column[0], units[j]), floors[j]
-                if floor is None or found is None or not (
-                        found[0] < floor if found[0].__class__ is float else is_text(name, found[0])):
+                if floor is None or found is None or not cannot_hold(name, found[0], floor):
                     out[name] = found
         return out
 
@@ -289,8 +288,7 @@ class RowMetrics(Mapping[str, Metric]):
                 return default
             found = self._cache[name] = _read_cell(self._row[column[0]], column[1])
             lowest = self._lowest.get(name)  # a count's check costs one look-up and one comparison
-            if lowest is not None and found is not None and (
-                    read < lowest if (read := found[0]).__class__ is float else is_text(name, read)):
+            if lowest is not None and found is not None and cannot_hold(name, read := found[0], lowest):
                 self._leave_out(name, read)
                 return default
         return default if found is None else found
