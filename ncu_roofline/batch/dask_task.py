@@ -5,22 +5,17 @@ bytes when the workers do not see the client's files) and the settings in; the j
 result and the seconds it took out; nothing written but a temporary copy of sent bytes, which
 it removes. It runs the job through `workers.run_isolated` with one worker process, so a native
 abort or a hang of the reader costs that report ("the reader crashed (exit code -6, SIGABRT)",
-"timed out after N s"), never the Dask worker: the task itself always returns.
-
-A Dask worker started by a nanny is a daemonic process, which `multiprocessing` forbids to
-start children; `children_allowed` lifts that flag of the worker process while a task starts
-its child (the child is itself daemonic, so it still goes when the worker goes).
+"timed out after N s"), never the Dask worker: the task itself always returns. The child is a
+plain subprocess (`readers.isolation`), which a daemonic Dask worker may start.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import multiprocessing
 import os
 import tempfile
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from ..settings import AnalysisSettings
@@ -28,40 +23,6 @@ from ..version import __version__
 from .inputs import shown_path
 from .job import JobResult
 from .workers import run_isolated
-
-
-class _DaemonFlag:
-    """Lifts the current process's daemon flag while any task of this process needs children."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.users = 0
-        self.was_daemon = False
-
-    @contextlib.contextmanager
-    def lifted(self) -> Iterator[None]:
-        process = multiprocessing.current_process()
-        with self.lock:
-            if self.users == 0:
-                self.was_daemon = bool(process.daemon)
-                if self.was_daemon:
-                    process.daemon = False
-            self.users += 1
-        try:
-            yield
-        finally:
-            with self.lock:
-                self.users -= 1
-                if self.users == 0 and self.was_daemon:
-                    process.daemon = True
-
-
-_FLAG = _DaemonFlag()
-
-
-def children_allowed() -> contextlib.AbstractContextManager[None]:
-    """A context in which this (possibly daemonic Dask worker) process may start child processes."""
-    return _FLAG.lifted()
 
 
 def analyse_task(source: str | bytes, display_path: str, settings: AnalysisSettings, redact: bool,
@@ -88,8 +49,7 @@ def analyse_task(source: str | bytes, display_path: str, settings: AnalysisSetti
         else:
             path = source
         run_job = functools.partial(job, display_path=display_path) if path != display_path else job
-        with children_allowed():
-            run_isolated([path], settings, redact=redact, jobs=1, timeout=timeout, on_result=keep, job=run_job)
+        run_isolated([path], settings, redact=redact, jobs=1, timeout=timeout, on_result=keep, job=run_job)
     result, seconds = got[0]
     return dict(result, path=shown_path(display_path, redact)), seconds
 

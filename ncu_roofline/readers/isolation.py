@@ -247,7 +247,7 @@ class _Child:
 class ReaderPool:
     """Up to `size` child processes that run calls, one call per child at a time.
 
-    Children start on first use (with `spawn`) and serve call after call; a child that dies or
+    Children (fresh interpreters, `_Child`) start on first use and serve call after call; a child that dies or
     runs past the timeout is replaced by the next call that needs one. Not for several threads
     at once.
     """
