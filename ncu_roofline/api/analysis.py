@@ -140,7 +140,7 @@ class Analysis:
         return Analysis(reports, list(self.errors), self.settings)
 
     def to_json(self, redact: bool = False, indent: int | None = None) -> str:
-        """The `ncu-roofline/3` JSON document (deterministic: sorted keys, no NaN).
+        """The `ncu-roofline/5` JSON document (deterministic: sorted keys, no NaN).
 
         Compact by default (json's C encoder only serves `indent=None`); pass `indent=2` to read it.
         """
@@ -327,18 +327,6 @@ def analyse_detached(path: str, settings: AnalysisSettings, keep_metrics: bool =
     return report
 
 
-def analyze_isolated(path: str | Path, settings: AnalysisSettings, timeout: float | None = None) -> ReportResult:
-    """`analyze_report` with a `.ncu-rep` read in the shared child process (CSV exports: here).
-
-    A crash of NVIDIA's reader costs this file only: `readers.ReaderCrashed`, an InputError.
-    """
-    if not ISOLATION_AVAILABLE or detect_format(path) != "ncu-rep":
-        return analyze_report(path, settings, compact=True)
-    result: ReportResult = shared_pool(ISOLATED_PRELOAD).call(analyse_detached, str(path), settings,
-                                                              path=str(path), timeout=timeout)
-    return result
-
-
 def _without_frames(exc: InputError) -> InputError:
     """The error without its tracebacks: a kept error must not keep the failed read's frames (its open
     file, the launches analysed before the fault) alive as long as `Analysis.errors`."""
@@ -363,7 +351,7 @@ def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings
     `Analysis.errors` and the others are analysed.
 
     With `isolate=True` (what every command uses) NVIDIA's reader runs in child processes
-    (`analyze_isolated`, several files in parallel): a report that crashes it is an InputError like
+    (`analyse_detached`, several files in parallel): a report that crashes it is an InputError like
     any other, and each kernel's `raw.metrics` then holds only the metrics the analysis read. The
     default reads in this process, with every metric of each report at hand (so does `isolate=True`
     for a `.ncu-rep` where the platform is not POSIX; a CSV export read with `isolate=True` keeps the

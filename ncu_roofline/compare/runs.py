@@ -53,7 +53,7 @@ def duration_of(k: dict[str, Any]) -> float | None:
 
 @dataclass(frozen=True)
 class RunKernel:
-    """One kernel of a run: the report it comes from, its `ncu-roofline/3` dict, and the record of its group in
+    """One kernel of a run: the report it comes from, its launch dict, and the record of its group in
     the document (`groups`, by `group_key`; None without one): work summed over the group's launches, and the
     findings of a report analysed by group."""
 
