@@ -33,7 +33,6 @@ EXACT = "exact"
 SAME_FUNCTION = "same function"
 GENERATED = "generated name"
 USER_MAP = "user map"
-PASSES = (EXACT, SAME_FUNCTION, GENERATED, USER_MAP)
 
 
 def display_name(k: dict[str, Any]) -> str:

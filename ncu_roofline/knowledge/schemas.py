@@ -25,7 +25,6 @@ PEAKS_SCHEMA = "ncu-roofline-peaks/1"
 PEAK_KEYS = ("dram_bytes_per_s", "l2_bytes_per_s", "l1_bytes_per_s",
              "fp64_flop_per_s", "fp32_flop_per_s", "fp16_flop_per_s")
 
-_POSITIVE: dict[str, Any] = {"type": "number", "exclusiveMinimum": 0}
 # A peak in bytes or FLOP per second: from 1 (a rate below 1 B/s is a unit mistake) to 1e30 (past any GPU, and
 # the model's limit on any figure, `model.ranges.FIGURE_LIMIT`).
 _PEAK: dict[str, Any] = {"type": "number", "minimum": 1, "maximum": 1e30}

@@ -21,7 +21,6 @@ FAMILIES = ("smsp__average_warps_issue_stalled_{}_per_issue_active.ratio",
             "smsp__warp_cycles_per_issue_stall_{}",
             "smsp__pcsamp_warps_issue_stalled_{}",
             "smsp__pcsamp_warp_stall_{}")
-SAMPLED = frozenset({3, 4})  # the families of sampled stalls (SourceCounters), not WarpStateStats
 COLLECT = "--section WarpStateStats"  # the ncu option that collects the stall reasons
 
 

@@ -216,7 +216,6 @@ def related_roof(unit_id: str) -> str | None:
             return roof
     return None
 BY_ID = {u.id: u for u in UNITS}
-BREAKDOWN_PREFIX = "breakdown:"
 BREAKDOWNS = {SM: "breakdown:sm__throughput" + ELAPSED, MEM: "breakdown:gpu__compute_memory_throughput" + ELAPSED}
 # Sub-metrics that are bookkeeping of the headline itself, not a unit.
 NOT_UNITS = ("_internal_activity",)

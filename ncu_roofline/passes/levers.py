@@ -41,7 +41,6 @@ OMITTED_AT_MOST = 0.2
 GLOBAL_REQUESTS = MEMORY_INSTRUCTIONS[1]
 # Chart definitions of L2 bytes that count reads alone (L2 -> L1, L2 -> crossbar returns).
 _L2_READS_ONLY = ("l1tex__m_xbar2l1tex_read", "lts2xbar")
-_PIPES = ("sm__pipe_", "sm__inst_executed_pipe_")
 
 
 def _small(part: float | None, whole: float | None) -> bool:

@@ -10,24 +10,6 @@ import os
 
 from .labels import long_label, short_label
 
-LEVERS = {
-    "dram": "raising intensity through reuse (tiling, fusion, keeping data in L2 or shared memory, "
-            "batching work that shares the same bytes) is the lever",
-    "l2": "more reuse in L1 and shared memory, so fewer requests reach L2, is the lever",
-    "l1": "fewer and wider L1 accesses (vectorised, coalesced loads; no redundant loads; no shared-"
-          "memory bank conflicts) is the lever",
-    "fp64": "it is compute-bound in FP64: fewer FP64 operations, FMA instead of separate multiply "
-            "and add, or FP64 tensor cores (DMMA) where the GPU has them",
-    "fp32": "it is compute-bound in FP32: FMA-friendly arithmetic, lower precision, or tensor cores "
-            "(TF32/BF16) are the levers",
-    "fp16": "it is compute-bound in FP16 on CUDA cores: moving the work to tensor cores is the lever",
-    "tensor": "the tensor cores are the limit: a faster datapath (lower precision, sparsity) or less "
-              "work is the lever",
-}
-# The DRAM lever of a kernel that reads its data once (`passes.reuse.reads_once`): no tiling can help it.
-DRAM_LEVER_READS_ONCE = ("{evidence}, so tiling has nothing to reuse: fewer bytes in all (fusing it with the "
-                         "kernels that produce or consume its data, or a narrower data type) is the lever")
-
 FLAG_TEXT = {
     "unusable": ("it is not analysed: its section says why (NaN, infinite or impossible values, or no usable "
                  "duration)"),
