@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import math
 import statistics
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +41,7 @@ from ..settings import DEFAULT_THRESHOLD, GROUP_BY_LAUNCH, GROUP_BY_NAME
 from .kernel import AnalysedKernel
 from .names import NameEntry, display_names
 from .run_sums import add_launch
-from .sums import WORK_KEYS, ExactSum, GroupSums, LaunchColumns
+from .sums import WORK_KEYS, ExactSum, GroupSums, LaunchColumns, exact_sum, fsum
 
 # Flags the group's own verdict sets; every other launch flag is carried over from its launches.
 VERDICT_FLAGS = ("above_roof", "partial_roofs", "no_roofs", "unit_throughputs", "grid_under_one_wave",
@@ -66,7 +65,7 @@ class DurationStats:
     def of(cls, values: Sequence[float]) -> DurationStats:
         if not values:
             return cls(0, None, None, None, None, None, None)
-        total = _exact_sum(values)  # None past the float range (hand-edited durations): no total, mean or CV
+        total = exact_sum(values)  # None past the float range (hand-edited durations): no total, mean or CV
         if total is None:
             return cls(len(values), None, None, statistics.median(values), min(values), max(values), None)
         mean = total / len(values)
@@ -177,24 +176,6 @@ def longest_key(k: AnalysedKernel) -> tuple[float, int]:
     return (group_duration(k) or 0.0, -k.raw.index)
 
 
-def _exact_sum(values: Iterable[float]) -> float | None:
-    """`math.fsum`, None where the sum is not a finite float."""
-    try:
-        total = math.fsum(values)
-    except (OverflowError, ValueError):
-        return None
-    return total if math.isfinite(total) else None
-
-
-def _fsum(values: Iterable[float]) -> float:
-    """`math.fsum`, infinite where an intermediate sum passes the float range (hand-edited values) instead of
-    raising: such a total is shown as not available."""
-    try:
-        return math.fsum(values)
-    except OverflowError:
-        return math.inf
-
-
 def _aggregate(sums: GroupSums, longest: AnalysedKernel, threshold: float, by_group: bool = False) -> AnalysedKernel:
     """The group as one kernel: weighted limits, summed-work intensity, the verdict of those limits (`sums`: its
     launches, summed; `by_group`: only `longest` has pass results, and no launch is kept)."""
@@ -261,7 +242,7 @@ def _shared_ceilings(timed: list[tuple[float, AnalysedKernel]], longest: Analyse
     launches that have it; where not all do, its text says so with their share of the group's time.
     Also: those partial caps (`Ceiling.key`) -> that time share: a coalescing cap of loads and one of stores
     may share kind, roof and factor, and only one of them be partial."""
-    total = _fsum(d for d, _ in timed)
+    total = fsum(d for d, _ in timed)
     caps = [(d, {o.key: o for o in k.ceilings if o.factor < SIGNIFICANT})
             for d, k in sorted(timed, key=lambda t: (-t[0], t[1].raw.index))]  # the longest first
     out: list[Ceiling] = []
@@ -272,7 +253,7 @@ def _shared_ceilings(timed: list[tuple[float, AnalysedKernel]], longest: Analyse
         having = [d for d, held in caps if key in held]
         if len(having) == len(timed):
             return dataclasses.replace(c, launches=(len(having), len(timed)))
-        share = _fsum(having) / total
+        share = fsum(having) / total
         detail = (f"{c.detail} (in {len(having)} of {len(timed)} launches, {share:.0%} of the group's time, "
                   "the longest among them)")
         partial[key] = share

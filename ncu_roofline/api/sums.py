@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import math
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -99,22 +99,32 @@ class ExactSum:
         return [*self._partials, *self._buffer, *self._special]
 
     def fsum(self) -> float:
-        """`math.fsum` of the values, infinite where an intermediate sum passes the float range (as `groups._fsum`),
-        NaN where it holds both infinities (as a plain sum has it)."""
-        try:
-            return math.fsum(self.values())
-        except OverflowError:
-            return math.inf
-        except ValueError:  # -inf + inf
-            return math.nan
+        """`fsum` of the values."""
+        return fsum(self.values())
 
     def exact(self) -> float | None:
-        """`math.fsum` of the values, None where it is not a finite float (as `groups._exact_sum`)."""
-        try:
-            total = math.fsum(self.values())
-        except (OverflowError, ValueError):
-            return None
-        return total if math.isfinite(total) else None
+        """`exact_sum` of the values."""
+        return exact_sum(self.values())
+
+
+def fsum(values: Iterable[float]) -> float:
+    """`math.fsum`, infinite where an intermediate sum passes the float range (hand-edited values) instead of
+    raising, NaN where it holds both infinities (as a plain sum has it): such a total is shown as not available."""
+    try:
+        return math.fsum(values)
+    except OverflowError:
+        return math.inf
+    except ValueError:  # -inf + inf
+        return math.nan
+
+
+def exact_sum(values: Iterable[float]) -> float | None:
+    """`math.fsum`, None where the sum is not a finite float."""
+    try:
+        total = math.fsum(values)
+    except (OverflowError, ValueError):
+        return None
+    return total if math.isfinite(total) else None
 
 
 @dataclass(slots=True)
