@@ -78,3 +78,24 @@ def test_a_capture_stopped_in_its_last_launch_is_said_alike(tmp_path: Path, monk
     by_blocks, alone, _ = _documents(export, settings, monkeypatch)
     assert "the capture was likely stopped" in alone
     assert by_blocks.splitlines() == alone.splitlines()
+
+
+def test_a_column_of_one_text_is_part_of_the_template_and_others_are_marked() -> None:
+    """A column whose launches all encode alike becomes the template's own value; one whose texts differ, even only
+    as 0.0 and -0.0 do, is a mark with each launch's text and length."""
+    import numpy as np
+    import orjson
+
+    from ncu_roofline.readers.values import Values
+
+    slots: list[int | list[bytes]] = []
+    lengths = np.zeros(3, dtype=np.int64)
+    nan = float("nan")
+    columns = {"same": Values(np.array([1.5, 1.5, 1.5])), "nan": Values(np.array([nan, nan, nan])),
+               "signs": Values(np.array([0.0, -0.0, 0.0])), "list": [Values(np.array([1.0, 2.0, 30.0]))]}
+    d = blocks_module._marked(columns, slots, lengths)
+    assert d["same"] == 1.5 and math.isnan(d["nan"])
+    assert orjson.dumps(d["nan"]) == b"null"
+    assert d["signs"] == blocks_module._MARK % 0 and d["list"] == [blocks_module._MARK % 1]
+    assert slots == [[b"0.0", b"-0.0", b"0.0"], [b"1.0", b"2.0", b"30.0"]]
+    assert lengths.tolist() == [3 + 3, 4 + 3, 3 + 4]

@@ -98,14 +98,18 @@ class RecordTemplate:
 
 
 def _marked(obj: Any, slots: list[int | list[bytes]], lengths: Any) -> Any:
-    """`obj` with a mark in place of each column (`Values`), its launches' values encoded in `slots`, their lengths
-    added to `lengths` (launch by launch)."""
+    """`obj` with a mark in place of each column (`Values`) whose launches' values differ in their text, those
+    values encoded in `slots`, their lengths added to `lengths` (launch by launch); a column of one text is its
+    value."""
     kind = type(obj)
     if kind is Values:
-        encoded = orjson.dumps(obj.a.tolist(), option=ORJSON_OPTIONS)[1:-1]
-        commas = np.flatnonzero(np.frombuffer(encoded, dtype=np.uint8) == ord(","))  # no number holds one
-        lengths += np.diff(commas, prepend=-1, append=len(encoded)) - 1
-        slots.append(encoded.split(b","))
+        values = obj.a.tolist()
+        encoded = orjson.dumps(values, option=ORJSON_OPTIONS)[1:-1]
+        cells = encoded.split(b",")  # no number holds a comma
+        if cells.count(cells[0]) == len(cells):  # one text for every launch (-0.0 is not 0.0): part of the template
+            return values[0]
+        lengths += np.fromiter(map(len, cells), dtype=np.int64, count=len(cells))
+        slots.append(cells)
         return _MARK % (len(slots) - 1)
     if kind is dict:
         return {k: _marked(v, slots, lengths) for k, v in obj.items()}
