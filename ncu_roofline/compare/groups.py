@@ -19,6 +19,7 @@ their own compare too. A group has:
 from __future__ import annotations
 
 import os
+import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,12 +30,7 @@ from .runs import Run, RunKernel, duration_of, number
 
 def median(values: Sequence[float]) -> float | None:
     """The median; None for no value."""
-    ordered = sorted(values)
-    n = len(ordered)
-    if not n:
-        return None
-    mid = n // 2
-    return ordered[mid] if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+    return statistics.median(values) if values else None
 
 
 def mad(values: Sequence[float]) -> float | None:
