@@ -44,13 +44,7 @@ def kernel_row(report_path: str, k: dict[str, Any]) -> dict[str, Any]:
         "unusable_reason": k["unusable_reason"],
         "duration_s": k["duration_s"],
     }
-    for p in (*R.PRECISIONS, "tensor"):
-        row[f"work_{p}_flop"] = k["work_flop"][p]
-    for lv in R.LEVELS:
-        row[f"traffic_{lv}_bytes"] = k["traffic_bytes"][lv]
-    for lv in R.LEVELS:
-        row[f"intensity_{lv}_flop_per_byte"] = k["intensity_flop_per_byte"][lv]
-    row["achieved_flop_per_s"] = k["achieved_flop_per_s"]
+    _work_columns(row, k)
     for lv in R.LEVELS:
         row[f"attainable_{lv}_flop_per_s"] = k["attainable_flop_per_s"][lv]
     for lv in R.LEVELS:
@@ -62,14 +56,7 @@ def kernel_row(report_path: str, k: dict[str, Any]) -> dict[str, Any]:
     for r in R.ROOFS:
         row[f"utilization_{r}"] = k["utilization"].get(r)
     row["tensor_pipe_utilization"] = k["tensor_pipe_utilization"]
-    for unit in ("sm_throughput", "memory_throughput"):
-        row[unit] = k["utilization"].get(unit)
-    row["dominant_precision"] = k["dominant_precision"]
-    row["bound_by"] = k["bound_by"]
-    row["bound_kind"] = k["bound_kind"]
-    bound = k["bound_by"]
-    row["bound_utilization"] = k["utilization"].get(bound) if bound else None
-    row["regime"] = k["regime"]
+    _verdict_columns(row, k)
     for fact in ("grid_blocks", "waves_per_sm", "achieved_occupancy"):
         row[fact] = k["launch"].get(fact)
     row["byte_definition_l2"] = k["byte_definitions"]["l2"]
@@ -104,23 +91,10 @@ def group_row(report_path: str, g: dict[str, Any]) -> dict[str, Any]:
     for stat in _GROUP_STATS:
         row[f"duration_{stat}_s"] = g["duration_s"][stat]
     row["duration_cv"] = g["duration_s"]["cv"]
-    for p in (*R.PRECISIONS, "tensor"):
-        row[f"work_{p}_flop"] = g["work_flop"][p]
-    for lv in R.LEVELS:
-        row[f"traffic_{lv}_bytes"] = g["traffic_bytes"][lv]
-    for lv in R.LEVELS:
-        row[f"intensity_{lv}_flop_per_byte"] = g["intensity_flop_per_byte"][lv]
-    row["achieved_flop_per_s"] = g["achieved_flop_per_s"]
+    _work_columns(row, g)
     for r in R.ROOFS:
         row[f"utilization_{r}"] = g["utilization"].get(r)
-    for unit in ("sm_throughput", "memory_throughput"):
-        row[unit] = g["utilization"].get(unit)
-    row["dominant_precision"] = g["dominant_precision"]
-    bound = g["bound_by"]
-    row["bound_by"] = bound
-    row["bound_kind"] = g["bound_kind"]
-    row["bound_utilization"] = g["utilization"].get(bound) if bound else None
-    row["regime"] = g["regime"]
+    _verdict_columns(row, g)
     row["limiters"] = {str(name): n for name, n in g["limiters"].items()}
     row["disagreeing_launches"] = len(g["disagreeing_launches"])
     row["regimes"] = {str(name): n for name, n in g.get("regimes", {}).items()}  # a `Regime` as its value
@@ -132,3 +106,26 @@ def group_row(report_path: str, g: dict[str, Any]) -> dict[str, Any]:
     row["flags"] = list(g["flags"])
     row["nvtx_ranges"] = list(g["nvtx_ranges"])
     return row
+
+
+def _work_columns(row: dict[str, Any], d: dict[str, Any]) -> None:
+    """The work, traffic, intensity and achieved rate of a kernel or group of the JSON contract, added to `row`."""
+    for p in (*R.PRECISIONS, "tensor"):
+        row[f"work_{p}_flop"] = d["work_flop"][p]
+    for lv in R.LEVELS:
+        row[f"traffic_{lv}_bytes"] = d["traffic_bytes"][lv]
+    for lv in R.LEVELS:
+        row[f"intensity_{lv}_flop_per_byte"] = d["intensity_flop_per_byte"][lv]
+    row["achieved_flop_per_s"] = d["achieved_flop_per_s"]
+
+
+def _verdict_columns(row: dict[str, Any], d: dict[str, Any]) -> None:
+    """The unit throughputs and the verdict of a kernel or group of the JSON contract, added to `row`."""
+    for unit in ("sm_throughput", "memory_throughput"):
+        row[unit] = d["utilization"].get(unit)
+    row["dominant_precision"] = d["dominant_precision"]
+    bound = d["bound_by"]
+    row["bound_by"] = bound
+    row["bound_kind"] = d["bound_kind"]
+    row["bound_utilization"] = d["utilization"].get(bound) if bound else None
+    row["regime"] = d["regime"]
