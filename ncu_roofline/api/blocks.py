@@ -8,10 +8,11 @@ columns, without making an `AnalysedKernel` for every launch.
   launches one by one would leave: the longest timed one (the lowest index among equals), else the first.
   Only that launch is made; its passes run once no later launch replaces it.
 - The records: a run's launches share every part of their record but their numbers and their own fields
-  (`launch_fields`, the group key). A run's record is encoded once with a mark in each such place
-  (`RecordTemplate`); each launch's record is the pieces between the marks joined with its values, each encoded
-  as orjson encodes it in a record. The template is used only where the first launch's record comes out as the
-  record that launch writes on its own, byte for byte; else each launch of the run writes its own.
+  (`launch_fields`, the group key). A run's record is encoded once with a mark in each such place, but for a number
+  every launch writes alike, which the template holds (`RecordTemplate`); each launch's record is the pieces between
+  the marks joined with its values, each encoded as orjson encodes it in a record. The template is used only where
+  the first launch's record comes out as the record that launch writes on its own, byte for byte; else each launch
+  of the run writes its own.
 """
 
 from __future__ import annotations
@@ -49,8 +50,9 @@ _IDENTITY = operator.attrgetter(*(name for name in _OWN if name not in ("index",
 class RecordTemplate:
     """A run's launch records: its encoded record cut where its launches' values go (`pieces`, one more than the
     values), where each value comes from (`places`: below `len(_OWN)` a launch's own field, in `_OWN` order, else
-    one of the run's columns), each column's values encoded (`columns`), the length of each launch's record but
-    for its own fields (`lengths`), and the recipe set they share (`found`)."""
+    one of the run's columns), the values of each column whose launches write them differently, encoded (`columns`),
+    the length of each launch's record but for its own fields (`lengths`), and the recipe set they share
+    (`found`)."""
 
     def __init__(self, run: Run, recipes: dict[str, str], raw: RawKernel, found: int) -> None:
         m = copy.copy(run.model)

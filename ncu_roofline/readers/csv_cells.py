@@ -139,16 +139,16 @@ class RowBlock:
 
 
 def plain_line(line: str) -> bool:
-    """Whether a line may be an all-quoted ASCII row (`quoted_cells` checks the rest): what a block holds."""
+    """Whether a line may be an all-quoted ASCII row (`quoted_block` checks the rest): what a block holds."""
     return line.startswith('"') and line.endswith(('"\n', '"\r\n', '"\r')) and line.isascii()
 
 
 def quoted_block(lines: Sequence[str], raws: Sequence[bytes | None] = ()) -> list[QuotedRow]:
-    """The leading lines that are all-quoted ASCII rows of the first one's width (what `quoted_cells` reads as a
-    `QuotedRow`), as rows of one RowBlock; the first line that is not and those after it are left out, for
-    `quoted_cells` or csv.reader. The quotes of all the lines are found in one pass over their text, and each row's
-    pattern checked at once (`quoted_cells`' test, row by row); a single row is in no block. `raws`: the lines'
-    bytes as read, where the reader has them (an ASCII line's are its characters)."""
+    """The leading lines that are all-quoted ASCII rows of the first one's width, as rows of one RowBlock; the first
+    line that is not and those after it are left out, for `quoted_cells` or csv.reader. The quotes of all the lines
+    are found in one pass over their text, and each row's pattern checked at once (the test `quoted_cells`
+    describes, row by row); a single row is in no block (a `QuotedRow` of its own, as `quoted_cells` reads it).
+    `raws`: the lines' bytes as read, where the reader has them (an ASCII line's are its characters)."""
     np = _np()
     plain = next((k for k, line in enumerate(lines) if not plain_line(line)), len(lines))
     lines = lines[:plain]  # (the reader hands only such lines)
