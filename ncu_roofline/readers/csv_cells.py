@@ -231,9 +231,6 @@ def quoted_cells(line: str) -> QuotedRow | list[str] | None:
     """
     if not line.startswith('"') or "\x00" in line:  # csv.reader refuses NUL on Python 3.10: let it say so
         return None
-    if line.isascii():
-        rows = quoted_block([line])
-        return rows[0] if rows else None
     if line.endswith('"\n'):
         end = len(line) - 2
     elif line.endswith('"\r\n'):
@@ -242,8 +239,19 @@ def quoted_cells(line: str) -> QuotedRow | list[str] | None:
         end = len(line) - 2
     else:
         return None
-    cells = line[1:end].split('","')
-    return cells if line.count('"') == 2 * len(cells) else None
+    if not line.isascii():
+        cells = line[1:end].split('","')
+        return cells if line.count('"') == 2 * len(cells) else None
+    np = _numpy or _np()
+    raw = line.encode("ascii")
+    data = np.frombuffer(raw, dtype=np.uint8)
+    quotes = np.flatnonzero(data == _QUOTE)
+    if len(quotes) % 2 or len(quotes) < 2:
+        return None
+    closing, opening = quotes[1:-1:2], quotes[2:-1:2]
+    if len(closing) and not ((opening - closing == 2).all() and (data[closing + 1] == _COMMA).all()):
+        return None
+    return QuotedRow(line, quotes)
 
 
 def cell_list(row: Any) -> list[str]:
