@@ -9,8 +9,9 @@ each launch drifting by a seeded draw of up to `--drift` as launches of one kern
 its rates and shares lower; its DRAM traffic a little different; its work the same), or with every counter
 moved on its own (`--independent`, a harsher test); or measures `--csv`. Then, in this process, `--repeat`
 times each (the best counts; each pass reads the export afresh, so neither side finds the other's parsed
-cells): the rows' model one launch at a time (`model_launch`), and the same rows 4,096 at a time
-(`model_launches`, as `report` models a report of more than 1,000 launches). The reading is not timed.
+cells): the rows' model one launch at a time (`model_launch`), and the same rows `BULK_ROWS` at a time
+(`model_launches`, as `report` models a report of more than 1,000 launches, in blocks of its rows' text).
+The reading is not timed.
 Prints µs a launch of each, their ratio, how the bulk runs went (runs over columns, launches made from them,
 launches modelled alone), and checks that both give the same launches (exit status 1 where they do not; 2
 where the capture is missing).

@@ -74,7 +74,7 @@ opened_report = A.open_report
 A.open_report = lambda *args: Timed(opened_report(*args))
 timed(A, "model_launch", "model, one launch at a time (the first)")
 timed(A, "run_passes", "passes, one launch at a time (by group: the first)")
-timed(A, "model_block", "model, 4,096 launches at a time (bulk)")
+timed(A, "model_block", "model, a block of launches at a time (bulk)")
 timed(A, "add_block", "blocks added: sums, longest launches, records")
 timed(B, "add_rows", "  of it: group sums from a run's columns")
 timed(B, "_longest", "  of it: longest launches and their passes")

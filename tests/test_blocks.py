@@ -99,3 +99,30 @@ def test_a_column_of_one_text_is_part_of_the_template_and_others_are_marked() ->
     assert d["signs"] == blocks_module._MARK % 0 and d["list"] == [blocks_module._MARK % 1]
     assert slots == [[b"0.0", b"-0.0", b"0.0"], [b"1.0", b"2.0", b"30.0"]]
     assert lengths.tolist() == [3 + 3, 4 + 3, 3 + 4]
+
+
+def test_a_block_ends_where_its_rows_text_reaches_the_byte_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows are modelled in blocks of at most `BULK_ROWS` rows, each block closed once its rows' text reaches
+    `BULK_BYTES` (a block's memory follows its rows' width, not their count), and blocks of any size write the same
+    document."""
+    path = next(p for p in corpus_files() if "MW_Baseline" in p.name)
+    export = write_ncu_csv(RawReport("export", "csv", _launches(read_report_isolated(path).kernels)),
+                           tmp_path / "export.csv")
+    monkeypatch.setattr(analysis, "LAUNCH_FINDINGS_UP_TO", 16)
+    settings = AnalysisSettings()
+    whole = Analysis([analyze_report(export, settings, keep_metrics=False)], [], settings).to_json(indent=1)
+    sizes: list[list[int]] = []
+    model_block = analysis.model_block
+    monkeypatch.setattr(analysis, "model_block", lambda rows, s: sizes.append([k.metrics.text_bytes() for k in rows])
+                        or model_block(rows, s))
+    with open(export, "rb") as fh:
+        widths = sorted(len(line) for line in fh)
+    cap = 3 * widths[-1]  # three rows' text or more
+    monkeypatch.setattr(analysis, "BULK_BYTES", cap)
+    by_bytes = Analysis([analyze_report(export, settings, keep_metrics=False)], [], settings).to_json(indent=1)
+    assert len(sizes) > 3
+    first, *rest = sizes
+    assert len(first) == 17  # the rows read ahead (`LAUNCH_FINDINGS_UP_TO` + 1), past the cap, make the first block
+    for block in rest[:-1]:  # each closes with the row that takes its text to the cap
+        assert sum(block[:-1]) < cap <= sum(block)
+    assert by_bytes.splitlines() == whole.splitlines()

@@ -21,7 +21,7 @@ from ..readers.record import RawKernel
 from ..settings import DEFAULT_THRESHOLD, AnalysisSettings
 from ..version import __version__
 from .blocks import add_block
-from .bulk import BULK_ROWS, ModelledBlock, model_block
+from .bulk import BULK_BYTES, BULK_ROWS, UNSIZED_ROW_BYTES, ModelledBlock, model_block
 from .focus import Focus, focus_groups, focus_kernels
 from .groups import FINDINGS_BY_GROUP, GroupMaker, KernelGroup, group_kernels
 from .jsondoc import dumps, iter_dump_bytes, iter_dumps
@@ -266,8 +266,9 @@ def _modelled(kernels: Iterable[RawKernel], settings: AnalysisSettings, stream: 
               ) -> Iterator[tuple[RawKernel, AnalysedKernel] | ModelledBlock]:
     """Each launch with its model and its passes' results, in order, where the report's launches get findings of
     their own (it holds at most `LAUNCH_FINDINGS_UP_TO`, or `settings.launch_findings`); else the report is analysed
-    by group from its first launch on (`Streamed.by_group`), in blocks of `BULK_ROWS` modelled by runs of the model
-    over columns (`api.bulk`), which give each launch what modelling it on its own gives.
+    by group from its first launch on (`Streamed.by_group`), in blocks (`BULK_ROWS` rows, or `BULK_BYTES` of their
+    text) modelled by runs of the model over columns (`api.bulk`), which give each launch what modelling it on its
+    own gives.
 
     The first launch is modelled, and its passes run, as soon as it is read: a CSV export's reader learns from what
     they read which columns to read at once in every later row, and checks them there (`Columns.learn_hot`)."""
@@ -290,12 +291,20 @@ def _modelled(kernels: Iterable[RawKernel], settings: AnalysisSettings, stream: 
     stream.by_group()
     pending, ahead = ahead, []
     del first, model  # (its row is the block's first: modelled again there, its passes run if it is held)
+    held = sum(map(_text_bytes, pending))
     for k in rows:
-        if len(pending) >= BULK_ROWS:
+        if len(pending) >= BULK_ROWS or held >= BULK_BYTES:
             yield model_block(pending, settings)
-            pending = []
+            pending, held = [], 0
         pending.append(k)
+        held += _text_bytes(k)
     yield model_block(pending, settings)
+
+
+def _text_bytes(k: RawKernel) -> int:
+    """What a row held until its block is modelled counts towards `BULK_BYTES`: its text's length."""
+    size = getattr(k.metrics, "text_bytes", None)
+    return UNSIZED_ROW_BYTES if size is None else int(size())
 
 
 def stopped_capture_warning(kernels: list[AnalysedKernel]) -> str | None:

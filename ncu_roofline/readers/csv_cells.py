@@ -75,6 +75,10 @@ class QuotedRow(Sequence[str]):
 
     __hash__ = None  # type: ignore[assignment]  # a row is compared by its cells, as a list is
 
+    def text_length(self) -> int:
+        """The characters of its line (what holding the row costs, about)."""
+        return len(self._line)
+
     def cells(self) -> list[str]:
         """Every cell, split once (a row read whole: a repeated header, a row's metrics listed)."""
         if self._cells is None:

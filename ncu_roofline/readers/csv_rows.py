@@ -267,6 +267,11 @@ class RowMetrics(Mapping[str, Metric]):
         for name, value in impossible:  # each column once: `always` holds no hot column
             self._leave_out(name, value)
 
+    def text_bytes(self) -> int:
+        """The characters of its row's cells (a block of rows holds about twice that, `api.bulk.BULK_BYTES`)."""
+        row = self._row
+        return row.text_length() if type(row) is QuotedRow else sum(map(len, row))
+
     def get(self, name: str, default: Any = None) -> Any:
         # The analysis asks for about 200 names a kernel, half of them absent from the export's
         # header (the model checks `possible_names` first, so most calls here are of names the
