@@ -629,6 +629,20 @@ def test_a_block_stops_at_the_first_row_that_is_not_all_quoted_at_its_width() ->
     assert [list(r) for r in block] == [["1", "2", "3"]] * 3 and block[0].block is not None
 
 
+def test_a_row_of_a_block_reads_each_cell_on_its_own_once_the_block_let_its_text_go() -> None:
+    """A block's row finds its quotes in its own line when a cell is read alone: after the block's text is gone too,
+    whichever line end it has."""
+    from ncu_roofline.readers.csv_cells import quote_numbers, quoted_block
+
+    rows = quoted_block(['"a","bc",""\r\n', '"d","","e,f"\n', '"","x","y"\r'])
+    rows[0].block.release()
+    assert [rows[1][i] for i in range(3)] == ["d", "", "e,f"] and rows[0][-1] == "" and rows[0][1] == "bc"
+    assert rows[2].pick(*quote_numbers([2, 0])) == ["y", ""] and rows[2].cells() == ["", "x", "y"]
+    assert [len(r) for r in rows] == [3, 3, 3] and rows[0].cells() == ["a", "bc", ""]
+    with pytest.raises(IndexError):
+        rows[1][3]
+
+
 @pytest.mark.parametrize("arrow_from", [0, 10**9], ids=["arrow", "float"])
 def test_rows_of_numbers_read_at_once_as_parse_value_reads_each_cell(monkeypatch, arrow_from: int) -> None:
     """A row is all numbers where `parse_value` reads each cell as a float and the cell holds only the characters of a

@@ -4,8 +4,9 @@ A full-set row is about 30 kB in 700 cells, of which the analysis reads about a 
 it into 700 strings is most of what reading an export costs, so an all-quoted ASCII row is kept as
 its text and the positions of its quotes, found in one vectorised pass (`QuotedRow`); a cell
 becomes a string only when it is read. Consecutive rows of that kind form a block (`quoted_block`)
-whose quotes are found in one pass over all their text, and whose number columns a reader cuts out
-and parses at once (`RowBlock.spans`): numpy's per-call cost paid per block, not per row. Any other
+whose quotes are found in one pass over all their text, and whose columns a reader cuts out and
+parses at once (`RowBlock.spans`): numpy's per-call cost paid per block, not per row. A row of a
+block finds its own quotes again only when one of its cells is read on its own. Any other
 line (a quote inside a cell, a quoted line break, an unquoted cell) is left to `csv.reader`.
 """
 
@@ -36,19 +37,32 @@ def _np() -> Any:
 class QuotedRow(Sequence[str]):
     """An all-quoted row: its line and the positions of its 2n quotes, cell i between quotes 2i and
     2i + 1. Reads as the list of its n cells; `pick` reads many at once. A row of a block
-    (`quoted_block`) knows it (`block`, `position`)."""
+    (`quoted_block`) knows it (`block`, `position`) and finds its quotes only when one of its cells is read on
+    its own (most rows of a block are read through the block: `CellPicker`, `RowBlock.spans`)."""
 
-    __slots__ = ("_cells", "_line", "_quotes", "block", "position")
+    __slots__ = ("_cells", "_line", "_n", "_quotes", "block", "position")
 
-    def __init__(self, line: str, quotes: IndexArray, block: RowBlock | None = None, position: int = 0) -> None:
+    def __init__(self, line: str, quotes: IndexArray | None, block: RowBlock | None = None, position: int = 0,
+                 cells: int = 0) -> None:
         self._line = line
         self._quotes = quotes
+        self._n = len(quotes) // 2 if quotes is not None else cells
         self._cells: list[str] | None = None
         self.block = block
         self.position = position
 
     def __len__(self) -> int:
-        return len(self._quotes) // 2
+        return self._n
+
+    def quotes(self) -> IndexArray:
+        """The positions of its quotes (found in its line on the first call, for a row of a block: the block
+        checked that every quote of the line is one of its cells')."""
+        q = self._quotes
+        if q is None:
+            np = _np()
+            found = np.flatnonzero(np.frombuffer(self._line.encode("ascii"), dtype=np.uint8) == _QUOTE)
+            q = self._quotes = found.astype(np.int32)  # 4 bytes a quote held
+        return q
 
     @overload
     def __getitem__(self, i: int) -> str: ...
@@ -57,12 +71,12 @@ class QuotedRow(Sequence[str]):
     def __getitem__(self, i: int | slice) -> str | list[str]:
         if self._cells is not None or isinstance(i, slice):
             return self.cells()[i]
-        n = len(self._quotes) // 2
+        n = self._n
         if not -n <= i < n:
             raise IndexError("row cell index out of range")
         if i < 0:
             i += n
-        q = self._quotes
+        q = self.quotes()
         return self._line[q[2 * i] + 1:q[2 * i + 1]]
 
     def __iter__(self) -> Iterator[str]:
@@ -82,13 +96,13 @@ class QuotedRow(Sequence[str]):
     def cells(self) -> list[str]:
         """Every cell, split once (a row read whole: a repeated header, a row's metrics listed)."""
         if self._cells is None:
-            q = self._quotes
-            self._cells = self._line[int(q[0]) + 1:int(q[-1])].split('","')
+            line = self._line
+            self._cells = line[1:len(line.rstrip("\r\n")) - 1].split('","')  # between its first and last quote
         return self._cells
 
     def pick(self, starts: IndexArray, ends: IndexArray) -> list[str]:
         """The cells whose opening and closing quotes are at these quote numbers (2i and 2i + 1)."""
-        line, q = self._line, self._quotes
+        line, q = self._line, self.quotes()
         return [line[a:b] for a, b in zip((q[starts] + 1).tolist(), q[ends].tolist(), strict=True)]
 
 
@@ -185,9 +199,7 @@ def quoted_block(lines: Sequence[str], raws: Sequence[bytes | None] = ()) -> lis
     if taken < len(lines):  # the lines after the block's last row are read again on their own
         text = text[:int(ends[taken - 1])]
     block = RowBlock(text, q, taken)
-    relative = (q - starts[:taken, None]).astype(np.int32)  # a line's positions: 4 bytes a quote held
-    return [QuotedRow(line, relative[k].copy(), block, k)  # each row's own copy: a row kept keeps no more
-            for k, line in enumerate(lines[:taken])]
+    return [QuotedRow(line, None, block, k, width // 2) for k, line in enumerate(lines[:taken])]
 
 
 def quote_numbers(indices: Sequence[int]) -> tuple[IndexArray, IndexArray]:

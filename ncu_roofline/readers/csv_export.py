@@ -224,10 +224,11 @@ class CsvExport:
                           watched=analysis_columns())
         seen_ids = SeenIds()
         count = 0
+        first_id = identity_names.index("ID")  # (the repeats' test reads the first, as the units row's does)
         for line_no, row in rows:
-            if repeated.skip(line_no, row):
-                continue
             cells = identity_cells(row)
+            if repeated.skip(line_no, row, cells[first_id]):
+                continue
             ident = cells[id_at].strip()
             key = (*cells[:id_at], *cells[id_at + 1:])
             found = known.get(key)

@@ -47,11 +47,12 @@ class RepeatedRows:
         self._path, self._hint = path, hint
         self._names = [h.strip() for h in header]
         self._units = [u.strip() for u in units]
-        self._id = self._names.index("ID")
         self._skipped: list[int] = []
 
-    def skip(self, line_no: int, row: Sequence[str]) -> bool:
-        ident = row[self._id].strip()
+    def skip(self, line_no: int, row: Sequence[str], id_cell: str) -> bool:
+        """Whether `row` (ending on line `line_no`, `id_cell` its cell under the first ID column) repeats the
+        header or the units row."""
+        ident = id_cell.strip()
         if ident and ident != "ID":
             return False  # a kernel row (the cheap test: a repeat has "ID" or nothing there)
         cells = [c.strip() for c in row]
