@@ -629,6 +629,19 @@ def test_a_block_stops_at_the_first_row_that_is_not_all_quoted_at_its_width() ->
     assert [list(r) for r in block] == [["1", "2", "3"]] * 3 and block[0].block is not None
 
 
+def test_a_block_gives_a_cell_every_row_holds_alike_and_none_for_one_that_differs() -> None:
+    """`RowBlock.same_cells`: the same text in every row, not a longer one that starts alike, not one of the same
+    length that differs (in its first or last character)."""
+    from ncu_roofline.readers.csv_cells import quote_numbers, quoted_block
+
+    rows = quoted_block(['"1","ab,cd","x","pq","a"\n', '"2","ab,cd","xy","pr","a"\n', '"3","ab,cd","x","pq","b"\n'])
+    block = rows[0].block
+    assert block.same_cells(*quote_numbers([1, 2, 3, 4, 0])) == ["ab,cd", None, None, None, None]
+    assert block.same_cells(*quote_numbers([1, 3])) == ["ab,cd", None]
+    same = quoted_block(['"1",""\n', '"2",""\n'])[0].block
+    assert same.same_cells(*quote_numbers([1])) == [""]
+
+
 def test_a_row_of_a_block_reads_each_cell_on_its_own_once_the_block_let_its_text_go() -> None:
     """A block's row finds its quotes in its own line when a cell is read alone: after the block's text is gone too,
     whichever line end it has."""

@@ -12,6 +12,7 @@ line (a quote inside a cell, a quoted line break, an unquoted cell) is left to `
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
@@ -140,6 +141,23 @@ class RowBlock:
     def cells(self, opening: IndexArray, closing: IndexArray) -> list[str]:
         """The cells between these quote numbers of every row, row after row (`joined`, split)."""
         return self.joined(opening, closing)[1:-1].split("\x00")
+
+    def same_cells(self, opening: IndexArray, closing: IndexArray) -> list[str | None]:
+        """For each pair of quote numbers, the cell between them where every row holds the same one, else None:
+        each row's cell compared in place with the first row's (a breakdown's list of metrics is kilobytes a cell,
+        the same in nearly every row), none of them cut out."""
+        text, quotes = self.text, self.quotes
+        if text is None:
+            raise RuntimeError("a RowBlock's cells read after release()")
+        out: list[str | None] = []
+        for a, b in zip(opening.tolist(), closing.tolist(), strict=True):
+            starts = quotes[:, a] + 1
+            lengths = quotes[:, b] - starts
+            n, first = int(lengths[0]), int(starts[0])
+            cell = text[first:first + n]
+            same = bool((lengths == n).all()) and all(map(text.startswith, itertools.repeat(cell), starts.tolist()))
+            out.append(cell.decode("ascii") if same else None)
+        return out
 
     def spans(self, opening: IndexArray, closing: IndexArray) -> tuple[Any, Any, Any]:
         """The rows' text (uint8) and where each cell between these quote numbers starts in it and how long it is,

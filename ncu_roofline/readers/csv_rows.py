@@ -188,13 +188,10 @@ class HotColumns:
         """The text columns (`texts`) whose cell is the same in every row of the block, each read once as
         `RowMetrics.get` reads it; one the column cannot hold is left to each row's own reading."""
         opening, closing, units, floors = self._texts
-        cells = block.cells(opening, closing)
-        n = len(self.texts)
         out: dict[str, Metric | None] = {}
-        for j, name in enumerate(self.texts):
-            column = cells[j::n]
-            if column.count(column[0]) == len(column):
-                found, floor = _read_cell(column[0], units[j]), floors[j]
+        for j, (name, cell) in enumerate(zip(self.texts, block.same_cells(opening, closing), strict=True)):
+            if cell is not None:
+                found, floor = _read_cell(cell, units[j]), floors[j]
                 if floor is None or found is None or not cannot_hold(name, found[0], floor):
                     out[name] = found
         return out
