@@ -19,15 +19,16 @@ _CHURN = textwrap.dedent("""
     if sys.argv[1] == "pad" and not pad_heap():
         sys.exit(3)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    for _ in range(100):
+    for _ in range(int(sys.argv[2])):
         block = [b"x" * (100 << 10) for _ in range(40)]
         del block
     print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 """)
 
 
-def _faults(mode: str) -> int:
-    done = subprocess.run([sys.executable, "-c", _CHURN, mode], capture_output=True, text=True, check=False)
+def _faults(mode: str, blocks: int) -> int:
+    done = subprocess.run([sys.executable, "-c", _CHURN, mode, str(blocks)], capture_output=True, text=True,
+                          check=False)
     if done.returncode == 3:
         pytest.skip("this C library has no M_TOP_PAD (not glibc)")
     assert done.returncode == 0, done.stderr
@@ -36,10 +37,13 @@ def _faults(mode: str) -> int:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt is Linux's")
 def test_padded_heap_reuses_the_pages_of_freed_blocks() -> None:
-    plain, padded = _faults("plain"), _faults("pad")
-    # 100 blocks of 4 MB: without the pad glibc trims the heap's top after each and faults ~1,000 pages back
-    # in for the next; with it the pages stay (a few hundred faults for the first block and the interpreter).
-    assert plain > 50_000
+    # Without the pad glibc trims the heap's top after a 4 MB block and faults its pages back in for the next (for
+    # as long as its own thresholds let it: about 40,000 faults over 100 blocks here, fewer where the kernel faults
+    # anonymous memory in larger pieces). With it the pages stay: the faults are the first block's.
+    plain = _faults("plain", 100) - _faults("plain", 1)
+    padded = _faults("pad", 100) - _faults("pad", 1)
+    if plain < 1_000:
+        pytest.skip(f"the C library gives no freed block back here ({plain} faults over 99 blocks): nothing to keep")
     assert padded < plain / 10
 
 
