@@ -406,3 +406,26 @@ def test_a_chart_drawn_on_kept_axes_is_the_chart_drawn_whole(monkeypatch: pytest
         roofline._KEPT_AXES[key] = (stale[0], "<g>stale</g>", stale[2])
         assert render_roofline_svg(charts[1]) == kept[1]
 
+
+def test_sol_chart_writes_one_circle_per_kernel_where_the_axes_place_it() -> None:
+    from ncu_roofline.render.charts.sol import SolPoint, render_sol_svg
+
+    points = [SolPoint(f"k{n}", (n % 10) / 10, (n // 10) / 10, ("dram", "fp32", "lsu", None)[n % 4], n % 3 == 0,
+                       f"{HOSTILE} {n}", size=None if n % 2 else 8.0, note="note" if n == 5 else "")
+              for n in range(100)]
+    root = parse(render_sol_svg("GPU <x>", points, 0.6, "s3-"))
+    groups = [g for g in root.iter(f"{{{SVG_NS}}}g") if g.get("class") == "pt"]
+    assert [g.get("data-kernel") for g in groups] == [p.kernel_id for p in points]
+    clip = next(c for c in root.iter(f"{{{SVG_NS}}}clipPath") if c.get("id") == "s3-sol-clip")
+    rect = clip.find(f"{{{SVG_NS}}}rect")
+    assert rect is not None
+    left, top, width, height = (float(rect.get(k, "nan")) for k in ("x", "y", "width", "height"))
+    for point, group in zip(points, groups, strict=True):
+        title, circle = list(group)
+        assert title.text == f"{HOSTILE} {point.kernel_id[1:]}: SM {point.sm:.0%}, memory {point.memory:.0%}" + (
+            "\nnote" if point.note else "")
+        # x runs 0-105 % across the plot area, y 0-105 % up it
+        assert float(circle.get("cx", "nan")) == pytest.approx(left + width * point.sm * 100 / 105, abs=2e-3)
+        assert float(circle.get("cy", "nan")) == pytest.approx(top + height * (1 - point.memory * 100 / 105), abs=2e-3)
+        assert float(circle.get("r", "nan")) == (8.0 if point.size else 5.5) / 2
+        assert ("fill: none" in circle.get("style", "")) == point.hollow
