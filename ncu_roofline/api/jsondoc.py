@@ -46,7 +46,7 @@ def dumps(doc: Any, indent: int | None = None) -> str:
     write) is it copied through `json_safe` first, so the common case costs no copy.
     """
     if indent is None:
-        return _encode(doc) + "\n"
+        return encode_bytes(doc).decode() + "\n"
     try:
         text = json.dumps(doc, indent=indent, sort_keys=True, allow_nan=False, ensure_ascii=False)
     except (ValueError, TypeError):  # NaN or infinity; keys that are not all strings
@@ -68,16 +68,8 @@ class LazyList:
         self.make = make
 
 
-def _encode(obj: Any) -> str:
-    return _encode_bytes(obj).decode()
-
-
 def encode_bytes(obj: Any) -> bytes:
     """One item of a compact document, as UTF-8 JSON (what `iter_dump_bytes` writes of it)."""
-    return _encode_bytes(obj)
-
-
-def _encode_bytes(obj: Any) -> bytes:
     try:
         return orjson.dumps(obj, option=ORJSON_OPTIONS)  # NaN and infinity become null
     except (orjson.JSONEncodeError, TypeError):
@@ -120,7 +112,7 @@ def _pieces(obj: Any) -> Iterator[bytes]:
         batch: list[bytes] = []
         size, sep = 0, b""
         for item in obj.make():
-            piece = item if isinstance(item, Encoded) else _encode_bytes(item)
+            piece = item if isinstance(item, Encoded) else encode_bytes(item)
             batch.append(piece)
             size += len(piece)
             if size >= _BATCH_BYTES:
@@ -143,4 +135,4 @@ def _pieces(obj: Any) -> Iterator[bytes]:
             yield from _pieces(item)
         yield b"]"
     else:
-        yield _encode_bytes(obj)
+        yield encode_bytes(obj)
