@@ -282,10 +282,6 @@ class Trend:
         return "no_drift" if covered or self.allow_unmatched else "insufficient_coverage"
 
     @property
-    def usable_runs(self) -> list[TrendRun]:
-        return [r for r in self.runs if r.usable]
-
-    @property
     def totals(self) -> list[float | None]:
         return [r.total_gpu_time_s for r in self.runs]
 
