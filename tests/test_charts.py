@@ -413,7 +413,8 @@ def test_sol_chart_writes_one_circle_per_kernel_where_the_axes_place_it() -> Non
     points = [SolPoint(f"k{n}", (n % 10) / 10, (n // 10) / 10, ("dram", "fp32", "lsu", None)[n % 4], n % 3 == 0,
                        f"{HOSTILE} {n}", size=None if n % 2 else 8.0, note="note" if n == 5 else "")
               for n in range(100)]
-    root = parse(render_sol_svg("GPU <x>", points, 0.6, "s3-"))
+    unplaceable = [SolPoint(f"bad{n}", sm, 0.5, "dram", False, "bad") for n, sm in enumerate((math.nan, math.inf))]
+    root = parse(render_sol_svg("GPU <x>", points + unplaceable, 0.6, "s3-"))
     groups = [g for g in root.iter(f"{{{SVG_NS}}}g") if g.get("class") == "pt"]
     assert [g.get("data-kernel") for g in groups] == [p.kernel_id for p in points]
     clip = next(c for c in root.iter(f"{{{SVG_NS}}}clipPath") if c.get("id") == "s3-sol-clip")

@@ -10,6 +10,7 @@ limiter belongs to; hollow markers are kernels with too little work. Input is pl
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -95,6 +96,8 @@ def _markers(fig: Figure, ax: Axes, points: Sequence[SolPoint], clip_id: str) ->
     coords = [(p.sm * 100, p.memory * 100) for p in points]
     xy: list[list[float]] = ax.transData.transform(coords).tolist() if coords else []
     for p, (x, y) in zip(points, xy, strict=True):
+        if not (math.isfinite(x) and math.isfinite(y)):
+            continue  # a figure a chart cannot place (edited or damaged counters): the tables hold it
         colour = PALETTE[p.family if p.family in PALETTE else "other"]
         fill = "none" if p.hollow else colour
         radius = (p.size if p.size is not None else 5.5) / 2
