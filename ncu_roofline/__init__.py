@@ -19,9 +19,16 @@ imported, has them: importing any part of the package runs this module first.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+# The command (`ncu-roofline`, `python -m ncu_roofline`) multiplies no matrices, and OpenBLAS's worker threads
+# spin for about 0.1 s of CPU once numpy loads: in this process and in every reader process it starts. Set before
+# numpy's import, and only where the user set nothing; a library import leaves the environment alone.
+if getattr(sys, "argv", None) and (sys.argv[0] == "-m" or os.path.basename(sys.argv[0]) == "ncu-roofline"):
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from .errors import InputError, RooflineError
 from .readers import start_for_command

@@ -298,3 +298,23 @@ def test_the_command_starts_its_readers_before_the_package_loads(monkeypatch: py
              "from ncu_roofline.readers import isolation; print(sum(p.started for p in isolation._SHARED.values()))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "1"
+
+
+@pytest.mark.parametrize(("argv0", "preset", "expected"), [
+    ("-m", None, "1"), ("/usr/local/bin/ncu-roofline", None, "1"), ("-m", "4", "4"), ("notebook.py", None, None)])
+def test_the_command_runs_numpy_without_blas_threads_and_a_library_import_sets_nothing(
+        argv0: str, preset: str | None, expected: str | None) -> None:
+    """The command multiplies no matrices: OpenBLAS's threads, which spin once numpy loads, are not started in it
+    (nor in the reader processes, which inherit its environment), unless the user chose a number."""
+    probe = (f"import os, sys; sys.argv[0] = {argv0!r}; import ncu_roofline; "
+             "print(os.environ.get('OPENBLAS_NUM_THREADS'), len(os.listdir('/proc/self/task')) "
+             "if os.path.isdir('/proc/self/task') else 1)")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if preset is not None:
+        env["OPENBLAS_NUM_THREADS"] = preset
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True,
+                         env=env)
+    value, threads = out.stdout.split()
+    assert value == str(expected)
+    if expected == "1":
+        assert threads == "1"  # no thread besides the interpreter's own
