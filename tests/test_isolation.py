@@ -318,3 +318,13 @@ def test_the_command_runs_numpy_without_blas_threads_and_a_library_import_sets_n
     assert value == str(expected)
     if expected == "1":
         assert threads == "1"  # no thread besides the interpreter's own
+
+
+def test_reader_processes_run_numpy_without_blas_threads_unless_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    with ReaderPool(1) as pool:
+        assert pool.call(os.getenv, "OPENBLAS_NUM_THREADS", path="x") == "1"
+    assert "OPENBLAS_NUM_THREADS" not in os.environ  # the caller's own environment is left alone
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
+    with ReaderPool(1) as pool:
+        assert pool.call(os.getenv, "OPENBLAS_NUM_THREADS", path="x") == "3"

@@ -157,9 +157,11 @@ class _Child:
         ours, theirs = socket.socketpair()
         try:
             with open(log_path, "wb") as log:
+                # No OpenBLAS worker threads, which spin once numpy loads: a reader multiplies no matrices.
+                env = {"OPENBLAS_NUM_THREADS": "1", **os.environ}
                 self.process = subprocess.Popen(
                     [sys.executable, "-c", _BOOT, str(theirs.fileno())], pass_fds=(theirs.fileno(),),
-                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)
         except BaseException:
             ours.close()
             raise
