@@ -32,6 +32,7 @@ from typing import Any
 
 from ..knowledge import recipes as R
 from ..knowledge.wording import Kind
+from .changes import relative_pct
 
 WORK_TOLERANCE_PCT = 5.0
 GFLOP, MB = 1e9, 1e6
@@ -53,16 +54,12 @@ class WorkChange(str, Enum):
         return self.value
 
 
-def _pct(base: float | None, head: float | None) -> float | None:
-    return None if base is None or head is None or base == 0 else (head - base) / base * 100.0
-
-
 def _positive(value: float | None) -> bool:
     return value is not None and value > 0
 
 
 def _within(base: float | None, head: float | None) -> bool:
-    change = _pct(base, head)
+    change = relative_pct(base, head)
     return change is not None and abs(change) <= WORK_TOLERANCE_PCT * (1 + 1e-9)
 
 
@@ -89,11 +86,11 @@ class Work:
 
     @property
     def delta_pct(self) -> float | None:
-        return _pct(self.base, self.head)
+        return relative_pct(self.base, self.head)
 
     @property
     def per_unit_delta_pct(self) -> float | None:
-        return _pct(self.base_s_per_unit, self.head_s_per_unit)
+        return relative_pct(self.base_s_per_unit, self.head_s_per_unit)
 
     @property
     def size_changed(self) -> bool:
