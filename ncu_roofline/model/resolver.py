@@ -243,7 +243,6 @@ class Resolver:
             return None
         return Value(peak, formula, definition=recipe.definition, note=recipe.note)
 
-
     def _ratio_peak(self, recipe: R.PeakRecipe) -> Value | None:
         """Peak = achieved rate ÷ (the report's % of peak / 100); needs a non-zero share."""
         term = recipe.terms[0]
@@ -253,8 +252,4 @@ class Resolver:
             return None
         rate = term.weight * got[0] / self.duration.value
         formula = f"{weighted(term.weight, got[1])} ÷ {self.duration.recipe} ÷ ({recipe.ratio_pct} ÷ 100)"
-        peak = rate / (pct / 100.0)
-        if not 0.0 < peak < math.inf:
-            self.unusable_peaks.append(formula)
-            return None
-        return Value(peak, intern(formula), definition=recipe.definition, note=recipe.note)
+        return self._peak_value(recipe, rate / (pct / 100.0), intern(formula))
