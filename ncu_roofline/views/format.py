@@ -21,14 +21,20 @@ def si(value: float | None, unit: str, digits: int = 3) -> str:
     return f"{value:.{digits}g} {unit}"
 
 
+def time_unit(value: float) -> tuple[float, str]:
+    """The scale and unit a profiler user expects for a duration of `value` seconds (ns, µs, ms, s)."""
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if value >= scale:
+            return scale, unit
+    return 1e-9, "ns"
+
+
 def seconds(value: float | None) -> str:
     """A duration with the unit a profiler user expects (ns, µs, ms, s)."""
     if value is None or not math.isfinite(value):
         return NA
-    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
-        if value >= scale:
-            return f"{value / scale:.3g} {unit}"
-    return f"{value / 1e-9:.3g} ns"
+    scale, unit = time_unit(value)
+    return f"{value / scale:.3g} {unit}"
 
 
 def pct(value: float | None, digits: int = 0) -> str:

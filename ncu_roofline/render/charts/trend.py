@@ -10,7 +10,7 @@ hash salt of their own, so the charts of one page share no id.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
@@ -30,15 +30,6 @@ _REF_COLOUR = "#8a8f99"
 # A flat series fills at most 1/10 of the axis height per % of noise: the y axis spans at least
 # this fraction of the median, so ±0.5 % jitter looks flat and a 9 % climb looks like a climb.
 _MIN_SPAN = 0.10
-
-
-def _time_unit(values: Iterable[float]) -> tuple[float, str]:
-    """The scale and unit that suit the largest of `values`."""
-    peak = max(values, default=0.0)
-    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
-        if peak >= scale:
-            return scale, unit
-    return 1e-9, "ns"
 
 
 def _y_limits(values: Sequence[float]) -> tuple[float, float]:
@@ -85,7 +76,7 @@ def _draw_duration(ax: Axes, chart: Mapping[str, Any], xs: list[int], colour: st
     """The median launch duration per run, the first run's as a dashed line, and the title."""
     durations: list[float | None] = chart["durations_s"]
     known = [d for d in durations if d is not None]
-    scale, unit = _time_unit(known)
+    scale, unit = F.time_unit(max(known, default=0.0))
     ys = [d / scale if d is not None else math.nan for d in durations]
     ax.plot(xs, ys, color=colour, marker="o", markersize=4, linewidth=1.6)
     first = chart["first_s"]
@@ -154,7 +145,7 @@ def total_chart_svg(labels: Sequence[str], totals: Sequence[float | None], salt:
     """Total GPU time per run, as one SVG; the runs listed in `odd` are drawn hollow."""
     xs = list(range(len(labels)))
     known = [t for t in totals if t is not None]
-    scale, unit = _time_unit(known)
+    scale, unit = F.time_unit(max(known, default=0.0))
     with chart_style(salt):
         fig, (ax,) = _figure(9.0, 3.0)
         try:
