@@ -53,20 +53,6 @@ def test_the_pool_survives_a_crash_and_keeps_order() -> None:
         assert pool.started == 3
 
 
-def test_the_largest_file_goes_first_and_values_come_back_in_order(tmp_path: Path) -> None:
-    """The biggest report starts first, so that it does not run alone at the end while the other children
-    idle; ties and unreadable paths keep their order."""
-    paths = []
-    for n, size in enumerate((10, 3000, 0, 200)):
-        paths.append(tmp_path / f"r{n}.ncu-rep")
-        paths[-1].write_bytes(b"x" * size)
-    paths.append(tmp_path / "missing.ncu-rep")
-    calls = [Call(reader_faults.echo, (n,), str(path)) for n, path in enumerate(paths)]
-    with ReaderPool(1) as pool:  # one child: answers come in the order the calls were sent
-        assert [index for index, _outcome, _seconds in pool.as_completed(calls)] == [1, 3, 0, 2, 4]
-        assert list(pool.map(calls)) == [0, 1, 2, 3, 4]
-
-
 def test_warmed_children_serve_the_calls_that_follow() -> None:
     with ReaderPool(2) as pool:
         pool.warm(5)  # at most the pool's size

@@ -337,8 +337,7 @@ class ReaderPool:
     def map(self, calls: Sequence[Call], timeout: float | None = None) -> Iterator[Any]:
         """Each call's value, or the InputError it raised or caused, in the order of `calls`.
 
-        The calls run in parallel, one per child, the largest file first (started last, it would run alone
-        while the other children idle); a crash or a timeout costs its call only. A
+        The calls run in parallel, one per child; a crash or a timeout costs its call only. A
         caller that stops early (or is interrupted) has the busy children killed.
         """
         done: dict[int, Any] = {}
@@ -351,7 +350,7 @@ class ReaderPool:
 
     def as_completed(self, calls: Sequence[Call], timeout: float | None = None) -> Iterator[tuple[int, Any, float]]:
         """(index in `calls`, its value or InputError, seconds it took) for each call, as each finishes (`map`)."""
-        pending = sorted(range(len(calls)), key=lambda i: (_size(calls[i].path), -i))  # popped from the end
+        pending = list(reversed(range(len(calls))))
         slots = min(self.size, len(calls))
         left = len(calls)
         try:
@@ -387,14 +386,6 @@ class ReaderPool:
                 if child.busy is not None:  # stopped early or interrupted: its state is unknown
                     child.busy = child.call = None
                     child.stop(kill=True)
-
-
-def _size(path: str) -> int:
-    """The file's size in bytes, 0 where it cannot be read (the call then says why)."""
-    try:
-        return os.stat(path).st_size
-    except (OSError, ValueError):
-        return 0
 
 
 def default_size() -> int:
