@@ -24,16 +24,29 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-# The command (`ncu-roofline`, `python -m ncu_roofline`) multiplies no matrices, and OpenBLAS's worker threads
-# spin for about 0.1 s of CPU once numpy loads: in this process and in every reader process it starts. Set before
-# numpy's import, and only where the user set nothing; a library import leaves the environment alone.
-if getattr(sys, "argv", None) and (sys.argv[0] == "-m" or os.path.basename(sys.argv[0]) == "ncu-roofline"):
+
+def _runs_as_command(argv: list[str], orig_argv: list[str]) -> bool:
+    """Whether this process is the command: `ncu-roofline ...`, or `python -m ncu_roofline ...` (while `python -m`
+    imports the packages of the module it runs, which may import this one, `argv[0]` is "-m": the interpreter's
+    own command line says which module that is)."""
+    if not argv:
+        return False
+    if os.path.basename(argv[0]) == "ncu-roofline":
+        return True
+    run = [*orig_argv, ""]
+    return argv[0] == "-m" and "-m" in run and run[run.index("-m") + 1].split(".")[0] == "ncu_roofline"
+
+
+# The command multiplies no matrices, and OpenBLAS's worker threads spin for about 0.1 s of CPU once numpy loads: in
+# this process and in every reader process it starts. Set before numpy's import, and only where the user set nothing;
+# a library import leaves the environment alone.
+if _runs_as_command(getattr(sys, "argv", []), getattr(sys, "orig_argv", [])):
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from .errors import InputError, RooflineError
-from .readers import start_for_command
-from .settings import AnalysisSettings
-from .version import __version__
+from .errors import InputError, RooflineError  # noqa: E402 (after the thread setting)
+from .readers import start_for_command  # noqa: E402 (after the thread setting)
+from .settings import AnalysisSettings  # noqa: E402 (after the thread setting)
+from .version import __version__  # noqa: E402 (after the thread setting)
 
 # `ncu-roofline report x.ncu-rep`: the reader processes start here, before the analysis and the command line load.
 start_for_command(sys.argv)

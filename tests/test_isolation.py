@@ -286,8 +286,22 @@ def test_the_command_starts_its_readers_before_the_package_loads(monkeypatch: py
     assert out.stdout.strip() == "1"
 
 
+@pytest.mark.parametrize(("argv", "orig_argv", "command"), [
+    (["/usr/local/bin/ncu-roofline", "report", "a.csv"], ["/usr/bin/python3", "/usr/local/bin/ncu-roofline"], True),
+    (["-m"], ["python", "-m", "ncu_roofline", "report", "a.csv"], True),
+    (["-m"], ["python", "-X", "importtime", "-m", "ncu_roofline.cli", "-q"], True),
+    (["-m"], ["python", "-m", "otherpkg"], False),  # another program run with -m whose package imports this one
+    (["-m"], [], False), (["notebook.py"], ["python", "notebook.py", "-m", "ncu_roofline"], False),
+    (["/usr/lib/python3/site-packages/pytest/__main__.py", "-m", "ncu_roofline"], ["python", "-m", "pytest"], False),
+    ([], [], False)])
+def test_the_command_is_told_by_its_command_line(argv: list[str], orig_argv: list[str], command: bool) -> None:
+    import ncu_roofline
+
+    assert ncu_roofline._runs_as_command(argv, orig_argv) is command
+
+
 @pytest.mark.parametrize(("argv0", "preset", "expected"), [
-    ("-m", None, "1"), ("/usr/local/bin/ncu-roofline", None, "1"), ("-m", "4", "4"), ("notebook.py", None, None)])
+    ("/usr/local/bin/ncu-roofline", None, "1"), ("/usr/local/bin/ncu-roofline", "4", "4"), ("notebook.py", None, None)])
 def test_the_command_runs_numpy_without_blas_threads_and_a_library_import_sets_nothing(
         argv0: str, preset: str | None, expected: str | None) -> None:
     """The command multiplies no matrices: OpenBLAS's threads, which spin once numpy loads, are not started in it
