@@ -99,12 +99,13 @@ def _markers(fig: Figure, ax: Axes, points: Sequence[SolPoint], clip_id: str) ->
         if not (math.isfinite(x) and math.isfinite(y)):
             continue  # a figure a chart cannot place (edited or damaged counters): the tables hold it
         colour = PALETTE[p.family if p.family in PALETTE else "other"]
-        fill = "none" if p.hollow else colour
+        fill = "0" if p.hollow else "0.85"  # hollow: painted but clear, so its whole disc shows the tooltip
         radius = (p.size if p.size is not None else 5.5) / 2
         note = _escape(chr(10) + p.note) if p.note else ""
         parts.append(f'<g class="pt" data-kernel={quoteattr(p.kernel_id)}><title>{_escape(p.label)}: SM {p.sm:.0%}, '
                      f'memory {p.memory:.0%}{note}</title><circle cx="{x * scale:.3f}" cy="{height - y * scale:.3f}" '
-                     f'r="{radius:g}" style="fill: {fill}; stroke: {colour}; opacity: 0.85"/></g>')
+                     f'r="{radius:g}" style="fill: {colour}; fill-opacity: {fill}; stroke: {colour}; '
+                     'stroke-opacity: 0.85"/></g>')
     return "\n".join(parts) + "\n</g>"
 
 
