@@ -178,7 +178,8 @@ def _with_kept_axes(fig: Figure, spec: ChartSpec) -> str:
 
     The axes are drawn right after the plot area's background (they sit below everything else), so a chart
     drawn without them is the earlier chart's text up to its axes, then its own. Where that text differs,
-    or a clip path the axes use is not defined, the chart is drawn whole.
+    or a clip path the axes use is not defined, the chart is drawn whole. The group names matplotlib numbers
+    (`line2d_1`, `text_3`) then repeat; `_decorate_svg` drops them all, after which the bytes are a whole draw's.
     """
     ax = fig.axes[0]
     if not ax.axison:
