@@ -380,30 +380,30 @@ def test_svg_is_what_savefig_writes(spec: ChartSpec, svg: str, monkeypatch: pyte
 def test_a_chart_drawn_on_kept_axes_is_the_chart_drawn_whole(monkeypatch: pytest.MonkeyPatch) -> None:
     """Charts on the same axes copy the first one's ticks, grid and labels: the bytes are those of a whole draw,
     and a kept text that does not fit (another figure, a clip path the chart lacks) is not used."""
-    from ncu_roofline.render.charts import roofline
+    from ncu_roofline.render.charts import svg as svg_module
 
     small = {"width_in": 3.7, "height_in": 3.0}
     charts = [ChartSpec(f"chart {n}", h100_roofs(), kernel_points(6)[n * 6:n * 6 + 6], **small) for n in range(3)]
     charts.append(ChartSpec("other unit", h100_roofs(), kernel_points(3), y_unit="IOP/s", **small))
-    monkeypatch.setattr(roofline, "_KEPT_AXES", {})
+    monkeypatch.setattr(svg_module, "_KEPT_AXES", {})
     kept = [render_roofline_svg(spec) for spec in charts]
-    assert len(roofline._KEPT_AXES) == 2  # FLOP/s and IOP/s: tick labels differ, so do the axes
+    assert len(svg_module._KEPT_AXES) == 2  # FLOP/s and IOP/s: tick labels differ, so do the axes
     for spec, svg in zip(charts, kept, strict=True):
-        roofline._KEPT_AXES.clear()
+        svg_module._KEPT_AXES.clear()
         assert render_roofline_svg(spec) == svg
     assert "IOP/s" in kept[3] and "IOP/s" not in kept[0]
     # The axes' text is the earlier chart's: a mark put into it shows up in the next chart
-    roofline._KEPT_AXES.clear()
+    svg_module._KEPT_AXES.clear()
     render_roofline_svg(charts[0])
-    key, (head, axes_text, clips) = next(iter(roofline._KEPT_AXES.items()))
+    key, (head, axes_text, clips) = next(iter(svg_module._KEPT_AXES.items()))
     assert "Arithmetic intensity" in axes_text
-    roofline._KEPT_AXES[key] = (head, axes_text.replace("Arithmetic intensity", "Kept intensity"), clips)
+    svg_module._KEPT_AXES[key] = (head, axes_text.replace("Arithmetic intensity", "Kept intensity"), clips)
     assert "Kept intensity" in render_roofline_svg(charts[1]) and "Kept intensity" not in render_roofline_svg(charts[3])
     for stale in ((head.replace("<svg", "<svg data-x=\"1\"", 1), axes_text, clips), (head, axes_text, {"p-none"})):
-        roofline._KEPT_AXES.clear()
+        svg_module._KEPT_AXES.clear()
         render_roofline_svg(charts[0])
-        key = next(iter(roofline._KEPT_AXES))
-        roofline._KEPT_AXES[key] = (stale[0], "<g>stale</g>", stale[2])
+        key = next(iter(svg_module._KEPT_AXES))
+        svg_module._KEPT_AXES[key] = (stale[0], "<g>stale</g>", stale[2])
         assert render_roofline_svg(charts[1]) == kept[1]
 
 

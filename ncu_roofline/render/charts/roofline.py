@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from matplotlib import rcParams
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -56,7 +55,7 @@ from .spec import (
     valid_points,
     valid_roofs,
 )
-from .svg import chart_style, figure_svg, xml_text
+from .svg import chart_style, figure_svg_kept_axes, xml_text
 
 # Fixed margins in inches (no layout engine), so the line angles and label positions computed
 # before drawing hold in the output and every chart of one size has the same plot area.
@@ -158,7 +157,7 @@ def render_roofline_svg(spec: ChartSpec) -> str:
             warnings.simplefilter("ignore", RuntimeWarning)  # numpy's overflow warnings on such values
             fig, hooks = draw_roofline(spec, reuse=True)
             try:
-                svg = _with_kept_axes(fig, spec)
+                svg = figure_svg_kept_axes(fig, (spec.x_label, spec.y_label, spec.x_unit, spec.y_unit))
             except BaseException:
                 discard(fig)  # a half-written figure is not kept for the next chart
                 raise
@@ -169,62 +168,6 @@ def render_roofline_svg(spec: ChartSpec) -> str:
     # No pyplot: the figure is in no global registry; `reuse.py` keeps it (per thread) for the next chart.
     del fig
     return _decorate_svg(svg, hooks)
-
-
-def _with_kept_axes(fig: Figure, spec: ChartSpec) -> str:
-    """`figure_svg(fig)`, its two axes (ticks, grid, tick and axis labels) copied from an earlier chart drawn
-    on the same axes where there is one: a page's charts of one GPU share their axes, and drawing them is
-    about a third of drawing a chart.
-
-    The axes are drawn right after the plot area's background (they sit below everything else), so a chart
-    drawn without them is the earlier chart's text up to its axes, then its own. Where that text differs,
-    or a clip path the axes use is not defined, the chart is drawn whole. The group names matplotlib numbers
-    (`line2d_1`, `text_3`) then repeat; `_decorate_svg` drops them all, after which the bytes are a whole draw's.
-    """
-    ax = fig.axes[0]
-    if not ax.axison:
-        return figure_svg(fig)
-    key = (tuple(fig.get_size_inches()), ax.get_position().bounds, ax.get_xlim(), ax.get_ylim(), spec.x_label,
-           spec.y_label, spec.x_unit, spec.y_unit, rcParams["svg.hashsalt"])
-    kept = _KEPT_AXES.get(key)
-    if kept is not None:
-        head, axes_text, clips = kept
-        ax.xaxis.set_visible(False)
-        ax.yaxis.set_visible(False)
-        try:
-            rest = figure_svg(fig)
-        finally:
-            ax.xaxis.set_visible(True)
-            ax.yaxis.set_visible(True)
-        if rest.startswith(head) and all(f'<clipPath id="{clip}">' in rest for clip in clips):
-            return head + axes_text + rest[len(head):]
-    svg = figure_svg(fig)
-    start = svg.find('<g id="matplotlib.axis_1">')
-    y_axis = _group_end(svg, start) if start >= 0 else -1
-    end = _group_end(svg, y_axis) if svg.startswith('<g id="matplotlib.axis_2">', y_axis) else -1
-    if end >= 0:
-        if len(_KEPT_AXES) >= 16:
-            _KEPT_AXES.clear()
-        _KEPT_AXES[key] = (svg[:start], svg[start:end], set(_CLIP_REF.findall(svg, start, end)))
-    return svg
-
-
-def _group_end(svg: str, start: int) -> int:
-    """Where the next element after the `<g>` opening at `start` begins; -1 where none opens there."""
-    if start < 0 or not svg.startswith("<g", start):
-        return -1
-    depth = 0
-    for tag in _G_TAG.finditer(svg, start):
-        depth += -1 if tag.group(0) == "</g>" else 0 if tag.group(1) else 1
-        if depth == 0:
-            return svg.find("<", tag.end())
-    return -1
-
-
-# Axes drawn once, by what places them: the text before them, theirs, and the clip paths they use.
-_KEPT_AXES: dict[tuple[object, ...], tuple[str, str, set[str]]] = {}
-_G_TAG = re.compile(r"<g\b[^>]*?(/?)>|</g>")
-_CLIP_REF = re.compile(r"url\(#([^)]+)\)")
 
 
 def render_roofline_png(spec: ChartSpec, path: str | Path, dpi: int = 110) -> None:

@@ -6,6 +6,7 @@ the ids matplotlib derives from it (clip paths, markers) differ between the char
 `figure_svg` saves a figure as an `<svg>` element: no XML prolog or DOCTYPE, no `<metadata>`
 (no date, no creator), so the same drawing gives the same bytes; it measures text through one
 cache for all charts (the bytes `savefig` writes, which measures every chart's text anew).
+`figure_svg_kept_axes` draws the axes of charts that share them once.
 `drop_group_ids` removes the names matplotlib gives every group (`figure_1`, `axes_1`,
 `line2d_3`): nothing refers to them, and they would repeat across the charts of one page.
 `xml_text` keeps text XML can hold.
@@ -85,6 +86,64 @@ def figure_svg(fig: Figure) -> str:
     return _METADATA.sub("", svg[svg.index("<svg"):], count=1)
 
 
+def figure_svg_kept_axes(fig: Figure, labels: tuple[str, ...]) -> str:
+    """`figure_svg(fig)` of a one-axes figure, its two axes (ticks, grid, tick and axis labels) copied from an
+    earlier chart drawn on the same axes where there is one: a page's roofline charts of one GPU share their axes,
+    and drawing them is about a third of drawing such a chart. `labels`: whatever besides the figure's geometry
+    and limits shapes the axes' text (their labels, the units their tick labels name).
+
+    The axes are drawn right after the plot area's background (they sit below everything else), so a chart
+    drawn without them is the earlier chart's text up to its axes, then its own. Where that text differs,
+    or a clip path the axes use is not defined, the chart is drawn whole. The group names matplotlib numbers
+    (`line2d_1`, `text_3`) then repeat: `drop_group_ids` (or the caller's own decoration) drops them all, after
+    which the bytes are a whole draw's.
+    """
+    ax = fig.axes[0]
+    if not ax.axison:
+        return figure_svg(fig)
+    key = (tuple(fig.get_size_inches()), ax.get_position().bounds, ax.get_xlim(), ax.get_ylim(), labels,
+           rcParams["svg.hashsalt"])
+    kept = _KEPT_AXES.get(key)
+    if kept is not None:
+        head, axes_text, clips = kept
+        ax.xaxis.set_visible(False)
+        ax.yaxis.set_visible(False)
+        try:
+            rest = figure_svg(fig)
+        finally:
+            ax.xaxis.set_visible(True)
+            ax.yaxis.set_visible(True)
+        if rest.startswith(head) and all(f'<clipPath id="{clip}">' in rest for clip in clips):
+            return head + axes_text + rest[len(head):]
+    svg = figure_svg(fig)
+    start = svg.find('<g id="matplotlib.axis_1">')
+    y_axis = _group_end(svg, start) if start >= 0 else -1
+    end = _group_end(svg, y_axis) if svg.startswith('<g id="matplotlib.axis_2">', y_axis) else -1
+    if end >= 0:
+        if len(_KEPT_AXES) >= 16:
+            _KEPT_AXES.clear()
+        _KEPT_AXES[key] = (svg[:start], svg[start:end], set(_CLIP_REF.findall(svg, start, end)))
+    return svg
+
+
+def _group_end(svg: str, start: int) -> int:
+    """Where the next element after the `<g>` opening at `start` begins; -1 where none opens there."""
+    if start < 0 or not svg.startswith("<g", start):
+        return -1
+    depth = 0
+    for tag in _G_TAG.finditer(svg, start):
+        depth += -1 if tag.group(0) == "</g>" else 0 if tag.group(1) else 1
+        if depth == 0:
+            return svg.find("<", tag.end())
+    return -1
+
+
+# Axes drawn once, by what places them: the text before them, theirs, and the clip paths they use.
+_KEPT_AXES: dict[tuple[object, ...], tuple[str, str, set[str]]] = {}
+_G_TAG = re.compile(r"<g\b[^>]*?(/?)>|</g>")
+_CLIP_REF = re.compile(r"url\(#([^)]+)\)")
+
+
 def _draw_svg(fig: Figure, buffer: io.StringIO) -> None:
     """What `fig.savefig(buffer, format="svg")` writes for a figure with no layout engine, no rasterized
     artist (the charts here have none) and the default savefig settings, drawn as `FigureCanvasSVG.print_svg`
@@ -141,4 +200,4 @@ def xml_text(text: str) -> str:
     return _INVALID_XML_CHARS.sub("", text)
 
 
-__all__ = ["SVG_METADATA", "SVG_RC", "chart_style", "drop_group_ids", "figure_svg", "xml_text"]
+__all__ = ["SVG_METADATA", "SVG_RC", "chart_style", "drop_group_ids", "figure_svg", "figure_svg_kept_axes", "xml_text"]
