@@ -432,3 +432,18 @@ def test_sol_chart_writes_one_circle_per_kernel_where_the_axes_place_it() -> Non
         assert float(circle.get("cy", "nan")) == pytest.approx(top + height * (1 - point.memory * 100 / 105), abs=2e-3)
         assert float(circle.get("r", "nan")) == (8.0 if point.size else 5.5) / 2
         assert ("fill-opacity: 0;" in circle.get("style", "")) == point.hollow
+
+
+def test_sol_legend_names_each_colours_limits_as_the_tables_do() -> None:
+    from ncu_roofline.render.charts.sol import SolPoint, render_sol_svg
+
+    def point(n: int, family: str | None, label: str) -> SolPoint:
+        return SolPoint(f"k{n}", 0.5, 0.5, family, False, f"kernel {n}", bound_label=label)
+
+    limits = ["L1/TEX (wavefronts)", "LSU pipe (load/store issue)", "L1/TEX (wavefronts)", "DRAM"]
+    points = [point(n, "l1" if n < 3 else "dram", label) for n, label in enumerate(limits)]
+    points += [point(10 + n, "xbar", f"unit {n}") for n in range(5)] + [point(20, "fp32", "")]
+    shown = texts(parse(render_sol_svg("GPU", points, 0.6, "s0-")))
+    legend = shown[shown.index("Bound by") + 1:]
+    assert legend == ["L1/TEX (wavefronts)", "LSU pipe (load/store issue)", "DRAM", "unit 0", "unit 1", "unit 2",
+                      "+2 more", "FP32"]

@@ -316,3 +316,15 @@ def test_a_groups_section_lists_its_longest_and_some_disagreeing_launches(mostly
     assert [line["index"] for line in v["launch_sample"]] == [k.index for k in sample[:LAUNCH_SAMPLE]]
     assert v["disagreeing_sample"] == [k.index for k in others[:LAUNCH_SAMPLE]]
     assert v["disagreeing_text"] == f"{len(others)} launches have"
+
+
+@pytest.mark.skipif(not corpus_files(), reason=f"shared report corpus not found at {CORPUS}")
+def test_sol_points_carry_the_limit_the_kernel_table_names() -> None:
+    """The Speed-Of-Light legend names each colour's limits: every point carries its kernel's limit as the table's
+    "Bound by" badge writes it, whatever its colour."""
+    for path in corpus_files():
+        view = build_report_view(ncu_roofline.analyze(path))
+        badges = {v["id"]: v["bound_short"] for v in view["groups"]}
+        for chart in view["sol_charts"]:
+            for p in chart["points"]:
+                assert p["bound_label"] == badges[p["kernel_id"]], (path.name, p)

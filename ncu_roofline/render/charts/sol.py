@@ -38,7 +38,7 @@ class SolPoint:
     label: str
     size: float | None = None  # marker size in points (a kernel group's share of time); None: the default
     note: str = ""  # one more tooltip line
-    bound_label: str = ""  # the limit's own name where its family is "other" (a unit with no roof)
+    bound_label: str = ""  # the limit's own name, as the tables write it (the legend names it beside its colour)
 
 
 def render_sol_svg(title: str, points: Sequence[SolPoint], threshold: float, salt: str) -> str:
@@ -61,18 +61,15 @@ def render_sol_svg(title: str, points: Sequence[SolPoint], threshold: float, sal
         ax.axhline(t, color="#8a8f99", linestyle="--", linewidth=0.9)
         ax.text(102, t + 1.5, f"at limit from {t:.0f} % (memory)", ha="right", fontsize=7.5, color="#555555")
         ax.text(t + 1.5, 2, f"at limit from {t:.0f} % (compute)", fontsize=7.5, color="#555555")
-        families: list[str | None] = []
-        others: list[str] = []  # the units behind "other", named in the legend
+        limits: dict[str, list[str]] = {}  # per colour, in order: the limits its kernels are bound by
         for p in points:
-            family = p.family if p.family in PALETTE else "other"
-            if family not in families:
-                families.append(family)
-            if family == "other" and p.bound_label and p.bound_label not in others:
-                others.append(p.bound_label)
+            named = limits.setdefault(p.family if p.family is not None and p.family in PALETTE else "other", [])
+            if p.bound_label and p.bound_label not in named:
+                named.append(p.bound_label)
         ax.add_line(Line2D([], [], gid="sol-points"))  # where the markers go, above the threshold lines
         handles = [Line2D([], [], marker="o", linestyle="none", color=PALETTE[f],
-                          label=xml_text(_other_label(others)) if f == "other" else PALETTE_NAMES.get(f, "other"))
-                   for f in families]
+                          label=xml_text(_legend_label(named) or PALETTE_NAMES.get(f, "other")))
+                   for f, named in limits.items()]
         if handles:
             ax.legend(handles=handles, title="Bound by", loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7.5,
                       frameon=False)
@@ -109,12 +106,11 @@ def _markers(fig: Figure, ax: Axes, points: Sequence[SolPoint], clip_id: str) ->
     return "\n".join(parts) + "\n</g>"
 
 
-def _other_label(units: list[str]) -> str:
-    """The legend entry of the limits with no roof colour: the units by name (three at most)."""
-    if not units:
-        return "other"
-    more = f" +{len(units) - 3}" if len(units) > 3 else ""
-    return ", ".join(units[:3]) + more
+def _legend_label(limits: list[str]) -> str:
+    """The legend entry of one colour: the limits its kernels are bound by, as the tables name them, one a line
+    (three at most)."""
+    more = [f"+{len(limits) - 3} more"] if len(limits) > 3 else []
+    return "\n".join(limits[:3] + more)
 
 
 def _escape(text: str) -> str:
