@@ -17,7 +17,7 @@ import matplotlib
 import pytest
 
 from ncu_roofline.render.charts.roofline import render_roofline_png, render_roofline_svg
-from ncu_roofline.render.charts.spec import ChartSpec, Point, Roof, axis_ranges, format_flop_per_s
+from ncu_roofline.render.charts.spec import PALETTE, ChartSpec, Point, Roof, axis_ranges, format_flop_per_s
 
 SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_NS = "http://www.w3.org/1999/xlink"
@@ -443,7 +443,13 @@ def test_sol_legend_names_each_colours_limits_as_the_tables_do() -> None:
     limits = ["L1/TEX (wavefronts)", "LSU pipe (load/store issue)", "L1/TEX (wavefronts)", "DRAM"]
     points = [point(n, "l1" if n < 3 else "dram", label) for n, label in enumerate(limits)]
     points += [point(10 + n, "xbar", f"unit {n}") for n in range(5)] + [point(20, "fp32", "")]
-    shown = texts(parse(render_sol_svg("GPU", points, 0.6, "s0-")))
+    points += [point(30, None, "nothing busy")]  # no limiter: a colour of its own, not "other"'s
+    root = parse(render_sol_svg("GPU", points, 0.6, "s0-"))
+    shown = texts(root)
     legend = shown[shown.index("Bound by") + 1:]
     assert legend == ["L1/TEX (wavefronts)", "LSU pipe (load/store issue)", "DRAM", "unit 0", "unit 1", "unit 2",
-                      "+2 more", "FP32"]
+                      "+2 more", "FP32", "nothing busy"]
+    # each colour's legend marker is the colour of its points
+    styles = " ".join(el.get("style", "") for el in root.iter() if el.tag.endswith(("use", "path")))
+    for family in ("l1", "dram", "other", "fp32", None):
+        assert PALETTE[family].lower() in styles.lower(), family

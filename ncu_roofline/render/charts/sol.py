@@ -61,9 +61,9 @@ def render_sol_svg(title: str, points: Sequence[SolPoint], threshold: float, sal
         ax.axhline(t, color="#8a8f99", linestyle="--", linewidth=0.9)
         ax.text(102, t + 1.5, f"at limit from {t:.0f} % (memory)", ha="right", fontsize=7.5, color="#555555")
         ax.text(t + 1.5, 2, f"at limit from {t:.0f} % (compute)", fontsize=7.5, color="#555555")
-        limits: dict[str, list[str]] = {}  # per colour, in order: the limits its kernels are bound by
+        limits: dict[str | None, list[str]] = {}  # per colour, in order: the limits its kernels are bound by
         for p in points:
-            named = limits.setdefault(p.family if p.family is not None and p.family in PALETTE else "other", [])
+            named = limits.setdefault(p.family if p.family in PALETTE else "other", [])
             if p.bound_label and p.bound_label not in named:
                 named.append(p.bound_label)
         ax.add_line(Line2D([], [], gid="sol-points"))  # where the markers go, above the threshold lines
