@@ -246,8 +246,8 @@ def _sol_chart(device: str, items: list[tuple[dict[str, Any], AnalysedKernel]]) 
         fam = family(named_limit(k))
         points.append({"kernel_id": v["id"], "sm": sm, "memory": memory, "family": fam,
                        "hollow": k.regime == T.TOO_LITTLE_WORK, "label": v["short_name"],
-                       # the legend names the limits beside their colour, as the tables do
-                       "bound_label": short_label(named_limit(k))})
+                       # the legend names the limits beside their colour, as the table's badge does
+                       "bound_label": v["bound_short"]})
     if not points:
         return None
     return {"device": device, "title": f"{device}: Speed Of Light", "points": points,
