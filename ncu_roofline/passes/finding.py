@@ -34,6 +34,7 @@ class Finding:
     figures: Mapping[str, Figure] = field(default_factory=dict)
     evidence: tuple[str, ...] = ()
     where: TopInstructions | None = None  # the code behind it, where the report holds per-instruction counters
+    _words: Words | None = field(default=None, init=False, compare=False, repr=False)  # `words()`, once made
 
     def with_figures(self, **more: Figure) -> Finding:
         return dataclasses.replace(self, figures={**self.figures, **more})
@@ -42,7 +43,12 @@ class Finding:
         return dataclasses.replace(self, basis=(*self.basis, *more), figures={**self.figures, **figures})
 
     def words(self) -> Words:
-        return words(self.kind, self.variant, self.lever, self.figures, self.basis)
+        """Its words from the catalog, made on the first call (every output reads them; a finding is not changed)."""
+        found = self._words
+        if found is None:
+            found = words(self.kind, self.variant, self.lever, self.figures, self.basis)
+            object.__setattr__(self, "_words", found)
+        return found
 
     def to_dict(self, redact: bool = False) -> dict[str, Any]:
         """The finding as the JSON document writes it; `redact` leaves the source files of `where` out."""
