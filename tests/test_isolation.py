@@ -328,3 +328,30 @@ def test_reader_processes_run_numpy_without_blas_threads_unless_told(monkeypatch
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
     with ReaderPool(1) as pool:
         assert pool.call(os.getenv, "OPENBLAS_NUM_THREADS", path="x") == "3"
+
+
+@needs_corpus
+def test_groups_and_words_made_by_the_reader_process_are_those_made_here() -> None:
+    """A report read in a reader process comes back with its groups and its findings' words made there; every
+    output of it is the one made here, and another grouping or a focus makes its groups again."""
+    import dataclasses
+
+    from ncu_roofline.api.focus import Focus
+
+    paths = [CORPUS / name for name in GOOD]
+    here, there = analysis.analyze(paths), analysis.analyze(paths, isolate=True)
+    assert all(r.grouped is not None and r.grouped[:2] == ("launch", here.settings.threshold) for r in there.reports)
+    findings = [f for r in there.reports for k in r.kernels for f in k.diagnosis]
+    assert findings and all(f._words is not None for f in findings)
+    assert [f.words() for f in findings] == [dataclasses.replace(f).words() for f in findings]  # made afresh
+    assert there.to_json() == here.to_json()
+    assert there.groups_of(there.reports[2]) is there.reports[2].grouped[2]  # type: ignore[index]
+    for a in (here, there):
+        a.settings = dataclasses.replace(a.settings, group_by="name", threshold=0.5)
+        a._groups.clear()
+    assert there.groups_of(there.reports[2]) is not there.reports[2].grouped[2]  # type: ignore[index]
+    assert there.to_json() == here.to_json()
+    focus = Focus(top=1)
+    narrowed = there.focused(focus)
+    assert all(r.grouped is None for r in narrowed.reports)
+    assert narrowed.to_json() == here.focused(focus).to_json()

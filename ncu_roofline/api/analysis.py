@@ -57,6 +57,9 @@ class Analysis:
     def groups_of(self, report: ReportResult) -> list[KernelGroup]:
         """The kernel groups of one of this analysis's reports (by `settings.group_by`), the most time first."""
         found = self._groups.get(id(report))
+        if found is None and report.grouped is not None and report.grouped[:2] == (self.settings.group_by,
+                                                                                   self.settings.threshold):
+            found = self._groups[id(report)] = report.grouped[2]
         if found is None and report.made is not None:  # made as its launches streamed by
             if (report.group_by, report.threshold) != (self.settings.group_by, self.settings.threshold):
                 raise ValueError(f"{report.path}: analysed by group with group_by={report.group_by!r} and "
@@ -132,11 +135,11 @@ class Analysis:
                 groups, summary = focus_groups(r.made, focus, r.path)
                 held = {g.longest.raw.index for g in groups}
                 reports.append(dataclasses.replace(r, kernels=[k for k in r.kernels if k.raw.index in held],
-                                                   made=groups, focus=summary))
+                                                   made=groups, focus=summary, grouped=None))
                 continue
             kept, summary = focus_kernels(r.kernels, focus, self.settings.group_by, self.settings.threshold,
                                           r.findings)
-            reports.append(dataclasses.replace(r, kernels=kept, focus=summary))
+            reports.append(dataclasses.replace(r, kernels=kept, focus=summary, grouped=None))
         return Analysis(reports, list(self.errors), self.settings)
 
     def to_json(self, redact: bool = False, indent: int | None = None) -> str:
@@ -328,11 +331,20 @@ def analyse_detached(path: str, settings: AnalysisSettings, keep_metrics: bool =
 
     The analysis runs where the report is open; each kernel then keeps, as a plain dict, only the
     metrics the analysis read, and its rule results as a tuple (`readers.ncu_rep.detach`), which is
-    what makes it pickle.
+    what makes it pickle. What every output of the report reads is made here too, while the other reader
+    processes work, not after the last of them: its groups (`ReportResult.grouped`) and its findings' words.
     """
     report = analyze_report(path, settings, keep_metrics=keep_metrics, shared=True, launch_records=launch_records)
     for kernel in report.kernels:
         detach(kernel.raw)
+    groups = report.made
+    if groups is None:
+        groups = group_kernels(report.kernels, settings.group_by, settings.threshold, report.share_total_s,
+                               report.findings)
+        report.grouped = (settings.group_by, settings.threshold, groups)
+    for finding in itertools.chain.from_iterable(
+            [*(k.diagnosis for k in report.kernels), *(g.summary.diagnosis for g in groups)]):
+        finding.words()
     return report
 
 

@@ -35,6 +35,9 @@ class ReportResult:
     records: LaunchRecords | None = None
     made: list[KernelGroup] | None = None
     tally: ReportTally | None = None
+    # A report analysed by launch in a reader process: its groups as `Analysis.groups_of` makes them, made there
+    # (`analyse_detached`), with the `group_by` and `threshold` they were made by.
+    grouped: tuple[str, float, list[KernelGroup]] | None = field(default=None, compare=False, repr=False)
 
     @property
     def launch_count(self) -> int:
