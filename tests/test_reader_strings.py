@@ -76,3 +76,29 @@ def test_every_output_of_damaged_strings_is_written(fmt: str, redact: bool) -> N
         assert names == ["", "k\ufffd<int>"]
         rules = doc["reports"][0]["kernels"][1]["nsight_compute_rules"]
         assert rules[0]["rule"] == "Occ\ufffd" and rules[0]["focus_metrics"][0]["name"] == "m\ufffd"
+
+
+class _Listed:
+    """An action of NVIDIA's reader as `ActionMetrics` reads its names: a fresh list on every call."""
+
+    def __init__(self, names: list[object]) -> None:
+        self.names = names
+
+    def metric_names(self) -> list[object]:
+        return list(self.names)
+
+
+def test_kernels_listing_the_same_names_share_one_set_and_one_sorted_list() -> None:
+    from ncu_roofline.readers.ncu_rep import ActionMetrics, ReportShared
+
+    shared = ReportShared()
+    a, b = (ActionMetrics(None, _Listed(["b__x.sum", "a__y.sum", 7]), shared) for _ in range(2))
+    other = ActionMetrics(None, _Listed(["b__x.sum", "c__z.sum"]), shared)
+    assert list(a) == ["b__x.sum", "a__y.sum"] and "a__y.sum" in b and "a__y.sum" not in other
+    assert a.possible_names is b.possible_names and other.possible_names is not a.possible_names
+    assert a.names_starting("a__") == ["a__y.sum"] and b.names_starting("") == ["a__y.sum", "b__x.sum"]
+    assert other.names_starting("") == ["b__x.sum", "c__z.sum"]
+    again = ActionMetrics(None, _Listed(["b__x.sum", "a__y.sum", 7]), shared)  # the list before it differs
+    assert again.possible_names == a.possible_names and again.names_starting("b") == ["b__x.sum"]
+    alone = ActionMetrics(None, _Listed([]))
+    assert len(alone) == 0 and alone.names_starting("") == []

@@ -77,6 +77,30 @@ def _metric(action: Any, name: str, forms: Forms) -> Metric | None:
 
 
 
+class ReportShared:
+    """What the kernels of one report share: each metric's form (`Forms`), and their name lists. Kernels profiled
+    with the same sections list the same names: a kernel whose native list equals the kernel's before it takes
+    that one's names, name set and sorted names (made once), not its own copies."""
+
+    __slots__ = ("_last", "forms")
+
+    def __init__(self) -> None:
+        self.forms: Forms = {}
+        self._last: tuple[Any, tuple[tuple[str, ...], frozenset[str], list[str]]] | None = None
+
+    def names(self, action: Any) -> tuple[tuple[str, ...], frozenset[str], list[str]]:
+        """The action's metric names, their set, and a list its sorted names go in (`ActionMetrics.names_starting`
+        fills it on its first call)."""
+        listed = action.metric_names()
+        last = self._last
+        if last is not None and last[0] == listed:
+            return last[1]
+        names = tuple(n for n in listed if isinstance(n, str))
+        made: tuple[tuple[str, ...], frozenset[str], list[str]] = (names, frozenset(names), [])
+        self._last = (listed, made)
+        return made
+
+
 class ActionMetrics(Mapping[str, Metric]):
     """The metrics of one profiled kernel, read from the report only when first asked for.
 
@@ -85,14 +109,13 @@ class ActionMetrics(Mapping[str, Metric]):
     the report. Holds the report context so the native objects stay valid.
     """
 
-    def __init__(self, ctx: Any, action: Any, forms: Forms | None = None) -> None:
+    def __init__(self, ctx: Any, action: Any, shared: ReportShared | None = None) -> None:
         self._ctx = ctx
         self._action = action
-        self._forms: Forms = {} if forms is None else forms  # shared by the kernels of one report
-        self._names = tuple(n for n in action.metric_names() if isinstance(n, str))
-        self._known = frozenset(self._names)
+        shared = ReportShared() if shared is None else shared
+        self._forms: Forms = shared.forms
+        self._names, self._known, self._sorted = shared.names(action)
         self._cache: dict[str, Metric | None] = {}
-        self._sorted: list[str] | None = None
 
     def __getitem__(self, name: str) -> Metric:
         if name not in self._known:
@@ -124,8 +147,8 @@ class ActionMetrics(Mapping[str, Metric]):
         names found by bisection (the native reader lists them sorted, so the sort is one C-level pass;
         a scan with `startswith` costs a tenth of a millisecond per kernel of 2,000 metrics)."""
         ordered = self._sorted
-        if ordered is None:
-            ordered = self._sorted = sorted(self._names)
+        if not ordered and self._names:
+            ordered.extend(sorted(self._names))
         start = bisect.bisect_left(ordered, prefix)
         end = start
         while end < len(ordered) and ordered[end].startswith(prefix):
@@ -301,7 +324,7 @@ def read_ncu_rep(path: Path) -> RawReport:
     names: list[str] = []  # per result in file order, repeats included
     demangled_base = ncu_report.IAction.NameBase_DEMANGLED
     mangled_base = ncu_report.IAction.NameBase_MANGLED
-    forms: Forms = {}
+    shared = ReportShared()
     code: Code = {}  # the instructions of the report's functions, read once (`readers.instructions`)
     bare: list[int] = []  # the kernels of which NVIDIA's reader finds no metric
     for r, rng in enumerate(ranges):
@@ -315,7 +338,7 @@ def read_ncu_rep(path: Path) -> RawReport:
             earlier = duplicates.get(position)
             if earlier is not None and names[earlier] == name:
                 continue
-            metrics = ActionMetrics(ctx, action, forms)
+            metrics = ActionMetrics(ctx, action, shared)
             mangled = text(action.name(mangled_base))
             demangled = text(action.name(demangled_base))
             if not metrics:  # a result record NVIDIA's reader could not decode (a damaged block)
