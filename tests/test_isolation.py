@@ -333,25 +333,45 @@ def test_reader_processes_run_numpy_without_blas_threads_unless_told(monkeypatch
 @needs_corpus
 def test_groups_and_words_made_by_the_reader_process_are_those_made_here() -> None:
     """A report read in a reader process comes back with its groups and its findings' words made there; every
-    output of it is the one made here, and another grouping or a focus makes its groups again."""
+    output of it is the one made here, and other settings, another kernel list or a focus make its groups again."""
     import dataclasses
 
     from ncu_roofline.api.focus import Focus
 
     paths = [CORPUS / name for name in GOOD]
     here, there = analysis.analyze(paths), analysis.analyze(paths, isolate=True)
-    assert all(r.grouped is not None and r.grouped[:2] == ("launch", here.settings.threshold) for r in there.reports)
+    assert all(r.grouped is not None and r.grouped[:3] == ("launch", here.settings.threshold, r.kernels)
+               for r in there.reports)
     findings = [f for r in there.reports for k in r.kernels for f in k.diagnosis]
+    findings += [f for r in there.reports for g in r.grouped[3] for f in g.summary.diagnosis]  # type: ignore[index]
     assert findings and all(f._words is not None for f in findings)
     assert [f.words() for f in findings] == [dataclasses.replace(f).words() for f in findings]  # made afresh
     assert there.to_json() == here.to_json()
-    assert there.groups_of(there.reports[2]) is there.reports[2].grouped[2]  # type: ignore[index]
+    report = there.reports[2]
+    assert there.groups_of(report) is report.grouped[3]  # type: ignore[index]
     for a in (here, there):
         a.settings = dataclasses.replace(a.settings, group_by="name", threshold=0.5)
-        a._groups.clear()
-    assert there.groups_of(there.reports[2]) is not there.reports[2].grouped[2]  # type: ignore[index]
+    assert there.groups_of(report) is not report.grouped[3]  # type: ignore[index]
     assert there.to_json() == here.to_json()
+    for a in (here, there):
+        a.settings = dataclasses.replace(a.settings, group_by="launch", threshold=report.threshold)
+    assert there.groups_of(report) is report.grouped[3]  # type: ignore[index]
+    fewer = dataclasses.replace(report, kernels=report.kernels[1:])  # the groups made there are not its groups
+    assert analysis.Analysis([fewer], [], there.settings).groups_of(fewer) is not report.grouped[3]  # type: ignore[index]
     focus = Focus(top=1)
     narrowed = there.focused(focus)
     assert all(r.grouped is None for r in narrowed.reports)
     assert narrowed.to_json() == here.focused(focus).to_json()
+
+
+@needs_corpus
+def test_a_report_whose_groups_fail_in_the_reader_process_comes_back_without_them(monkeypatch) -> None:
+    """What every output needs is made in the reader process where it can be; where it fails, the report comes back
+    all the same (not as an error of its file), and the output that asks for its groups makes them, as for a report
+    read in the caller's process."""
+    def fails(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("a bug in the grouping")
+
+    monkeypatch.setattr(analysis, "group_kernels", fails)
+    report = analysis.analyse_detached(str(CORPUS / GOOD[0]), analysis.AnalysisSettings())
+    assert report.grouped is None and report.kernels

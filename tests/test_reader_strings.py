@@ -97,8 +97,10 @@ def test_kernels_listing_the_same_names_share_one_set_and_one_sorted_list() -> N
     assert list(a) == ["b__x.sum", "a__y.sum"] and "a__y.sum" in b and "a__y.sum" not in other
     assert a.possible_names is b.possible_names and other.possible_names is not a.possible_names
     assert a.names_starting("a__") == ["a__y.sum"] and b.names_starting("") == ["a__y.sum", "b__x.sum"]
-    assert other.names_starting("") == ["b__x.sum", "c__z.sum"]
+    assert a._sorted is b._sorted and a._sorted == ["a__y.sum", "b__x.sum"]  # sorted once, for both
+    assert other.names_starting("") == ["b__x.sum", "c__z.sum"] and other._sorted is not a._sorted
     again = ActionMetrics(None, _Listed(["b__x.sum", "a__y.sum", 7]), shared)  # the list before it differs
-    assert again.possible_names == a.possible_names and again.names_starting("b") == ["b__x.sum"]
+    assert again.possible_names == a.possible_names and again.possible_names is not a.possible_names
+    assert again.names_starting("b") == ["b__x.sum"]
     alone = ActionMetrics(None, _Listed([]))
     assert len(alone) == 0 and alone.names_starting("") == []

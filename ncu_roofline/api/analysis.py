@@ -52,22 +52,25 @@ class Analysis:
     reports: list[ReportResult]
     errors: list[InputError]
     settings: AnalysisSettings = field(default_factory=AnalysisSettings)
-    _groups: dict[int, list[KernelGroup]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _groups: dict[tuple[int, str, float], list[KernelGroup]] = field(default_factory=dict, init=False, repr=False,
+                                                                      compare=False)
 
     def groups_of(self, report: ReportResult) -> list[KernelGroup]:
         """The kernel groups of one of this analysis's reports (by `settings.group_by`), the most time first."""
-        found = self._groups.get(id(report))
-        if found is None and report.grouped is not None and report.grouped[:2] == (self.settings.group_by,
-                                                                                   self.settings.threshold):
-            found = self._groups[id(report)] = report.grouped[2]
+        key = (id(report), self.settings.group_by, self.settings.threshold)
+        found = self._groups.get(key)
+        there = report.grouped  # made in the reader process, where they are the ones asked for
+        if found is None and there is not None and there[0] == key[1] and there[1] == key[2] \
+                and there[2] is report.kernels and report.focus is None:
+            found = self._groups[key] = there[3]
         if found is None and report.made is not None:  # made as its launches streamed by
             if (report.group_by, report.threshold) != (self.settings.group_by, self.settings.threshold):
                 raise ValueError(f"{report.path}: analysed by group with group_by={report.group_by!r} and "
                                  f"threshold={report.threshold:g}, and its launches were not kept: analyse it "
                                  "again with these settings to group it otherwise")
-            found = self._groups[id(report)] = report.made
+            found = self._groups[key] = report.made
         if found is None:
-            found = self._groups[id(report)] = group_kernels(report.kernels, self.settings.group_by,
+            found = self._groups[key] = group_kernels(report.kernels, self.settings.group_by,
                                                              self.settings.threshold, report.share_total_s,
                                                              report.findings)
         return found
@@ -337,14 +340,17 @@ def analyse_detached(path: str, settings: AnalysisSettings, keep_metrics: bool =
     report = analyze_report(path, settings, keep_metrics=keep_metrics, shared=True, launch_records=launch_records)
     for kernel in report.kernels:
         detach(kernel.raw)
-    groups = report.made
-    if groups is None:
-        groups = group_kernels(report.kernels, settings.group_by, settings.threshold, report.share_total_s,
-                               report.findings)
-        report.grouped = (settings.group_by, settings.threshold, groups)
-    for finding in itertools.chain.from_iterable(
-            [*(k.diagnosis for k in report.kernels), *(g.summary.diagnosis for g in groups)]):
-        finding.words()
+    try:
+        groups = report.made
+        if groups is None:
+            groups = group_kernels(report.kernels, settings.group_by, settings.threshold, report.share_total_s,
+                                   report.findings)
+            report.grouped = (settings.group_by, settings.threshold, report.kernels, groups)
+        for finding in itertools.chain.from_iterable(
+                [*(k.diagnosis for k in report.kernels), *(g.summary.diagnosis for g in groups)]):
+            finding.words()
+    except Exception:  # what fails here fails again where an output asks for it, as for a report read there
+        report.grouped = None
     return report
 
 

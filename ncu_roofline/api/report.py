@@ -36,8 +36,10 @@ class ReportResult:
     made: list[KernelGroup] | None = None
     tally: ReportTally | None = None
     # A report analysed by launch in a reader process: its groups as `Analysis.groups_of` makes them, made there
-    # (`analyse_detached`), with the `group_by` and `threshold` they were made by.
-    grouped: tuple[str, float, list[KernelGroup]] | None = field(default=None, compare=False, repr=False)
+    # (`analyse_detached`): the `group_by` and `threshold` they were made by, the `kernels` list they were made of,
+    # and the groups; used only for that very list, unfocused, under those settings.
+    grouped: tuple[str, float, list[AnalysedKernel], list[KernelGroup]] | None = field(default=None, compare=False,
+                                                                                       repr=False)
 
     @property
     def launch_count(self) -> int:

@@ -43,7 +43,8 @@ class Finding:
         return dataclasses.replace(self, basis=(*self.basis, *more), figures={**self.figures, **figures})
 
     def words(self) -> Words:
-        """Its words from the catalog, made on the first call (every output reads them; a finding is not changed)."""
+        """Its words from the catalog, made on the first call (every output reads them; a finding, its figures
+        included, is not changed once made: `with_figures` and `with_basis` make another)."""
         found = self._words
         if found is None:
             found = words(self.kind, self.variant, self.lever, self.figures, self.basis)
