@@ -11,9 +11,10 @@ is built in a temporary folder that is removed at the end.
 Measured in the same run, each in a fresh process (CPU time = user + system, peak memory = that
 child's own maximum resident set, from `os.wait4`), from bytecode caches as an installed package runs
 (`CHILD_ENV`, `compile_package`), each step `--repeat` times (3 by default), the
-best CPU time counting for every step alike: a shared machine's speed swings by 20-40 % between runs
-(the read's system time with the page cache too), and one estimator for both sides of a ratio keeps
-it fair. Every run's time is printed; peak memory is the largest of a step's runs.
+steps taking turns round by round, the best CPU time counting for every step alike: a shared machine's speed
+swings by 20-40 % between runs (the read's system time with the page cache too), and taking turns and one
+estimator for both sides of a ratio keep it fair. Every run's time is printed; peak memory is the largest of a
+step's runs.
 
 - baseline: `pandas.read_csv` of the same file (what reading it at all costs);
 - `ncu-roofline report big.csv -f json` and `-f html`.
@@ -137,9 +138,18 @@ def main(argv: list[str]) -> int:
             print(f"{csv_path}: {csv_path.stat().st_size / 1e6:,.0f} MB of CSV")
         py = sys.executable
         compile_package()
-        # the read's system time swings with the page cache (2.8 to 7.5 s of it seen on one file)
-        reads = [measure([py, "-c", "import sys, pandas; pandas.read_csv(sys.argv[1], low_memory=False)",
-                          str(csv_path)]) for _ in range(repeat)]
+        # The steps take turns, round by round, so that a slower phase of the machine falls on each alike (the
+        # read's system time swings with the page cache: 2.8 to 7.5 s of it seen on one file).
+        steps = {"read": [py, "-c", "import sys, pandas; pandas.read_csv(sys.argv[1], low_memory=False)",
+                          str(csv_path)]}
+        for fmt in ("json", "html"):
+            steps[fmt] = [py, "-m", "ncu_roofline", "report", str(csv_path), "-f", fmt, "-o",
+                          str(Path(tmp) / f"out.{fmt}"), "--force"]
+        taken: dict[str, list[tuple[float, float, float, float, int]]] = {step: [] for step in steps}
+        for _ in range(repeat):
+            for step, command in steps.items():
+                taken[step].append(measure(command))
+        reads = taken["read"]
         base_cpu, base_mem = min(reads)[0], max(r[1] for r in reads)
         print(f"pandas.read_csv CPU s of {repeat} reads: {', '.join(f'{r[0]:.2f}' for r in reads)}")
         print(f"\n{'step':<38}{'CPU s':>9}{'x pandas':>10}{'peak MB':>10}{'target':>10}")
@@ -148,8 +158,7 @@ def main(argv: list[str]) -> int:
         json_peak = 0.0
         for fmt in ("json", "html"):
             out = Path(tmp) / f"out.{fmt}"
-            runs = [measure([py, "-m", "ncu_roofline", "report", str(csv_path), "-f", fmt, "-o", str(out),
-                             "--force"]) for _ in range(repeat)]
+            runs = taken[fmt]
             cpu, _, _, system, faults = min(runs)
             mem = max(r[1] for r in runs)
             peak = max(peak, mem)
