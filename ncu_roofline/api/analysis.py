@@ -71,8 +71,7 @@ class Analysis:
             found = self._groups[key] = report.made
         if found is None:
             found = self._groups[key] = group_kernels(report.kernels, self.settings.group_by,
-                                                             self.settings.threshold, report.share_total_s,
-                                                             report.findings)
+                                                      self.settings.threshold, report.share_total_s, report.findings)
         return found
 
     @property
