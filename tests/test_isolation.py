@@ -118,6 +118,20 @@ def test_a_hanging_reader_times_out() -> None:
         assert time.monotonic() - started < 10
 
 
+def test_a_readers_start_up_does_not_count_against_the_timeout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "slow_start.py").write_text("import time\ntime.sleep(2.0)\n")  # a start-up longer than the timeout
+    monkeypatch.syspath_prepend(str(tmp_path))  # (the child is given this process's sys.path)
+    with ReaderPool(1, preload=("slow_start",)) as pool:
+        assert pool.call(abs, -3, path="quick.ncu-rep", timeout=1.5) == 3
+    (tmp_path / "stuck_start.py").write_text("import time\ntime.sleep(30)\n")
+    monkeypatch.setattr(isolation, "START_UP_LIMIT_S", 1.0)
+    with ReaderPool(1, preload=("stuck_start",)) as pool:  # a start-up that never ends is given up on all the same
+        started = time.monotonic()
+        with pytest.raises(ReaderCrashed, match=r"the reader did not start within 1 s"):
+            pool.call(abs, -3, path="quick.ncu-rep", timeout=0.5)
+        assert time.monotonic() - started < 10
+
+
 @needs_corpus
 def test_report_writes_the_others_when_one_aborts_the_reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(analysis, "analyse_detached",

@@ -116,7 +116,8 @@ def _dask_choice(value: str | None, inputs: tuple[str, ...]) -> tuple[str | None
               help="Worker processes (default: the number of CPUs).")
 @click.option("--timeout", type=click.FloatRange(0, min_open=True), default=DEFAULT_TIMEOUT_S,
               show_default=True, metavar="SECONDS",
-              help="Give up on a report (and kill its worker) after this many seconds.")
+              help="Give up on a report (and kill its worker) after this many seconds (a fresh worker's "
+                   "start-up is not counted).")
 @click.option("--force", is_flag=True, help="Re-analyse every report, even unchanged ones.")
 @click.option("--exclude", "exclude", multiple=True, metavar="GLOB",
               help="Skip a file or folder whose path relative to the input folder, or any folder or name in it, "

@@ -47,6 +47,8 @@ _COPY_AGAIN = "the file is damaged in a way its container does not show; copy or
 
 RETIRE_AFTER_CALLS = 200
 RETIRE_AT_BYTES = 1 << 30
+READY = "ready"  # a child's first message: its preloads are imported
+START_UP_LIMIT_S = 60.0  # the longest a child may take to say READY, where the call's timeout is shorter
 RETIRE_GRACE_S = 5.0  # how long a child told to exit may take before it is killed
 try:
     _PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
@@ -106,6 +108,7 @@ def serve(conn: multiprocessing.connection.Connection, preload: Sequence[str], f
     for module in preload:
         with contextlib.suppress(ImportError):  # the call that needs it explains
             importlib.import_module(module)
+    conn.send(READY)  # a call's time runs from here: its timeout does not pay for this start-up
     while True:
         try:
             request = conn.recv()
@@ -173,6 +176,7 @@ class _Child:
         self.busy: int | None = None     # the index of the call in flight
         self.call: Call | None = None
         self.since = 0.0
+        self.ready = False  # its start-up message read (`started`)
         self.served = 0  # calls answered
 
     def resident_bytes(self) -> int | None:
@@ -199,6 +203,19 @@ class _Child:
         self.conn.send((call.fn, call.args))
         self.busy, self.call, self.since = index, call, time.monotonic()
 
+    def started(self) -> bool:
+        """True once the child has said it is ready, the first message it sends (read here, when its connection
+        is): the call in flight's time then starts anew, so that its timeout does not pay for the start-up. False
+        where that message was read before, or the child died first."""
+        if self.ready:
+            return False
+        try:
+            self.conn.recv()  # READY: the child sends nothing else before its first request
+        except (EOFError, OSError):
+            return False  # it died: `collect` says so
+        self.ready, self.since = True, time.monotonic()
+        return True
+
     def collect(self) -> Any:
         """The answer of the call in flight (a value, or an InputError), once the child is ready."""
         assert self.call is not None
@@ -218,10 +235,18 @@ class _Child:
         return ReaderCrashed(call.path, f"the reader crashed ({describe_exit(self.process.returncode)}){detail}",
                              _COPY_AGAIN)
 
+    def limit(self, timeout: float) -> float:
+        """How long the call in flight may take from `since`: `timeout`, or while the child starts up, at least
+        `START_UP_LIMIT_S`."""
+        return timeout if self.ready else max(timeout, START_UP_LIMIT_S)
+
     def timed_out(self, timeout: float) -> Any:
         assert self.call is not None
         call, self.busy, self.call = self.call, None, None
         self.stop(kill=True)
+        if not self.ready:
+            return ReaderCrashed(call.path, f"the reader did not start within {self.limit(timeout):g} s",
+                                 "check that `python -c 'import ncu_report'` runs in this environment")
         return ReaderCrashed(call.path, f"timed out after {timeout:g} s", _COPY_AGAIN)
 
     def retire(self) -> None:
@@ -364,18 +389,21 @@ class ReaderPool:
                             self._children[slot].stop(kill=True)
                             self._child(slot).send(index, calls[index])
                 busy = [c for c in self._children[:slots] if c.busy is not None]
-                wait_s = None if timeout is None else max(0.0, min(c.since for c in busy) + timeout - time.monotonic())
+                wait_s = None if timeout is None else \
+                    max(0.0, min(c.since + c.limit(timeout) for c in busy) - time.monotonic())
                 # A child that dies closes its end of the connection: its `conn` is then ready too.
                 ready = multiprocessing.connection.wait([c.conn for c in busy], wait_s)
                 for child in busy:
                     answered, since = child.busy, child.since
                     assert answered is not None
                     if child.conn in ready:
+                        if child.started():
+                            continue
                         outcome = child.collect()
                         if child.alive and child.worn_out(self.retire_after, self.retire_at_bytes):
                             child.retire()  # the next call in this slot starts a fresh one meanwhile
                             self._retiring.append(child)
-                    elif timeout is not None and time.monotonic() - child.since >= timeout:
+                    elif timeout is not None and time.monotonic() - child.since >= child.limit(timeout):
                         outcome = child.timed_out(timeout)
                     else:
                         continue
