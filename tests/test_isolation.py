@@ -130,6 +130,11 @@ def test_a_readers_start_up_does_not_count_against_the_timeout(tmp_path: Path, m
         with pytest.raises(ReaderCrashed, match=r"the reader did not start within 1 s"):
             pool.call(abs, -3, path="quick.ncu-rep", timeout=0.5)
         assert time.monotonic() - started < 10
+    (tmp_path / "abort_start.py").write_text("import os\nos.abort()\n")
+    # not the file's fault: the reader's set-up is named
+    with ReaderPool(1, preload=("abort_start",)) as pool, \
+            pytest.raises(ReaderCrashed, match=r"the reader crashed while starting \(SIGABRT"):
+        pool.call(abs, -3, path="quick.ncu-rep", timeout=5)
 
 
 @needs_corpus

@@ -2,9 +2,11 @@
 
 A crash of the native `ncu_report` reader or a hang costs only that report: a worker that dies
 is recorded as "the reader crashed (SIGABRT)", one that runs past `timeout` seconds is killed and
-recorded as "timed out after N s". The workers are the reader pool's (`readers.isolation.ReaderPool`,
-the one pool every command uses): fresh interpreters that import the analysis and rendering modules
-once and then serve report after report, without ever forking the caller's own process.
+recorded as "timed out after N s" (a fresh worker's start-up is not counted: one that does not start
+within `readers.isolation.START_UP_LIMIT_S`, or the timeout if longer, is "the reader did not start").
+The workers are the reader pool's (`readers.isolation.ReaderPool`, the one pool every command uses):
+fresh interpreters that import the analysis and rendering modules once and then serve report after
+report, without ever forking the caller's own process.
 
 The function a worker runs is a parameter (`job`, `analyse_one` by default), so that tests can
 stand in a job that hangs or crashes. Whatever is passed must be picklable by reference (a

@@ -93,12 +93,14 @@ _BOOT = (
     "conn = Connection(int(sys.argv[1]))\n"
     "sys.path[:], preload, folder = conn.recv()\n"
     "from ncu_roofline.readers.isolation import serve\n"
-    "serve(conn, preload, folder)\n"
+    "serve(conn, preload, folder, True)\n"
 )
 
 
-def serve(conn: multiprocessing.connection.Connection, preload: Sequence[str], folder: str | None = None) -> None:
-    """The child: import `preload`, then answer (fn, args) requests until the connection closes.
+def serve(conn: multiprocessing.connection.Connection, preload: Sequence[str], folder: str | None = None,
+          say_ready: bool = False) -> None:
+    """The child: import `preload`, say READY (`say_ready`: the pool's boot asks for it), then answer (fn, args)
+    requests until the connection closes.
 
     Its standard output and error are the log file the parent opened; each call starts it anew. Its temporary
     files go in the pool's `folder`, which the pool removes: a child killed or crashed leaves none behind.
@@ -108,7 +110,9 @@ def serve(conn: multiprocessing.connection.Connection, preload: Sequence[str], f
     for module in preload:
         with contextlib.suppress(ImportError):  # the call that needs it explains
             importlib.import_module(module)
-    conn.send(READY)  # a call's time runs from here: its timeout does not pay for this start-up
+    if say_ready:  # a call's time runs from here: its timeout does not pay for this start-up
+        with contextlib.suppress(OSError):  # a pool closed meanwhile: the recv below ends this child
+            conn.send(READY)
     while True:
         try:
             request = conn.recv()
@@ -203,21 +207,24 @@ class _Child:
         self.conn.send((call.fn, call.args))
         self.busy, self.call, self.since = index, call, time.monotonic()
 
-    def started(self) -> bool:
+    def took_ready(self) -> bool:
         """True once the child has said it is ready, the first message it sends (read here, when its connection
         is): the call in flight's time then starts anew, so that its timeout does not pay for the start-up. False
         where that message was read before, or the child died first."""
         if self.ready:
             return False
         try:
-            self.conn.recv()  # READY: the child sends nothing else before its first request
+            said = self.conn.recv()
         except (EOFError, OSError):
             return False  # it died: `collect` says so
+        if said != READY:  # not this version's child: its answers cannot be told apart
+            self.stop(kill=True)
+            return False
         self.ready, self.since = True, time.monotonic()
         return True
 
     def collect(self) -> Any:
-        """The answer of the call in flight (a value, or an InputError), once the child is ready."""
+        """The answer of the call in flight (a value, or an InputError), once its connection is ready to read."""
         assert self.call is not None
         call, self.busy, self.call = self.call, None, None
         try:
@@ -232,8 +239,11 @@ class _Child:
         tail = log_tail(self.log_path)
         detail = f"; its last output: {tail}" if tail else ""
         self.stop(kill=True)
-        return ReaderCrashed(call.path, f"the reader crashed ({describe_exit(self.process.returncode)}){detail}",
-                             _COPY_AGAIN)
+        how = describe_exit(self.process.returncode)
+        if not self.ready:
+            return ReaderCrashed(call.path, f"the reader crashed while starting ({how}){detail}",
+                                 f"check that `{sys.executable} -c 'import ncu_report'` runs")
+        return ReaderCrashed(call.path, f"the reader crashed ({how}){detail}", _COPY_AGAIN)
 
     def limit(self, timeout: float) -> float:
         """How long the call in flight may take from `since`: `timeout`, or while the child starts up, at least
@@ -245,8 +255,9 @@ class _Child:
         call, self.busy, self.call = self.call, None, None
         self.stop(kill=True)
         if not self.ready:
-            return ReaderCrashed(call.path, f"the reader did not start within {self.limit(timeout):g} s",
-                                 "check that `python -c 'import ncu_report'` runs in this environment")
+            return ReaderCrashed(call.path, f"the reader did not start within {self.limit(timeout):g} s (its imports "
+                                 "took longer)", "the machine may be overloaded or its file system slow: run fewer "
+                                 f"reports at once (--jobs), or raise --timeout above {START_UP_LIMIT_S:g} s")
         return ReaderCrashed(call.path, f"timed out after {timeout:g} s", _COPY_AGAIN)
 
     def retire(self) -> None:
@@ -397,7 +408,7 @@ class ReaderPool:
                     answered, since = child.busy, child.since
                     assert answered is not None
                     if child.conn in ready:
-                        if child.started():
+                        if child.took_ready():
                             continue
                         outcome = child.collect()
                         if child.alive and child.worn_out(self.retire_after, self.retire_at_bytes):
