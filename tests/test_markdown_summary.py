@@ -106,8 +106,9 @@ def test_the_worth_most_list_names_headline_bound_share_and_step(name: str, corp
     findings = [(k, f) for k in build_report_view(analysis)["groups"] for f in k["findings"]]
     for item in items:
         match = re.search(r" \(≤(\S+)× faster, worth up to (<?[\d.]+ %) of GPU time\)\.", item) or re.search(
-            r" \((<?[\d.]+ %) of GPU time, the most of any kernel; (no bound: .*?[^\\]|no bound projected)\)\.",
-            item)  # no bound: the bound note as it is
+            r" \((<?[\d.]+ %) of GPU time, the most of any kernel; "
+            r"(no speed-up projected: .*?[^\\]|no speed-up projected)\)\.",
+            item)  # no speed-up projected: the bound note as it is
         assert match, item
         named = [(k, f) for k, f in findings if item.startswith(f"- {md_escape(k['short_name'])}: "
                                                                 f"{md_escape(f['headline'])} (")]

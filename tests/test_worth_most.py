@@ -114,5 +114,5 @@ def test_read_segment_unroll_leads_with_its_largest_kernel() -> None:
     assert "and the kernel with the most GPU time" in head
     items = _items(md)
     assert items[0].startswith("- readOffset\\(…\\) \\[grid 8192×1×1\\]: ")
-    assert "(11.1 % of GPU time, the most of any kernel; no bound: " in items[0]
+    assert "(11.1 % of GPU time, the most of any kernel; no speed-up projected: " in items[0]
     assert len(items) == 5 and all("worth up to" in item for item in items[1:])

@@ -126,7 +126,7 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
         "SpeedOfLight, MemoryWorkloadAnalysis"),
     # Below every limit.
     (K.LATENCY, "idle"): Entry(
-        ("Latency: SMs idle {idle:pct} of the run",),
+        ("Latency: SMs idle {idle:pct}, busiest limit at {share:pct}",),
         None,
         (("SMs were idle {idle:pct} of the time; {grid:n} blocks are {waves:.2f} waves of {slots:n}, the last "
           "{last_fill:pct} full.",
@@ -425,7 +425,8 @@ PAGE_WORDS: dict[str, Template] = {
     "no_bound": ("No bound: {bound}.",),
     # "Worth most to the program" (Markdown): a finding's gain, or the share of the kernel with the most time
     "worth_gain": ("{speedup} faster, worth up to {gain} of GPU time",),
-    "worth_largest": ("{share} of GPU time, the most of any kernel", ("; no bound: {bound}", "; no bound projected")),
+    "worth_largest": ("{share} of GPU time, the most of any kernel", ("; no speed-up projected: {bound}",
+                                                                    "; no speed-up projected")),
     # the instruction that holds most of a finding's counter: after its Markdown item, and in the verdict
     "top_instruction_md": (" Top instruction: ", ("{sass} at {place}", "at {place}"), " ({share} of the {counter}",
                            ", {source}", ")."),
