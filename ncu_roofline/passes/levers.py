@@ -103,6 +103,8 @@ def unit_lever(m: KernelModel, unit: UnitShare) -> str:
         return "issue_vector" if loads is None or loads > 0 else "issue_no_loads"
     if unit.id == "l1tex__data_pipe_lsu_wavefronts" and held_sum(m, SHARED_ALLOCATION) == 0:
         return "lsu_no_shared"
+    if unit.id == "sm__inst_executed_pipe_lsu" and held_sum(m, SHARED_ALLOCATION) == 0:
+        return "lsu_pipe_no_shared"  # no shared-memory round trip to cut
     if unit.id == "l1tex__data_pipe_lsu_wavefronts" and fact(m, BANK_CONFLICTS) == 0:
         return "lsu_no_conflicts"
     if unit.id == FP64_PIPE:
