@@ -180,7 +180,7 @@ class _Child:
         self.busy: int | None = None     # the index of the call in flight
         self.call: Call | None = None
         self.since = 0.0
-        self.ready = False  # its start-up message read (`started`)
+        self.ready = False  # its start-up message read (`took_ready`)
         self.served = 0  # calls answered
 
     def resident_bytes(self) -> int | None:
@@ -214,12 +214,9 @@ class _Child:
         if self.ready:
             return False
         try:
-            said = self.conn.recv()
+            self.conn.recv()  # READY: the boot asks for it (`serve`'s `say_ready`), before any request
         except (EOFError, OSError):
             return False  # it died: `collect` says so
-        if said != READY:  # not this version's child: its answers cannot be told apart
-            self.stop(kill=True)
-            return False
         self.ready, self.since = True, time.monotonic()
         return True
 
