@@ -36,6 +36,7 @@ MEASURES: dict[str, str | None] = {
     Kind.ISSUE_SHARE.value: "inst_executed",
     Kind.LANE_EFFICIENCY.value: "inst_executed",
     Kind.TENSOR_SHARE.value: "inst_executed",
+    Kind.FP64_DIVISION.value: "inst_executed",
     Kind.TOO_LITTLE_WORK.value: WAVES,
     Kind.TAIL_EFFECT.value: WAVES,
 }

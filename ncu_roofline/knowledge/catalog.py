@@ -197,6 +197,13 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
         ("{local:n} ", "of {total:n} ", "global and local memory instructions, warp level, are local loads and "
          "stores", ", with {regs:n} registers per thread", ": register spills or a local array.", *_LOCAL_LEVELS),
         "MemoryWorkloadAnalysis, SourceCounters"),
+    (K.FP64_DIVISION, "refinement"): Entry(
+        ("FP64 divisions: about {share:pct} of FP64 instructions",),
+        None,
+        ("Each of the {starts:n} MUFU.RCP64H (warp level) starts an FP64 division or reciprocal. With the {per:n} DFMA "
+         "that follow each in CUDA's fast path, divisions make about {share:pct} of the kernel's {fp64:n} FP64 "
+         "instructions. A multiply by a reciprocal computed once needs none of those DFMA.",),
+        "InstructionStats"),
     (K.TAIL_EFFECT, "uniform"): Entry(
         _TAIL_HEADLINE,
         None,
@@ -409,6 +416,9 @@ BASES: dict[str, Template] = {
     "fusion_unknown": (_NONE, "the bytes fusion or a narrower type removes are not in the report",),
     "local_cost": (_NONE, "local bytes are not most of the bytes of a limit near the busiest",),
     "spill_leaves": ("1 / the busiest share the fix leaves: {other_label} at {other_share:pct}",),
+    "division_leaves": ("1 / the busiest share the fix leaves, at {per:n} DFMA fewer a division (an estimate): "
+                        "{other_label} at {other_share:pct}",),
+    "division_unbounded": (_NONE, "the divisions make every FP64 instruction, and no limit the fix leaves is busy",),
     "spill_unbounded": (_NONE, "the local share is a lower bound, and no limit the fix leaves is known",),
     "spills_bound": (_NONE_Q, "at these bytes: the local-memory finding bounds removing the spills",),
     "not_material": (_NONE, "these accesses move {material_share:pct} of {material_level}'s bytes, under a tenth",),

@@ -42,6 +42,7 @@ class Kind(str, Enum):
     SECTOR_USE = "sector_use"
     COALESCING = "coalescing"
     BANK_CONFLICTS = "bank_conflicts"
+    FP64_DIVISION = "fp64_division"
 
     def __str__(self) -> str:
         return self.value

@@ -33,6 +33,7 @@ from .causes import one_per_cause
 from .ceiling_figures import ceiling_figures, ceiling_lever
 from .ceilings import SIGNIFICANT, Ceiling, used_share
 from .co_limits import co_limits, listed
+from .divisions import fp64_divisions
 from .finding import Finding, Kind
 from .fusion import fusion_bound
 from .latency import latency_case
@@ -338,7 +339,8 @@ def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
         occupancy = latency_case(m.launch)[2]  # more warps in flight reach toward it: what caps them
         figures |= {key: occupancy.get(key) for key in ("occ_by", "occ_blocks", "theoretical")}
     head = Finding(Kind.UNIT_THROUGHPUT, variant, bound, None, bound, None, lever, basis, figures, (bound,))
-    return [head] + [_ceiling_finding(m, c, _caps(m, roof)) for c in _unit_ceilings(m, ceilings, roof)]
+    divisions = fp64_divisions(m) if at else []
+    return [head, *divisions] + [_ceiling_finding(m, c, _caps(m, roof)) for c in _unit_ceilings(m, ceilings, roof)]
 
 
 def _caps(m: KernelModel, roof: str | None, unit: str | None = None) -> str:

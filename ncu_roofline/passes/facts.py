@@ -12,7 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..knowledge import recipes as R
+from ..knowledge.opcodes import OPCODE_FACTS
 from ..knowledge.stalls import STALL_METRICS
+from ..knowledge.throughputs import ELAPSED
 from ..readers.record import UNREAD, hot_values, read_so_far
 from ..readers.values import is_float
 
@@ -62,7 +64,11 @@ FACTS = tuple(dict.fromkeys((ISSUED, *(n for pair in MEMORY_INSTRUCTIONS for n i
                              *(n for pairs in (LOCAL_INSTRUCTIONS, GLOBAL_MEMORY_INSTRUCTIONS) for pair in pairs
                                for n in pair), *L2_TRANSACTIONS, *STALL_METRICS,
                              *(n for pair in L2_LOCAL_PAIRS for n in pair), *LOCAL_SECTORS, *GLOBAL_SECTORS,
-                             *OTHER_L1_SECTORS, *L2_SECTORS)))
+                             *OTHER_L1_SECTORS, *L2_SECTORS, *OPCODE_FACTS)))
+_OPCODES_FROM = len(FACTS) - len(OPCODE_FACTS)
+# The per-opcode counts are read only of a kernel whose FP64 pipe did work: the only one they describe a finding of
+# (`passes.divisions`), and reading them costs about a tenth of a millisecond a launch.
+FP64_PIPE_BUSY = "sm__pipe_fp64_cycles_active" + ELAPSED
 _INDEX = {name: i for i, name in enumerate(FACTS)}
 
 
@@ -76,7 +82,9 @@ def counter_facts(raw: RawKernel) -> tuple[float | None, ...]:
     read, get = read_so_far(metrics), metrics.get
     hot, _ = hot_values(metrics)  # a CSV row's plain values, parsed at once
     out: list[float | None] = []
-    for name in FACTS:
+    fp64 = raw.number(FP64_PIPE_BUSY)
+    names = FACTS if fp64 is not None and fp64 > 0 else FACTS[:_OPCODES_FROM]
+    for name in names:
         value = hot(name)
         if value is not None and value - value == 0.0:
             out.append(value)
@@ -87,6 +95,7 @@ def counter_facts(raw: RawKernel) -> tuple[float | None, ...]:
         value = None if m is None else m.value
         out.append(value if (type(value) is float or is_float(value)) and value - value == 0.0 else
                    None if m is None else raw.number(name))
+    out += [None] * (len(FACTS) - len(out))
     return tuple(out)
 
 

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
+from .divisions import NOTABLE as DIVISIONS_NOTABLE
+from .divisions import division_share
 from .facts import (
     BANK_CONFLICTS,
     LOCAL_REQUESTS,
@@ -123,6 +125,9 @@ def fp64_lever(m: KernelModel) -> str:
     promotion to double in a kernel of one's own."""
     if library_of(m) is not None:
         return "fp64_library"
+    divisions = division_share(m)  # the per-opcode counts, where the report holds them, else the XU pipe's share
+    if divisions is not None:
+        return "fp64_division" if divisions >= DIVISIONS_NOTABLE else "fp64_own"
     xu = m.units.get(XU_PIPE)
     return "fp64_division" if xu is not None and xu.share >= BUSY_XU else "fp64_own"
 

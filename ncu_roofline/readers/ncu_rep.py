@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..knowledge.opcodes import OPCODE_FACTS
 from .container import MAGIC, UNCHECKABLE, ContainerScan, scan_container
 from .instructions import ActionInstructions, Code
 from .record import UNREAD, Metric, RawKernel, RawReport
@@ -62,7 +63,42 @@ definition, the same in every kernel of a report (checked on the 151,733 metric 
 shared corpus), so each is asked of the native reader once per report, not once per kernel."""
 
 
-def _metric(action: Any, name: str, forms: Forms) -> Metric | None:
+def _by_key(action: Any, base: str) -> dict[str, float] | None:
+    """An instanced metric's values summed by their text key (an opcode); None where it holds no instances, or
+    they are keyed by anything else (PCs, a damaged block)."""
+    m = action.metric_by_name(base)
+    count = m.num_instances() if m is not None else 0
+    if not count:
+        return None
+    out: dict[str, float] = {}
+    try:
+        ids = m.correlation_ids()
+        for i in range(count):
+            key = text(ids.as_string(i))
+            out[key] = out.get(key, 0.0) + m.as_double(i)
+    except Exception:  # NVIDIA's reader raises its own types
+        return None
+    return out
+
+
+def _instance(action: Any, name: str, counts: dict[str, dict[str, float] | None] | None = None) -> Metric | None:
+    """One key's value of an instanced metric keyed by text (`metric[key]`, `knowledge.opcodes`): 0 for a key it
+    does not list, None where it holds no instances. `counts` keeps each metric's values by key for the next."""
+    base, key = name[:-1].split("[", 1)
+    counts = {} if counts is None else counts
+    if base not in counts:
+        counts[base] = _by_key(action, base)
+    found = counts[base]
+    if found is None:
+        return None
+    total = found.get(key, 0.0)
+    return Metric(total, "inst") if math.isfinite(total) else None
+
+
+def _metric(action: Any, name: str, forms: Forms,
+            counts: dict[str, dict[str, float] | None] | None = None) -> Metric | None:
+    if name[-1:] == "]":
+        return _instance(action, name, counts)
     m = action.metric_by_name(name)
     if m is None:
         return None
@@ -96,6 +132,8 @@ class ReportShared:
         if last is not None and last[0] == listed:
             return last[1]
         names = tuple(n for n in listed if isinstance(n, str))
+        held = frozenset(names)
+        names += tuple(n for n in OPCODE_FACTS if n[:n.index("[")] in held)  # one opcode's count (`_instance`)
         made: tuple[tuple[str, ...], frozenset[str], list[str]] = (names, frozenset(names), [])
         self._last = (listed, made)
         return made
@@ -116,12 +154,13 @@ class ActionMetrics(Mapping[str, Metric]):
         self._forms: Forms = shared.forms
         self._names, self._known, self._sorted = shared.names(action)
         self._cache: dict[str, Metric | None] = {}
+        self._counts: dict[str, dict[str, float] | None] = {}  # instanced metrics by key (`_instance`)
 
     def __getitem__(self, name: str) -> Metric:
         if name not in self._known:
             raise KeyError(name)
         if name not in self._cache:
-            self._cache[name] = _metric(self._action, name, self._forms)
+            self._cache[name] = _metric(self._action, name, self._forms, self._counts)
         found = self._cache[name]
         if found is None:
             raise KeyError(name)
@@ -134,7 +173,7 @@ class ActionMetrics(Mapping[str, Metric]):
         if found is UNREAD:
             if name not in self._known:
                 return default  # absent: nothing to remember (the name set answers again in C)
-            found = self._cache[name] = _metric(self._action, name, self._forms)
+            found = self._cache[name] = _metric(self._action, name, self._forms, self._counts)
         return default if found is None else found
 
     @property

@@ -43,7 +43,7 @@ CEILING_LABELS = {
     "fma_balance": "FMA balance", "issue_share": "issue share", "lane_efficiency": "lane efficiency",
     "tensor_datapath": "tensor datapath", "tensor_share": "tensor share", "sector_use": "sector use",
     "coalescing": "coalescing", "bank_conflicts": "bank conflicts", "latency": "latency", "reuse": "reuse",
-    "local_memory": "local memory",
+    "local_memory": "local memory", "fp64_division": "FP64 divisions",
 }
 
 # What a missing quantity is, by the group of its key (`work_flop.fp32`), in the page's one line of what the capture
