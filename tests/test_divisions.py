@@ -178,3 +178,4 @@ def test_a_csv_export_holds_no_opcode_counts() -> None:
     from ncu_roofline.knowledge.opcodes import OPCODE_FACTS
 
     assert all(name.endswith("]") for name in OPCODE_FACTS)  # no ncu metric or CSV header ends so
+

@@ -23,6 +23,8 @@ _GROUP = (" Only launches with this cap gain: {part_share:pct} of the group's ti
 _MIXED = (" {mixed_headline}Summed over {mixed_launches:n} launches, this headline tops each unit's own; no launch"
           " has it as its own limit.", " {mixed_summed}Summed over {mixed_launches:n} launches it tops every other"
           " limit, though no launch is bound by it.")
+# Where SMs idled part of the run, the issue slots' share per active cycle (`passes.diagnosis._issue_active`).
+_ISSUE_ACTIVE = (" Per active cycle, as Nsight Compute's Issue Slots Busy counts, it is {issue_active:pct}.",)
 _FP64 = (" This GPU's FP32 roof is {fp32_ratio:.0f}× its FP64 roof.",
          " FP64 tensor cores, DMMA in cuBLAS or CUTLASS, run matrix products at up to {dmma_ratio:.1f}× the FP64 pipe.")
 _ALLOWED = (" Its ceilings allow {reachable:pct} of the roof.",)
@@ -97,6 +99,7 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
         ("{unit:up} at {share:pct}: ≤{left:x} left",),
         None,
         ("{unit:up} is at {share:pct} of its peak; only less work for it makes the kernel faster.",
+         *_ISSUE_ACTIVE,
          " The {roof_label} roof is only at {roof_share:pct}.",
          " The report holds one direction of DRAM traffic, so DRAM may be busier.{one_direction}", *_FP64, *_MIXED),
         "SpeedOfLight, ComputeWorkloadAnalysis, MemoryWorkloadAnalysis"),
@@ -105,6 +108,7 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
         None,
         ("{unit:up} is at {share:pct} of its peak, under the " + HIGH_USE + " Nsight Compute calls high use: less "
          "work for it, or more work in flight, makes the kernel faster.",
+         *_ISSUE_ACTIVE,
          " {occ_by:up} set the theoretical occupancy of {theoretical:pct}, {occ_blocks:n} blocks per SM.",
          " The {roof_label} roof is only at {roof_share:pct}.",
          " The report holds one direction of DRAM traffic, so DRAM may be busier.{one_direction}", *_FP64, *_MIXED),
@@ -113,6 +117,7 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
         ("{unit:up} busiest, at {share:pct} of peak",),
         None,
         ("{unit:up} is the busiest unit, under the threshold: the findings below say what holds the kernel back.",
+         *_ISSUE_ACTIVE,
          " The {roof_label} roof is only at {roof_share:pct}.",
          " The report holds one direction of DRAM traffic, so DRAM may be busier.{one_direction}", *_MIXED),
         "SpeedOfLight"),

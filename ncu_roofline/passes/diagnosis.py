@@ -34,6 +34,7 @@ from .ceiling_figures import ceiling_figures, ceiling_lever
 from .ceilings import SIGNIFICANT, Ceiling, used_share
 from .co_limits import co_limits, listed
 from .divisions import fp64_divisions
+from .facts import ISSUE_ACTIVE, fact
 from .finding import Finding, Kind
 from .fusion import fusion_bound
 from .latency import latency_case
@@ -47,6 +48,7 @@ from .too_little_work import too_little_work, under_one_wave
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
+    from ..model.throughputs import UnitShare
 
 # Names of kernels that multiply by a weight matrix shared by every row of the other operand.
 _GEMM_LIKE = re.compile(r"gemm|gemv|matmul|linear|mma|dense|fc_|sgemm|hgemm|cutlass", re.IGNORECASE)
@@ -330,6 +332,8 @@ def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
         lever = "spills"  # its work is mostly spilled registers' bytes
     if bound == FP64_PIPE:
         figures |= fp64_figures(m)
+    if (active := _issue_active(m, unit)) is not None:
+        figures["issue_active"] = active
     if not at:
         variant, basis = "below", _BELOW_THRESHOLD
     elif unit.share >= HIGH_THROUGHPUT:
@@ -341,6 +345,17 @@ def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
     head = Finding(Kind.UNIT_THROUGHPUT, variant, bound, None, bound, None, lever, basis, figures, (bound,))
     divisions = fp64_divisions(m) if at else []
     return [head, *divisions] + [_ceiling_finding(m, c, _caps(m, roof)) for c in _unit_ceilings(m, ceilings, roof)]
+
+
+# An issue-slot share per active cycle this much above the elapsed one is stated beside it.
+_IDLE_APART = 1.1
+
+
+def _issue_active(m: KernelModel, unit: UnitShare) -> float | None:
+    """The issue slots' busy share per active cycle (Nsight Compute's Issue Slots Busy), where the unit is the issue
+    slots and SMs idled enough of the run for it to read well above the share per elapsed cycle; else None."""
+    active = fact(m, ISSUE_ACTIVE) if unit.id == "sm__issue_active" else None
+    return active / 100 if active is not None and active / 100 >= _IDLE_APART * unit.share else None
 
 
 def _caps(m: KernelModel, roof: str | None, unit: str | None = None) -> str:
