@@ -233,6 +233,13 @@ def test_too_little_work_bounds_the_idle_sms_of_a_long_kernel_only() -> None:
         # launch overhead is much of the cost: under 20 µs, spreading its blocks over more SMs bounds nothing
         assert f.speedup is None and f.lever == "tiny" and f.basis == ("more_work", "tiny")
         assert f.figures["duration_us"] == pytest.approx(k.q.duration_s.value * 1e6)
+    # A short launch with a busy limit (real work) on a third of the SMs: filling them comes first.
+    c = ncu_roofline.analyze(CORPUS / "cutlass__report-s8.ncu-rep")
+    (k,) = [k for k in c.reports[0].kernels if k.launch["grid_blocks"] == 36.0]
+    (f,) = [f for f in k.diagnosis if f.kind == "too_little_work"]
+    assert k.q.duration_s.value < 20e-6 and f.variant == "few_blocks" and f.lever == "tiny_idle"
+    assert f.words().next_step == ("Fill the 72 idle SMs: split the work into at least 108 blocks, or batch it with "
+                                   "its neighbours.")
 
 
 @pytest.mark.parametrize(("achieved", "theoretical", "variant", "lever"), [

@@ -285,6 +285,8 @@ NEXT_STEPS: dict[tuple[str, str], Template] = {
                                    "launch.",),
     (K.TOO_LITTLE_WORK, "tiny"): ("Batch or fuse this short launch with its neighbours: launch overhead is much of "
                                   "its cost.",),
+    (K.TOO_LITTLE_WORK, "tiny_idle"): ("Fill the {idle_sms:n} idle SMs: split the work into at least {sms:n} blocks, "
+                                       "or batch it with its neighbours.",),
     (K.TOO_LITTLE_WORK, "more"): ("Give the launch more work: a larger grid, batched calls, or fusion with its "
                                   "neighbours.",),
     (K.AT_LIMIT, "fewer_bytes"): ("Move fewer bytes through {limit}: fuse kernels, reuse tiles on chip, or store "

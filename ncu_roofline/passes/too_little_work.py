@@ -57,8 +57,10 @@ def too_little_work(m: KernelModel) -> Finding:
         basis += ("tiny",)
     elif bool(grid and sms and grid < sms) and long and not waves:
         basis += ("no_waves_figure",)
-    return Finding(Kind.TOO_LITTLE_WORK, variant, m.bound_by, None, m.bound_by, None, "tiny" if tiny else "more",
-                   basis, figures, evidence)
+    # A short launch: more work per launch also shares its launch overhead. One that leaves SMs without a block while
+    # a limit is busy (work to spread, not a launch of next to nothing) is told first to fill them.
+    lever = ("tiny_idle" if variant == "few_blocks" else "tiny") if tiny else "more"
+    return Finding(Kind.TOO_LITTLE_WORK, variant, m.bound_by, None, m.bound_by, None, lever, basis, figures, evidence)
 
 
 def under_one_wave(m: KernelModel) -> list[Finding]:
