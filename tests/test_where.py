@@ -379,3 +379,36 @@ def test_a_reader_error_on_the_code_leaves_no_where_and_reads_on() -> None:
     assert instructions.fetched().top("samples") is None
     fine = ActionInstructions(None, _NoSassAction({"smsp__pcsamp_sample_count": {0x10: 3.0}})).top("samples")
     assert fine is not None and len(fine.instructions) == 1
+
+
+def _view(shares: list[float]) -> Any:
+    return where_view("excessive_global_sectors", [
+        {"pc": 16 * n, "offset": 16 * n, "sass": "LDG.E R0, [R2.64]", "counter": "c", "value": s * 100, "share": s,
+         "file": None, "line": None} for n, s in enumerate(shares)])
+
+
+def test_the_top_instruction_says_how_many_after_it_hold_as_much() -> None:
+    from ncu_roofline.knowledge.catalog import page_words
+    from ncu_roofline.views.where import alike
+
+    # rms_norm's unvectorised float4: four scalar loads of a quarter each
+    assert alike(_view([0.25, 0.25, 0.25, 0.25])) == {"alike": 3, "alike_more": None}
+    assert alike(_view([0.5, 0.25, 0.25])) == {"alike": None, "alike_more": None}
+    assert alike(_view([0.3])) == {"alike": None, "alike_more": None}
+    assert alike(_view([0.2, 0.2, 0.1])) == {"alike": 1, "alike_more": None}
+    # every one of the five listed: more may hold as much past the list
+    assert alike(_view([0.059] * 5)) == {"alike": None, "alike_more": 4}
+    assert alike(_view([0.059] * 4)) == {"alike": 3, "alike_more": None}
+    words = page_words("top_instruction", {"sass": "LDG.E", "place": "+0x0870", "share": "25 %",
+                                           "counter": "excessive global sectors", "source": None,
+                                           **alike(_view([0.25] * 4))})
+    assert words == "At LDG.E +0x0870: 25 % of the excessive global sectors; 3 more hold as much"
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared report corpus not found")
+def test_rms_norms_four_scalar_loads_are_named_as_four() -> None:
+    from ncu_roofline.render.report import render_report_markdown
+
+    md = render_report_markdown(analyze(CORPUS / "cs599k__2025-04-21-v1.ncu-rep"), RenderOptions())
+    assert ("Top instruction: `LDG.E R19, desc[UR6][R12.64]` at +0x0870 (25 % of the excessive global sectors; "
+            "3 more hold as much).") in md

@@ -435,6 +435,8 @@ BASES: dict[str, Template] = {
                        "{waves:.2f})",),
 }
 
+_ALIKE = ("; {alike:n} more hold as much", "; {alike_more:n} or more hold as much")
+
 # The pages' own words around the findings (`page_words`); their figures are the views' texts, already formatted.
 PAGE_WORDS: dict[str, Template] = {
     # a finding's bound in a sentence (a finding's `worth`): with a speed-up, or the bound note as it is
@@ -445,9 +447,10 @@ PAGE_WORDS: dict[str, Template] = {
     "worth_largest": ("{share} of GPU time, the most of any kernel", ("; no speed-up projected: {bound}",
                                                                     "; no speed-up projected")),
     # the instruction that holds most of a finding's counter: after its Markdown item, and in the verdict
+    # (`alike`: the instructions after it with the same share, among the top ones listed: "or more" where all are)
     "top_instruction_md": (" Top instruction: ", ("{sass} at {place}", "at {place}"), " ({share} of the {counter}",
-                           ", {source}", ")."),
-    "top_instruction": (("At {sass} {place}", "At {place}"), ": {share} of the {counter}", " ({source})"),
+                           ", {source}", _ALIKE, ")."),
+    "top_instruction": (("At {sass} {place}", "At {place}"), ": {share} of the {counter}", " ({source})", _ALIKE),
     # the limit named where every limit is under the too-little-work share (`views.labels`)
     "nothing_busy": ("nothing is busy: every limit under {threshold:.0%} of its peak",),
     # a report of more than `api.analysis.LAUNCH_FINDINGS_UP_TO` launches: where its findings come from

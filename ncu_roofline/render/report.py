@@ -10,6 +10,7 @@ from ..knowledge.catalog import page_words
 from ..views.groups import share_text
 from ..views.report import build_report_view
 from ..views.verdict import worth_most
+from ..views.where import alike
 from ..views.wording import count
 from .csv import rows_to_csv
 from .html import page
@@ -210,7 +211,7 @@ def _where_md(where: dict[str, Any] | None) -> str:
     top = where["rows"][0]
     return page_words("top_instruction_md", {
         "sass": md_code(top["sass"]) if top["sass_known"] else None, "place": top["place"], "share": top["share"],
-        "counter": where["counter"], "source": md_escape(top["source"]) if top["source"] else None})
+        "counter": where["counter"], "source": md_escape(top["source"]) if top["source"] else None, **alike(where)})
 
 
 def _beside_nsight_compute(kernels: list[dict[str, Any]]) -> list[str]:

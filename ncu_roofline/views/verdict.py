@@ -14,7 +14,7 @@ from . import format as F
 from . import wording as W
 from .groups import share_text
 from .texts import CEILING_LABELS, missing_summary
-from .where import WhereView, where_view
+from .where import WhereView, alike, where_view
 
 if TYPE_CHECKING:
     from ..api.kernel import AnalysedKernel
@@ -199,7 +199,7 @@ def _top_instruction(where: WhereView | None) -> str:
     row = where["rows"][0]
     return page_words("top_instruction", {"sass": row["sass"] if row["sass_known"] else None, "place": row["place"],
                                           "share": row["share"], "counter": where["counter"],
-                                          "source": row["source"] or None})
+                                          "source": row["source"] or None, **alike(where)})
 
 
 def metrics_command(header: Header) -> str:

@@ -7,13 +7,13 @@ longest launch alone: its view says which (`from_launch`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
-from ..knowledge.instruction_counters import PC_COUNTERS
+from ..knowledge.instruction_counters import PC_COUNTERS, TOP_COUNT
 from . import format as F
 
-__all__ = ["NO_SASS", "WhereRow", "WhereView", "where_view"]
+__all__ = ["NO_SASS", "WhereRow", "WhereView", "alike", "where_view"]
 
 NO_SASS = "–"  # shown for an instruction the report has no SASS text for
 
@@ -59,3 +59,14 @@ def where_view(counter: str, entries: Sequence[dict[str, Any]] | None) -> WhereV
             for e in entries]
     return WhereView(counter=described.noun if described else counter,
                      meaning=described.meaning if described else "", rows=rows, from_launch=None)
+
+
+def alike(view: Mapping[str, Any]) -> dict[str, int | None]:
+    """How many instructions after the top one hold the same share as shown (the four scalar loads of one unvectorised
+    float4): `alike`, or `alike_more` where every listed one does (more may, past the list); neither where none."""
+    rows = view["rows"]
+    same = next((n for n, row in enumerate(rows[1:]) if row["share"] != rows[0]["share"]), len(rows) - 1)
+    if not same:
+        return {"alike": None, "alike_more": None}
+    every = same == len(rows) - 1 and len(rows) == TOP_COUNT
+    return {"alike": None if every else same, "alike_more": same if every else None}
