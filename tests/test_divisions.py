@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from functools import cache
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -101,24 +102,23 @@ def test_baseline_division_bound_is_hand_computed_and_holds_the_after_captures_g
     assert _hand(BASELINE, k) == (starts, fp64)
     share = 5 * starts / fp64
     assert f.figures["share"] == pytest.approx(share, rel=1e-12)
-    # The busiest share the fix leaves: the issue slots (53.73 % of elapsed cycles) less 5 DFMA and the MUFU.RCP64H
-    # of each division among its 1,378,276,906 warp instructions; the FP64 pipe (70.32 %) falls to 40 %.
+    # The bound: no instruction of a division uses DRAM, the busiest of the limits they leave (44.57 % of its peak
+    # over the elapsed cycles, as NVIDIA's reader gives it).
     ctx = ncu_report.load_report(str(CORPUS / BASELINE))
     rng = ctx.range_by_idx(0)
     (action,) = [a for a in (rng.action_by_idx(j) for j in range(rng.num_actions())) if a.name() == KERNEL]
-    issue = action.metric_by_name("sm__issue_active.avg.pct_of_peak_sustained_elapsed").as_double() / 100
-    issued = action.metric_by_name("smsp__inst_executed.sum").as_double()
-    fp64_pipe = action.metric_by_name("sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_elapsed").as_double() / 100
-    left = issue * (1 - 6 * starts / issued)
-    assert fp64_pipe * (1 - share) < left
-    assert f.figures["other_label"] == "issue slots"
-    assert f.speedup == pytest.approx(1 / left, rel=1e-9)
-    assert f.speedup == pytest.approx(2.238, abs=1e-3)
+    dram = action.metric_by_name("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed").as_double() / 100
+    assert f.figures["other_label"] == "DRAM throughput" and f.figures["other_share"] == dram
+    assert f.speedup == pytest.approx(1 / dram, rel=1e-12)
+    assert f.speedup == pytest.approx(2.2435, abs=1e-3)
     # The after capture replaced most divisions by multiplies: its gain stays within the bound.
     (after,) = [a for a in _kernels(AFTER) if a.raw.name == KERNEL]
     gain = (k.raw.number("gpu__time_duration.sum") or 0.0) / (after.raw.number("gpu__time_duration.sum") or 1.0)
     assert gain == pytest.approx(6_190_944 / 3_482_240, rel=1e-9)
     assert 1.7 < gain <= f.speedup
+    # ... and it is bound by DRAM there, which moved the same bytes in less time.
+    assert after.bound_by in ("dram_throughput", "dram")
+    assert after.utilization["dram"] == pytest.approx(k.utilization["dram"] * gain, rel=0.05)
     # The table's top finding, and its step, are the divisions'.
     assert k.diagnosis[0].lever == "fp64_division"
     assert max(k.diagnosis, key=lambda g: g.speedup or 0.0) is f
@@ -174,8 +174,19 @@ def test_an_opcodes_count_is_its_instances_sum_zero_where_unlisted_and_unknown_w
     assert _instance(_action([("MUFU.RCP64H", math.nan)]), DIVISION_STARTS) is None
 
 
-def test_a_csv_export_holds_no_opcode_counts() -> None:
-    from ncu_roofline.knowledge.opcodes import OPCODE_FACTS
+@needs_corpus
+def test_a_csv_export_holds_no_opcode_counts_and_keeps_the_xu_pipes_hint(tmp_path: Path) -> None:
+    """The same kernel from a CSV export (no instanced metrics): no division finding, no bound; the busy XU pipe
+    beside the FP64 pipe still names the division step."""
+    from ncu_csv_writer import write_ncu_csv
 
-    assert all(name.endswith("]") for name in OPCODE_FACTS)  # no ncu metric or CSV header ends so
+    from ncu_roofline.readers import read_report_isolated
+    from ncu_roofline.readers.record import RawReport
 
+    raws = read_report_isolated(CORPUS / BASELINE).kernels
+    assert not [n for k in raws for n in k.metrics if n.endswith("]")]  # a report read whole lists none
+    export = write_ncu_csv(RawReport("mw.csv", "csv", raws), tmp_path / "mw.csv", prof_lines=False)
+    (k,) = [k for r in ncu_roofline.analyze(export).reports for k in r.kernels if k.raw.name == KERNEL]
+    assert k.bound_by == FP64_PIPE
+    assert not [f for f in k.diagnosis if f.kind == "fp64_division"]
+    assert k.diagnosis[0].lever == "fp64_division"

@@ -205,9 +205,10 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
     (K.FP64_DIVISION, "refinement"): Entry(
         ("FP64 divisions: about {share:pct} of FP64 instructions",),
         None,
-        ("Each of the {starts:n} MUFU.RCP64H (warp level) starts an FP64 division or reciprocal. With the {per:n} DFMA "
-         "that follow each in CUDA's fast path, divisions make about {share:pct} of the kernel's {fp64:n} FP64 "
-         "instructions. A multiply by a reciprocal computed once needs none of those DFMA.",),
+        ("{starts:n} MUFU.RCP64H ran (warp level): one starts each FP64 division or reciprocal, again on CUDA's "
+         "slow path. With {per:n} DFMA after each, divisions make about {share:pct} of the {fp64:n} FP64 "
+         "instructions. Multiplying by a reciprocal computed once drops those DFMA; the result may differ in the "
+         "last bit.",),
         "InstructionStats"),
     (K.TAIL_EFFECT, "uniform"): Entry(
         _TAIL_HEADLINE,
@@ -423,9 +424,9 @@ BASES: dict[str, Template] = {
     "fusion_unknown": (_NONE, "the bytes fusion or a narrower type removes are not in the report",),
     "local_cost": (_NONE, "local bytes are not most of the bytes of a limit near the busiest",),
     "spill_leaves": ("1 / the busiest share the fix leaves: {other_label} at {other_share:pct}",),
-    "division_leaves": ("1 / the busiest share the fix leaves, at {per:n} DFMA fewer a division (an estimate): "
-                        "{other_label} at {other_share:pct}",),
-    "division_unbounded": (_NONE, "the divisions make every FP64 instruction, and no limit the fix leaves is busy",),
+    "division_leaves": ("1 / the busiest share of the limits divisions do not use: {other_label} at "
+                        "{other_share:pct}",),
+    "division_unbounded": (_NONE, "no limit the divisions do not use is measured",),
     "spill_unbounded": (_NONE, "the local share is a lower bound, and no limit the fix leaves is known",),
     "spills_bound": (_NONE_Q, "at these bytes: the local-memory finding bounds removing the spills",),
     "not_material": (_NONE, "these accesses move {material_share:pct} of {material_level}'s bytes, under a tenth",),

@@ -1,12 +1,14 @@
-"""FP64 divisions in a kernel the FP64 pipe bounds: how much of the pipe's work they make, and what a multiply by a
-reciprocal computed once would leave.
+"""FP64 divisions in a kernel the FP64 pipe bounds: how much of the pipe's work they make, and what making them
+multiplies by a reciprocal could gain at most.
 
-The counts are the report's per-opcode ones (`knowledge.opcodes`): each MUFU.RCP64H starts a division or reciprocal,
-and about `DIVISION_DFMA` DFMA follow it on the FP64 pipe that a multiply by a hoisted reciprocal does not need. Their
-share of the FP64 instructions is an estimate, and so is the bound: 1 / the busiest share the fix leaves, where the
-FP64 pipe (and the shared pipe's FP64 part) loses that share, the issue slots lose those DFMA and the MUFU.RCP64H,
-and every other limit keeps its work (the XU pipe, whose MUFU.RCP64H go, and the compute roofs, whose FLOP fall, are
-left out). A report without per-opcode counts (a CSV export, a capture without InstructionStats) gets no finding.
+The counts are the report's per-opcode ones (`knowledge.opcodes`): each MUFU.RCP64H starts a division or reciprocal
+(and starts one again where a division takes CUDA's slow path), and about `DIVISION_DFMA` DFMA follow it on the FP64
+pipe that a multiply by a hoisted reciprocal does not need. Their share of the FP64 instructions is an estimate that
+sizes the finding. The bound is not an estimate: a division's instructions run on the FP64, XU, FMA, ALU and
+control-flow pipes and through the MIO queue, so whatever the fix removes of them, the limits they do not use (every
+memory level and unit, the tensor, FP16, TEX and IPA pipes, the TMA unit) keep their work, and the kernel runs at most
+1 / the busiest of those shares faster. A report without per-opcode counts (a CSV export, a capture without
+InstructionStats) gets no finding.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import TYPE_CHECKING
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
 from ..knowledge.opcodes import DIVISION_DFMA, DIVISION_STARTS, FP64_PIPE_COUNTS
-from .facts import ISSUED, fact, held_sum
+from .facts import fact, held_sum
 from .finding import Finding, Kind
 
 if TYPE_CHECKING:
@@ -24,9 +26,11 @@ if TYPE_CHECKING:
 
 NOTABLE = 0.1  # divisions from this share of the FP64 instructions are worth a finding
 FP64_PIPE = "sm__pipe_fp64_cycles_active"
-SHARED_PIPE = "sm__pipe_shared_cycles_active"  # FP64, FP16 and tensor work: its FP64 part falls too
-_ISSUE = ("sm__issue_active", "sm__inst_executed")
-_FALLS = frozenset({T.SM, FP64_PIPE, SHARED_PIPE, "sm__inst_executed_pipe_xu", *_ISSUE})
+# Compute units no instruction of a division runs on: their work, and the memory side's, bounds the gain.
+_APART = frozenset({"sm__inst_executed_pipe_fp16", "sm__inst_executed_pipe_tex", "sm__inst_executed_pipe_ipa",
+                    "sm__pipe_tensor_cycles_active", "sm__pipe_tensor_op_dmma_cycles_active",
+                    "sm__pipe_tensor_type_hmma_hgmma_qgmma_imma_igmma_bmma_bgmma_cycles_active",
+                    "sm__pipe_tc_cycles_active", "sm__mem_tensor_cycles_active", "sm__pipe_tma_cycles_active"})
 
 
 def division_share(m: KernelModel) -> float | None:
@@ -38,23 +42,12 @@ def division_share(m: KernelModel) -> float | None:
     return min(1.0, DIVISION_DFMA * starts / fp64)
 
 
-def _left(m: KernelModel, share: float, removed: float) -> list[tuple[float, str]]:
-    """The busy shares the fix leaves (share, label): the FP64 pipe less the divisions' share, the shared pipe less
-    as much, the issue slots less the `removed` instructions, every other unit and memory roof as it is."""
-    out: list[tuple[float, str]] = []
-    fp64 = m.units[FP64_PIPE].share
-    issued = fact(m, ISSUED)
-    for uid, unit in m.units.items():
-        if uid == FP64_PIPE:
-            out.append((fp64 * (1.0 - share), unit.label))
-        elif uid == SHARED_PIPE:
-            out.append((max(0.0, unit.share - fp64 * share), unit.label))
-        elif uid in _ISSUE and issued:
-            out.append((unit.share * max(0.0, 1.0 - removed / issued), unit.label))
-        elif uid not in _FALLS:
-            out.append((unit.share, unit.label))
-    out += [(v, f"the {roof.upper()} roof") for roof, v in m.utilization.items() if roof in R.LEVELS]
-    return out
+def _left(m: KernelModel) -> list[tuple[float, str]]:
+    """The busy shares of the limits a division does not use (share, label): every memory roof and unit, and the
+    compute units in `_APART`."""
+    out = [(unit.share, unit.label) for uid, unit in m.units.items()
+           if (unit.group == T.MEMORY and unit.parent is not None) or uid in _APART]
+    return out + [(v, f"the {roof.upper()} roof") for roof, v in m.utilization.items() if roof in R.LEVELS]
 
 
 def fp64_divisions(m: KernelModel) -> list[Finding]:
@@ -65,15 +58,14 @@ def fp64_divisions(m: KernelModel) -> list[Finding]:
         return []
     starts = fact(m, DIVISION_STARTS) or 0.0
     fp64 = held_sum(m, FP64_PIPE_COUNTS) or 0.0
-    removed = DIVISION_DFMA * starts
     figures: dict[str, float | str | None] = {"starts": starts, "fp64": fp64, "share": share,
                                               "per": float(DIVISION_DFMA), "pipe": m.units[FP64_PIPE].share}
-    evidence = (DIVISION_STARTS, *FP64_PIPE_COUNTS, FP64_PIPE, ISSUED)
-    other_share, label = max(_left(m, share, removed + starts))
-    speedup = max(1.0, 1.0 / other_share) if other_share > 0 else None
-    if speedup is None:
+    evidence = (DIVISION_STARTS, *FP64_PIPE_COUNTS, FP64_PIPE)
+    other_share, label = max(_left(m), default=(0.0, ""))
+    if not other_share > 0:
         return [Finding(Kind.FP64_DIVISION, "refinement", FP64_PIPE, None, m.bound_by, None, "fp64_division",
                         ("division_unbounded",), figures, evidence)]
+    speedup = max(1.0, 1.0 / other_share)
     figures |= {"other_label": label, "other_share": other_share, "other_x": speedup}
     return [Finding(Kind.FP64_DIVISION, "refinement", FP64_PIPE, None, m.bound_by, speedup, "fp64_division",
                     ("division_leaves",), figures, evidence)]

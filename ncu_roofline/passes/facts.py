@@ -26,6 +26,7 @@ ISSUED = "smsp__inst_executed.sum"
 # Nsight Compute's Issue Slots Busy (ComputeWorkloadAnalysis): per active cycle, where the issue-slot unit counts
 # per elapsed cycle as Speed Of Light does.
 ISSUE_ACTIVE = "sm__inst_issued.avg.pct_of_peak_sustained_active"
+ISSUE_ELAPSED = "sm__issue_active.avg.pct_of_peak_sustained_elapsed"  # the issue-slot unit's, of the same launch
 # Warp instructions that move global memory: SASS counts, and L1's global load and store requests (one per warp
 # instruction; the SASS counts miss generic loads and stores, so the larger of the two counts).
 MEMORY_INSTRUCTIONS = (("smsp__sass_inst_executed_op_global_ld.sum", "smsp__sass_inst_executed_op_global_st.sum"),
@@ -61,7 +62,7 @@ OTHER_L1_SECTORS = ("l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum",
                     "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum", *R.LOAD_SECTORS[2:])
 L2_SECTORS = ("lts__t_sectors.sum", "lts__t_sectors_srcunit_tex.sum")
 
-FACTS = tuple(dict.fromkeys((ISSUED, ISSUE_ACTIVE, *(n for pair in MEMORY_INSTRUCTIONS for n in pair),
+FACTS = tuple(dict.fromkeys((ISSUED, ISSUE_ACTIVE, ISSUE_ELAPSED, *(n for pair in MEMORY_INSTRUCTIONS for n in pair),
                              *R.ASYNC_COPY_COUNTS, SHARED_WAVEFRONTS, *SHARED_OP_WAVEFRONTS, BANK_CONFLICTS,
                              *LOCAL_REQUESTS, STORE_SECTORS, *SHARED_ALLOCATION,
                              *(n for pairs in (LOCAL_INSTRUCTIONS, GLOBAL_MEMORY_INSTRUCTIONS) for pair in pairs
@@ -70,7 +71,8 @@ FACTS = tuple(dict.fromkeys((ISSUED, ISSUE_ACTIVE, *(n for pair in MEMORY_INSTRU
                              *OTHER_L1_SECTORS, *L2_SECTORS, *OPCODE_FACTS)))
 _OPCODES_FROM = len(FACTS) - len(OPCODE_FACTS)
 # The per-opcode counts are read only of a kernel whose FP64 pipe did work: the only one they describe a finding of
-# (`passes.divisions`), and reading them costs about a tenth of a millisecond a launch.
+# (`passes.divisions`), and reading them costs about a tenth of a millisecond a launch. (A higher bar would part the
+# launches of a block modelled over columns at one more decision, where "none" and "some" rarely do.)
 FP64_PIPE_BUSY = "sm__pipe_fp64_cycles_active" + ELAPSED
 _INDEX = {name: i for i, name in enumerate(FACTS)}
 

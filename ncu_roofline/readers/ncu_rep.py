@@ -133,8 +133,10 @@ class ReportShared:
             return last[1]
         names = tuple(n for n in listed if isinstance(n, str))
         held = frozenset(names)
-        names += tuple(n for n in OPCODE_FACTS if n[:n.index("[")] in held)  # one opcode's count (`_instance`)
-        made: tuple[tuple[str, ...], frozenset[str], list[str]] = (names, frozenset(names), [])
+        # One opcode's count (`_instance`) is asked for by name, never listed: reading every listed metric (a
+        # report read whole) meets only the report's own.
+        opcodes = tuple(n for n in OPCODE_FACTS if n[:n.index("[")] in held)
+        made: tuple[tuple[str, ...], frozenset[str], list[str]] = (names, held | frozenset(opcodes), [])
         self._last = (listed, made)
         return made
 
