@@ -34,7 +34,7 @@ from .ceiling_figures import ceiling_figures, ceiling_lever
 from .ceilings import SIGNIFICANT, Ceiling, used_share
 from .co_limits import co_limits, listed
 from .divisions import fp64_divisions
-from .facts import ISSUE_ACTIVE, fact
+from .facts import ISSUE_ACTIVE, ISSUE_ELAPSED, fact
 from .finding import Finding, Kind
 from .fusion import fusion_bound
 from .latency import latency_case
@@ -353,9 +353,15 @@ _IDLE_APART = 1.1
 
 def _issue_active(m: KernelModel, unit: UnitShare) -> float | None:
     """The issue slots' busy share per active cycle (Nsight Compute's Issue Slots Busy), where the unit is the issue
-    slots and SMs idled enough of the run for it to read well above the share per elapsed cycle; else None."""
-    active = fact(m, ISSUE_ACTIVE) if unit.id == "sm__issue_active" else None
-    return active / 100 if active is not None and active / 100 >= _IDLE_APART * unit.share else None
+    slots and SMs idled enough of the run for it to read well above the share per elapsed cycle; else None. Only
+    where the unit's share is one launch's (a kernel, or a group of one): a group's sums several, the fact is its
+    longest launch's."""
+    if unit.id != "sm__issue_active":
+        return None
+    active, elapsed = fact(m, ISSUE_ACTIVE), fact(m, ISSUE_ELAPSED)
+    if active is None or elapsed is None or not math.isclose(elapsed / 100, unit.share, rel_tol=1e-9):
+        return None
+    return active / 100 if active / 100 >= _IDLE_APART * unit.share else None
 
 
 def _caps(m: KernelModel, roof: str | None, unit: str | None = None) -> str:
