@@ -396,6 +396,7 @@ def test_the_top_instruction_says_how_many_after_it_hold_as_much() -> None:
     assert alike(_view([0.5, 0.25, 0.25])) == {"alike": None, "alike_more": None}
     assert alike(_view([0.3])) == {"alike": None, "alike_more": None}
     assert alike(_view([0.2, 0.2, 0.1])) == {"alike": 1, "alike_more": None}
+    assert alike(_view([0.254, 0.246])) == {"alike": None, "alike_more": None}  # both show as "25 %"
     # every one of the five listed: more may hold as much past the list
     assert alike(_view([0.059] * 5)) == {"alike": None, "alike_more": 4}
     assert alike(_view([0.059] * 4)) == {"alike": 3, "alike_more": None}

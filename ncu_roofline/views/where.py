@@ -7,6 +7,7 @@ longest launch alone: its view says which (`from_launch`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
@@ -35,6 +36,7 @@ class WhereView(TypedDict):
     counter: str  # what the shares are of, in a few words
     meaning: str
     rows: list[WhereRow]
+    alike: int  # the rows after the first that hold as much of the counter (within a thousandth of its share)
     from_launch: int | None  # a group's: the launch (its index) the instructions are of; None: the kernel's own
 
 
@@ -57,16 +59,16 @@ def where_view(counter: str, entries: Sequence[dict[str, Any]] | None) -> WhereV
                      value=F.si(e["value"], "").strip(),
                      source=f"{e['file']}:{e['line']}" if e.get("file") and e.get("line") else e.get("file") or "")
             for e in entries]
+    first = entries[0]["share"]
+    same = next((n for n, e in enumerate(entries[1:]) if not math.isclose(e["share"], first, rel_tol=1e-3)),
+                len(entries) - 1)
     return WhereView(counter=described.noun if described else counter,
-                     meaning=described.meaning if described else "", rows=rows, from_launch=None)
+                     meaning=described.meaning if described else "", rows=rows, alike=same, from_launch=None)
 
 
 def alike(view: Mapping[str, Any]) -> dict[str, int | None]:
-    """How many instructions after the top one hold the same share as shown (the four scalar loads of one unvectorised
+    """How many instructions after the top one hold as much of the counter (the four scalar loads of an unvectorised
     float4): `alike`, or `alike_more` where every listed one does (more may, past the list); neither where none."""
-    rows = view["rows"]
-    same = next((n for n, row in enumerate(rows[1:]) if row["share"] != rows[0]["share"]), len(rows) - 1)
-    if not same:
-        return {"alike": None, "alike_more": None}
-    every = same == len(rows) - 1 and len(rows) == TOP_COUNT
-    return {"alike": None if every else same, "alike_more": same if every else None}
+    same, listed = view["alike"], len(view["rows"])
+    every = same == listed - 1 and listed == TOP_COUNT
+    return {"alike": same if same and not every else None, "alike_more": same if same and every else None}
