@@ -403,3 +403,21 @@ def test_the_under_one_wave_bound_counts_every_block_an_sm_holds() -> None:
     assert unknown.speedup is None
     # the report does not hold launch__waves_per_multiprocessor, so spreading its blocks has no bound either
     assert unknown.basis == ("more_work", "no_waves_figure") and unknown.lever == "more"
+
+
+@pytest.mark.parametrize(("grid", "duration_us", "lever"), [
+    (36.0, 8.51, "tiny_idle"),  # cutlass s8's GEMM: a third of the SMs, a limit at 7 %
+    (36.0, 3.0, "tiny"),  # a launch of a few microseconds: its overhead, not its spread, is the cost
+    (1.0, 8.51, "tiny"),  # one block (a reduction's last pass): nothing to split
+    (36.0, 30.0, "split"),  # not short: the spread is bounded
+])
+def test_a_short_launch_on_few_blocks_is_told_to_fill_the_sms_only_with_work_to_spread(
+        grid: float, duration_us: float, lever: str) -> None:
+    from types import SimpleNamespace
+
+    from ncu_roofline.passes.too_little_work import too_little_work
+
+    m = SimpleNamespace(q=SimpleNamespace(duration_s=SimpleNamespace(value=duration_us * 1e-6)),
+                        launch={"grid_blocks": grid, "sm_count": 108.0, "waves_per_sm": grid / 432},
+                        limiter_share=0.07, bound_by="l2_throughput", units={})
+    assert too_little_work(m).lever == lever  # type: ignore[arg-type]

@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     from ..model.roofline import KernelModel
 
 _TINY_S = 20e-6  # a kernel this short pays a launch overhead (a few µs) of the order of its run
+# A short launch on fewer blocks than SMs with work to spread: at least this long, and with at least one block for
+# every this many SMs.
+_SPREAD_S, _SPREAD_BLOCKS = 5e-6, 8
 
 
 def too_little_work_variant(launch: dict[str, float | None], busiest: float | None = None) -> str:
@@ -58,8 +61,11 @@ def too_little_work(m: KernelModel) -> Finding:
     elif bool(grid and sms and grid < sms) and long and not waves:
         basis += ("no_waves_figure",)
     # A short launch: more work per launch also shares its launch overhead. One that leaves SMs without a block while
-    # a limit is busy (work to spread, not a launch of next to nothing) is told first to fill them.
-    lever = ("tiny_idle" if variant == "few_blocks" else "tiny") if tiny else "more"
+    # a limit is busy, runs some microseconds and has blocks to spare (a tiled launch, not a final reduction's
+    # one block) is told first to fill them.
+    spread = (variant == "few_blocks" and duration is not None and duration >= _SPREAD_S and grid is not None
+              and sms is not None and grid * _SPREAD_BLOCKS >= sms)
+    lever = ("tiny_idle" if spread else "tiny") if tiny else "more"
     return Finding(Kind.TOO_LITTLE_WORK, variant, m.bound_by, None, m.bound_by, None, lever, basis, figures, evidence)
 
 
