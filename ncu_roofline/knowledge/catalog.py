@@ -436,7 +436,8 @@ BASES: dict[str, Template] = {
                        "{waves:.2f})",),
 }
 
-_ALIKE = ("; {alike:n} more hold as much", "; {alike_more:n} or more hold as much")
+_ALIKE = ("; {alike:n} more hold as much", "; one more holds as much{alike_one}",
+          "; {alike_more:n} or more hold as much")
 
 # The pages' own words around the findings (`page_words`); their figures are the views' texts, already formatted.
 PAGE_WORDS: dict[str, Template] = {

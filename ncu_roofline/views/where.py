@@ -66,9 +66,11 @@ def where_view(counter: str, entries: Sequence[dict[str, Any]] | None) -> WhereV
                      meaning=described.meaning if described else "", rows=rows, alike=same, from_launch=None)
 
 
-def alike(view: Mapping[str, Any]) -> dict[str, int | None]:
+def alike(view: Mapping[str, Any]) -> dict[str, int | str | None]:
     """How many instructions after the top one hold as much of the counter (the four scalar loads of an unvectorised
-    float4): `alike`, or `alike_more` where every listed one does (more may, past the list); neither where none."""
+    float4): `alike` (two or more), `alike_one` ("" for one), or `alike_more` where every listed one does (more may,
+    past the list); none of them where none does."""
     same, listed = view["alike"], len(view["rows"])
     every = same == listed - 1 and listed == TOP_COUNT
-    return {"alike": same if same and not every else None, "alike_more": same if same and every else None}
+    return {"alike": same if same > 1 and not every else None, "alike_one": "" if same == 1 and not every else None,
+            "alike_more": same if same and every else None}
