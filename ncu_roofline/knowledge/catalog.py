@@ -310,8 +310,9 @@ NEXT_STEPS: dict[tuple[str, str], Template] = {
     (K.LATENCY, "idle"): ("Keep every SM busy the whole run: whole waves, even blocks, or fuse short kernels.",),
     (K.LATENCY, "in_flight"): ("Put more independent work in flight per warp: issue loads early, unroll, break "
                                "dependent chains.",),
-    (K.LATENCY, "registers"): ("Cut registers per thread", " below {regs:n}", " with __launch_bounds__ or fewer live "
-                               "values, to fit more warps."),
+    (K.LATENCY, "registers"): ("Cut registers per thread", (" to {fit_regs:n} or fewer", " below {regs:n}"),
+                               " with __launch_bounds__ or fewer live values",
+                               (": {fit_warps:n} warps per SM, not {warps:n}.", ", to fit more warps.")),
     (K.LATENCY, "shared_memory"): ("Use less shared memory per block, smaller tiles or a larger carve-out, to fit "
                                    "more blocks.",),
     (K.LATENCY, "block_limit"): ("Use larger blocks: an SM runs at most {occ_blocks:n} blocks at once.",),

@@ -34,10 +34,10 @@ from .ceiling_figures import ceiling_figures, ceiling_lever
 from .ceilings import SIGNIFICANT, Ceiling, used_share
 from .co_limits import co_limits, listed
 from .divisions import fp64_divisions
-from .facts import ISSUE_ACTIVE, ISSUE_ELAPSED, fact
+from .facts import ISSUE_ACTIVE, ISSUE_ELAPSED, REGISTERS_PER_SM, fact
 from .finding import Finding, Kind
 from .fusion import fusion_bound
-from .latency import latency_case
+from .latency import latency_case, register_fit
 from .levers import FP64_PIPE, fp64_figures, limits_measured, sets_against, unit_lever
 from .libraries import library_of
 from .reuse import issue_left, reads_once, reuse_note
@@ -420,6 +420,8 @@ def _latency(m: KernelModel, ceilings: list[Ceiling], parts: Parts) -> list[Find
         if not limits_measured(m):
             variant, lever, speedup, basis = "unmeasured", "collect", None, ("unmeasured",)
         lever, stalls, stall_metrics = stall_figures(m, variant, lever)  # why warps stall, where measured
+        if lever == "registers":
+            figures |= register_fit(m.launch, fact(m, REGISTERS_PER_SM))
         findings.append(Finding(Kind.LATENCY, variant, bound, None, bound, speedup, lever, basis, figures | stalls,
                                 (bound, *stall_metrics)))
     if not findings:

@@ -27,6 +27,7 @@ ISSUED = "smsp__inst_executed.sum"
 # per elapsed cycle as Speed Of Light does.
 ISSUE_ACTIVE = "sm__inst_issued.avg.pct_of_peak_sustained_active"
 ISSUE_ELAPSED = "sm__issue_active.avg.pct_of_peak_sustained_elapsed"  # the issue-slot unit's, of the same launch
+REGISTERS_PER_SM = "device__attribute_max_registers_per_multiprocessor"
 # Warp instructions that move global memory: SASS counts, and L1's global load and store requests (one per warp
 # instruction; the SASS counts miss generic loads and stores, so the larger of the two counts).
 MEMORY_INSTRUCTIONS = (("smsp__sass_inst_executed_op_global_ld.sum", "smsp__sass_inst_executed_op_global_st.sum"),
@@ -62,9 +63,10 @@ OTHER_L1_SECTORS = ("l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum",
                     "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum", *R.LOAD_SECTORS[2:])
 L2_SECTORS = ("lts__t_sectors.sum", "lts__t_sectors_srcunit_tex.sum")
 
-FACTS = tuple(dict.fromkeys((ISSUED, ISSUE_ACTIVE, ISSUE_ELAPSED, *(n for pair in MEMORY_INSTRUCTIONS for n in pair),
-                             *R.ASYNC_COPY_COUNTS, SHARED_WAVEFRONTS, *SHARED_OP_WAVEFRONTS, BANK_CONFLICTS,
-                             *LOCAL_REQUESTS, STORE_SECTORS, *SHARED_ALLOCATION,
+FACTS = tuple(dict.fromkeys((ISSUED, ISSUE_ACTIVE, ISSUE_ELAPSED, REGISTERS_PER_SM,
+                             *(n for pair in MEMORY_INSTRUCTIONS for n in pair), *R.ASYNC_COPY_COUNTS,
+                             SHARED_WAVEFRONTS, *SHARED_OP_WAVEFRONTS, BANK_CONFLICTS, *LOCAL_REQUESTS, STORE_SECTORS,
+                             *SHARED_ALLOCATION,
                              *(n for pairs in (LOCAL_INSTRUCTIONS, GLOBAL_MEMORY_INSTRUCTIONS) for pair in pairs
                                for n in pair), *L2_TRANSACTIONS, *STALL_METRICS,
                              *(n for pair in L2_LOCAL_PAIRS for n in pair), *LOCAL_SECTORS, *GLOBAL_SECTORS,

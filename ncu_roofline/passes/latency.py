@@ -14,14 +14,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..model.geometry import geometry_figures, limiter_figures, occupancy_limiter
+from ..model.geometry import LIMITS, geometry_figures, limiter_figures, occupancy_limiter
 
-__all__ = ["FULL", "IDLE", "REACHED", "idle_share", "latency_case", "occupancy_limiter"]
+__all__ = ["FULL", "IDLE", "REACHED", "idle_share", "latency_case", "occupancy_limiter", "register_fit"]
 
 REACHED = 0.85  # achieved ÷ theoretical occupancy from which the warps the launch allows are there
 FULL = 0.75  # achieved occupancy from which an SM is nearly full of warps
 IDLE = 0.2  # SMs without a warp for this share of the run or more: the latency is idle SMs first
 Figures = dict[str, float | str | None]
+WARP_REGISTER_UNIT = 256  # registers are allocated to a warp 256 at a time (Maxwell to Blackwell)
+MAX_REGISTERS = 255  # a thread's most
 
 
 def idle_share(launch: Mapping[str, float | None]) -> float | None:
@@ -57,3 +59,24 @@ def _active_case(launch: Mapping[str, float | None], figures: Figures) -> tuple[
             "regs": launch.get("registers_per_thread") or None}
     return "fewer_warps", "more_warps", figures
 
+
+
+def register_fit(launch: Mapping[str, float | None], registers_per_sm: float | None) -> Figures:
+    """Where registers alone bind the blocks per SM: the most registers per thread that fit one block more
+    (`fit_regs`), and the warps per SM then and now (`fit_warps`, `warps`), as Nsight Compute's occupancy
+    calculator counts them (`launch__occupancy_per_register_count`): each warp's registers rounded up to 256, the
+    register file over the blocks' warps. Empty where that cannot be said."""
+    regs, blocks, threads = (launch.get(k) for k in ("registers_per_thread", "occupancy_limit_registers",
+                                                      "block_threads"))
+    binding = occupancy_limiter(launch)
+    if not (regs and blocks and threads and registers_per_sm) or binding is None or binding[0] != ["registers"]:
+        return {}
+    others = [v for key, name in LIMITS if name != "registers" and (v := launch.get(key)) is not None and v > 0]
+    if others and min(others) < blocks + 1:  # another limit keeps the block count where it is
+        return {}
+    warps = -(-threads // 32)
+    per_warp = registers_per_sm // ((blocks + 1) * warps) // WARP_REGISTER_UNIT * WARP_REGISTER_UNIT
+    fit = min(MAX_REGISTERS, per_warp // 32)
+    if not 0 < fit < regs:
+        return {}
+    return {"fit_regs": fit, "fit_warps": (blocks + 1) * warps, "warps": blocks * warps}
