@@ -254,7 +254,8 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
         ("The rest of the arithmetic runs on the CUDA cores, far below the tensor roof.", *_CO, *_LISTED, *_GROUP),
         "ComputeWorkloadAnalysis"),
     (K.SECTOR_USE, "cap"): Entry(
-        (("{worst_op:up} use {worst_bytes:.1f}/32 bytes a sector: {caps} capped at {factor:pct}",
+        # The cap is on the bytes used, not on those moved (which may be past it): the headline says the share used.
+        (("{worst_op:up} use {worst_bytes:.1f}/32 B a sector: {factor:pct} of {level} bytes used",
           "{worst_op:up} use {worst_bytes:.1f}/32 bytes a sector"),),
         None,
         ("Global {worst_op}", ", {worst_share:pct} of the global sectors,", " use {worst_bytes:.1f} of every 32 bytes "
