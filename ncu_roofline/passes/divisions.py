@@ -52,7 +52,7 @@ def _left(m: KernelModel) -> list[tuple[float, str]]:
 
 def fp64_divisions(m: KernelModel) -> list[Finding]:
     """A finding where the FP64 pipe bounds the kernel and its divisions make at least `NOTABLE` of the FP64
-    instructions: bounded by 1 / the busiest share removing their refinement leaves (`_left`)."""
+    instructions: bounded by 1 / the busiest share of the limits no division uses (`_left`)."""
     share = division_share(m) if m.bound_by == FP64_PIPE and FP64_PIPE in m.units else None
     if share is None or share < NOTABLE:
         return []

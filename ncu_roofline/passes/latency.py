@@ -60,7 +60,6 @@ def _active_case(launch: Mapping[str, float | None], figures: Figures) -> tuple[
     return "fewer_warps", "more_warps", figures
 
 
-
 def register_fit(launch: Mapping[str, float | None], registers_per_sm: float | None) -> Figures:
     """Where registers alone bind the blocks per SM: the most registers per thread that fit one block more
     (`fit_regs`), and the warps per SM then and now (`fit_warps`, `warps`), as Nsight Compute's occupancy
