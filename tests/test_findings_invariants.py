@@ -1382,8 +1382,8 @@ def test_the_verdict_and_the_latency_finding_say_the_same_of_warps(name: str) ->
 
     more_warps = {"more_warps", "occupancy", "registers", "shared_memory", "block_limit", "warp_slots"}
     levers = {"idle": {"idle"}, "full": {"in_flight"}, "at_allowed": more_warps - {"more_warps"},
-              "fewer_warps": {"more_warps"}, "occupancy_unknown": {"more_warps"}, "unmeasured": {"collect"},
-              "no_ceiling": {"idle", "in_flight", *more_warps}}
+              "fewer_warps": {"more_warps", "in_flight"}, "occupancy_unknown": {"more_warps"},
+              "unmeasured": {"collect"}, "no_ceiling": {"idle", "in_flight", *more_warps}}
     wrong = []
     for k in _with_groups(name):
         steps = [w.next_step for f in k.diagnosis if (w := f.words()).next_step]
@@ -1399,6 +1399,10 @@ def test_the_verdict_and_the_latency_finding_say_the_same_of_warps(name: str) ->
             f.variant not in ("idle", "unmeasured", "at_allowed")
         if f.lever not in levers[f.variant] | {"library"} and not by_stall:
             wrong.append(f"#{k.raw.index}: a latency of {f.variant} with the lever {f.lever}")
+        # warps short of what the launch allows: more blocks, unless the grid already fills the SMs twice or more
+        waves = k.launch.get("waves_per_sm")
+        if f.variant == "fewer_warps" and (f.lever == "in_flight") != (waves is not None and waves >= 2):
+            wrong.append(f"#{k.raw.index}: {waves} waves, yet {f.lever}")
         # SMs nearly full of warps (not too few warps): no finding asks for more warps in flight
         if f.variant == "full" and any(g.lever in more_warps for g in k.diagnosis):
             wrong.append(f"#{k.raw.index}: full of warps, yet {[g.lever for g in k.diagnosis]}")

@@ -261,6 +261,19 @@ def test_the_latency_lever_follows_the_measured_occupancy(achieved, theoretical,
     assert latency_case({}) == ("occupancy_unknown", "more_warps", {"achieved": None, "theoretical": None})
 
 
+@pytest.mark.parametrize(("waves", "lever"), [
+    (4.49, "in_flight"),  # monte-carlo initRNG: 1,220 blocks on 272 slots; 28 % of a theoretical 33 %
+    (2.0, "in_flight"),
+    (1.5, "more_warps"),  # computeValue: half the slots of the second wave empty; more blocks fill them
+    (None, "more_warps"),
+])
+def test_warps_short_of_the_launch_on_a_grid_of_many_waves_want_work_in_flight(waves, lever) -> None:
+    from ncu_roofline.passes.latency import latency_case
+
+    got = latency_case({"achieved_occupancy": 0.281, "theoretical_occupancy": 1 / 3, "waves_per_sm": waves})
+    assert got[:2] == ("fewer_warps", lever)
+
+
 @pytest.mark.parametrize(("limits", "what", "blocks", "lever"), [
     # searchKernelCOSStree: 145 registers per thread leave room for 1 block of 256 threads (8 of 64 warps)
     ({"registers": 1, "shared_mem": 164, "blocks": 32, "warps": 8}, "registers", 1, "registers"),

@@ -4,7 +4,8 @@ Nsight Compute's achieved and theoretical occupancy tell three cases apart: the 
 (three quarters of their warp slots or more, whatever the launch allows: more warps seldom hide more latency
 than that, and more work in flight per warp is the lever), occupancy at what the launch
 allows but that is low (its limiter, registers, shared memory or block size, is the lever), and fewer
-warps than the launch allows (more independent work per SM). All three count the SMs' active cycles only:
+warps than the launch allows (more independent work per SM: more blocks, or where the grid already runs two waves
+or more, more work in flight per warp). All three count the SMs' active cycles only:
 where the SMs had no warp at all for a large share of the run (their active cycles against their elapsed
 ones), that idle time, not stalls within warps, is what the finding names first: the launch's ramp-up and
 drain, a partial last wave, too few or uneven blocks.
@@ -21,6 +22,7 @@ __all__ = ["FULL", "IDLE", "REACHED", "idle_share", "latency_case", "occupancy_l
 REACHED = 0.85  # achieved ÷ theoretical occupancy from which the warps the launch allows are there
 FULL = 0.75  # achieved occupancy from which an SM is nearly full of warps
 IDLE = 0.2  # SMs without a warp for this share of the run or more: the latency is idle SMs first
+MANY_WAVES = 2.0  # a grid of this many waves or more: warps short of what the launch allows are not for few blocks
 Figures = dict[str, float | str | None]
 WARP_REGISTER_UNIT = 256  # registers are allocated to a warp 256 at a time (Maxwell to Blackwell)
 MAX_REGISTERS = 255  # a thread's most
@@ -57,6 +59,9 @@ def _active_case(launch: Mapping[str, float | None], figures: Figures) -> tuple[
             return "at_allowed", "occupancy", figures
         return "at_allowed", binding[0][0], figures | limiter_figures(launch) | {
             "regs": launch.get("registers_per_thread") or None}
+    waves = launch.get("waves_per_sm")
+    if waves is not None and waves >= MANY_WAVES:  # the grid fills every SM's block slots: more blocks add no warps
+        return "fewer_warps", "in_flight", figures
     return "fewer_warps", "more_warps", figures
 
 
