@@ -33,12 +33,12 @@ from .causes import one_per_cause
 from .ceiling_figures import ceiling_figures, ceiling_lever
 from .ceilings import SIGNIFICANT, Ceiling, used_share
 from .co_limits import co_limits, listed
-from .divisions import fp64_divisions
+from .divisions import FP64_PIPE, fp64_divisions
 from .facts import ISSUE_ACTIVE, ISSUE_ELAPSED, REGISTERS_PER_SM, fact
 from .finding import Finding, Kind
 from .fusion import fusion_bound
 from .latency import latency_case, register_fit
-from .levers import FP64_PIPE, fp64_figures, limits_measured, sets_against, unit_lever
+from .levers import fp64_figures, limits_measured, sets_against, unit_lever
 from .libraries import library_of
 from .reuse import issue_left, reads_once, reuse_note
 from .spills import MOSTLY, LocalTraffic, left_after, local_memory, local_traffic, spill_limit

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
+from .divisions import FP64_PIPE, division_share
 from .divisions import NOTABLE as DIVISIONS_NOTABLE
-from .divisions import division_share
 from .facts import (
     BANK_CONFLICTS,
     LOCAL_REQUESTS,
@@ -114,7 +114,6 @@ def unit_lever(m: KernelModel, unit: UnitShare) -> str:
     return unit.id
 
 
-FP64_PIPE = "sm__pipe_fp64_cycles_active"
 XU_PIPE = "sm__inst_executed_pipe_xu"
 BUSY_XU = 0.05  # an XU pipe this busy beside a busy FP64 pipe: divisions or square roots are likely
 
