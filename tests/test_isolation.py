@@ -53,6 +53,19 @@ def test_the_pool_survives_a_crash_and_keeps_order() -> None:
         assert pool.started == 3
 
 
+def test_the_largest_files_start_first_and_map_keeps_order(tmp_path: Path) -> None:
+    sizes = {"a": 10, "b": 3000, "c": 200, "d": 200, "e": 0}
+    for name, size in sizes.items():
+        (tmp_path / name).write_bytes(b"x" * size)
+    calls = [Call(reader_faults.echo, (name,), str(tmp_path / name)) for name in sizes]
+    calls.append(Call(reader_faults.echo, ("gone",), str(tmp_path / "gone")))  # no file: counts as empty
+    calls.append(Call(reader_faults.echo, ("told",), "shown-as", size=1000))  # its size given, not looked up
+    with ReaderPool(1) as pool:  # one child: the order finished is the order started
+        started = [outcome for _index, outcome, _s in pool.as_completed(calls)]
+        assert started == ["b", "told", "c", "d", "a", "e", "gone"]
+        assert list(pool.map(calls)) == [*sizes, "gone", "told"]
+
+
 def test_warmed_children_serve_the_calls_that_follow() -> None:
     with ReaderPool(2) as pool:
         pool.warm(5)  # at most the pool's size

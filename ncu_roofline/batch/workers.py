@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..errors import InputError
-from ..readers.isolation import Call, ReaderPool
+from ..readers.isolation import Call, ReaderPool, file_size
 from ..settings import AnalysisSettings
 from .inputs import shown_path
 from .job import Job, JobResult, Staging, analyse_one, error_result
@@ -72,16 +72,16 @@ def run_isolated(paths: list[str], settings: AnalysisSettings, *, redact: bool =
     """Run `job` (`analyse_one`) for every path in a worker process, `jobs` at a time.
 
     `on_result(path, result, seconds)` is called in the calling process as each report finishes
-    (in completion order). A worker that dies without answering, or runs past `timeout` seconds
-    (it is then killed), gives an error result instead; the other reports go on. `staging_dir`: a
-    folder where each worker writes its report's documents itself (`<n>.json`, `<n>.html`; the
+    (in completion order; the largest files start first). A worker that dies without answering, or
+    runs past `timeout` seconds (it is then killed), gives an error result instead; the other reports
+    go on. `staging_dir`: a folder where each worker writes its report's documents itself (`<n>.json`, `<n>.html`; the
     result's `staged` names them, for `on_result` to move or remove), instead of sending them back.
     """
     staged_job = takes(job, "staging")  # a job that cannot write its documents to files returns them
     stagings = [None if staging_dir is None or not staged_job else
                 Staging(os.path.join(staging_dir, f"{n}.json"), os.path.join(staging_dir, f"{n}.html"))
                 for n in range(1, len(paths) + 1)]
-    calls = [Call(_work, (job, path, settings, redact, staging), shown_path(path, redact))
+    calls = [Call(_work, (job, path, settings, redact, staging), shown_path(path, redact), file_size(path))
              for path, staging in zip(paths, stagings, strict=True)]
     with ReaderPool(max(1, jobs), preload=PRELOAD) as pool:
         for index, outcome, seconds in pool.as_completed(calls, timeout):

@@ -145,6 +145,7 @@ class Call:
     fn: Callable[..., Any]
     args: tuple[Any, ...]
     path: str
+    size: int | None = None  # the file's size in bytes, where `path` is not where it is read (`file_size`)
 
 
 def _outcome(call: Call, answer: tuple[str, Any]) -> Any:
@@ -382,8 +383,11 @@ class ReaderPool:
                 next_out += 1
 
     def as_completed(self, calls: Sequence[Call], timeout: float | None = None) -> Iterator[tuple[int, Any, float]]:
-        """(index in `calls`, its value or InputError, seconds it took) for each call, as each finishes (`map`)."""
-        pending = list(reversed(range(len(calls))))
+        """(index in `calls`, its value or InputError, seconds it took) for each call, as each finishes (`map`).
+
+        The largest files go first (`_largest_first`): a long call started last would leave the other children
+        idle while it runs alone."""
+        pending = _largest_first(calls)
         slots = min(self.size, len(calls))
         left = len(calls)
         try:
@@ -422,6 +426,21 @@ class ReaderPool:
                 if child.busy is not None:  # stopped early or interrupted: its state is unknown
                     child.busy = child.call = None
                     child.stop(kill=True)
+
+
+def file_size(path: str) -> int:
+    """The size of a file in bytes; 0 for one that cannot be read (its call says why)."""
+    try:
+        return os.path.getsize(path)
+    except (OSError, ValueError):
+        return 0
+
+
+def _largest_first(calls: Sequence[Call]) -> list[int]:
+    """The calls' indices as a stack (`pop` takes the last): the call reading the largest file on top; calls on
+    files of one size keep their order."""
+    sizes = [file_size(c.path) if c.size is None else c.size for c in calls]
+    return sorted(reversed(range(len(calls))), key=sizes.__getitem__)
 
 
 def default_size() -> int:
