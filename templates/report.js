@@ -152,7 +152,7 @@
       if (withKernel) columns.push(["Kernel", 1, "str"]);
       var reports = data.reports || [], withReport = withKernel && reports.length > 1;  // a multi-report page
       if (withReport) columns.push(["Report", 7, "str"]);
-      columns.push(["Duration", 2, "num"], ["Bound by", 3, "str"], ["Utilisation", 4, "num"], ["Regime", 5, "str"]);
+      columns.push(["Duration", 2, "num"], ["Busiest limit", 3, "str"], ["Utilisation", 4, "num"], ["Regime", 5, "str"]);
       var withNvtx = data.nvtx.length > 0;
       if (withNvtx) columns.push(["NVTX", 6, "str"]);
       var hr = el("tr");

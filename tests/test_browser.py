@@ -512,7 +512,7 @@ def test_basic_set_page_has_a_chart_and_names_the_busy_unit(tab: Tab, basic_repo
     assert tab.count("figure.chart svg g.pt title") >= 5
     badges = tab.evaluate("""(() => {
         const th = Array.from(document.querySelectorAll('#kernel-table thead th'))
-            .find(h => h.textContent.trim().startsWith('Bound by'));
+            .find(h => h.textContent.trim().startsWith('Busiest limit'));
         return Array.from(document.querySelectorAll('#kernel-table tbody tr'))
             .map(r => r.cells[th.cellIndex].querySelector('.badge')).filter(b => b).map(b => b.textContent);
     })()""")

@@ -128,7 +128,7 @@ def test_roofs_and_ridges_have_ids_and_tooltips(svg: str) -> None:
 def test_labels_ticks_and_legends_are_text(svg: str) -> None:
     shown = texts(parse(svg))
     for expected in ("DRAM 3.35 TB/s", "FP32 66.9 TFLOP/s", "1 TFLOP/s", "100 GFLOP/s", "0.1", "1", "10",
-                     "100", "Level", "Bound by", "2 kernels with no FLOP are not drawn",
+                     "100", "Level", "Busiest limit", "2 kernels with no FLOP are not drawn",
                      "H100 SXM: test", "Arithmetic intensity (FLOP/byte)"):
         assert expected in shown, expected
 
@@ -446,7 +446,7 @@ def test_sol_legend_names_each_colours_limits_as_the_tables_do() -> None:
     points += [point(30, None, "nothing busy")]  # no limiter: a colour of its own, not "other"'s
     root = parse(render_sol_svg("GPU", points, 0.6, "s0-"))
     shown = texts(root)
-    legend = shown[shown.index("Bound by") + 1:]
+    legend = shown[shown.index("Busiest limit") + 1:]
     assert legend == ["L1/TEX (wavefronts)", "LSU pipe (load/store issue)", "DRAM", "unit 0", "unit 1", "unit 2",
                       "+2 more", "FP32", "nothing busy"]
     # each colour's legend marker is the colour of its points

@@ -56,7 +56,7 @@ def test_one_block_on_80_sms_reads_nothing_is_busy_with_its_grid() -> None:
     assert verdict(k).startswith("Nothing is busy: a 1-block grid for 80 SMs.")
     md = _markdown(k)
     assert "crossbar-to-L2" not in md and "| nothing busy |" in md
-    assert "Bound-by mix (kernels, share of GPU time): nothing busy: 1" in md
+    assert "Busiest limits (kernels, share of GPU time): nothing busy: 1" in md
 
 
 def test_a_limiter_at_5_percent_or_more_is_still_named() -> None:
@@ -104,7 +104,7 @@ def _idle(share: float | None) -> bool:
 def test_no_limiter_is_named_under_5_percent(name: str) -> None:
     """Corpus invariant: where every limit is under 5 % (simpleDivergence's one-block launches, CUB's 4-block
     exclusive sums, the Pascal capture's one block), neither a finding's words, the verdict, nor the table's
-    "Bound by" cell names the busiest limit; they read "nothing busy"."""
+    "Busiest limit" cell names a limit; they read "nothing busy"."""
     analysis = _analysis(name)
     wrong = []
     for k in (k for r in analysis.reports for k in r.kernels if k.usable and k.regime == "too_little_work"):
@@ -119,5 +119,5 @@ def test_no_limiter_is_named_under_5_percent(name: str) -> None:
         named = (v["bound_short"], v["bound_label"].split(":")[0])
         if v["regime"] == "too_little_work" and _idle(v["bound_utilization"]) and \
                 named != ("nothing busy", "nothing is busy"):
-            wrong.append(f"{v['display_name']}: Bound by {v['bound_short']!r} at {v['bound_utilization']}")
+            wrong.append(f"{v['display_name']}: busiest limit {v['bound_short']!r} at {v['bound_utilization']}")
     assert not wrong, "\n".join(wrong)

@@ -116,7 +116,7 @@ def test_source_date_epoch(monkeypatch) -> None:
 def test_markdown_summary_is_plain_and_escaped() -> None:
     text = render_markdown(analysis_of(make_kernel(base_metrics(), name=HOSTILE)))
     assert text.startswith("### Roofline summary")
-    assert "| Kernel | Launches | Total | Share | Mean | Bound by | Utilisation | Regime | Top finding |" in text
+    assert "| Kernel | Launches | Total | Share | Mean | Busiest limit | Utilisation | Regime | Top finding |" in text
     assert "<b>" not in text and "</script>" not in text
     header = next(line for line in text.splitlines() if line.startswith("| Kernel |"))
     row = next(line for line in text.splitlines() if line.startswith("| ") and "DRAM" in line)
@@ -321,7 +321,7 @@ def test_a_groups_section_lists_its_longest_and_some_disagreeing_launches(mostly
 @pytest.mark.skipif(not corpus_files(), reason=f"shared report corpus not found at {CORPUS}")
 def test_sol_points_carry_the_limit_the_kernel_table_names() -> None:
     """The Speed-Of-Light legend names each colour's limits: every point carries its kernel's limit as the table's
-    "Bound by" badge writes it, whatever its colour."""
+    "Busiest limit" badge writes it, whatever its colour."""
     for path in corpus_files():
         view = build_report_view(ncu_roofline.analyze(path))
         badges = {v["id"]: v["bound_short"] for v in view["groups"]}

@@ -141,7 +141,7 @@ def batch(inputs: tuple[str, ...], outdir: str, jobs: int | None, timeout: float
           peaks_file: str | None, bytes_definition: str, redact: bool) -> None:
     """Analyse every report in PATH... (files, folders searched recursively, glob patterns).
 
-    Writes into OUTDIR: index.html (every report, its device, kernels, GPU time, bound-by mix,
+    Writes into OUTDIR: index.html (every report, its device, kernels, GPU time, busiest-limit mix,
     longest kernels, what failed and why, and every path skipped and why), reports/<name>.html
     and .json per report, kernels.csv and kernels.parquet (one row per kernel) and
     manifest.json. Folder walks and glob matches take .ncu-rep, .nsight-cuprof-report and .csv

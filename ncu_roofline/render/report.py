@@ -136,7 +136,7 @@ def render_report_markdown(analysis: Analysis, options: RenderOptions) -> str:
     ranked = view["groups"][:TOP_KERNELS]
     if ranked:
         lines += [_legend(len(ranked), h["threshold_text"]), "",
-                  "| Kernel | Launches | Total | Share | Mean | Bound by | Utilisation | Regime | Top finding "
+                  "| Kernel | Launches | Total | Share | Mean | Busiest limit | Utilisation | Regime | Top finding "
                   "| Next step |",
                   "|---|---:|---:|---:|---:|---|---:|---|---|---|"]
         lines += [_row(k) for k in ranked]
@@ -148,7 +148,7 @@ def render_report_markdown(analysis: Analysis, options: RenderOptions) -> str:
                          "| | | | | | | | | |")
         lines.append("")
     mix = ", ".join(f"{m['label']}: {m['count']} ({m['share_text']})" for m in view["bound_mix_view"])
-    lines += [f"Bound-by mix (kernels, share of GPU time): {mix}.", ""]
+    lines += [f"Busiest limits (kernels, share of GPU time): {mix}.", ""]
     lines += _worth_fixing(view["groups"])
     lines += _beside_nsight_compute(ranked)
     lines += _nvtx_lines(view)

@@ -60,7 +60,7 @@ def render_trend_markdown(trend: Trend, options: RenderOptions) -> str:
     rows = view["drifting"]
     lines.append(f"{VERDICT_ICONS[h['verdict']]} {md_escape(h['verdict_text'])}")  # it names runs: escaped
     if rows:
-        lines += ["", "| Kernel | Runs | Launches | First | Last | Change | Slope | Bound by |",
+        lines += ["", "| Kernel | Runs | Launches | First | Last | Change | Slope | Busiest limit |",
                   "|---|---:|---:|---:|---:|---:|---:|---|"]
         lines += [_drifting_row(r) for r in rows]
     lines += ["", f"_ncu-roofline {h['tool_version']} · {count(h['kernel_count'], 'kernel')} followed (a kernel's "

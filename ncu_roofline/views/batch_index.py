@@ -16,7 +16,7 @@ from . import format as F
 from .labels import NO_ROOF, ROOF_ORDER, roof_css, short_label
 from .wording import count
 
-# Roofs in the bound-by mix: the known roofs in their order, then no roof, then any other name.
+# Roofs in the busiest-limit mix: the known roofs in their order, then no roof, then any other name.
 _MIX_ORDER = {roof: n for n, roof in enumerate((*ROOF_ORDER, NO_ROOF))}
 
 
@@ -41,7 +41,7 @@ def skipped_summary(skipped: tuple[dict[str, Any], ...] | list[dict[str, Any]]) 
 
 
 def mix_view(mix: dict[str, int]) -> list[dict[str, Any]]:
-    """A bound-by mix (roof -> kernel count) as badges and bar segments, in roof order."""
+    """A busiest-limit mix (roof -> kernel count) as badges and bar segments, in roof order."""
     total = sum(mix.values())
     ordered = sorted(mix.items(), key=lambda rc: (_MIX_ORDER.get(rc[0], len(_MIX_ORDER)), rc[0]))
     return [{"roof": roof, "label": short_label(roof), "count": count, "css": roof_css(roof),

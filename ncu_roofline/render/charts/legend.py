@@ -15,7 +15,7 @@ from .svg import xml_text
 
 
 def draw_legends(ax: Axes, points: list[Point]) -> None:
-    """Level shapes at the top right outside the plot, bound-by colours at the bottom right."""
+    """Level shapes at the top right outside the plot, busiest-limit colours at the bottom right."""
     levels = list(dict.fromkeys(p.level for p in points))
     levels.sort(key=lambda lv: (list(LEVEL_MARKERS).index(lv) if lv in LEVEL_MARKERS else 99, lv))
     level_handles = [
@@ -28,7 +28,7 @@ def draw_legends(ax: Axes, points: list[Point]) -> None:
     bound_handles = [Patch(facecolor=colour, edgecolor="none", label=PALETTE_NAMES[family])
                      for family, colour in PALETTE.items() if family in families]
     ax.add_artist(_legend(ax, level_handles, "Level", "upper left", 1.0))
-    ax.add_artist(_legend(ax, bound_handles, "Bound by", "lower left", 0.0))
+    ax.add_artist(_legend(ax, bound_handles, "Busiest limit", "lower left", 0.0))
 
 
 def _legend(ax: Axes, handles: Sequence[Line2D | Patch], title: str,

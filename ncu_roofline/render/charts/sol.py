@@ -71,8 +71,8 @@ def render_sol_svg(title: str, points: Sequence[SolPoint], threshold: float, sal
                           label=xml_text(_legend_label(named) or PALETTE_NAMES.get(f, "other")))
                    for f, named in limits.items()]
         if handles:
-            ax.legend(handles=handles, title="Bound by", loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7.5,
-                      frameon=False)
+            ax.legend(handles=handles, title="Busiest limit", loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                      fontsize=7.5, frameon=False)
         svg = figure_svg(fig)  # lays the figure out: the axes' place is known from here on
     svg = svg.replace('<g id="sol-points"/>', _markers(fig, ax, points, f"{salt}sol-clip"), 1)
     svg = drop_group_ids(svg)
