@@ -63,7 +63,34 @@ def test_the_largest_files_start_first_and_map_keeps_order(tmp_path: Path) -> No
     with ReaderPool(1) as pool:  # one child: the order finished is the order started
         started = [outcome for _index, outcome, _s in pool.as_completed(calls)]
         assert started == ["b", "told", "c", "d", "a", "e", "gone"]
-        assert list(pool.map(calls)) == [*sizes, "gone", "told"]
+        told: list[str] = []
+        handed: list[str] = []
+        for outcome in pool.map(calls, finished=lambda index, outcome: told.append(outcome)):
+            assert outcome in told  # each is told as it finishes, before it is handed back in order
+            handed.append(outcome)
+        assert told == started and handed == [*sizes, "gone", "told"]
+
+
+@needs_corpus
+def test_progress_is_told_as_each_isolated_report_finishes(monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = [str(CORPUS / name) for name in GOOD]
+    seen: list[tuple[str, int, int]] = []  # (file, launches, reports handed back by then)
+    handed: list[str] = []
+    real = isolation.ReaderPool.map
+
+    def watched(self: ReaderPool, calls: list[Call], timeout: float | None = None, finished: object = None) -> object:
+        for outcome in real(self, calls, timeout, finished):  # type: ignore[arg-type]
+            handed.append(outcome.path)
+            yield outcome
+
+    monkeypatch.setattr(isolation.ReaderPool, "map", watched)
+    a = analysis.analyze(paths, isolate=True, keep_metrics=False,
+                         progress=lambda path, n: seen.append((path, n, len(handed))))
+    assert [r.path for r in a.reports] == paths
+    assert sorted(p for p, _n, _h in seen) == sorted(paths)
+    assert {p: n for p, n, _h in seen} == {r.path: r.launch_count for r in a.reports}
+    first = next(h for p, _n, h in seen if p == paths[0])
+    assert first == 0  # the first input is told before it is handed back, not after
 
 
 def test_warmed_children_serve_the_calls_that_follow() -> None:

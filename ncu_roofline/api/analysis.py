@@ -404,8 +404,13 @@ def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings
             formats.append(exc)
     native = [Call(analyse_detached, (str(p), settings, keep_metrics, launch_records), str(p))
               for p, f in zip(paths, formats, strict=True) if f == "ncu-rep"]
+
+    def finished(index: int, outcome: Any) -> None:  # told as each report is done, the largest started first
+        if progress is not None and not isinstance(outcome, InputError):
+            progress(native[index].path, outcome.launch_count)
+
     # The reports are read in the reader pool in parallel, handed back in order; CSV exports here.
-    isolated = shared_pool(ISOLATED_PRELOAD).map(native) if native else iter(())
+    isolated = shared_pool(ISOLATED_PRELOAD).map(native, finished=finished) if native else iter(())
     reports: list[ReportResult] = []
     errors: list[InputError] = []
     try:
@@ -415,8 +420,6 @@ def analyze(paths: str | Path | Iterable[str | Path], settings: AnalysisSettings
                     raise fmt
                 if fmt == "ncu-rep":
                     outcome = next(isolated)
-                    if progress is not None and not isinstance(outcome, InputError):
-                        progress(str(path), outcome.launch_count)
                 else:
                     outcome = analyze_report(path, settings, compact=isolate, keep_metrics=keep_metrics,
                                              launch_records=launch_records,

@@ -368,15 +368,19 @@ class ReaderPool:
             raise outcome
         return outcome
 
-    def map(self, calls: Sequence[Call], timeout: float | None = None) -> Iterator[Any]:
+    def map(self, calls: Sequence[Call], timeout: float | None = None,
+            finished: Callable[[int, Any], None] | None = None) -> Iterator[Any]:
         """Each call's value, or the InputError it raised or caused, in the order of `calls`.
 
-        The calls run in parallel, one per child; a crash or a timeout costs its call only. A
-        caller that stops early (or is interrupted) has the busy children killed.
+        The calls run in parallel, one per child, the largest files first; a crash or a timeout costs its call
+        only. `finished(index, outcome)` is told of each call as it finishes, before the calls ahead of it in
+        `calls` are handed back. A caller that stops early (or is interrupted) has the busy children killed.
         """
         done: dict[int, Any] = {}
         next_out = 0
         for index, outcome, _seconds in self.as_completed(calls, timeout):
+            if finished is not None:
+                finished(index, outcome)
             done[index] = outcome
             while next_out in done:
                 yield done.pop(next_out)
