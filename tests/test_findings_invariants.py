@@ -14,7 +14,9 @@ from conftest import CORPUS, corpus_files
 import ncu_roofline
 from ncu_roofline.api.kernel import AnalysedKernel
 from ncu_roofline.passes.ceilings import SIGNIFICANT, Ceiling
+from ncu_roofline.passes.facts import BANK_CONFLICTS, GLOBAL_SECTORS
 from ncu_roofline.passes.finding import Finding
+from ncu_roofline.passes.levers import LSU_WAVEFRONTS
 from ncu_roofline.readers import read_report_isolated
 
 
@@ -1814,4 +1816,22 @@ def test_an_at_limit_roof_is_pressed_against_only_from_nsight_computes_high_thro
             basis = "unit_at_limit" if share >= 0.8 else "unit_short"
             if head.basis[0] != basis or head.figures["left"] != pytest.approx(1 / share) or head.speedup is not None:
                 wrong.append(f"#{k.raw.index} {k.raw.name[:30]} unit at {share:.1%}: {head.variant} {head.basis}")
+    assert not wrong, "\n".join(wrong)
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_an_l1_wavefront_step_says_how_to_tell_its_two_causes_apart(name: str) -> None:
+    """An L1 wavefront limit whose step names both uncoalesced global accesses and bank conflicts says how to collect
+    the counters that tell them apart exactly where the capture holds neither (Nsight Compute's conflict count,
+    L1's global load sectors), and never where it holds one."""
+    wrong = []
+    for k in _kernels(name):
+        held = [n for n in (BANK_CONFLICTS, GLOBAL_SECTORS[0]) if k.raw.metrics.get(n) is not None]
+        for f in k.diagnosis:
+            if f.kind != "unit_throughput" or f.lever != LSU_WAVEFRONTS:
+                continue
+            told = "--section MemoryWorkloadAnalysis_Tables" in f.words().detail
+            if told == bool(held):
+                wrong.append(f"#{k.raw.index}: holds {held or 'neither'}, told: {told}")
     assert not wrong, "\n".join(wrong)

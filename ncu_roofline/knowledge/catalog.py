@@ -25,6 +25,9 @@ _MIXED = (" {mixed_headline}Summed over {mixed_launches:n} launches, this headli
           " limit, though no launch is bound by it.")
 # Where SMs idled part of the run, the issue slots' share per active cycle (`passes.diagnosis._issue_active`).
 _ISSUE_ACTIVE = (" Per active cycle, as Nsight Compute's Issue Slots Busy counts, it is {issue_active:pct}.",)
+# An L1 wavefront limit whose capture cannot tell uncoalesced global accesses from shared-memory bank conflicts.
+_UNSPLIT = (" Neither bank conflicts nor sectors per request are measured: --section MemoryWorkloadAnalysis_Tables "
+            "counts both.{unsplit}")
 _FP64 = (" This GPU's FP32 roof is {fp32_ratio:.0f}× its FP64 roof.",
          " FP64 tensor cores, DMMA in cuBLAS or CUTLASS, run matrix products at up to {dmma_ratio:.1f}× the FP64 pipe.")
 _ALLOWED = (" Its ceilings allow {reachable:pct} of the roof.",)
@@ -101,7 +104,8 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
         ("{unit:up} is at {share:pct} of its peak; only less work for it makes the kernel faster.",
          *_ISSUE_ACTIVE,
          " The {roof_label} roof is only at {roof_share:pct}.",
-         " The report holds one direction of DRAM traffic, so DRAM may be busier.{one_direction}", *_FP64, *_MIXED),
+         " The report holds one direction of DRAM traffic, so DRAM may be busier.{one_direction}", _UNSPLIT, *_FP64,
+         *_MIXED),
         "SpeedOfLight, ComputeWorkloadAnalysis, MemoryWorkloadAnalysis"),
     (K.UNIT_THROUGHPUT, "short"): Entry(
         ("{unit:up} at {share:pct}: ≤{left:x} left",),
@@ -111,7 +115,8 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
          *_ISSUE_ACTIVE,
          " {occ_by:up} set the theoretical occupancy of {theoretical:pct}, {occ_blocks:n} blocks per SM.",
          " The {roof_label} roof is only at {roof_share:pct}.",
-         " The report holds one direction of DRAM traffic, so DRAM may be busier.{one_direction}", *_FP64, *_MIXED),
+         " The report holds one direction of DRAM traffic, so DRAM may be busier.{one_direction}", _UNSPLIT, *_FP64,
+         *_MIXED),
         "SpeedOfLight, ComputeWorkloadAnalysis, MemoryWorkloadAnalysis"),
     (K.UNIT_THROUGHPUT, "below"): Entry(
         ("{unit:up} busiest, at {share:pct} of peak",),

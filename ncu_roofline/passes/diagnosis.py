@@ -34,11 +34,11 @@ from .ceiling_figures import ceiling_figures, ceiling_lever
 from .ceilings import SIGNIFICANT, Ceiling, used_share
 from .co_limits import co_limits, listed
 from .divisions import FP64_PIPE, fp64_divisions
-from .facts import ISSUE_ACTIVE, ISSUE_ELAPSED, REGISTERS_PER_SM, fact
+from .facts import BANK_CONFLICTS, GLOBAL_SECTORS, ISSUE_ACTIVE, ISSUE_ELAPSED, REGISTERS_PER_SM, fact
 from .finding import Finding, Kind
 from .fusion import fusion_bound
 from .latency import latency_case, register_fit
-from .levers import fp64_figures, limits_measured, sets_against, unit_lever
+from .levers import LSU_WAVEFRONTS, fp64_figures, limits_measured, sets_against, unit_lever
 from .libraries import library_of
 from .reuse import issue_left, reads_once, reuse_note
 from .spills import MOSTLY, LocalTraffic, left_after, local_memory, local_traffic, spill_limit
@@ -330,6 +330,8 @@ def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
     lever: str | None = unit_lever(m, unit) if at else None
     if at and unit.group == "memory" and _spilled(roof, local_traffic(m), figures):
         lever = "spills"  # its work is mostly spilled registers' bytes
+    if lever == LSU_WAVEFRONTS and fact(m, BANK_CONFLICTS) is None and fact(m, GLOBAL_SECTORS[0]) is None:
+        figures["unsplit"] = ""  # its step names both causes: the capture tells neither apart
     if bound == FP64_PIPE:
         figures |= fp64_figures(m)
     if (active := _issue_active(m, unit)) is not None:

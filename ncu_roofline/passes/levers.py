@@ -97,17 +97,20 @@ def limits_measured(m: KernelModel) -> bool:
     return ({T.SM, T.MEM} <= m.units.keys() or all(level in m.utilization for level in R.LEVELS))
 
 
+LSU_WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts"  # L1 wavefronts of loads and stores: global and shared
+
+
 def unit_lever(m: KernelModel, unit: UnitShare) -> str:
     """The next step's key (`knowledge.unit_steps`) of a unit at its peak in this kernel: its own, less the causes
     its counters rule out."""
     if unit.id == "sm__issue_active":
         loads = global_loads(m)
         return "issue_vector" if loads is None or loads > 0 else "issue_no_loads"
-    if unit.id == "l1tex__data_pipe_lsu_wavefronts" and held_sum(m, SHARED_ALLOCATION) == 0:
+    if unit.id == LSU_WAVEFRONTS and held_sum(m, SHARED_ALLOCATION) == 0:
         return "lsu_no_shared"
     if unit.id == "sm__inst_executed_pipe_lsu" and held_sum(m, SHARED_ALLOCATION) == 0:
         return "lsu_pipe_no_shared"  # no shared-memory round trip to cut
-    if unit.id == "l1tex__data_pipe_lsu_wavefronts" and fact(m, BANK_CONFLICTS) == 0:
+    if unit.id == LSU_WAVEFRONTS and fact(m, BANK_CONFLICTS) == 0:
         return "lsu_no_conflicts"
     if unit.id == FP64_PIPE:
         return fp64_lever(m)
