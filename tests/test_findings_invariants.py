@@ -1835,3 +1835,15 @@ def test_an_l1_wavefront_step_says_how_to_tell_its_two_causes_apart(name: str) -
             if told == bool(held):
                 wrong.append(f"#{k.raw.index}: holds {held or 'neither'}, told: {told}")
     assert not wrong, "\n".join(wrong)
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_idle_lanes_are_never_said_to_cap_issue_slots(name: str) -> None:
+    """Divergence leaves lanes idle in every instruction issued; it caps no issue slot (a divergent warp issues as
+    often) but the useful work per slot. A lane-efficiency finding says "capped" only of a roof's useful work."""
+    wrong = [f"#{k.raw.index}: {f.words().headline!r}" for k in _kernels(name) for f in k.diagnosis
+             if f.kind == "lane_efficiency" and "capped" in f.words().headline
+             and not str(f.figures.get("caps")).endswith("roof")]
+    assert not wrong, "\n".join(wrong)
+

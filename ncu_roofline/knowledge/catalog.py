@@ -248,7 +248,8 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
          *_CO, *_LISTED, *_GROUP),
         "InstructionStats"),
     (K.LANE_EFFICIENCY, "cap"): Entry(
-        ("{lanes:.1f} of 32 lanes useful: {caps} capped at {factor:pct}",),
+        (("{lanes:.1f} of 32 lanes useful: {idle_lanes:pct} of issued lanes idle",
+          "{lanes:.1f} of 32 lanes useful: {caps} capped at {factor:pct}"),),
         None,
         ("On average {lanes:.1f} of a warp's 32 lanes do useful work per instruction, from divergence and "
          "predication.", *_CO, *_LISTED, *_GROUP),

@@ -64,6 +64,8 @@ def listed(m: KernelModel, ceilings: list[Ceiling], named: list[Ceiling], busies
         caps = "lane use" if c.kind == "lane_efficiency" else f"{c.roof.upper()} roof"
         lever, more = ceiling_lever(m, c)
         figures = ceiling_figures(c) | more | {"caps": caps, "top_label": busiest}
+        if c.kind == "lane_efficiency":
+            figures["idle_lanes"] = 1.0 - c.factor
         found.append(Finding(Kind(c.kind), "cap", c.roof, c.factor, m.bound_by, None, lever, ("listed",), figures,
                              tuple(c.evidence)))
     return found

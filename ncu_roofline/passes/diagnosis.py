@@ -117,6 +117,7 @@ def _ceiling_finding(m: KernelModel, c: Ceiling, caps: str, unit: str | None = N
             figures["used"] = used
     elif c.kind == "lane_efficiency" and (unit or m.bound_by) in _ISSUE and c.factor > 0:
         speedup, basis = 1.0 / c.factor, ("lanes", "lanes_apart") if m.regime == T.LATENCY else ("lanes",)
+        figures["idle_lanes"] = 1.0 - c.factor  # idle lanes cap no issue slot: they cap the work each one does
     else:
         speedup, basis = (1.0 / c.factor if c.factor > 0 else None), ("roof_over_ceiling",)
     other = _other_side(m, c.kind)
