@@ -1847,3 +1847,20 @@ def test_idle_lanes_are_never_said_to_cap_issue_slots(name: str) -> None:
              and not str(f.figures.get("caps")).endswith("roof")]
     assert not wrong, "\n".join(wrong)
 
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_fusing_is_a_step_for_idle_sms_only_where_idle_time_fits_a_ramp(name: str) -> None:
+    """SMs idle longer than a launch's ramp-up and drain (20 µs) are not idle from the launch's edges, which fusing
+    kernels hides: an idle-SM latency step suggests fusing exactly where the idle time is that short."""
+    wrong = []
+    for k in _kernels(name):
+        active, duration = k.launch.get("sm_active_share"), k.q.duration_s.value if k.q.duration_s else None
+        for f in k.diagnosis:
+            if f.kind != "latency" or f.lever != "idle" or active is None or duration is None:
+                continue
+            short = (1 - active) * duration <= 20e-6
+            if ("fuse short kernels" in (f.words().next_step or "")) != short:
+                wrong.append(f"#{k.raw.index}: idle {(1 - active) * duration * 1e6:.1f} µs: {f.words().next_step}")
+    assert not wrong, "\n".join(wrong)
+

@@ -314,7 +314,8 @@ NEXT_STEPS: dict[tuple[str, str], Template] = {
                                       "once.",),
     (K.INTENSITY_GAP, "batch"): ("Batch about {gap:x} more rows per weight byte, or tile and fuse to move fewer "
                                  "bytes.",),
-    (K.LATENCY, "idle"): ("Keep every SM busy the whole run: whole waves, even blocks, or fuse short kernels.",),
+    (K.LATENCY, "idle"): ("Keep every SM busy the whole run: whole waves, even blocks",
+                          ("{long_idle}.", ", or fuse short kernels.")),
     (K.LATENCY, "in_flight"): ("Put more independent work in flight per warp: issue loads early, unroll, break "
                                "dependent chains.",),
     (K.LATENCY, "registers"): ("Cut registers per thread", (" to {fit_regs:n} or fewer", " below {regs:n}"),

@@ -37,7 +37,7 @@ from .divisions import FP64_PIPE, fp64_divisions
 from .facts import BANK_CONFLICTS, GLOBAL_SECTORS, ISSUE_ACTIVE, ISSUE_ELAPSED, REGISTERS_PER_SM, fact
 from .finding import Finding, Kind
 from .fusion import fusion_bound
-from .latency import latency_case, register_fit
+from .latency import RAMP_S, latency_case, register_fit
 from .levers import LSU_WAVEFRONTS, fp64_figures, limits_measured, sets_against, unit_lever
 from .libraries import library_of
 from .reuse import issue_left, reads_once, reuse_note
@@ -425,17 +425,28 @@ def _latency(m: KernelModel, ceilings: list[Ceiling], parts: Parts) -> list[Find
         lever, stalls, stall_metrics = stall_figures(m, variant, lever)  # why warps stall, where measured
         if lever == "registers":
             figures |= register_fit(m.launch, fact(m, REGISTERS_PER_SM))
+        figures |= _idle_figures(m, lever)
         findings.append(Finding(Kind.LATENCY, variant, bound, None, bound, speedup, lever, basis, figures | stalls,
                                 (bound, *stall_metrics)))
     if not findings:
         variant, lever, figures = latency_case(m.launch)
         figures |= {"label": label, "share": share}
         lever, stalls, stall_metrics = stall_figures(m, "no_ceiling", lever)
+        figures |= _idle_figures(m, lever)
         findings.append(Finding(Kind.LATENCY, "no_ceiling", bound, None, bound, 1.0 / share if share > 0 else None,
                                 lever, ("roof_over_reached",), figures | stalls, (bound, *stall_metrics)))
     named = list(mine)
     findings += _co_limit_findings(m, ceilings, named)
     return findings + listed(m, ceilings, named, _limit_label(m))
+
+
+def _idle_figures(m: KernelModel, lever: str | None) -> dict[str, float | str | None]:
+    """Where SMs idle a launch for longer than its ramp-up and drain can take (`RAMP_S`), fusing it with its
+    neighbours, which hides those, is no step: `long_idle`."""
+    idle, duration = m.launch.get("sm_active_share"), m.q.duration_s.value if m.q.duration_s is not None else None
+    if lever != "idle" or idle is None or duration is None or (1.0 - idle) * duration <= RAMP_S:
+        return {}
+    return {"long_idle": ""}
 
 
 def _in_a_library(found: list[Finding], name: str) -> list[Finding]:

@@ -17,11 +17,12 @@ from collections.abc import Mapping
 
 from ..model.geometry import LIMITS, geometry_figures, limiter_figures, occupancy_limiter
 
-__all__ = ["FULL", "IDLE", "REACHED", "idle_share", "latency_case", "occupancy_limiter", "register_fit"]
+__all__ = ["FULL", "IDLE", "RAMP_S", "REACHED", "idle_share", "latency_case", "occupancy_limiter", "register_fit"]
 
 REACHED = 0.85  # achieved ÷ theoretical occupancy from which the warps the launch allows are there
 FULL = 0.75  # achieved occupancy from which an SM is nearly full of warps
 IDLE = 0.2  # SMs without a warp for this share of the run or more: the latency is idle SMs first
+RAMP_S = 20e-6  # SMs idle this long or less in a launch: its ramp-up and drain may be all of it
 MANY_WAVES = 2.0  # a grid of this many waves or more: warps short of what the launch allows are not for few blocks
 Figures = dict[str, float | str | None]
 WARP_REGISTER_UNIT = 256  # registers are allocated to a warp 256 at a time (Maxwell to Blackwell)
