@@ -1864,3 +1864,21 @@ def test_fusing_is_a_step_for_idle_sms_only_where_idle_time_fits_a_ramp(name: st
                 wrong.append(f"#{k.raw.index}: idle {(1 - active) * duration * 1e6:.1f} µs: {f.words().next_step}")
     assert not wrong, "\n".join(wrong)
 
+
+@needs_corpus
+@pytest.mark.parametrize("name", FILES)
+def test_a_few_blocks_headline_names_the_block_slots_its_bound_fills(name: str) -> None:
+    """A grid of fewer blocks than SMs, bounded by spreading its work over every block slot: where SMs hold more
+    than one block, the bound is past filling the idle SMs alone (SMs ÷ blocks), and the headline names the slots."""
+    wrong = []
+    for k in _kernels(name):
+        for f in k.diagnosis:
+            if f.kind != "too_little_work" or f.variant != "few_blocks" or f.speedup is None:
+                continue
+            grid, sms = f.figures["grid"], f.figures["sms"]
+            assert isinstance(grid, float) and isinstance(sms, float)
+            past_sms = f.speedup > sms / grid * 1.01
+            if past_sms != ("block slots" in f.words().headline):
+                wrong.append(f"#{k.raw.index}: ≤{f.speedup:.2f}× for {grid:.0f} blocks on {sms:.0f} SMs: "
+                             f"{f.words().headline}")
+    assert not wrong, "\n".join(wrong)

@@ -60,7 +60,9 @@ _TAIL_HEADLINE = (("{waves:.2f} waves: last {last:pct} full, {idle_slots:pct} of
 CATALOG: dict[tuple[Kind, str], Entry] = {
     # Too little work: the launch leaves the GPU idle.
     (K.TOO_LITTLE_WORK, "few_blocks"): Entry(
-        ("Only {grid:n} of {sms:n} SMs get a block: {idle_sms:n} idle",),
+        # Where SMs hold more than one block, the bound fills every block slot, not only the idle SMs.
+        (("{grid:n} blocks for {more_slots:n} block slots: {idle_sms:n} of {sms:n} SMs idle",
+          "Only {grid:n} of {sms:n} SMs get a block: {idle_sms:n} idle"),),
         None,
         ("The grid has {grid:n} block(s) for {sms:n} SMs, {waves:.2g} of a wave: the idle SMs add nothing.",
          " They hold {slots:n} block slots.", *_LIMITED,

@@ -52,9 +52,11 @@ def too_little_work(m: KernelModel) -> Finding:
         held = grid / waves
         capped = ("capped_busiest",) if 1 / share < 1 / waves else ()
         limit = m.units[m.bound_by].label if m.bound_by in m.units else (m.bound_by or "").upper()
+        more_slots = held if few and sms is not None and held > sms * 1.01 else None  # more than a block per SM
         return Finding(Kind.TOO_LITTLE_WORK, variant, m.bound_by, None, m.bound_by,
                        max(1.0, min(1 / waves, 1 / share)), "split", ("spread", *capped),
-                       figures | {"held": held, "top_x": max(1.0, 1 / share), "top_label": limit}, evidence)
+                       figures | {"held": held, "more_slots": more_slots, "top_x": max(1.0, 1 / share),
+                                  "top_label": limit}, evidence)
     basis: tuple[str, ...] = ("more_work",)
     if bool(grid and sms and grid < sms) and tiny:
         basis += ("tiny",)
