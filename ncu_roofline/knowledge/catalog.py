@@ -325,7 +325,8 @@ NEXT_STEPS: dict[tuple[str, str], Template] = {
                                (": {fit_warps:n} warps per SM, not {warps:n}.", ", to fit more warps.")),
     (K.LATENCY, "shared_memory"): ("Use less shared memory per block, smaller tiles or a larger carve-out, to fit "
                                    "more blocks.",),
-    (K.LATENCY, "block_limit"): ("Use larger blocks: an SM runs at most {occ_blocks:n} blocks at once.",),
+    (K.LATENCY, "block_limit"): ("Use larger blocks: an SM runs at most {occ_blocks:n} blocks",
+                                 ("; {next_by} then allow up to {next_warps:n} warps, not {warps:n}.", " at once.")),
     (K.LATENCY, "warp_slots"): ("Pick a block size that fills the SM's warp slots in whole blocks.",),
     (K.LATENCY, "occupancy"): ("Raise the theoretical occupancy of {theoretical:pct}: the Occupancy section names "
                                "its limiter.",),

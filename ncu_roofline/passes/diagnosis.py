@@ -37,7 +37,7 @@ from .divisions import FP64_PIPE, fp64_divisions
 from .facts import BANK_CONFLICTS, GLOBAL_SECTORS, ISSUE_ACTIVE, ISSUE_ELAPSED, REGISTERS_PER_SM, fact
 from .finding import Finding, Kind
 from .fusion import fusion_bound
-from .latency import RAMP_S, latency_case, register_fit
+from .latency import RAMP_S, block_fit, latency_case, register_fit
 from .levers import LSU_WAVEFRONTS, fp64_figures, limits_measured, sets_against, unit_lever
 from .libraries import library_of
 from .reuse import issue_left, reads_once, reuse_note
@@ -425,6 +425,8 @@ def _latency(m: KernelModel, ceilings: list[Ceiling], parts: Parts) -> list[Find
         lever, stalls, stall_metrics = stall_figures(m, variant, lever)  # why warps stall, where measured
         if lever == "registers":
             figures |= register_fit(m.launch, fact(m, REGISTERS_PER_SM))
+        elif lever == "block_limit":
+            figures |= block_fit(m.launch)
         figures |= _idle_figures(m, lever)
         findings.append(Finding(Kind.LATENCY, variant, bound, None, bound, speedup, lever, basis, figures | stalls,
                                 (bound, *stall_metrics)))

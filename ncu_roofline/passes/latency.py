@@ -17,7 +17,8 @@ from collections.abc import Mapping
 
 from ..model.geometry import LIMITS, geometry_figures, limiter_figures, occupancy_limiter
 
-__all__ = ["FULL", "IDLE", "RAMP_S", "REACHED", "idle_share", "latency_case", "occupancy_limiter", "register_fit"]
+__all__ = ["FULL", "IDLE", "RAMP_S", "REACHED", "block_fit", "idle_share", "latency_case", "occupancy_limiter",
+           "register_fit"]
 
 REACHED = 0.85  # achieved ÷ theoretical occupancy from which the warps the launch allows are there
 FULL = 0.75  # achieved occupancy from which an SM is nearly full of warps
@@ -85,3 +86,25 @@ def register_fit(launch: Mapping[str, float | None], registers_per_sm: float | N
     if not 0 < fit < regs:
         return {}
     return {"fit_regs": fit, "fit_warps": (blocks + 1) * warps, "warps": blocks * warps}
+
+
+def block_fit(launch: Mapping[str, float | None]) -> Figures:
+    """Where the blocks-per-SM limit alone binds, the warps per SM larger blocks reach at most (`next_warps`) and
+    what caps them then (`next_by`): the warps the register and warp-slot limits allow at today's warps per block,
+    which a block of more warps can only round down. Empty where shared memory is allocated (larger blocks may need
+    more of it) or nothing more fits."""
+    threads, blocks = launch.get("block_threads"), launch.get("occupancy_limit_blocks")
+    binding = occupancy_limiter(launch)
+    if not threads or not blocks or binding is None or binding[0] != ["block_limit"] or \
+            launch.get("shared_memory_per_block"):
+        return {}
+    warps = -(-threads // 32)
+    caps = [(v * warps, name) for key, name in (("occupancy_limit_registers", "registers"),
+                                                ("occupancy_limit_warps", "its warp slots"))
+            if (v := launch.get(key)) is not None and v > 0]
+    if not caps:
+        return {}
+    most, by = min(caps)
+    if most <= blocks * warps:
+        return {}
+    return {"next_warps": most, "next_by": by, "warps": blocks * warps}
