@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,27 @@ def manifest() -> dict[str, dict[str, str]]:
         return {}
     with path.open(encoding="utf-8") as fh:
         return {row["file"]: row for row in csv.DictReader(fh, delimiter="\t")}
+
+
+@cache
+def occupancy_curves(name: str, metric: str) -> dict[tuple[str, float], dict[int, float]]:
+    """Per kernel of a corpus report (name, gpu__time_duration.sum): one of Nsight Compute's occupancy curves
+    (`launch__occupancy_per_register_count`, `..._per_block_size`), warps per SM by the instance's key, as NVIDIA's
+    reader gives it."""
+    import ncu_report
+
+    ctx = ncu_report.load_report(str(CORPUS / name))
+    out: dict[tuple[str, float], dict[int, float]] = {}
+    for r in range(ctx.num_ranges()):
+        rng = ctx.range_by_idx(r)
+        for j in range(rng.num_actions()):
+            action = rng.action_by_idx(j)
+            m, duration = (action.metric_by_name(n) for n in (metric, "gpu__time_duration.sum"))
+            if m is not None and m.num_instances() and duration is not None:
+                ids = m.correlation_ids()
+                out[(action.name(), duration.as_double())] = {
+                    int(ids.as_uint64(i)): m.as_double(i) for i in range(m.num_instances())}
+    return out
 
 
 @pytest.fixture

@@ -3,10 +3,8 @@ occupancy calculator counts it (`launch__occupancy_per_register_count`)."""
 
 from __future__ import annotations
 
-from functools import cache
-
 import pytest
-from conftest import CORPUS, corpus_files
+from conftest import CORPUS, corpus_files, occupancy_curves
 
 import ncu_roofline
 from ncu_roofline.passes.latency import register_fit
@@ -15,33 +13,14 @@ needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared report co
 REPORTS = [p.name for p in corpus_files()]
 
 
-@cache
-def _warps_by_registers(name: str) -> dict[tuple[str, float], dict[int, float]]:
-    """Per kernel (name, gpu__time_duration.sum): Nsight Compute's warps per SM by registers per thread."""
-    import ncu_report
-
-    ctx = ncu_report.load_report(str(CORPUS / name))
-    out: dict[tuple[str, float], dict[int, float]] = {}
-    for r in range(ctx.num_ranges()):
-        rng = ctx.range_by_idx(r)
-        for j in range(rng.num_actions()):
-            action = rng.action_by_idx(j)
-            m, duration = (action.metric_by_name(n) for n in ("launch__occupancy_per_register_count",
-                                                               "gpu__time_duration.sum"))
-            if m is not None and m.num_instances() and duration is not None:
-                ids = m.correlation_ids()
-                out[(action.name(), duration.as_double())] = {
-                    int(ids.as_uint64(i)): m.as_double(i) for i in range(m.num_instances())}
-    return out
-
-
 @needs_corpus
 @pytest.mark.parametrize("name", REPORTS)
 def test_the_register_count_asked_for_fits_the_warps_nsight_compute_counts(name: str) -> None:
     checked, wrong = 0, []
     for k in (k for r in ncu_roofline.analyze(CORPUS / name, isolate=True).reports for k in r.kernels):
         for f in (f for f in k.diagnosis if f.lever == "registers" and f.figures.get("fit_regs") is not None):
-            curve = _warps_by_registers(name).get((k.raw.name, k.raw.number("gpu__time_duration.sum") or -1.0))
+            key = (k.raw.name, k.raw.number("gpu__time_duration.sum") or -1.0)
+            curve = occupancy_curves(name, "launch__occupancy_per_register_count").get(key)
             if curve is None:
                 continue
             fit, regs = int(f.figures["fit_regs"]), int(k.launch["registers_per_thread"])
