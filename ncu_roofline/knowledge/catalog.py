@@ -134,7 +134,7 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
         ("It does {intensity:.3g} FLOP per {level} byte; the ridge point is {ridge:.3g}.",
          " Its FP ceilings leave {kept_gap:x} to reach what they allow.",
          " {busiest_label:up}, at {busiest_share:pct}, saturates first, once the bytes fall about {after:x}.",
-         " DRAM read {once:.2f}× the bytes its loads asked for: it reads each byte once."),
+         " DRAM read {once:.2f}× the bytes its loads asked for: it reads each byte about once."),
         "SpeedOfLight, MemoryWorkloadAnalysis"),
     # Below every limit.
     (K.LATENCY, "idle"): Entry(
@@ -195,7 +195,7 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
         ("Only {hit:pct} of L2 sector lookups hit, so most requests go on to DRAM.",),
         "MemoryWorkloadAnalysis"),
     (K.REUSE, "reads_once"): Entry(
-        ("L2 hits {hit:pct}, and the kernel reads each byte once",),
+        ("L2 hits {hit:pct}, and the kernel reads each byte about once",),
         None,
         ("Only {hit:pct} of L2 sector lookups hit, and DRAM read {once:.2f}× the bytes its loads asked for: no cache "
          "could serve a second read, so tiling has nothing to reuse.",),
@@ -304,7 +304,7 @@ NEXT_STEPS: dict[tuple[str, str], Template] = {
     (K.AT_LIMIT, "fewer_bytes_short"): ("Move fewer bytes through {limit}; wider, independent loads reach its last "
                                         "{rest:pct}.",),
     (K.AT_LIMIT, "fewer_bytes_once"): ("Move fewer bytes through {limit}: fuse with neighbours or store narrower "
-                                       "types; nothing is re-read.",),
+                                       "types; each byte is read about once.",),
     (K.AT_LIMIT, "fewer_bytes_once_short"): ("Fuse with neighbours or store narrower types; wider, independent loads "
                                              "reach {limit}'s last {rest:pct}.",),
     (K.AT_LIMIT, "less_work"): ("Do less {limit} work per result: fewer or cheaper instructions.",),
@@ -313,7 +313,7 @@ NEXT_STEPS: dict[tuple[str, str], Template] = {
     (K.INTENSITY_GAP, "reuse"): ("Move fewer bytes per FLOP: fuse with neighbours, reuse tiles on chip, or store "
                                  "narrower types.",),
     (K.INTENSITY_GAP, "reads_once"): ("Fuse with the kernels beside it or store a narrower type: it reads each byte "
-                                      "once.",),
+                                      "about once.",),
     (K.INTENSITY_GAP, "batch"): ("Batch about {gap:x} more rows per weight byte, or tile and fuse to move fewer "
                                  "bytes.",),
     (K.LATENCY, "idle"): ("Keep every SM busy the whole run: whole waves, even blocks",
@@ -426,8 +426,8 @@ BASES: dict[str, Template] = {
     "with_ceilings": ("compute roof × its FP ceilings ÷ achieved FLOP/s",),
     "capped_arith": ("capped at {cap_x:x} by {cap_label} at {cap_share:pct}, whose work fewer bytes leave",),
     "no_headroom": (_NONE, "the compute side leaves no headroom above what the kernel reaches",),
-    "reads_once": (_NONE_Q, "for this kernel alone: it reads each byte once, so only fusion or a narrower type moves "
-                   "fewer bytes",),
+    "reads_once": (_NONE_Q, "for this kernel alone: it reads each byte about once, so only fusion or a narrower type "
+                   "moves fewer bytes",),
     "ceilings_over_reached": ("what the ceilings allow ÷ what the kernel reaches",),
     "peak_over_share": ("the unit's peak ÷ its busy share: how far hiding latency takes the same instructions",),
     "unmeasured": (_NONE, "an unmeasured limit may saturate first",),
