@@ -163,8 +163,10 @@ def test_tail_effect_where_nsight_compute_finds_one_and_from_its_waves(name: str
     last wave cost too little to be worth one; every tail-effect finding is the report's own
     launch__waves_per_multiprocessor: at most ceil(waves) / waves (exactly that where every block is
     taken to last the same), capped by the busiest limit's headroom, and it states the partial wave's
-    share of the run that Nsight Compute's rule message states."""
-    from ncu_roofline.passes.tail import tail_time_share
+    share of the run that Nsight Compute's rule message states. No bound stands where the achieved occupancy
+    Nsight Compute measured is at or under the last wave's own at equal block times (blocks of 20 µs and more):
+    that measurement rules out the equal blocks whole waves need, and the finding says so instead."""
+    from ncu_roofline.passes.tail import last_wave_occupancy, tail_time_share
 
     wrong = []
     for k in _kernels(name):
@@ -179,6 +181,18 @@ def test_tail_effect_where_nsight_compute_finds_one_and_from_its_waves(name: str
                 wrong.append(f"#{k.raw.index}: tail effect with {waves} waves ({k.regime})")
                 continue
             whole = math.ceil(waves)
+            last = last_wave_occupancy(k.launch, waves, whole)
+            theoretical = k.raw.number("sm__maximum_warps_per_active_cycle_pct")
+            achieved = k.raw.number("sm__warps_active.avg.pct_of_peak_sustained_active")
+            ruled_out = None not in (last, theoretical, achieved) and achieved / 100 <= last < theoretical / 100 \
+                and k.q.duration_s.value / whole > 20e-6
+            if ruled_out != (f.variant == "uneven"):
+                wrong.append(f"#{k.raw.index}: {f.variant} with achieved {achieved} %, the last wave's {last}")
+            if f.variant == "uneven":
+                if f.speedup is not None or f.figures["tail_occupancy"] != pytest.approx(last) or \
+                        f.figures["achieved"] != pytest.approx(achieved / 100):
+                    wrong.append(f"#{k.raw.index}: uneven blocks with a bound {f.speedup} or {dict(f.figures)}")
+                continue
             uniform = min(whole / waves, 1 / k.limiter_share)
             equal_times = f.variant == "uniform"  # the bound assumes every block takes the same time
             if equal_times != (f.basis[:1] == ("uniform_waves",)) or f.factor is not None or \
@@ -228,6 +242,29 @@ def test_silu_partial_wave_bound_is_hand_computed() -> None:
     assert estimate["figures"]["bound"] == pytest.approx(tail["speedup"])
     assert estimate["figures"]["saved"] == pytest.approx(0.17, abs=0.005) and estimate["figures"]["below_estimate"]
     assert k["diagnosis"][0]["kind"] == "unit_throughput"  # the limiter still leads
+
+
+@needs_corpus
+def test_blocks_of_unequal_times_get_no_tail_bound() -> None:
+    """monte-carlo computeValue on an RTX 3080 (68 SMs): 1,220 blocks of 4 warps, 12 a SM at a theoretical 100 %
+    (sm__maximum_warps_per_active_cycle_pct): 816 a wave, 1.50 waves. The last wave's 1,220 − 816 = 404 blocks
+    spread over all 68 SMs, 404 / 68 = 5.94 of 12 block slots: 49.5 % occupancy. At equal block times the full
+    wave runs at 100 % and the last at 49.5 %, yet Nsight Compute measured 16.6 %
+    (sm__warps_active.avg.pct_of_peak_sustained_active): the blocks, or their warps, run for unequal times, and
+    the 2 / 1.50 = 1.34x of equal blocks is no bound."""
+    k = next(k for k in _kernels("monte-carlo-pi__profile.ncu-rep") if k.raw.name == "computeValue")
+    assert (k.raw.number("launch__grid_size"), k.raw.number("launch__occupancy_limit_warps")) == (1220, 12)
+    assert k.raw.number("sm__maximum_warps_per_active_cycle_pct") == 100
+    achieved = k.raw.number("sm__warps_active.avg.pct_of_peak_sustained_active") / 100
+    assert achieved == pytest.approx(0.166, abs=5e-4)
+    (tail,) = [f for f in k.diagnosis if f.kind == "tail_effect"]
+    assert (tail.variant, tail.speedup, tail.lever, tail.basis) == ("uneven", None, "even_work", ("uneven_blocks",))
+    assert tail.figures["tail_occupancy"] == pytest.approx((1220 - 816) / 68 / 12)
+    words = tail.words()
+    assert words.headline == "Blocks end unevenly: occupancy 17 %, under the last wave's 50 %"
+    assert "Nsight Compute measured 17 %" in words.detail and "1.34" not in words.detail
+    latency = next(f for f in k.diagnosis if f.kind == "latency")
+    assert "partial last wave" not in latency.words().detail  # the measurement says the tail is not it
 
 
 @needs_corpus

@@ -107,7 +107,7 @@ CAUSE_OF: dict[str, Callable[[Finding], bool]] = {
     "occupancy": lambda f: (f.kind == Kind.LATENCY and _occupancy_case(f) == "allowed")
     or (_short(f) and bool(f.figures.get("occ_by"))),
     "achieved_occupancy": lambda f: (f.kind == Kind.LATENCY and _occupancy_case(f) == "fewer")
-    or (f.kind == Kind.TAIL_EFFECT and f.variant == "occupancy"),
+    or (f.kind == Kind.TAIL_EFFECT and f.variant in ("occupancy", "uneven")),
     "stalls": lambda f: f.kind == Kind.LATENCY or (_short(f) and f.roof in _ISSUE),
     "memory_wait": lambda f: (f.kind == Kind.LATENCY and (_memory(f.roof) or f.lever == "stall_long_scoreboard"))
     or (_short(f) and _memory(f.roof)) or f.kind in (Kind.REUSE, Kind.LOCAL_MEMORY),
@@ -118,7 +118,7 @@ CAUSE_OF: dict[str, Callable[[Finding], bool]] = {
     or (_at_peak(f) and f.roof in _SHARED and f.lever not in ("lsu_no_shared", "lsu_no_conflicts")),
     "divergence": lambda f: f.kind == Kind.LANE_EFFICIENCY,
     "fma": lambda f: f.kind == Kind.FMA_BALANCE,
-    "tail": lambda f: f.kind == Kind.TAIL_EFFECT,
+    "tail": lambda f: f.kind == Kind.TAIL_EFFECT and f.variant != "uneven",  # uneven: no partial wave's cost
     "small_grid": _under_one_wave,
     "idle_sms": lambda f: (f.kind == Kind.LATENCY and f.variant == "idle") or f.kind == Kind.TAIL_EFFECT
     or _under_one_wave(f),
@@ -216,3 +216,18 @@ def test_long_scoreboard_at_a_memory_limit_past_high_use() -> None:
                     figures={"limit": "DRAM", "share": 0.7, "rest": 0.3, "left": 1 / 0.7})
     note = compare_with_rules([short], rule, "at_limit", [], 0.7).estimate
     assert note is not None and note.relation == Relation.AGREES and note.figures["match_limit"] == "DRAM"
+
+
+def test_a_tail_estimate_beside_blocks_of_unequal_times() -> None:
+    """Nsight Compute's Tail Effect estimate assumes equal block times (its message says so); where the occupancy it
+    measured rules them out, the comparison says that, and its Achieved Occupancy rule (workload imbalance) agrees
+    with the uneven blocks."""
+    uneven = Finding(Kind.TAIL_EFFECT, "uneven", "dram", None, "dram", None, lever="even_work",
+                     basis=("uneven_blocks",), figures={"achieved": 0.166, "theoretical": 1.0, "tail_occupancy": 0.495})
+    for rule, title in (("LaunchConfiguration", "Tail Effect"), ("LaunchConfiguration", "")):
+        note = compare_with_rules([uneven], _rule(rule, title), "latency").estimate
+        assert note is not None and note.relation == Relation.UNEQUAL_BLOCKS, (rule, title, note)
+        assert note.text() == (f"Nsight Compute's top estimate ({title or rule}, 50 %) assumes equal block times; "
+                               "the occupancy it measured, 17 %, rules them out.")
+    note = compare_with_rules([uneven], _rule("AchievedOccupancy"), "latency").estimate
+    assert note is not None and note.relation == Relation.AGREES and note.figures["match_kind"] == "tail_effect"

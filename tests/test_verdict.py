@@ -136,7 +136,8 @@ def test_tensor_work_known_only_as_a_pipe_share_is_drawn_as_an_upper_bound() -> 
 
 
 def _tail(waves: float, grid: float | None = None, sms: float = 100.0, theoretical: float | None = None,
-          achieved: float | None = None, share: float = 0.5, name: str = "k(float*)") -> list:
+          achieved: float | None = None, share: float = 0.5, name: str = "k(float*)",
+          seconds: float | None = 1e-3) -> list:
     from types import SimpleNamespace
 
     from ncu_roofline.passes.tail import tail_effect
@@ -144,7 +145,8 @@ def _tail(waves: float, grid: float | None = None, sms: float = 100.0, theoretic
     launch = {"waves_per_sm": waves, "grid_blocks": grid, "sm_count": sms, "theoretical_occupancy": theoretical,
               "achieved_occupancy": achieved}
     m = SimpleNamespace(launch=launch, limiter_share=share, bound_by="dram", units={},
-                        raw=SimpleNamespace(name=name, demangled_name=name))
+                        raw=SimpleNamespace(name=name, demangled_name=name),
+                        q=SimpleNamespace(duration_s=None if seconds is None else SimpleNamespace(value=seconds)))
     return tail_effect(m)
 
 
@@ -167,6 +169,16 @@ def test_tail_effect_edges() -> None:
     assert (g.variant, g.basis) == ("occupancy", ("measured_waves",)) and g.figures["tail_share"] == pytest.approx(t)
     (h,) = _tail(1.5, grid=150.0, sms=100.0, theoretical=1.0, achieved=0.99)  # 1 block per SM
     assert h.speedup == pytest.approx(2 / 1.5) and (h.variant, h.basis) == ("uniform", ("uniform_waves",))
+    # Achieved at or under the last wave's 0.5 rules out equal block times: no bound, the occupancies instead
+    # (but in blocks of 20 µs or less, where launching and ramping up may keep the occupancy down).
+    for achieved in (0.5, 0.3):
+        (u,) = _tail(1.5, grid=300.0, sms=100.0, theoretical=1.0, achieved=achieved)
+        assert (u.variant, u.speedup, u.basis, u.lever) == ("uneven", None, ("uneven_blocks",), "even_work")
+        assert (u.figures["achieved"], u.figures["tail_occupancy"]) == (achieved, pytest.approx(0.5))
+    for seconds in (40e-6, None):
+        (e,) = _tail(1.5, grid=300.0, sms=100.0, theoretical=1.0, achieved=0.3, seconds=seconds)
+        assert (e.variant, e.speedup) == ("uniform", pytest.approx(2 / 1.5))
+    assert _tail(1.5, grid=300.0, sms=100.0, theoretical=1.0, achieved=0.3, seconds=41e-6)[0].variant == "uneven"
     (c,) = _tail(1.5, grid=150.0, share=0.8)
     assert c.speedup == pytest.approx(1 / 0.8) and c.basis == ("uniform_waves", "capped_busiest")
     assert c.figures["top_x"] == pytest.approx(1 / 0.8) and c.figures["top_label"] == "DRAM"

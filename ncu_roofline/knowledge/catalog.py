@@ -235,6 +235,15 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
         (*_WAVES, *_LIMITED, " The last leaves {idle_sms:n} of {sms:n} SMs without a block; SMs were active "
          "{active:pct} of the time, so it takes at most {tail_share:pct} of the run."),
         "LaunchStats, Occupancy"),
+    (K.TAIL_EFFECT, "uneven"): Entry(
+        ("Blocks end unevenly: occupancy {achieved:pct}, under the last wave's {tail_occupancy:pct}",),
+        None,
+        (("{grid:n} blocks on {slots:n} block slots make {waves:.2f} waves.",
+          "The grid's {grid:n} blocks make {waves:.2f} waves of about {per_wave:n} blocks."),
+         " With equal block times, the full waves would keep {theoretical:pct} of the warp slots busy and "
+         "even the last wave {tail_occupancy:pct}; Nsight Compute measured {achieved:pct}. Blocks, or warps within "
+         "them, run for unequal times, so whole waves bound no gain."),
+        "Occupancy, LaunchStats"),
     # Ceilings under a limit: what caps it.
     (K.FMA_BALANCE, "cap"): Entry(
         ("{precision} mix {fma_share:pct} FMA: {caps} capped at {factor:pct}",),
@@ -366,6 +375,8 @@ NEXT_STEPS: dict[tuple[str, str], Template] = {
                                       "Size the grid to a multiple of {per_wave:n} blocks, or use more, smaller "
                                       "blocks.", "Launch whole waves: size the grid to a multiple of the blocks that "
                                       "fit at once."),),
+    (K.TAIL_EFFECT, "even_work"): ("Even out the work per block and warp: split long items, sort them by size, or "
+                                   "use a work queue.",),
     (K.TOO_LITTLE_WORK, "one_wave"): ("Launch {grid_up:n} blocks, one full wave, instead of {grid:n}: split the "
                                       "same work finer.",),
     (K.TAIL_EFFECT, "library_grid"): ("Try another algorithm or library call, or fuse it: the grid is {library}'s "
@@ -445,6 +456,7 @@ BASES: dict[str, Template] = {
     "not_material": (_NONE, "these accesses move {material_share:pct} of {material_level}'s bytes, under a tenth",),
     "no_roof": (_NONE, "the report gives no {level} roof for this to cap",),
     "uniform_waves": ("waves rounded up ÷ waves = {whole:n} / {waves:.2f}, for equal block times",),
+    "uneven_blocks": (_NONE, "the achieved occupancy rules out the equal block times that whole waves need",),
     "measured_waves": ("the full waves' pace over all the work: {whole_less:n} / ((1 − {tail_share:.2f}) × "
                        "{waves:.2f})",),
 }

@@ -45,7 +45,7 @@ from enum import Enum
 
 __all__ = ["ISSUE_UNITS", "KIND_CAUSES", "LATENCY_CAUSES", "LEVER_CAUSES", "LIMIT_CAUSES", "NO_CONFLICT_LEVERS",
            "OCCUPANCY_CASES", "RULE_CAUSES", "SHORT_CAUSES", "UNDER_ONE_WAVE", "UNIT_CAUSES", "UNMAPPED",
-           "VARIANT_CAUSES", "Cause"]
+           "VARIANT_CAUSES", "VARIANT_ONLY", "Cause"]
 
 
 class Cause(str, Enum):
@@ -118,7 +118,11 @@ KIND_CAUSES: dict[str, frozenset[Cause]] = {
 VARIANT_CAUSES: dict[tuple[str, str], frozenset[Cause]] = {
     ("latency", "idle"): frozenset({C.IDLE_SMS}),
     ("tail_effect", "occupancy"): frozenset({C.ACHIEVED_OCCUPANCY}),  # its tail measured by the achieved occupancy
+    ("tail_effect", "uneven"): frozenset({C.ACHIEVED_OCCUPANCY}),  # uneven blocks or warps, not the last wave
 }
+# The findings whose variant alone says what they are about, not their kind: blocks that end unevenly speak of the
+# achieved occupancy (Nsight Compute's AchievedOccupancy rule names workload imbalance), not of a partial wave.
+VARIANT_ONLY: frozenset[tuple[str, str]] = frozenset({("tail_effect", "uneven")})
 
 # A too-little-work finding whose launch is under one wave (its figures: fewer blocks than the GPU runs at once).
 UNDER_ONE_WAVE = frozenset({C.SMALL_GRID, C.IDLE_SMS})

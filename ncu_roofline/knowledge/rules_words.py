@@ -25,6 +25,7 @@ class Relation(str, Enum):
     IDLE_PIPES_EXPECTED = "idle_pipes_expected"  # of idle compute pipes ("Low Utilization") at a memory limit
     MORE_BLOCKS_FIRST = "more_blocks_first"  # of more warps per SM, while the grid does not fill the GPU
     PAST_HIGH_USE = "past_high_use"  # of hiding latency, while the leading limit is past high use
+    UNEQUAL_BLOCKS = "unequal_blocks"  # of a partial last wave, while the measured occupancy rules out equal blocks
     NOT_RANKED = "not_ranked"  # of none of the findings
     BOTTLENECK_LATENCY_VS_LIMIT = "bottleneck_latency_vs_limit"  # its Bottleneck rule: latency; the verdict: a limit
 
@@ -58,6 +59,9 @@ TEMPLATES: dict[Relation, Template] = {
         _HEAD + " is for hiding latency.",
         (" The {lead_limit} limit is at {share:pct} of its peak: with ≤{left:x} left, only less work helps much.",
          " The leading limit is at {share:pct} of its peak: with ≤{left:x} left, only less work helps much."),
+    ),
+    Relation.UNEQUAL_BLOCKS: (
+        _HEAD + " assumes equal block times; the occupancy it measured, {achieved:pct}, rules them out.",
     ),
     Relation.NOT_RANKED: (
         _HEAD + " matches none of the findings.",

@@ -26,6 +26,7 @@ from ..knowledge.rules import (
     UNIT_CAUSES,
     UNMAPPED,
     VARIANT_CAUSES,
+    VARIANT_ONLY,
     Cause,
 )
 from ..knowledge.rules_words import Relation, sentence
@@ -84,13 +85,15 @@ def _family(roof: str | None) -> str | None:
 
 
 def finding_causes(f: Finding) -> frozenset[Cause]:
-    """The causes a finding is about (`knowledge.rules`): its kind's and its variant's; a latency finding's, the
+    """The causes a finding is about (`knowledge.rules`): its kind's (unless its variant alone says) and its
+    variant's; a latency finding's, the
     occupancy case of the SMs' active cycles (from its figures: a library kernel's lever is the library's), what its
     limit waits on and the stall its lever names; too little work under one wave, a small grid; a limit at its peak,
     its unit's or family's; short of high use, what more work in flight waits on, and the occupancy where its
     figures name what caps it."""
     kind, family = f.kind.value, _family(f.roof)
-    causes = set(KIND_CAUSES.get(kind, ())) | VARIANT_CAUSES.get((kind, f.variant), frozenset())
+    kind_causes = () if (kind, f.variant) in VARIANT_ONLY else KIND_CAUSES.get(kind, ())
+    causes = set(kind_causes) | VARIANT_CAUSES.get((kind, f.variant), frozenset())
     if f.kind == Kind.LATENCY:
         case = latency_case({"achieved_occupancy": _number(f.figures.get("achieved")),
                              "theoretical_occupancy": _number(f.figures.get("theoretical"))})[0]
@@ -148,7 +151,8 @@ def _lead(f: Finding) -> dict[str, Figure]:
 
 def _elsewhere(top: dict[str, Any], causes: frozenset[Cause], findings: list[Finding],
                set_aside: list[Any], share: float | None = None) -> RuleNote:
-    """An estimate that speaks of none of the findings: a ceiling of that kind set aside (with its reason), idle
+    """An estimate that speaks of none of the findings: a ceiling of that kind set aside (with its reason), a
+    partial last wave where the measured occupancy rules out the equal block times it assumes, idle
     compute pipes at a memory limit, hiding latency (or waiting on memory) at a limit past high use (`share`, the
     limiter's), more warps before the launch fills the GPU, else one the findings do not rank."""
     what = top.get("title") or top.get("name") or top.get("rule")
@@ -160,6 +164,9 @@ def _elsewhere(top: dict[str, Any], causes: frozenset[Cause], findings: list[Fin
     if aside is not None:
         return _note(top, Relation.SET_ASIDE, aside_kind=aside.kind, aside_roof=aside.roof, reason=aside.reason,
                      **lead)
+    uneven = next((f for f in findings if (f.kind.value, f.variant) in VARIANT_ONLY), None)
+    if uneven is not None and Cause.TAIL in causes:
+        return _note(top, Relation.UNEQUAL_BLOCKS, achieved=uneven.figures["achieved"])
     key = _rule_key(str(top.get("rule")), top.get("title"), top.get("message"))
     if key == _rule_key(*_LOW_UTILIZATION) and _at_memory_limit(findings[0]):
         return _note(top, Relation.IDLE_PIPES_EXPECTED, **lead)

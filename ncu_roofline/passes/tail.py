@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from ..knowledge import throughputs as T
 from ..model.geometry import geometry_figures
 from .finding import Finding, Kind
+from .latency import RAMP_S
 from .libraries import library_of
 
 if TYPE_CHECKING:
@@ -19,6 +20,21 @@ if TYPE_CHECKING:
 def _last_wave_blocks(grid: float, waves: float, whole: int) -> float:
     """The blocks of the last of `whole` waves: the grid less the `whole` − 1 full waves of grid ÷ waves blocks."""
     return grid - (whole - 1) * grid / waves
+
+
+def last_wave_occupancy(launch: dict[str, float | None], waves: float, whole: int) -> float | None:
+    """The occupancy of the SMs that run the last wave, were every block to take the same time: the last wave's
+    blocks spread over min(SMs, blocks) SMs, with their share of the blocks an SM holds at the theoretical
+    occupancy. None where the report lacks a figure."""
+    grid, sms, theoretical = launch.get("grid_blocks"), launch.get("sm_count"), launch.get("theoretical_occupancy")
+    if not grid or not sms or not theoretical:
+        return None
+    per_sm = grid / waves / sms  # blocks an SM holds at the theoretical occupancy
+    tail = _last_wave_blocks(grid, waves, whole)
+    active = min(sms, tail)
+    if per_sm <= 0 or tail <= 0 or active <= 0:
+        return None
+    return theoretical * (tail / active) / per_sm
 
 
 def tail_time_share(launch: dict[str, float | None], waves: float, whole: int) -> float | None:
@@ -31,16 +47,13 @@ def tail_time_share(launch: dict[str, float | None], waves: float, whole: int) -
     tail, so T is an upper estimate. None where the report lacks a figure or the measurement
     cannot tell (the last wave's SMs are as full as the others, or achieved is not below theoretical).
     """
-    grid, sms = launch.get("grid_blocks"), launch.get("sm_count")
+    tail_occupancy = last_wave_occupancy(launch, waves, whole)
     theoretical, achieved = launch.get("theoretical_occupancy"), launch.get("achieved_occupancy")
-    if not grid or not sms or not theoretical or achieved is None or not achieved > 0:
+    if tail_occupancy is None or not theoretical or achieved is None or not achieved > 0:
         return None
-    per_sm = grid / waves / sms  # blocks an SM holds at the theoretical occupancy
-    tail = _last_wave_blocks(grid, waves, whole)
-    active = min(sms, tail)
-    if per_sm <= 0 or tail <= 0 or active <= 0:
-        return None
-    tail_occupancy = theoretical * (tail / active) / per_sm
+    grid, sms = launch["grid_blocks"], launch["sm_count"]
+    assert grid is not None and sms is not None
+    active = min(sms, _last_wave_blocks(grid, waves, whole))
     if tail_occupancy >= theoretical or achieved <= tail_occupancy:
         return None  # the last wave's SMs are as full as the others, or the shortfall has other causes
     if achieved >= theoretical:
@@ -90,6 +103,15 @@ def tail_effect(m: KernelModel) -> list[Finding]:
     speedup = min(bound, 1.0 / share)
     if speedup < T.TAIL_MIN_SPEEDUP:
         return []
+    name = library_of(m)
+    evidence = ("launch__grid_size", "launch__waves_per_multiprocessor",
+                "sm__warps_active.avg.pct_of_peak_sustained_active")
+    uneven = _uneven(m, waves, whole)
+    if uneven is not None:
+        return [Finding(Kind.TAIL_EFFECT, "uneven", m.bound_by, None, m.bound_by, None,
+                        "even_work" if name is None else "library_grid", ("uneven_blocks",),
+                        {"grid": grid, "waves": waves, "per_wave": per_wave, "library": name, **uneven}
+                        | geometry_figures(m.launch), evidence)]
     limit = m.units[m.bound_by].label if m.bound_by in m.units else (m.bound_by or "").upper()
     basis: tuple[str, ...]
     figures: dict[str, float | str | None] = {
@@ -107,14 +129,26 @@ def tail_effect(m: KernelModel) -> list[Finding]:
         variant, basis = "uniform", ("uniform_waves",)
     if speedup < bound:
         basis += ("capped_busiest",)
-    name = library_of(m)
     lever = "whole_waves" if name is None else "library_grid"
     figures["library"] = name
     # No factor: the waves' use is not a cap on a roof, and a table would read "tail effect 80 %" as
     # the size of the effect.
-    evidence = ("launch__grid_size", "launch__waves_per_multiprocessor",
-                "sm__warps_active.avg.pct_of_peak_sustained_active")
     return [Finding(Kind.TAIL_EFFECT, variant, m.bound_by, None, m.bound_by, speedup, lever, basis, figures, evidence)]
+
+
+def _uneven(m: KernelModel, waves: float, whole: int) -> dict[str, float] | None:
+    """The occupancies that rule out equal block times, or None: Nsight Compute measured an achieved occupancy at
+    or under the one the last wave alone would hold (`last_wave_occupancy`), below the theoretical. Equal blocks
+    keep every full wave at the theoretical and the last at that, so the blocks, or the warps within them, run
+    for unequal times, and the waves bound no gain. Only where a block would run past `RAMP_S` at equal times: in
+    shorter ones, launching blocks and ramping up may be what keeps the occupancy low."""
+    theoretical, achieved = m.launch.get("theoretical_occupancy"), m.launch.get("achieved_occupancy")
+    tail_occupancy = last_wave_occupancy(m.launch, waves, whole)
+    duration = m.q.duration_s.value if m.q.duration_s is not None else None
+    if tail_occupancy is None or not theoretical or achieved is None or duration is None or \
+            not tail_occupancy < theoretical or not achieved <= tail_occupancy or duration / whole <= RAMP_S:
+        return None
+    return {"achieved": achieved, "theoretical": theoretical, "tail_occupancy": tail_occupancy}
 
 
 def apart_from_tail(found: list[Finding], tail: list[Finding]) -> None:
