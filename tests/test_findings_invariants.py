@@ -353,6 +353,8 @@ def test_tail_bound_follows_the_measured_occupancy() -> None:
     ("cudacode__naive.ncu-rep", 0, "agrees", {"match_kind": "unit_throughput"}),  # Lg Throttle vs the LSU pipe
     # L1TEX Global Load Access Pattern: the coalescing cap that was set aside, with Nsight Compute's own count
     ("cudacode__global_mem_coalesce.ncu-rep", 0, "set_aside", {"aside_kind": "coalescing"}),
+    # Issue Slot Utilization beside a DRAM limit whose bytes are local memory: the page's top finding is named
+    ("cuda-gemm-practice__gemm_v9.ncu-rep", 0, "not_ranked", {"top_kind": "local_memory", "top_limit": None}),
 ])
 def test_rules_comparison_agrees_only_where_the_rule_speaks_of_a_finding(name: str, index: int, relation: str,
                                                                          figures: dict[str, str]) -> None:
@@ -369,6 +371,11 @@ def test_rules_comparison_agrees_only_where_the_rule_speaks_of_a_finding(name: s
         assert f"{estimate['figures']['left']:.3g}" == "1.11"
     if relation == "set_aside":
         assert estimate["figures"]["reason"].startswith("Nsight Compute counts no excessive global sectors")
+    if relation in ("set_aside", "not_ranked"):  # the finding whose next step the verdict gives, as the page shows
+        from ncu_roofline.views.verdict import verdict
+
+        shown = [f for f in d["diagnosis"] if f["kind"] == estimate["figures"]["top_kind"]]
+        assert shown and verdict(k).endswith(shown[0]["next_step"]), verdict(k)
     assert d["rules_comparison"] and "this diagnosis" not in d["rules_comparison"]
 
 
@@ -494,8 +501,9 @@ def test_an_access_pattern_rule_agrees_only_with_a_finding_about_the_sectors() -
     assert alone.bottleneck is None and alone.estimate is not None
     assert (alone.estimate.relation, alone.estimate.rule, alone.estimate.title) == (
         Relation.NOT_RANKED, "UncoalescedGlobalAccess", "Uncoalesced Global Accesses")
-    assert alone.estimate.figures["lead_kind"] == "unit_throughput"
-    assert alone.estimate.figures["lead_limit"] == "L2 throughput"
+    # the finding the verdict's next step comes from: the latency's 2.57x, not the busiest unit it names first
+    assert (alone.estimate.figures["top_kind"], alone.estimate.figures["top_bound"]) == ("latency", 2.57)
+    assert alone.estimate.text().endswith("The top finding is latency, ≤2.57×.")
     coalescing = Finding(Kind.COALESCING, "cap", "l1", 0.5, "l2_throughput", 2.0, lever="coalesce",
                          figures={"caps": "L1", "factor": 0.5})
     both = compare_with_rules([head, latency, coalescing], rules, "latency").to_dict()["estimate"]

@@ -131,6 +131,7 @@ SAMPLE: dict[str, Any] = {
     "aside_kind": "bank_conflicts", "aside_roof": "l1", "reason": "Nsight Compute counts no bank conflicts",
     "lead_kind": "too_little_work", "lead_variant": "few_blocks", "lead_limit": "LSU pipe (load/store issue)",
     "share": 0.9, "unit": "L2 throughput", "roof": "dram", "achieved": 0.17,
+    "top_kind": "local_memory", "top_variant": "spills", "top_limit": "DRAM", "top_bound": 44.0,
 }
 
 
@@ -143,7 +144,8 @@ def test_each_rules_template_fills_with_no_braces_left(relation: Relation) -> No
     """Every segment and alternative of every relation's template fills from its figures with no brace left, and the
     filled words are short plain sentences (at most 25 words) that never speak of "this diagnosis"."""
     template = TEMPLATES[relation]
-    derived = {"match_label", "aside_label", "lead_label", "roof_label", "latency_below"}  # `rules_words._shown`
+    # `rules_words._shown`
+    derived = {"match_label", "aside_label", "lead_label", "top_label", "roof_label", "latency_below"}
     for segment in _segments(template):
         assert set(fields(segment)) <= set(SAMPLE) | derived, segment
     text = sentence(relation, SAMPLE)

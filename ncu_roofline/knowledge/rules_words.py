@@ -32,6 +32,9 @@ class Relation(str, Enum):
 
 _HEAD = "Nsight Compute's top estimate ({what}, {speedup_pct:.0f} %)"
 _LEADS = ((" The verdict leads with the {lead_limit} limit.", " The verdict leads with {lead_label}."),)
+# The top finding, whose next step the verdict gives: what the page asks to fix first instead.
+_TOP = ((" The top finding is the {top_limit} limit.", " The top finding is {top_label}, ≤{top_bound:x}.",
+         " The top finding is {top_label}."),)
 
 TEMPLATES: dict[Relation, Template] = {
     Relation.AGREES: (
@@ -45,7 +48,7 @@ TEMPLATES: dict[Relation, Template] = {
     Relation.SET_ASIDE: (
         _HEAD + " is about {aside_label}.",
         " That ceiling was set aside: {reason}.",
-        *_LEADS,
+        *_TOP,
     ),
     Relation.IDLE_PIPES_EXPECTED: (
         _HEAD + " is for idle compute pipes, expected at a memory limit; more warps would not help.",
@@ -65,7 +68,7 @@ TEMPLATES: dict[Relation, Template] = {
     ),
     Relation.NOT_RANKED: (
         _HEAD + " matches none of the findings.",
-        *_LEADS,
+        *_TOP,
     ),
     Relation.BOTTLENECK_LATENCY_VS_LIMIT: (
         "Nsight Compute's Bottleneck rule reads a latency issue: its SM and memory headlines are both under "
@@ -82,7 +85,7 @@ def _shown(figures: Mapping[str, Figure | bool]) -> dict[str, Figure]:
     shown: dict[str, Figure] = {}
     for name, value in figures.items():
         shown[name] = ("" if value else None) if isinstance(value, bool) else value
-    for role in ("match", "aside", "lead"):
+    for role in ("match", "aside", "lead", "top"):
         kind = figures.get(f"{role}_kind")
         if isinstance(kind, str):  # "The tail-effect finding", "is about sector use"
             shown[f"{role}_label"] = kind.replace("_", "-") if role == "match" else kind_label(kind)

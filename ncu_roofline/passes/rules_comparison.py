@@ -32,7 +32,7 @@ from ..knowledge.rules import (
 from ..knowledge.rules_words import Relation, sentence
 from ..knowledge.wording import Figure, Kind
 from .diagnosis import HIGH_THROUGHPUT
-from .finding import Finding
+from .finding import Finding, top_index
 from .latency import latency_case
 
 __all__ = ["Cause", "Relation", "RuleNote", "RulesComparison", "compare_with_rules", "finding_causes",
@@ -149,6 +149,14 @@ def _lead(f: Finding) -> dict[str, Figure]:
     return {"lead_kind": f.kind.value, "lead_variant": f.variant, "lead_limit": _limit_label(f)}
 
 
+def _top(findings: list[Finding]) -> dict[str, Figure]:
+    """The top finding, whose next step the verdict gives (`finding.top_index`): its kind and variant, the limit it
+    names where it names one, and its bound where it has one."""
+    f = findings[top_index([g.speedup for g in findings], [g.kind.value for g in findings],
+                           [g.variant for g in findings]) or 0]
+    return {"top_kind": f.kind.value, "top_variant": f.variant, "top_limit": _limit_label(f), "top_bound": f.speedup}
+
+
 def _elsewhere(top: dict[str, Any], causes: frozenset[Cause], findings: list[Finding],
                set_aside: list[Any], share: float | None = None) -> RuleNote:
     """An estimate that speaks of none of the findings: a ceiling of that kind set aside (with its reason), a
@@ -163,7 +171,7 @@ def _elsewhere(top: dict[str, Any], causes: frozenset[Cause], findings: list[Fin
                 key=lambda n: not any(level.upper() in title for level in n.roof.split("/")), default=None)
     if aside is not None:
         return _note(top, Relation.SET_ASIDE, aside_kind=aside.kind, aside_roof=aside.roof, reason=aside.reason,
-                     **lead)
+                     **_top(findings))
     uneven = next((f for f in findings if (f.kind.value, f.variant) in VARIANT_ONLY), None)
     if uneven is not None and Cause.TAIL in causes:
         return _note(top, Relation.UNEQUAL_BLOCKS, achieved=uneven.figures["achieved"])
@@ -176,7 +184,7 @@ def _elsewhere(top: dict[str, Any], causes: frozenset[Cause], findings: list[Fin
     waiting = hiding or key in _WAITING_ON_MEMORY
     if waiting and share is not None and share >= HIGH_THROUGHPUT and findings[0].kind in _AT_LIMIT_HEADS:
         return _note(top, Relation.PAST_HIGH_USE, share=share, left=1.0 / share, **lead)
-    return _note(top, Relation.NOT_RANKED, **lead)
+    return _note(top, Relation.NOT_RANKED, **_top(findings))
 
 
 @dataclass(frozen=True, slots=True)
