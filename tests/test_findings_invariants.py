@@ -355,6 +355,8 @@ def test_tail_bound_follows_the_measured_occupancy() -> None:
     ("cudacode__global_mem_coalesce.ncu-rep", 0, "set_aside", {"aside_kind": "coalescing"}),
     # Issue Slot Utilization beside a DRAM limit whose bytes are local memory: the page's top finding is named
     ("cuda-gemm-practice__gemm_v9.ncu-rep", 0, "not_ranked", {"top_kind": "local_memory", "top_limit": None}),
+    # Shared Store Bank Conflicts (est. 20 %, of the stores' wavefronts) beside conflicts under a tenth of them all
+    ("cuda-gemm-practice__gemm_v9.ncu-rep", 1, "under_a_tenth", {"small_kind": "bank_conflicts", "small_roof": "l1"}),
 ])
 def test_rules_comparison_agrees_only_where_the_rule_speaks_of_a_finding(name: str, index: int, relation: str,
                                                                          figures: dict[str, str]) -> None:
@@ -371,7 +373,13 @@ def test_rules_comparison_agrees_only_where_the_rule_speaks_of_a_finding(name: s
         assert f"{estimate['figures']['left']:.3g}" == "1.11"
     if relation == "set_aside":
         assert estimate["figures"]["reason"].startswith("Nsight Compute counts no excessive global sectors")
-    if relation in ("set_aside", "not_ranked"):  # the finding whose next step the verdict gives, as the page shows
+    if relation == "under_a_tenth":  # 134,400 conflicts in 2,084,261 + 625,598 shared load and store wavefronts
+        conflicts = k.raw.number("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum")
+        wavefronts = sum(k.raw.number(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum") for op in ("ld", "st"))
+        assert (conflicts, wavefronts) == (134400, 2709859)
+        assert estimate["figures"]["cost"] == pytest.approx(conflicts / wavefronts)
+        assert "takes 5 % off the L1 roof, under the tenth a finding needs" in d["rules_comparison"]
+    if relation in ("set_aside", "not_ranked", "under_a_tenth"):  # the top finding, whose step the verdict gives
         from ncu_roofline.views.verdict import verdict
 
         shown = [f for f in d["diagnosis"] if f["kind"] == estimate["figures"]["top_kind"]]

@@ -132,6 +132,7 @@ SAMPLE: dict[str, Any] = {
     "lead_kind": "too_little_work", "lead_variant": "few_blocks", "lead_limit": "LSU pipe (load/store issue)",
     "share": 0.9, "unit": "L2 throughput", "roof": "dram", "achieved": 0.17,
     "top_kind": "local_memory", "top_variant": "spills", "top_limit": "DRAM", "top_bound": 44.0,
+    "small_kind": "bank_conflicts", "small_roof": "l1", "cost": 0.05,
 }
 
 
@@ -145,7 +146,7 @@ def test_each_rules_template_fills_with_no_braces_left(relation: Relation) -> No
     filled words are short plain sentences (at most 25 words) that never speak of "this diagnosis"."""
     template = TEMPLATES[relation]
     # `rules_words._shown`
-    derived = {"match_label", "aside_label", "lead_label", "top_label", "roof_label", "latency_below"}
+    derived = {"match_label", "aside_label", "lead_label", "top_label", "small_label", "roof_label", "latency_below"}
     for segment in _segments(template):
         assert set(fields(segment)) <= set(SAMPLE) | derived, segment
     text = sentence(relation, SAMPLE)

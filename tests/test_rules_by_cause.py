@@ -231,3 +231,24 @@ def test_a_tail_estimate_beside_blocks_of_unequal_times() -> None:
                                "the occupancy it measured, 17 %, rules them out.")
     note = compare_with_rules([uneven], _rule("AchievedOccupancy"), "latency").estimate
     assert note is not None and note.relation == Relation.AGREES and note.figures["match_kind"] == "tail_effect"
+
+
+def test_a_rule_whose_ceiling_takes_under_a_tenth() -> None:
+    """A bank-conflict rule beside a conflict ceiling that takes 5 % off L1: no finding, and the comparison says how
+    little, against the tenth a finding needs; a ceiling of that kind that takes more, yet makes no finding (its
+    roof is not the limit), is not ranked."""
+    from ncu_roofline.passes.ceilings import Ceiling
+
+    head = Finding(Kind.UNIT_THROUGHPUT, "short", "sm__issue_active", None, "sm__issue_active",
+                   figures={"unit": "issue slots", "share": 0.65, "left": 1 / 0.65})
+    rule = _rule("SharedMemoryConflicts", "Shared Store Bank Conflicts")
+    small = Ceiling("bank_conflicts", "l1", 0.95, None, {}, "", "")
+    note = compare_with_rules([head], rule, "at_limit", [], 0.65, [small]).estimate
+    assert note is not None and note.relation == Relation.UNDER_A_TENTH
+    assert note.figures["cost"] == pytest.approx(0.05) and note.figures["small_kind"] == "bank_conflicts"
+    assert note.text() == ("Nsight Compute's top estimate (Shared Store Bank Conflicts, 50 %) is about bank conflicts. "
+                           "Here that ceiling takes 5 % off the L1 roof, under the tenth a finding needs. The top "
+                           "finding is the issue slots limit.")
+    large = Ceiling("bank_conflicts", "l1", 0.8, None, {}, "", "")
+    assert compare_with_rules([head], rule, "at_limit", [], 0.65, [large]).estimate.relation == \
+        Relation.NOT_RANKED  # type: ignore[union-attr]

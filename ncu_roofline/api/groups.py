@@ -146,7 +146,8 @@ class KernelGroup:
             "findings_from_launch": self.longest.raw.index,
             "diagnosis": [f.to_dict(redact) for f in s.diagnosis],
             # what Nsight Compute's largest estimate (of the longest launch's rules) says beside the group's findings
-            **rules_fields(s.diagnosis, self.longest.rules(), s.regime, s.not_applicable, s.limiter_share),
+            **rules_fields(s.diagnosis, self.longest.rules(), s.regime, s.not_applicable, s.limiter_share,
+                           s.ceilings),
             "ceilings": [c.to_dict() for c in s.ceilings],
             "nvtx_ranges": [] if redact else list(self.nvtx_ranges),
             "flags": list(s.flags),

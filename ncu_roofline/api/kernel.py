@@ -54,7 +54,7 @@ class AnalysedKernel(KernelModel):
         d["precision_options"] = [dict(o) for o in self.precision_options]
         rules = self.rules()
         d["nsight_compute_rules"] = rules
-        d |= rules_fields(self.diagnosis, rules, self.regime, self.not_applicable, self.limiter_share)
+        d |= rules_fields(self.diagnosis, rules, self.regime, self.not_applicable, self.limiter_share, self.ceilings)
         return d
 
     def rules(self) -> list[dict[str, Any]]:

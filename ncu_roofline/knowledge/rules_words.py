@@ -25,6 +25,7 @@ class Relation(str, Enum):
     IDLE_PIPES_EXPECTED = "idle_pipes_expected"  # of idle compute pipes ("Low Utilization") at a memory limit
     MORE_BLOCKS_FIRST = "more_blocks_first"  # of more warps per SM, while the grid does not fill the GPU
     PAST_HIGH_USE = "past_high_use"  # of hiding latency, while the leading limit is past high use
+    UNDER_A_TENTH = "under_a_tenth"  # of a ceiling that takes less than a tenth off its roof: no finding
     UNEQUAL_BLOCKS = "unequal_blocks"  # of a partial last wave, while the measured occupancy rules out equal blocks
     NOT_RANKED = "not_ranked"  # of none of the findings
     BOTTLENECK_LATENCY_VS_LIMIT = "bottleneck_latency_vs_limit"  # its Bottleneck rule: latency; the verdict: a limit
@@ -63,6 +64,11 @@ TEMPLATES: dict[Relation, Template] = {
         (" The {lead_limit} limit is at {share:pct} of its peak: with ≤{left:x} left, only less work helps much.",
          " The leading limit is at {share:pct} of its peak: with ≤{left:x} left, only less work helps much."),
     ),
+    Relation.UNDER_A_TENTH: (
+        _HEAD + " is about {small_label}.",
+        " Here that ceiling takes {cost:pct} off the {small_roof} roof, under the tenth a finding needs.",
+        *_TOP,
+    ),
     Relation.UNEQUAL_BLOCKS: (
         _HEAD + " assumes equal block times; the occupancy it measured, {achieved:pct}, rules them out.",
     ),
@@ -85,7 +91,7 @@ def _shown(figures: Mapping[str, Figure | bool]) -> dict[str, Figure]:
     shown: dict[str, Figure] = {}
     for name, value in figures.items():
         shown[name] = ("" if value else None) if isinstance(value, bool) else value
-    for role in ("match", "aside", "lead", "top"):
+    for role in ("match", "aside", "lead", "top", "small"):
         kind = figures.get(f"{role}_kind")
         if isinstance(kind, str):  # "The tail-effect finding", "is about sector use"
             shown[f"{role}_label"] = kind.replace("_", "-") if role == "match" else kind_label(kind)
@@ -95,6 +101,9 @@ def _shown(figures: Mapping[str, Figure | bool]) -> dict[str, Figure]:
     roof = figures.get("roof")
     if isinstance(roof, str):
         shown["roof_label"] = roof.upper()
+    small_roof = figures.get("small_roof")
+    if isinstance(small_roof, str):
+        shown["small_roof"] = small_roof.upper()
     shown.setdefault("latency_below", LATENCY_ISSUE_BELOW)
     return shown
 

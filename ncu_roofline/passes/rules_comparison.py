@@ -31,6 +31,7 @@ from ..knowledge.rules import (
 )
 from ..knowledge.rules_words import Relation, sentence
 from ..knowledge.wording import Figure, Kind
+from .ceilings import SIGNIFICANT
 from .diagnosis import HIGH_THROUGHPUT
 from .finding import Finding, top_index
 from .latency import latency_case
@@ -158,8 +159,9 @@ def _top(findings: list[Finding]) -> dict[str, Figure]:
 
 
 def _elsewhere(top: dict[str, Any], causes: frozenset[Cause], findings: list[Finding],
-               set_aside: list[Any], share: float | None = None) -> RuleNote:
-    """An estimate that speaks of none of the findings: a ceiling of that kind set aside (with its reason), a
+               set_aside: list[Any], share: float | None = None, ceilings: list[Any] | None = None) -> RuleNote:
+    """An estimate that speaks of none of the findings: a ceiling of that kind set aside (with its reason), one
+    that takes less than a tenth off its roof (`ceilings`, the kernel's: the smallest factor of that kind), a
     partial last wave where the measured occupancy rules out the equal block times it assumes, idle
     compute pipes at a memory limit, hiding latency (or waiting on memory) at a limit past high use (`share`, the
     limiter's), more warps before the launch fills the GPU, else one the findings do not rank."""
@@ -171,6 +173,11 @@ def _elsewhere(top: dict[str, Any], causes: frozenset[Cause], findings: list[Fin
                 key=lambda n: not any(level.upper() in title for level in n.roof.split("/")), default=None)
     if aside is not None:
         return _note(top, Relation.SET_ASIDE, aside_kind=aside.kind, aside_roof=aside.roof, reason=aside.reason,
+                     **_top(findings))
+    small = min((c for c in ceilings or [] if KIND_CAUSES.get(c.kind, frozenset()) & causes
+                 and c.factor >= SIGNIFICANT), key=lambda c: c.factor, default=None)
+    if small is not None:
+        return _note(top, Relation.UNDER_A_TENTH, small_kind=small.kind, small_roof=small.roof, cost=1.0 - small.factor,
                      **_top(findings))
     uneven = next((f for f in findings if (f.kind.value, f.variant) in VARIANT_ONLY), None)
     if uneven is not None and Cause.TAIL in causes:
@@ -233,12 +240,13 @@ def _note(top: dict[str, Any], relation: Relation, **figures: Figure | bool) -> 
 
 
 def compare_with_rules(findings: list[Finding], rules: list[dict[str, Any]], regime: str | None = None,
-                       set_aside: list[Any] | None = None, share: float | None = None) -> RulesComparison:
+                       set_aside: list[Any] | None = None, share: float | None = None,
+                       ceilings: list[Any] | None = None) -> RulesComparison:
     """Where Nsight Compute's largest estimated speed-up stands to the findings (agrees with one, or points
-    elsewhere: and what became of its cause where that ceiling was set aside: `set_aside`, the kernel's
-    not-applicable ceilings); and where its Bottleneck rule reads a latency issue off its two headline figures
-    while the verdict is at a limit (a unit of the same Speed Of Light section above the threshold), what the
-    verdict rests on."""
+    elsewhere: and what became of its cause where that ceiling was set aside, `set_aside`, the kernel's
+    not-applicable ceilings, or takes under a tenth off its roof, `ceilings`, the kernel's); and where its
+    Bottleneck rule reads a latency issue off its two headline figures while the verdict is at a limit (a unit of
+    the same Speed Of Light section above the threshold), what the verdict rests on."""
     estimate = None
     estimated = [r for r in rules if r.get("speedup_pct") is not None and r["speedup_pct"] > 0]
     causes = None
@@ -260,7 +268,8 @@ def compare_with_rules(findings: list[Finding], rules: list[dict[str, Any]], reg
                 figures |= {"left": _short_of_peak(short), "match_limit": _limit_label(short)}
             estimate = _note(top, Relation.AGREES, **figures)
         else:
-            estimate = _elsewhere(top, causes, findings, set_aside or [], share if regime == T.AT_LIMIT else None)
+            estimate = _elsewhere(top, causes, findings, set_aside or [], share if regime == T.AT_LIMIT else None,
+                                  ceilings)
     bottleneck = None
     solb = next((r for r in rules if r.get("rule") == "SOLBottleneck" and r.get("title") == "Latency Issue"), None)
     if solb is not None and regime == T.AT_LIMIT and findings:
@@ -274,7 +283,8 @@ def compare_with_rules(findings: list[Finding], rules: list[dict[str, Any]], reg
 
 
 def rules_fields(findings: list[Finding], rules: list[dict[str, Any]], regime: str | None = None,
-                 set_aside: list[Any] | None = None, share: float | None = None) -> dict[str, Any]:
+                 set_aside: list[Any] | None = None, share: float | None = None,
+                 ceilings: list[Any] | None = None) -> dict[str, Any]:
     """The JSON's two keys of the comparison: `rules_comparison`, its sentences, and `rules_relation`, the record."""
-    comparison = compare_with_rules(findings, rules, regime, set_aside, share)
+    comparison = compare_with_rules(findings, rules, regime, set_aside, share, ceilings)
     return {"rules_comparison": comparison.text(), "rules_relation": comparison.to_dict()}
