@@ -1449,14 +1449,17 @@ def test_the_verdict_and_the_latency_finding_say_the_same_of_warps(name: str) ->
             continue
         f = latency[0]
         # a stall reason that clearly leads the measured stall cycles gives its own lever (not over idle SMs, an
-        # unmeasured limit or the occupancy cap, which come first)
+        # unmeasured limit or the occupancy cap, which come first; over fewer warps only in place of more work in
+        # flight)
         by_stall = (f.lever or "").startswith("stall_") and f.figures.get("stall1") is not None and \
             f.variant not in ("idle", "unmeasured", "at_allowed")
         if f.lever not in levers[f.variant] | {"library"} and not by_stall:
             wrong.append(f"#{k.raw.index}: a latency of {f.variant} with the lever {f.lever}")
         # warps short of what the launch allows: more blocks, unless the grid already fills the SMs twice or more
+        # (then more work in flight per warp, as the leading stall says where one leads)
         waves = k.launch.get("waves_per_sm")
-        if f.variant == "fewer_warps" and (f.lever == "in_flight") != (waves is not None and waves >= 2):
+        in_flight = f.lever == "in_flight" or (f.lever or "").startswith("stall_")
+        if f.variant == "fewer_warps" and in_flight != (waves is not None and waves >= 2):
             wrong.append(f"#{k.raw.index}: {waves} waves, yet {f.lever}")
         # SMs nearly full of warps (not too few warps): no finding asks for more warps in flight
         if f.variant == "full" and any(g.lever in more_warps for g in k.diagnosis):

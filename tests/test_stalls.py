@@ -79,6 +79,9 @@ def test_stall_figures_name_the_leaders_and_their_lever() -> None:
     assert evidence == (RATIO.format("long_scoreboard"), RATIO.format("barrier"))
     for variant in OWN_LEVER:  # idle SMs, an unmeasured limit: their own lever first
         assert stall_figures(m, variant, "idle")[0] == "idle"
+        # but more work in flight per warp, the lever of fewer warps on a grid that fills the SMs, is what the
+        # leading reason's lever says how to do
+        assert stall_figures(m, variant, "in_flight")[0] == "stall_long_scoreboard"
     # a runner-up under a tenth of the stall cycles is not named
     small = _model({RATIO.format("wait"): 95.0, RATIO.format("drain"): 5.0})
     assert stall_figures(small, "full", "in_flight")[1] == {"stall1": "wait", "stall1_share": 0.95}
@@ -162,6 +165,9 @@ def test_shares_match_nvidias_reader_in_process_isolated_and_from_csv(tmp_path: 
 # (capture, its one kernel's launch index, the reason that leads, the latency finding's variant and lever)
 LEADS = [  # fewer warps than the launch allows (17 % of 100 %): more warps first, though wait stalls lead
          ("monte-carlo-pi__profile.ncu-rep", 1, "wait", "fewer_warps", "more_warps"),
+         # fewer warps (28 % of 33 %) over 4.49 waves, where more blocks add none: more work in flight per warp,
+         # as the leading wait stalls (77 %) say: break dependent chains, not issue loads early
+         ("monte-carlo-pi__profile.ncu-rep", 0, "wait", "fewer_warps", "stall_wait"),
          # as many warps as the launch allows: what caps them stays the lever (32 blocks per SM)
          ("self-join-mistic__ilpProf.ncu-rep", 0, "long_scoreboard", "at_allowed", "block_limit")]
 

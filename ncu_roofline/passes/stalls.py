@@ -69,7 +69,8 @@ NO_LEVER = frozenset({"not_selected", "selected"})
 def stall_figures(m: KernelModel, variant: str, lever: str) -> tuple[str, dict[str, Figure], tuple[str, ...]]:
     """(a latency finding's lever, its stall figures, the stall metrics it names): the top reasons and their
     shares (`stall1`, `stall1_share`, `stall2`, `stall2_share`), the lever of a reason that leads them clearly in
-    place of `lever` (not for `OWN_LEVER` variants); or `stalls_unmeasured` where the capture holds no stall data
+    place of `lever` (not for `OWN_LEVER` variants, but where their lever is more work in flight per warp, which
+    that reason's lever says how to do); or `stalls_unmeasured` where the capture holds no stall data
     (its words then assert no stall cause and say how to collect them)."""
     measured = _measured(m)
     if measured is None:
@@ -80,6 +81,6 @@ def stall_figures(m: KernelModel, variant: str, lever: str) -> tuple[str, dict[s
     for n, (r, share) in enumerate(named, 1):
         figures |= {f"stall{n}": r.label, f"stall{n}_share": share}
     lead = leading(found)
-    if lead is not None and variant not in OWN_LEVER and lead.id not in NO_LEVER:
+    if lead is not None and (variant not in OWN_LEVER or lever == "in_flight") and lead.id not in NO_LEVER:
         lever = lead.lever
     return lever, figures, tuple(r.names[family] for r, _ in named)
