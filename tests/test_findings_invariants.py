@@ -265,6 +265,8 @@ def test_blocks_of_unequal_times_get_no_tail_bound() -> None:
     assert "Nsight Compute measured 17 %" in words.detail and "1.34" not in words.detail
     latency = next(f for f in k.diagnosis if f.kind == "latency")
     assert "partial last wave" not in latency.words().detail  # the measurement says the tail is not it
+    # more blocks would add no warps: more work in flight per warp, as its leading wait stalls (73 %) say
+    assert latency.lever == "stall_wait" and "more blocks" not in (latency.words().next_step or "")
 
 
 @needs_corpus
@@ -1455,11 +1457,12 @@ def test_the_verdict_and_the_latency_finding_say_the_same_of_warps(name: str) ->
             f.variant not in ("idle", "unmeasured", "at_allowed")
         if f.lever not in levers[f.variant] | {"library"} and not by_stall:
             wrong.append(f"#{k.raw.index}: a latency of {f.variant} with the lever {f.lever}")
-        # warps short of what the launch allows: more blocks, unless the grid already fills the SMs twice or more
-        # (then more work in flight per warp, as the leading stall says where one leads)
+        # warps short of what the launch allows: more blocks, unless the grid already fills the SMs twice or more,
+        # or its blocks end unevenly (then more work in flight per warp, as the leading stall says where one leads)
         waves = k.launch.get("waves_per_sm")
         in_flight = f.lever == "in_flight" or (f.lever or "").startswith("stall_")
-        if f.variant == "fewer_warps" and in_flight != (waves is not None and waves >= 2):
+        uneven = any(g.kind == "tail_effect" and g.variant == "uneven" for g in k.diagnosis)
+        if f.variant == "fewer_warps" and in_flight != ((waves is not None and waves >= 2) or uneven):
             wrong.append(f"#{k.raw.index}: {waves} waves, yet {f.lever}")
         # SMs nearly full of warps (not too few warps): no finding asks for more warps in flight
         if f.variant == "full" and any(g.lever in more_warps for g in k.diagnosis):

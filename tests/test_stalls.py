@@ -163,8 +163,9 @@ def test_shares_match_nvidias_reader_in_process_isolated_and_from_csv(tmp_path: 
 
 
 # (capture, its one kernel's launch index, the reason that leads, the latency finding's variant and lever)
-LEADS = [  # fewer warps than the launch allows (17 % of 100 %): more warps first, though wait stalls lead
-         ("monte-carlo-pi__profile.ncu-rep", 1, "wait", "fewer_warps", "more_warps"),
+LEADS = [  # fewer warps than the launch allows (17 % of 100 %) from blocks that end unevenly over 1.50 waves: more
+         # blocks add none, so more work in flight per warp, as the leading wait stalls say
+         ("monte-carlo-pi__profile.ncu-rep", 1, "wait", "fewer_warps", "stall_wait"),
          # fewer warps (28 % of 33 %) over 4.49 waves, where more blocks add none: more work in flight per warp,
          # as the leading wait stalls (77 %) say: break dependent chains, not issue loads early
          ("monte-carlo-pi__profile.ncu-rep", 0, "wait", "fewer_warps", "stall_wait"),

@@ -403,7 +403,10 @@ def _co_limit_findings(m: KernelModel, ceilings: list[Ceiling], named: list[Ceil
 _BELOW_THRESHOLD = ("below_threshold",)
 
 
-def _latency(m: KernelModel, ceilings: list[Ceiling], parts: Parts) -> list[Finding]:
+def _latency(m: KernelModel, ceilings: list[Ceiling], parts: Parts, uneven: bool = False) -> list[Finding]:
+    """The latency finding below every limit, after the ceilings under the limiter. `uneven`: the blocks end
+    unevenly (the tail-effect finding says so), so more blocks add no warps to an SM: more work in flight per warp
+    is the step where fewer warps run than the launch allows."""
     bound = m.bound_by or ""
     share = m.limiter_share or 0.0
     roof = bound if m.limiter_is_roof else T.related_roof(bound)
@@ -416,6 +419,7 @@ def _latency(m: KernelModel, ceilings: list[Ceiling], parts: Parts) -> list[Find
     label = bound.upper() if m.limiter_is_roof else m.units[bound].label
     if share < _LATENCY_SHARE * reachable:
         variant, lever, figures = latency_case(m.launch)
+        lever = "in_flight" if uneven and lever == "more_warps" else lever
         figures |= {"label": label, "share": share,
                     "reachable": reachable if m.limiter_is_roof and reachable < SIGNIFICANT_SHARE else None}
         speedup = reachable / share if share > 0 else None
@@ -478,14 +482,15 @@ def _ranked(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], wa
     if m.regime == T.TOO_LITTLE_WORK:
         return one_per_cause(m, ceilings, [too_little_work(m), *local_memory(m),
                                            *listed(m, ceilings, [], _limit_label(m))])
+    tail = tail_effect(m) if waves else []
+    uneven = any(f.variant == "uneven" for f in tail)
     if m.regime == T.AT_LIMIT:
         found = _at_roof(m, ceilings, parts, reuse) if m.limiter_is_roof else _unit_limit(m, ceilings)
     elif not m.limiter_is_roof:
-        found = _unit_limit(m, ceilings)[:1] + _latency(m, ceilings, parts)
+        found = _unit_limit(m, ceilings)[:1] + _latency(m, ceilings, parts, uneven)
     else:
-        found = _latency(m, ceilings, parts)
+        found = _latency(m, ceilings, parts, uneven)
     found = one_per_cause(m, ceilings, found + reuse_note(m, reuse) + _spill_findings(m, local_traffic(m)))
-    tail = tail_effect(m) if waves else []
     apart_from_tail(found, tail)
     if tail and found[0].speedup is None and found[0].basis[:1] in (("at_limit",), ("at_limit_short",),
                                                                      ("unit_at_limit",), ("unit_short",),
