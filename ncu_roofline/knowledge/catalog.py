@@ -325,17 +325,19 @@ NEXT_STEPS: dict[tuple[str, str], Template] = {
                                       "about once.",),
     (K.INTENSITY_GAP, "batch"): ("Batch about {gap:x} more rows per weight byte, or tile and fuse to move fewer "
                                  "bytes.",),
-    (K.LATENCY, "idle"): ("Keep every SM busy the whole run: whole waves, even blocks",
+    (K.LATENCY, "idle"): ("Keep every SM busy the whole run", (", ≤{step_x:x}:", ":"), " whole waves, even blocks",
                           ("{long_idle}.", ", or fuse short kernels.")),
     (K.LATENCY, "in_flight"): ("Put more independent work in flight per warp: issue loads early, unroll, break "
                                "dependent chains.",),
     (K.LATENCY, "registers"): ("Cut registers per thread", (" to {fit_regs:n} or fewer", " below {regs:n}"),
-                               " with __launch_bounds__ or fewer live values",
-                               (": {fit_warps:n} warps per SM, not {warps:n}.", ", to fit more warps.")),
+                               (" with __launch_bounds__: {fit_warps:n} warps per SM, not {warps:n}, ≤{step_x:x}.",
+                                " with __launch_bounds__ or fewer live values: {fit_warps:n} warps per SM, not "
+                                "{warps:n}.", " with __launch_bounds__ or fewer live values, to fit more warps.")),
     (K.LATENCY, "shared_memory"): ("Use less shared memory per block, smaller tiles or a larger carve-out, to fit "
                                    "more blocks.",),
     (K.LATENCY, "block_limit"): ("Use larger blocks: an SM runs at most {occ_blocks:n} blocks",
-                                 ("; {next_by} then allow up to {next_warps:n} warps, not {warps:n}.", " at once.")),
+                                 ("; {next_by} then allow {next_warps:n} warps, not {warps:n}, ≤{step_x:x}.",
+                                  "; {next_by} then allow {next_warps:n} warps, not {warps:n}.", " at once.")),
     (K.LATENCY, "warp_slots"): ("Pick a block size that fills the SM's warp slots in whole blocks.",),
     (K.LATENCY, "occupancy"): ("Raise the theoretical occupancy of {theoretical:pct}: the Occupancy section names "
                                "its limiter.",),

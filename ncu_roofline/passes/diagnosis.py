@@ -25,7 +25,7 @@ import dataclasses
 import math
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
@@ -432,6 +432,7 @@ def _latency(m: KernelModel, ceilings: list[Ceiling], parts: Parts, uneven: bool
         elif lever == "block_limit":
             figures |= block_fit(m.launch)
         figures |= _idle_figures(m, lever)
+        figures |= _step_bound(m, lever, figures, speedup)
         findings.append(Finding(Kind.LATENCY, variant, bound, None, bound, speedup, lever, basis, figures | stalls,
                                 (bound, *stall_metrics)))
     if not findings:
@@ -446,6 +447,24 @@ def _latency(m: KernelModel, ceilings: list[Ceiling], parts: Parts, uneven: bool
     return findings + listed(m, ceilings, named, _limit_label(m))
 
 
+def _step_bound(m: KernelModel, lever: str | None, figures: dict[str, Any], speedup: float | None) -> dict[str, float]:
+    """What a latency step gives at most where that is less than the finding's whole headroom (`step_x`): more
+    warps per SM speed a latency-bound kernel up at most in proportion, from the warps that run now (the
+    achieved occupancy's share of the theoretical) to those the step allows (`fit_warps`, `next_warps`); SMs kept
+    busy the whole run at most 1 / the share of the run they were active."""
+    theoretical, achieved = m.launch.get("theoretical_occupancy"), m.launch.get("achieved_occupancy")
+    more = figures.get("fit_warps") if lever == "registers" else figures.get("next_warps") \
+        if lever == "block_limit" else None
+    bound: float | None = None
+    if more and figures.get("warps") and theoretical and achieved:
+        bound = more / (figures["warps"] * achieved / theoretical)
+    elif lever == "idle" and (active := m.launch.get("sm_active_share")):
+        bound = 1.0 / active
+    if bound is None or speedup is None or not bound < 0.95 * speedup:
+        return {}
+    return {"step_x": max(1.0, bound)}
+
+
 def _idle_figures(m: KernelModel, lever: str | None) -> dict[str, float | str | None]:
     """Where SMs idle a launch for longer than its ramp-up and drain can take (`RAMP_S`), fusing it with its
     neighbours, which hides those, is no step: `long_idle`."""
@@ -458,9 +477,10 @@ def _idle_figures(m: KernelModel, lever: str | None) -> dict[str, float | str | 
 def _in_a_library(found: list[Finding], name: str) -> list[Finding]:
     """A library kernel's next steps: its code, launch and tuning are the library's, so a caller's levers are
     another algorithm or library call, the problem's shape and precision, or fusing the call (the tail effect
-    words its own; a finding with nothing to do keeps none)."""
+    words its own; a finding with nothing to do keeps none, and a step's own bound goes with its step)."""
     return [f if f.kind == Kind.TAIL_EFFECT or f.lever in (None, "fp64_library") else
-            dataclasses.replace(f, lever="library", figures={**f.figures, "library": name}) for f in found]
+            dataclasses.replace(f, lever="library", figures={**{k: v for k, v in f.figures.items() if k != "step_x"},
+                                                             "library": name}) for f in found]
 
 
 def diagnose(m: KernelModel, ceilings: list[Ceiling], reuse: dict[str, float], waves: bool = True,
