@@ -134,7 +134,8 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
         ("It does {intensity:.3g} FLOP per {level} byte; the ridge point is {ridge:.3g}.",
          " Its FP ceilings leave {kept_gap:x} to reach what they allow.",
          " {busiest_label:up}, at {busiest_share:pct}, saturates first, once the bytes fall about {after:x}.",
-         " DRAM read {once:.2f}× the bytes its loads asked for: it reads each byte about once."),
+         (" DRAM read {once:.2f}× the bytes its loads asked for: it reads each byte about once.",
+          " DRAM read {once_l2:.2f}× what L1 missed, L2 hit {l2_read_hit:pct}: DRAM sends each byte about once.")),
         "SpeedOfLight, MemoryWorkloadAnalysis"),
     # Below every limit.
     (K.LATENCY, "idle"): Entry(
@@ -197,8 +198,10 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
     (K.REUSE, "reads_once"): Entry(
         ("L2 hits {hit:pct}, and the kernel reads each byte about once",),
         None,
-        ("Only {hit:pct} of L2 sector lookups hit, and DRAM read {once:.2f}× the bytes its loads asked for: no cache "
-         "could serve a second read, so tiling has nothing to reuse.",),
+        (("Only {hit:pct} of L2 sector lookups hit, and DRAM read {once:.2f}× the bytes its loads asked for: no cache "
+          "could serve a second read, so tiling has nothing to reuse.",
+          "Only {hit:pct} of L2 sector lookups hit, and DRAM read {once_l2:.2f}× the bytes L1 asked L2 for: L1 "
+          "served the re-reads, and tiling has nothing more to keep from DRAM."),),
         "MemoryWorkloadAnalysis"),
     (K.LOCAL_MEMORY, "spills"): Entry(
         (("Local memory: at least {spill_share:pct} of {spill_level} bytes{spill_at_least}",

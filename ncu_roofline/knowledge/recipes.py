@@ -267,6 +267,9 @@ LOAD_SECTORS = ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sect
                 "l1tex__t_sectors_pipe_tex_mem_texture.sum", "l1tex__t_sectors_pipe_tex_mem_surface_op_ld.sum",
                 "sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_access.sum",
                 "sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum")
+# The sectors L1/TEX asks L2 to read (its misses, with local memory's and texture's), and those that hit in L2:
+# `passes.reuse` weighs DRAM's reads against them where L1 served re-reads itself.
+L2_READS = ("lts__t_sectors_srcunit_tex_op_read.sum", "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum")
 # Metrics behind each ceiling (ceilings.py) and the Instruction Roofline: what to collect when absent.
 CEILING_METRICS: dict[str, tuple[str, ...]] = {
     "issue_share": ("smsp__inst_executed.sum", "sm__inst_executed.sum.peak_sustained"),
@@ -286,7 +289,8 @@ CEILING_METRICS: dict[str, tuple[str, ...]] = {
                      "sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum",
                      "sm__sass_l1tex_t_requests_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum"),
     "instruction_roofline": ("smsp__sass_inst_executed_op_global_ld.sum", "smsp__sass_inst_executed_op_global_st.sum"),
-    "reads_once": ("dram__bytes_read.sum", *LOAD_SECTORS, "l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct"),
+    "reads_once": ("dram__bytes_read.sum", *LOAD_SECTORS, "l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct",
+                   *L2_READS),
 }
 
 NCU_METRICS = (

@@ -178,7 +178,8 @@ def _intensity_gap(m: KernelModel, level: str, ceilings: list[Ceiling], parts: P
     elif once is not None:  # a kernel that reads each byte once gains no reuse: no bound ranks its gap first
         speedup, basis = None, ("reads_once",)
     if once is not None:
-        lever, figures["once"] = "reads_once", once
+        lever = "reads_once"
+        figures |= once
     elif _GEMM_LIKE.search(m.raw.demangled_name or m.raw.name or ""):
         lever = "batch"  # weights shared across rows (a GEMM or GEMV, as its name suggests): more rows per weight
     return Finding(Kind.INTENSITY_GAP, "gap", level, None, m.bound_by, speedup, lever, basis, figures,

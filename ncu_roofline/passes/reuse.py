@@ -33,14 +33,19 @@ READS_ONCE = (0.9, 1.35)
 LOAD_HITS_AT_MOST = 0.1
 
 
-def reads_once(reuse: Mapping[str, float]) -> float | None:
-    """DRAM reads per byte its loads asked for, where that (and the L1 hit rate of its loads, where known)
-    says the kernel reads each byte about once; else None."""
+def reads_once(reuse: Mapping[str, float]) -> dict[str, float] | None:
+    """The figures that say the kernel reads each byte from DRAM about once, else None: DRAM reads per byte its
+    loads asked for (`once`), where that and the L1 hit rate of its loads (where known) say so; else, where L1
+    served re-reads itself, DRAM reads per byte L1 asked L2 to read (`once_l2`) with L2's hit rate of those
+    lookups (`l2_read_hit`): L2 then served no re-read either, and DRAM sent each byte L1 missed about once."""
     ratio = reuse.get("dram_reads_per_load_byte")
     hits = reuse.get("l1_load_hit_rate")
-    if ratio is None or not READS_ONCE[0] <= ratio <= READS_ONCE[1] or (hits is not None and hits > LOAD_HITS_AT_MOST):
-        return None
-    return ratio
+    if ratio is not None and READS_ONCE[0] <= ratio <= READS_ONCE[1] and (hits is None or hits <= LOAD_HITS_AT_MOST):
+        return {"once": ratio}
+    ratio, hits = reuse.get("dram_reads_per_l2_read_byte"), reuse.get("l2_read_hit_rate")
+    if ratio is not None and hits is not None and READS_ONCE[0] <= ratio <= READS_ONCE[1] and hits <= LOAD_HITS_AT_MOST:
+        return {"once_l2": ratio, "l2_read_hit": hits}
+    return None
 
 
 ISSUE_LESS_MEMORY = "issue slots (less its global loads and stores)"
@@ -89,26 +94,33 @@ def reuse_note(m: KernelModel, reuse: Mapping[str, float]) -> list[Finding]:
     if m.bound_by == "dram":
         return []
     return [Finding(Kind.REUSE, "reads_once", "dram", None, m.bound_by, None, "fuse", ("fusion_unknown",),
-                    {"hit": hit, "once": once}, (*evidence, "dram__bytes_read.sum"))]
+                    {"hit": hit, **once}, (*evidence, "dram__bytes_read.sum"))]
 
 
 def summed_reuse(launches: list[Mapping[str, float]], reuse: Mapping[str, float]) -> dict[str, float]:
     """A group's reuse: `reuse` (its longest launch's), with DRAM reads per load byte from the launches'
-    (`launches`: their reuse) summed bytes and the highest L1 hit rate of their loads. None of them where a
-    launch lacks the bytes, or where the sum would read once while a launch does not (0.8 and 1.6 sum to
-    1.2, which reads once while neither launch does)."""
-    out = {k: v for k, v in reuse.items() if k not in ("dram_reads_per_load_byte", "load_sector_bytes",
-                                                       "l1_load_hit_rate")}
-    per = [(r.get("dram_reads_per_load_byte"), r.get("load_sector_bytes")) for r in launches]
-    if not per or not all(ratio is not None and asked for ratio, asked in per):
-        return out
+    (`launches`: their reuse) summed bytes and the highest L1 hit rate of their loads, and per byte L1 asked L2
+    for with the highest L2 hit rate of those lookups. Each is left out where a launch lacks its bytes, and both
+    where the sums would read once while a launch does not (0.8 and 1.6 sum to 1.2, which reads once while
+    neither launch does)."""
+    out = {k: v for k, v in reuse.items() if k not in (*_LOAD_SIDE, *_L2_SIDE)}
     summed = dict(out)
-    asked = math.fsum(b for _, b in per if b)
-    summed["load_sector_bytes"] = asked
-    summed["dram_reads_per_load_byte"] = math.fsum(r * b for r, b in per if r is not None and b) / asked
-    hits = [h for r in launches if (h := r.get("l1_load_hit_rate")) is not None]
-    if hits:
-        summed["l1_load_hit_rate"] = max(hits)
+    for ratio_key, bytes_key, hit_key in (_LOAD_SIDE, _L2_SIDE):
+        per = [(r.get(ratio_key), r.get(bytes_key)) for r in launches]
+        if not per or not all(ratio is not None and asked for ratio, asked in per):
+            continue
+        asked = math.fsum(b for _, b in per if b)
+        summed[bytes_key] = asked
+        summed[ratio_key] = math.fsum(r * b for r, b in per if r is not None and b) / asked
+        hits = [h for r in launches if (h := r.get(hit_key)) is not None]
+        if hits:
+            summed[hit_key] = max(hits)
     if reads_once(summed) is not None and not all(reads_once(r) is not None for r in launches):
         return out
     return summed
+
+
+# A reuse's figures for DRAM's reads against what the loads asked L1 for, and against what L1 asked L2 for: the
+# ratio, the bytes asked, the hit rate (`summed_reuse`).
+_LOAD_SIDE = ("dram_reads_per_load_byte", "load_sector_bytes", "l1_load_hit_rate")
+_L2_SIDE = ("dram_reads_per_l2_read_byte", "l2_read_bytes", "l2_read_hit_rate")
