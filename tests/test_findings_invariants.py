@@ -203,6 +203,10 @@ def test_tail_effect_where_nsight_compute_finds_one_and_from_its_waves(name: str
             if figures.get("uniform") != pytest.approx(1 / whole) or figures.get("waves") != pytest.approx(waves) or \
                     figures.get("whole") != whole:
                 wrong.append(f"#{k.raw.index}: {dict(f.figures)}")
+            # the headline's idle block-slot time is the last wave's empty slots over the share of the run it takes
+            idle = figures.get("idle_slots")
+            if idle is not None and idle != pytest.approx(figures["tail_share"] * (1 - (waves - whole + 1))):
+                wrong.append(f"#{k.raw.index}: {idle} of block-slot time idle, {dict(f.figures)}")
             rule = next((r for r in k.raw.rules if r.rule == "LaunchConfiguration" and r.title == "Tail Effect"), None)
             if rule is not None and rule.speedup_pct is not None and \
                     rule.speedup_pct != pytest.approx(100 / whole, abs=0.5):
@@ -232,6 +236,9 @@ def test_silu_partial_wave_bound_is_hand_computed() -> None:
     assert (figures["grid"], figures["waves"], figures["per_wave"]) == (1056, pytest.approx(1.6), pytest.approx(660))
     assert figures["last"] == pytest.approx(0.6) and figures["uniform"] == 0.5
     assert figures["work"] == pytest.approx(0.375)
+    # the last wave leaves 40 % of the block slots empty for the 48.4 % of the run it takes: 19 % of block-slot
+    # time, not the 20 % of equal block times
+    assert figures["idle_slots"] == pytest.approx(t * 0.4) and "19 % of block-slot time idle" in tail["headline"]
     assert tail["variant"] == "occupancy" and tail["basis"] == ["measured_waves"]  # from the measured occupancy
     assert (figures["achieved"], figures["theoretical"]) == (pytest.approx(a), 0.625)
     assert figures["tail_share"] == pytest.approx(t)

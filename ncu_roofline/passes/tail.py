@@ -127,6 +127,10 @@ def tail_effect(m: KernelModel) -> list[Finding]:
         figures |= {"achieved": m.launch["achieved_occupancy"], "theoretical": m.launch["theoretical_occupancy"]}
     else:
         variant, basis = "uniform", ("uniform_waves",)
+    if tail_share < uniform and figures.get("idle_slots") is not None:
+        # the block slots the last wave leaves empty, for the share of the run it measurably takes (equal block
+        # times: 1 / ceil(waves) of it, 1 − waves ÷ ceil(waves) in all)
+        figures["idle_slots"] = tail_share * (1.0 - last)
     if speedup < bound:
         basis += ("capped_busiest",)
     lever = "whole_waves" if name is None else "library_grid"
