@@ -1897,10 +1897,10 @@ def test_an_l1_wavefront_step_says_how_to_tell_its_two_causes_apart(name: str) -
     for k in _kernels(name):
         held = [n for n in (BANK_CONFLICTS, GLOBAL_SECTORS[0]) if k.raw.metrics.get(n) is not None]
         for f in k.diagnosis:
-            if f.kind != "unit_throughput" or f.lever != LSU_WAVEFRONTS:
+            if f.kind != "unit_throughput" or f.lever not in (LSU_WAVEFRONTS, "lsu_unsplit"):
                 continue
             told = "--section MemoryWorkloadAnalysis_Tables" in f.words().detail
-            if told == bool(held):
+            if told == bool(held) or (f.lever == "lsu_unsplit") == bool(held):
                 wrong.append(f"#{k.raw.index}: holds {held or 'neither'}, told: {told}")
     assert not wrong, "\n".join(wrong)
 

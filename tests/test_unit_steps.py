@@ -9,8 +9,8 @@ import pytest
 from ncu_roofline.knowledge.throughputs import HEADLINES, SUB_UNITS, UNITS
 from ncu_roofline.knowledge.unit_steps import UNIT_STEPS
 
-EXTRA_KEYS = ("issue_vector", "issue_no_loads", "lsu_no_shared", "lsu_pipe_no_shared", "lsu_no_conflicts",
-              "fp64_own", "fp64_division", "fp64_library")
+EXTRA_KEYS = ("issue_vector", "issue_no_loads", "lsu_no_shared", "lsu_pipe_no_shared", "lsu_unsplit",
+              "lsu_no_conflicts", "fp64_own", "fp64_division", "fp64_library")
 UNIT_IDS = sorted({u.id for u in (*UNITS, *HEADLINES, *SUB_UNITS)})
 
 

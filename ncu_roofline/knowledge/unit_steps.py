@@ -1,7 +1,7 @@
 """The next step for a kernel bound by each unit of `throughputs`, one imperative sentence per unit id; the unit's
 own `explains` says why. Extra keys (`issue_vector`, `issue_no_loads`, `lsu_no_shared`, `lsu_pipe_no_shared`,
-`lsu_no_conflicts`, `fp64_own`, `fp64_division`, `fp64_library`) hold a more specific step that a fact about the
-kernel selects.
+`lsu_unsplit`, `lsu_no_conflicts`, `fp64_own`, `fp64_division`, `fp64_library`) hold a more specific step that a
+fact about the kernel selects.
 """
 
 from __future__ import annotations
@@ -116,6 +116,8 @@ UNIT_STEPS: dict[str, str] = {
     "lsu_no_shared": ("Coalesce global accesses: have neighbouring threads touch neighbouring addresses, and replace "
                       "wide scattered loads with contiguous ones."),
     "lsu_pipe_no_shared": "Issue fewer load/store instructions: use vector loads, and reuse values in registers.",
+    "lsu_unsplit": ("Coalesce global accesses or remove shared-memory bank conflicts; --section "
+                    "MemoryWorkloadAnalysis_Tables tells which applies."),
     "lsu_no_conflicts": ("Coalesce global accesses: make neighbouring threads read neighbouring addresses, and avoid "
                          "wide scattered loads and stores."),
     "fp64_own": ("Check for silent double promotion, such as 1.0 for 1.0f or double math functions, then use FP32 or "

@@ -333,7 +333,7 @@ def _unit_limit(m: KernelModel, ceilings: list[Ceiling]) -> list[Finding]:
     if at and unit.group == "memory" and _spilled(roof, local_traffic(m), figures):
         lever = "spills"  # its work is mostly spilled registers' bytes
     if lever == LSU_WAVEFRONTS and fact(m, BANK_CONFLICTS) is None and fact(m, GLOBAL_SECTORS[0]) is None:
-        figures["unsplit"] = ""  # its step names both causes: the capture tells neither apart
+        lever, figures["unsplit"] = "lsu_unsplit", ""  # the capture tells neither cause apart: its step says how to
     if bound == FP64_PIPE:
         figures |= fp64_figures(m)
     if (active := _issue_active(m, unit)) is not None:
