@@ -24,6 +24,7 @@ from ..model.quantities import Missing, Resolver
 from . import coalescing as C
 from .facts import global_loads
 from .fusion import MIX, fma_action
+from .reuse import l2_reads
 from .shared_memory import bank_conflicts, conflict_action
 from .side_work import CUDA_CORE_CEILINGS, tensor_side_part
 
@@ -429,24 +430,12 @@ def dram_reads_per_load_byte(res: Resolver) -> tuple[float, float] | None:
     return (dram[0] / asked, asked) if asked > 0 else None
 
 
-def _l2_reads(res: Resolver) -> dict[str, float]:
-    """DRAM read bytes ÷ the bytes L1/TEX asked L2 to read (its misses, `R.L2_READS`), those bytes, and the share
-    of those lookups that hit in L2; empty where a count is missing or NaN, or L1 asked for nothing."""
-    dram = res.count("dram__bytes_read.sum")
-    asked, hits = (res.count(name) for name in R.L2_READS)
-    if dram is None or asked is None or hits is None or any(n.startswith(R.L2_READS) for n in res.nan_seen) or \
-            not asked[0] > 0:
-        return {}
-    return {"dram_reads_per_l2_read_byte": dram[0] / (32.0 * asked[0]), "l2_read_bytes": 32.0 * asked[0],
-            "l2_read_hit_rate": hits[0] / asked[0]}
-
-
 def _reuse(m: KernelModel, res: Resolver) -> dict[str, float]:
     out: dict[str, float] = {}
     reads = dram_reads_per_load_byte(res)
     if reads is not None:
         out["dram_reads_per_load_byte"], out["load_sector_bytes"] = reads
-    out |= _l2_reads(res)
+    out |= l2_reads(res)
     b = {lv: v.value for lv, v in m.q.bytes.items() if v is not None}
     if "l1" in b and "l2" in b and b["l2"] > 0:
         out["l1_to_l2_bytes"] = b["l1"] / b["l2"]

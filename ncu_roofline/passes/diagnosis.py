@@ -25,7 +25,7 @@ import dataclasses
 import math
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
@@ -37,7 +37,7 @@ from .divisions import FP64_PIPE, fp64_divisions
 from .facts import BANK_CONFLICTS, GLOBAL_SECTORS, ISSUE_ACTIVE, ISSUE_ELAPSED, REGISTERS_PER_SM, fact
 from .finding import Finding, Kind
 from .fusion import fusion_bound
-from .latency import RAMP_S, block_fit, latency_case, register_fit
+from .latency import block_fit, idle_figures, latency_case, register_fit, step_bound
 from .levers import LSU_WAVEFRONTS, fp64_figures, limits_measured, sets_against, unit_lever
 from .libraries import library_of
 from .reuse import issue_left, reads_once, reuse_note
@@ -432,47 +432,20 @@ def _latency(m: KernelModel, ceilings: list[Ceiling], parts: Parts, uneven: bool
             figures |= register_fit(m.launch, fact(m, REGISTERS_PER_SM))
         elif lever == "block_limit":
             figures |= block_fit(m.launch)
-        figures |= _idle_figures(m, lever)
-        figures |= _step_bound(m, lever, figures, speedup)
+        figures |= idle_figures(m, lever)
+        figures |= step_bound(m, lever, figures, speedup)
         findings.append(Finding(Kind.LATENCY, variant, bound, None, bound, speedup, lever, basis, figures | stalls,
                                 (bound, *stall_metrics)))
     if not findings:
         variant, lever, figures = latency_case(m.launch)
         figures |= {"label": label, "share": share}
         lever, stalls, stall_metrics = stall_figures(m, "no_ceiling", lever)
-        figures |= _idle_figures(m, lever)
+        figures |= idle_figures(m, lever)
         findings.append(Finding(Kind.LATENCY, "no_ceiling", bound, None, bound, 1.0 / share if share > 0 else None,
                                 lever, ("roof_over_reached",), figures | stalls, (bound, *stall_metrics)))
     named = list(mine)
     findings += _co_limit_findings(m, ceilings, named)
     return findings + listed(m, ceilings, named, _limit_label(m))
-
-
-def _step_bound(m: KernelModel, lever: str | None, figures: dict[str, Any], speedup: float | None) -> dict[str, float]:
-    """What a latency step gives at most where that is less than the finding's whole headroom (`step_x`): more
-    warps per SM speed a latency-bound kernel up at most in proportion, from the warps that run now (the
-    achieved occupancy's share of the theoretical) to those the step allows (`fit_warps`, `next_warps`); SMs kept
-    busy the whole run at most 1 / the share of the run they were active."""
-    theoretical, achieved = m.launch.get("theoretical_occupancy"), m.launch.get("achieved_occupancy")
-    more = figures.get("fit_warps") if lever == "registers" else figures.get("next_warps") \
-        if lever == "block_limit" else None
-    bound: float | None = None
-    if more and figures.get("warps") and theoretical and achieved:
-        bound = more / (figures["warps"] * achieved / theoretical)
-    elif lever == "idle" and (active := m.launch.get("sm_active_share")):
-        bound = 1.0 / active
-    if bound is None or speedup is None or not bound < 0.95 * speedup:
-        return {}
-    return {"step_x": max(1.0, bound)}
-
-
-def _idle_figures(m: KernelModel, lever: str | None) -> dict[str, float | str | None]:
-    """Where SMs idle a launch for longer than its ramp-up and drain can take (`RAMP_S`), fusing it with its
-    neighbours, which hides those, is no step: `long_idle`."""
-    idle, duration = m.launch.get("sm_active_share"), m.q.duration_s.value if m.q.duration_s is not None else None
-    if lever != "idle" or idle is None or duration is None or (1.0 - idle) * duration <= RAMP_S:
-        return {}
-    return {"long_idle": ""}
 
 
 def _in_a_library(found: list[Finding], name: str) -> list[Finding]:

@@ -14,11 +14,15 @@ drain, a partial last wave, too few or uneven blocks.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..model.geometry import LIMITS, geometry_figures, limiter_figures, occupancy_limiter
 
-__all__ = ["FULL", "IDLE", "RAMP_S", "REACHED", "block_fit", "idle_share", "latency_case", "occupancy_limiter",
-           "register_fit"]
+if TYPE_CHECKING:
+    from ..model.roofline import KernelModel
+
+__all__ = ["FULL", "IDLE", "RAMP_S", "REACHED", "block_fit", "idle_figures", "idle_share", "latency_case",
+           "occupancy_limiter", "register_fit", "step_bound"]
 
 REACHED = 0.85  # achieved ÷ theoretical occupancy from which the warps the launch allows are there
 FULL = 0.75  # achieved occupancy from which an SM is nearly full of warps
@@ -108,3 +112,30 @@ def block_fit(launch: Mapping[str, float | None]) -> Figures:
     if most <= blocks * warps:
         return {}
     return {"next_warps": most, "next_by": by, "warps": blocks * warps}
+
+
+def step_bound(m: KernelModel, lever: str | None, figures: dict[str, Any], speedup: float | None) -> dict[str, float]:
+    """What a latency step gives at most where that is less than the finding's whole headroom (`step_x`): more
+    warps per SM speed a latency-bound kernel up at most in proportion, from the warps that run now (the
+    achieved occupancy's share of the theoretical) to those the step allows (`fit_warps`, `next_warps`); SMs kept
+    busy the whole run at most 1 / the share of the run they were active."""
+    theoretical, achieved = m.launch.get("theoretical_occupancy"), m.launch.get("achieved_occupancy")
+    more = figures.get("fit_warps") if lever == "registers" else figures.get("next_warps") \
+        if lever == "block_limit" else None
+    bound: float | None = None
+    if more and figures.get("warps") and theoretical and achieved:
+        bound = more / (figures["warps"] * achieved / theoretical)
+    elif lever == "idle" and (active := m.launch.get("sm_active_share")):
+        bound = 1.0 / active
+    if bound is None or speedup is None or not bound < 0.95 * speedup:
+        return {}
+    return {"step_x": max(1.0, bound)}
+
+
+def idle_figures(m: KernelModel, lever: str | None) -> dict[str, float | str | None]:
+    """Where SMs idle a launch for longer than its ramp-up and drain can take (`RAMP_S`), fusing it with its
+    neighbours, which hides those, is no step: `long_idle`."""
+    idle, duration = m.launch.get("sm_active_share"), m.q.duration_s.value if m.q.duration_s is not None else None
+    if lever != "idle" or idle is None or duration is None or (1.0 - idle) * duration <= RAMP_S:
+        return {}
+    return {"long_idle": ""}

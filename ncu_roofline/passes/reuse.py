@@ -21,6 +21,7 @@ from .facts import ISSUED, MEMORY_INSTRUCTIONS, fact, held_sum
 from .finding import Finding, Kind
 
 if TYPE_CHECKING:
+    from ..model.quantities import Resolver
     from ..model.roofline import KernelModel
 
 # DRAM read bytes ÷ the bytes of the sectors the loads asked for, of a kernel that reads each byte about
@@ -124,3 +125,15 @@ def summed_reuse(launches: list[Mapping[str, float]], reuse: Mapping[str, float]
 # ratio, the bytes asked, the hit rate (`summed_reuse`).
 _LOAD_SIDE = ("dram_reads_per_load_byte", "load_sector_bytes", "l1_load_hit_rate")
 _L2_SIDE = ("dram_reads_per_l2_read_byte", "l2_read_bytes", "l2_read_hit_rate")
+
+
+def l2_reads(res: Resolver) -> dict[str, float]:
+    """DRAM read bytes ÷ the bytes L1/TEX asked L2 to read (its misses, `R.L2_READS`), those bytes, and the share
+    of those lookups that hit in L2; empty where a count is missing or NaN, or L1 asked for nothing."""
+    dram = res.count("dram__bytes_read.sum")
+    asked, hits = (res.count(name) for name in R.L2_READS)
+    if dram is None or asked is None or hits is None or any(n.startswith(R.L2_READS) for n in res.nan_seen) or \
+            not asked[0] > 0:
+        return {}
+    return {"dram_reads_per_l2_read_byte": dram[0] / (32.0 * asked[0]), "l2_read_bytes": 32.0 * asked[0],
+            "l2_read_hit_rate": hits[0] / asked[0]}
