@@ -87,11 +87,10 @@ def _family(roof: str | None) -> str | None:
 
 def finding_causes(f: Finding) -> frozenset[Cause]:
     """The causes a finding is about (`knowledge.rules`): its kind's (unless its variant alone says) and its
-    variant's; a latency finding's, the
-    occupancy case of the SMs' active cycles (from its figures: a library kernel's lever is the library's), what its
-    limit waits on and the stall its lever names; too little work under one wave, a small grid; a limit at its peak,
-    its unit's or family's; short of high use, what more work in flight waits on, and the occupancy where its
-    figures name what caps it."""
+    variant's; a latency finding's, the occupancy case of the SMs' active cycles (from its figures: a library
+    kernel's lever is the library's), what its limit waits on and the stall its lever names; too little work under
+    one wave, a small grid; a limit at its peak, its unit's or family's; short of high use, what more work in flight
+    waits on, and the occupancy where its figures name what caps it."""
     kind, family = f.kind.value, _family(f.roof)
     kind_causes = () if (kind, f.variant) in VARIANT_ONLY else KIND_CAUSES.get(kind, ())
     causes = set(kind_causes) | VARIANT_CAUSES.get((kind, f.variant), frozenset())
