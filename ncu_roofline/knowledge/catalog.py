@@ -406,6 +406,8 @@ NEXT_STEPS: dict[tuple[str, str], Template] = {
     (_ANY, "spills"): (("Remove the local-memory traffic first: at least {spill_share:pct} of {spill_level}'s bytes"
                         " are local.{spill_at_least}", "Remove the local-memory traffic first: about "
                         "{spill_share:pct} of {spill_level}'s traffic is local."),),
+    (_ANY, "split_vector"): ("Merge the {split_n:n} {split_op} at {split_base} {split_first} to {split_last} into one "
+                             "{split_whole:n}-byte access, {split_whole:n}-byte aligned.",),
     (_ANY, "library"): ("Try another algorithm, shape or precision, or fuse the call: this is {library}'s own "
                         "kernel.",),
 }

@@ -6,7 +6,8 @@ bank conflicts by the excessive shared wavefronts, idle lanes by the lanes lost,
 A latency finding of SMs without warps (`idle`), of a limit the report did not measure (`unmeasured`) or of the
 occupancy the launch caps (`at_allowed`) gets none: the warp samples of an instruction say nothing about those.
 A kernel whose report holds no per-instruction counters (a CSV export, a capture without SourceCounters) keeps
-`where` None; so does a finding of any other kind.
+`where` None; so does a finding of any other kind. A coalescing or sector-use finding whose top instructions are
+one wide access split into narrow ones (`passes.split_vectors`) takes the lever that merges them.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Iterable
 from ..knowledge.wording import Kind
 from ..readers.instructions import InstructionSource
 from .finding import Finding
+from .split_vectors import split_access
 
 __all__ = ["COUNTER_OF_KIND", "NO_WHERE", "attach_where"]
 
@@ -28,6 +30,7 @@ COUNTER_OF_KIND: dict[Kind, str] = {
     Kind.LATENCY: "samples",
 }
 
+SPLIT_KINDS = frozenset({Kind.COALESCING, Kind.SECTOR_USE})  # findings a split wide access may explain
 # Findings whose cause no instruction holds: (kind, variant).
 NO_WHERE: frozenset[tuple[Kind, str]] = frozenset({(Kind.LATENCY, "idle"), (Kind.LATENCY, "unmeasured"),
                                                    (Kind.LATENCY, "at_allowed")})
@@ -49,5 +52,11 @@ def attach_where(findings: Iterable[Finding], instructions: InstructionSource | 
     for f in found:
         counter = None if (f.kind, f.variant) in NO_WHERE else COUNTER_OF_KIND.get(f.kind)
         top = instructions.top(counter, read) if counter is not None else None
-        out.append(f if top is None else dataclasses.replace(f, where=top))
+        if top is None:
+            out.append(f)
+            continue
+        split = split_access(top) if f.kind in SPLIT_KINDS and f.lever is not None else None
+        if split is not None:
+            f = dataclasses.replace(f, lever="split_vector", figures={**f.figures, **split.figures()})
+        out.append(dataclasses.replace(f, where=top))
     return out
