@@ -132,7 +132,7 @@ SAMPLE: dict[str, Any] = {
     "lead_kind": "too_little_work", "lead_variant": "few_blocks", "lead_limit": "LSU pipe (load/store issue)",
     "share": 0.9, "unit": "L2 throughput", "roof": "dram", "achieved": 0.17,
     "top_kind": "local_memory", "top_variant": "spills", "top_limit": "DRAM", "top_bound": 44.0,
-    "small_kind": "bank_conflicts", "small_roof": "l1", "cost": 0.05,
+    "small_kind": "bank_conflicts", "small_roof": "l1", "cost": 0.05, "local_waits": 0.71,
 }
 
 

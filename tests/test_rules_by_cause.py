@@ -108,7 +108,8 @@ CAUSE_OF: dict[str, Callable[[Finding], bool]] = {
     or (_short(f) and bool(f.figures.get("occ_by"))),
     "achieved_occupancy": lambda f: (f.kind == Kind.LATENCY and _occupancy_case(f) == "fewer")
     or (f.kind == Kind.TAIL_EFFECT and f.variant in ("occupancy", "uneven")),
-    "stalls": lambda f: f.kind == Kind.LATENCY or (_short(f) and f.roof in _ISSUE),
+    "stalls": lambda f: f.kind == Kind.LATENCY or (_short(f) and f.roof in _ISSUE)
+    or (f.kind == Kind.LOCAL_MEMORY and f.figures.get("local_waits") is not None),  # its waits lead the stalls
     "memory_wait": lambda f: (f.kind == Kind.LATENCY and (_memory(f.roof) or f.lever == "stall_long_scoreboard"))
     or (_short(f) and _memory(f.roof)) or f.kind in (Kind.REUSE, Kind.LOCAL_MEMORY),
     "lsu_queue": lambda f: (_at_peak(f) and f.roof in _LSU) or f.kind == Kind.LOCAL_MEMORY

@@ -126,3 +126,53 @@ def test_no_intensity_or_batching_lever_for_mostly_local_bytes(path: Path) -> No
         assert not any(f.lever == "batch" for f in k.diagnosis), k.raw.name
         spill = [i for i, f in enumerate(k.diagnosis) if f.kind == Kind.LOCAL_MEMORY]
         assert spill == [1], (k.raw.name, [f.kind for f in k.diagnosis])
+
+
+STALL_RATIO = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
+
+
+def _stall_shares(k: AnalysedKernel) -> dict[str, float]:
+    """Each reason's share of the stall cycles, from the launch's own ratios (`selected` left out), by hand."""
+    head, tail = STALL_RATIO.split("{}")
+    values = {n[len(head):-len(tail)]: float(m.value) for n, m in k.raw.metrics.items()
+              if n.startswith(head) and n.endswith(tail) and not n.endswith("_not_issued" + tail)}
+    values.pop("selected", None)
+    total = sum(v for v in values.values() if v > 0)
+    return {r: v / total for r, v in values.items() if v > 0} if total else {}
+
+
+@needs_corpus
+@pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.name)
+def test_local_waits_are_the_leading_long_scoreboard_share_where_local_holds_most_of_l1(path: Path) -> None:
+    """Corpus invariant: a local-memory finding states the long-scoreboard share of the stall cycles exactly where
+    local accesses hold at least half of L1's global and local sectors and that reason leads (a quarter of the
+    cycles and half again the next), by hand from the launch's ratios; the comparison with Nsight Compute's rules then
+    takes the stalls to be the finding's and says so."""
+    for k in _launches(path.name):
+        found = next((f for f in k.diagnosis if f.kind == Kind.LOCAL_MEMORY), None)
+        if found is None:
+            continue
+        shares = sorted(_stall_shares(k).items(), key=lambda rv: -rv[1])
+        t = local_traffic(k)
+        assert t is not None
+        leads = (bool(shares) and shares[0][0] == "long_scoreboard" and shares[0][1] >= 0.25
+                 and (len(shares) < 2 or shares[0][1] >= 1.5 * shares[1][1]))
+        if leads and t.l1_share is not None and t.l1_share >= 0.5 and STALL_RATIO.format("selected") in k.raw.metrics:
+            assert found.figures["local_waits"] == pytest.approx(shares[0][1]), k.raw.name
+            estimate = k.to_dict()["rules_relation"]["estimate"]
+            if estimate is not None and estimate["rule"] in ("IssueSlotUtilization", "CPIStall"):
+                assert estimate["relation"] == "agrees"
+                assert estimate["figures"]["local_waits"] == pytest.approx(shares[0][1])
+        elif STALL_RATIO.format("selected") in k.raw.metrics:
+            assert found.figures["local_waits"] is None, k.raw.name
+
+
+@needs_corpus
+def test_gemm_v9_issue_slot_estimate_agrees_through_its_local_waits() -> None:
+    """gemm: long scoreboard 70.9 % of the stall cycles and 97 % of L1's sectors local; Nsight Compute's top estimate,
+    Issue Slot Utilization, speaks of too few eligible warps: those waits."""
+    k = next(k for k in _launches(GEMM) if k.raw.name == "gemm")
+    assert round(_stall_shares(k)["long_scoreboard"], 3) == 0.709
+    text = k.to_dict()["rules_comparison"]
+    assert text.startswith("Nsight Compute's top estimate (Issue Slot Utilization, 97 %) agrees on the cause.")
+    assert "Long-scoreboard waits, mostly on local memory, are 71 % of the kernel's stall cycles." in text

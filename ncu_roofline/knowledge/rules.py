@@ -28,9 +28,10 @@ The table, rule by rule, with why:
 - No cause here (`UNMAPPED`: no comparison at all): the Speed Of Light rules (their Bottleneck rule has its own
   note), the FP roofline's, L2 compression, PM sampling, CPIStallWait (a fixed-latency dependency).
 
-A finding's causes: by its kind (`KIND_CAUSES`), its kind and variant (`VARIANT_CAUSES`); too little work under one
-wave, a small grid and idle SMs too (`UNDER_ONE_WAVE`); a limit at its peak, the unit or roof it is about
-(`UNIT_CAUSES`, else its family's, `LIMIT_CAUSES`); short of high use, what more work in flight waits on
+A finding's causes: by its kind (`KIND_CAUSES`), its kind and variant (`VARIANT_CAUSES`), a figure it holds
+(`FIGURE_CAUSES`: local memory whose long-scoreboard waits lead the stalls speaks of the stalls too); too little
+work under one wave, a small grid and idle SMs too (`UNDER_ONE_WAVE`); a limit at its peak, the unit or roof it is
+about (`UNIT_CAUSES`, else its family's, `LIMIT_CAUSES`); short of high use, what more work in flight waits on
 (`SHORT_CAUSES`); a latency finding, the stall reason its lever names (`LEVER_CAUSES`), what its limit waits on
 (`LATENCY_CAUSES`) and the occupancy case of the SMs' active cycles (`OCCUPANCY_CASES`). Occupancy is a latency
 finding's cause only where the warps are at what the launch allows (`at_allowed`: the limiter is the lever) or
@@ -43,9 +44,9 @@ from __future__ import annotations
 
 from enum import Enum
 
-__all__ = ["ISSUE_UNITS", "KIND_CAUSES", "LATENCY_CAUSES", "LEVER_CAUSES", "LIMIT_CAUSES", "NO_CONFLICT_LEVERS",
-           "OCCUPANCY_CASES", "RULE_CAUSES", "SHORT_CAUSES", "UNDER_ONE_WAVE", "UNIT_CAUSES", "UNMAPPED",
-           "VARIANT_CAUSES", "VARIANT_ONLY", "Cause"]
+__all__ = ["FIGURE_CAUSES", "ISSUE_UNITS", "KIND_CAUSES", "LATENCY_CAUSES", "LEVER_CAUSES", "LIMIT_CAUSES",
+           "NO_CONFLICT_LEVERS", "OCCUPANCY_CASES", "RULE_CAUSES", "SHORT_CAUSES", "UNDER_ONE_WAVE", "UNIT_CAUSES",
+           "UNMAPPED", "VARIANT_CAUSES", "VARIANT_ONLY", "Cause"]
 
 
 class Cause(str, Enum):
@@ -124,6 +125,9 @@ VARIANT_CAUSES: dict[tuple[str, str], frozenset[Cause]] = {
 # achieved occupancy (Nsight Compute's AchievedOccupancy rule names workload imbalance), not of a partial wave.
 VARIANT_ONLY: frozenset[tuple[str, str]] = frozenset({("tail_effect", "uneven")})
 
+# A finding's figure that, where the finding holds it, adds causes: local accesses that hold most of L1's sectors while
+# long-scoreboard waits lead the stalls (`passes.spills.local_waits`) are why too few warps are eligible.
+FIGURE_CAUSES: dict[tuple[str, str], frozenset[Cause]] = {("local_memory", "local_waits"): frozenset({C.STALLS})}
 # A too-little-work finding whose launch is under one wave (its figures: fewer blocks than the GPU runs at once).
 UNDER_ONE_WAVE = frozenset({C.SMALL_GRID, C.IDLE_SMS})
 # A latency finding's lever where it names the stall reason Nsight Compute measured most (`passes.stalls`).

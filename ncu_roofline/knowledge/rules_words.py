@@ -40,6 +40,7 @@ _TOP = ((" The top finding is the {top_limit} limit.", " The top finding is {top
 TEMPLATES: dict[Relation, Template] = {
     Relation.AGREES: (
         _HEAD + " agrees on the cause.",
+        " Long-scoreboard waits, mostly on local memory, are {local_waits:pct} of the kernel's stall cycles.",
         (" The {match_label} finding bounds the gain at ≤{bound:x}, {saved:pct} of the time: under half that "
          "estimate.{below_estimate}",
          " The {match_label} finding bounds the gain at ≤{bound:x}, {saved:pct} of the time.",

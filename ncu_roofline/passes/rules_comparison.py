@@ -13,6 +13,7 @@ from typing import Any
 from ..knowledge import recipes as R
 from ..knowledge import throughputs as T
 from ..knowledge.rules import (
+    FIGURE_CAUSES,
     ISSUE_UNITS,
     KIND_CAUSES,
     LATENCY_CAUSES,
@@ -94,6 +95,9 @@ def finding_causes(f: Finding) -> frozenset[Cause]:
     kind, family = f.kind.value, _family(f.roof)
     kind_causes = () if (kind, f.variant) in VARIANT_ONLY else KIND_CAUSES.get(kind, ())
     causes = set(kind_causes) | VARIANT_CAUSES.get((kind, f.variant), frozenset())
+    for (of_kind, figure), more in FIGURE_CAUSES.items():
+        if of_kind == kind and f.figures.get(figure) is not None:
+            causes |= more
     if f.kind == Kind.LATENCY:
         case = latency_case({"achieved_occupancy": _number(f.figures.get("achieved")),
                              "theoretical_occupancy": _number(f.figures.get("theoretical"))})[0]
@@ -259,6 +263,10 @@ def compare_with_rules(findings: list[Finding], rules: list[dict[str, Any]], reg
             # of the run; this: the most the kernel can gain): both are stated.
             match = next((f for f in matching if f.speedup), None)
             figures: dict[str, Figure | bool] = {"match_kind": (match or matching[0]).kind.value}
+            waits = next((f.figures.get("local_waits") for f in matching if f.figures.get("local_waits") is not None
+                          and Cause.STALLS in causes), None)
+            if waits is not None:  # the stalls the rule speaks of are the local-memory finding's waits
+                figures["local_waits"] = waits
             if match is not None and match.speedup:
                 saved = 1.0 - 1.0 / match.speedup
                 figures |= {"bound": match.speedup, "saved": saved,

@@ -31,6 +31,7 @@ from . import facts as F
 from .co_limits import CO_LIMIT
 from .facts import fact, held_sum
 from .finding import Finding, Kind
+from .stalls import leading, stall_reasons
 
 if TYPE_CHECKING:
     from ..model.roofline import KernelModel
@@ -163,6 +164,21 @@ def left_after(m: KernelModel, local: LocalTraffic, spill: SpillLimit) -> list[t
     return out
 
 
+# Local accesses hold at least this share of L1's global and local sectors: the long-scoreboard waits on L1TEX data
+# are then mostly on them.
+LOCAL_WAITS = 0.5
+
+
+def local_waits(m: KernelModel, local: LocalTraffic) -> float | None:
+    """The long-scoreboard stalls' share of the stall cycles, where they lead them (`passes.stalls.leading`) and local
+    accesses hold most of L1's global and local sectors; else None."""
+    if local.l1_share is None or local.l1_share < LOCAL_WAITS:
+        return None
+    found = stall_reasons(m)
+    lead = leading(found) if found else None
+    return found[0][1] if found and lead is not None and lead.id == "long_scoreboard" else None
+
+
 def local_memory(m: KernelModel, local: LocalTraffic | None = None, spill: SpillLimit | None = None,
                  cap: tuple[float, str] | None = None) -> list[Finding]:
     """A finding where local-memory loads and stores are a notable part of the kernel's memory instructions, or
@@ -181,7 +197,7 @@ def local_memory(m: KernelModel, local: LocalTraffic | None = None, spill: Spill
                "l1_local": local.l1_sectors,
                "l1_share": local.l1_share, "l2_share": local.l2_share, "dram_share": local.dram_share,
                "l2_at_least": "" if "l2" in local.at_least else None,
-               "dram_local": local.dram_bytes}
+               "dram_local": local.dram_bytes, "local_waits": local_waits(m, local)}
     evidence = tuple(n for pairs in (F.LOCAL_INSTRUCTIONS, F.GLOBAL_MEMORY_INSTRUCTIONS, F.L2_LOCAL_PAIRS)
                      for pair in pairs for n in pair if n in m.raw.metrics)
     evidence += tuple(n for n in (*F.LOCAL_SECTORS, *F.GLOBAL_SECTORS) if n in m.raw.metrics)
