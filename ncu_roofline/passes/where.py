@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from ..knowledge.wording import Kind
 from ..readers.instructions import InstructionSource
 from .finding import Finding
-from .split_vectors import split_access
+from .split_vectors import explains, split_access
 
 __all__ = ["COUNTER_OF_KIND", "NO_WHERE", "attach_where"]
 
@@ -30,7 +30,8 @@ COUNTER_OF_KIND: dict[Kind, str] = {
     Kind.LATENCY: "samples",
 }
 
-SPLIT_KINDS = frozenset({Kind.COALESCING, Kind.SECTOR_USE})  # findings a split wide access may explain
+# The access steps a split wide access replaces (not a library's: its code is not the user's to change).
+SPLIT_LEVERS = frozenset({(Kind.COALESCING, "coalesce"), (Kind.SECTOR_USE, "adjacent")})
 # Findings whose cause no instruction holds: (kind, variant).
 NO_WHERE: frozenset[tuple[Kind, str]] = frozenset({(Kind.LATENCY, "idle"), (Kind.LATENCY, "unmeasured"),
                                                    (Kind.LATENCY, "at_allowed")})
@@ -55,8 +56,8 @@ def attach_where(findings: Iterable[Finding], instructions: InstructionSource | 
         if top is None:
             out.append(f)
             continue
-        split = split_access(top) if f.kind in SPLIT_KINDS and f.lever is not None else None
-        if split is not None:
+        split = split_access(top) if (f.kind, f.lever) in SPLIT_LEVERS else None
+        if split is not None and explains(split, f.factor):
             f = dataclasses.replace(f, lever="split_vector", figures={**f.figures, **split.figures()})
         out.append(dataclasses.replace(f, where=top))
     return out
