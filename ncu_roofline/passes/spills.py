@@ -164,15 +164,17 @@ def left_after(m: KernelModel, local: LocalTraffic, spill: SpillLimit) -> list[t
     return out
 
 
-# Local accesses hold at least this share of L1's global and local sectors: the long-scoreboard waits on L1TEX data
-# are then mostly on them.
+# Local loads hold at least this share of L1's global and local load sectors: the long-scoreboard waits on L1TEX
+# data are then mostly on them.
 LOCAL_WAITS = 0.5
+LOAD_SECTORS = (F.LOCAL_SECTORS[0], F.GLOBAL_SECTORS[0])  # L1's local and global load sectors
 
 
-def local_waits(m: KernelModel, local: LocalTraffic) -> float | None:
+def local_waits(m: KernelModel) -> float | None:
     """The long-scoreboard stalls' share of the stall cycles, where they lead them (`passes.stalls.leading`) and local
-    accesses hold most of L1's global and local sectors; else None."""
-    if local.l1_share is None or local.l1_share < LOCAL_WAITS:
+    loads hold most of L1's global and local load sectors (the loads those stalls wait on); else None."""
+    local, global_ = (fact(m, name) for name in LOAD_SECTORS)
+    if local is None or global_ is None or local + global_ <= 0 or local < LOCAL_WAITS * (local + global_):
         return None
     found = stall_reasons(m)
     lead = leading(found) if found else None
@@ -197,7 +199,7 @@ def local_memory(m: KernelModel, local: LocalTraffic | None = None, spill: Spill
                "l1_local": local.l1_sectors,
                "l1_share": local.l1_share, "l2_share": local.l2_share, "dram_share": local.dram_share,
                "l2_at_least": "" if "l2" in local.at_least else None,
-               "dram_local": local.dram_bytes, "local_waits": local_waits(m, local)}
+               "dram_local": local.dram_bytes, "local_waits": local_waits(m)}
     evidence = tuple(n for pairs in (F.LOCAL_INSTRUCTIONS, F.GLOBAL_MEMORY_INSTRUCTIONS, F.L2_LOCAL_PAIRS)
                      for pair in pairs for n in pair if n in m.raw.metrics)
     evidence += tuple(n for n in (*F.LOCAL_SECTORS, *F.GLOBAL_SECTORS) if n in m.raw.metrics)
