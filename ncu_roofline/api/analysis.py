@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..knowledge.peaks_file import UserPeaks
+from ..passes.libraries import random_fill
 from ..readers import ANALYSIS_PRELOAD, detect_format, open_report
 from ..readers.csv_rows import RowMetrics
 from ..readers.isolation import AVAILABLE as ISOLATION_AVAILABLE
@@ -243,6 +244,9 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
     stopped = stopped_capture_warning(kernels) if stream.records is None else stream.stopped()
     if stopped:
         warnings.append(stopped)
+    setup = setup_only_warning(kernels if stream.records is None else maker.longest.values())
+    if setup:
+        warnings.append(setup)
     if stream.records is None:
         return ReportResult(raw.path, raw.source_format, raw.ncu_version, kernels, warnings,
                             completeness=raw.completeness, group_by=settings.group_by, threshold=settings.threshold)
@@ -321,6 +325,18 @@ def stopped_capture_warning(kernels: list[AnalysedKernel]) -> str | None:
     if all(k.q.duration_s is None for k in kernels[:-1]):
         return None
     return stopped_warning(kernels[-1], sum(1 for k in kernels[:-1] if k.usable))
+
+
+def setup_only_warning(launches: Iterable[AnalysedKernel]) -> str | None:
+    """The warning for a capture whose every usable launch (of a report analysed by group: each group's longest) is
+    one of PyTorch's random-number fills: the input a script makes first, which `--launch-count 1` catches, not the
+    kernel under study."""
+    names = [k.raw.demangled_name or k.raw.name for k in launches if k.usable]
+    if not names or not all(random_fill(name) for name in names):
+        return None
+    return ("every launch in it is PyTorch's random-number fill (what torch.rand and torch.randn launch): it likely "
+            "holds input setup, not the kernel under study; select that kernel with `ncu -k regex:NAME`, or skip the "
+            "fills with `--launch-skip N`")
 
 
 # Imported by the reader's child process before it forks, so each call starts warm.

@@ -47,3 +47,13 @@ def _own_name(demangled: str) -> str:
     name = demangled.removeprefix("void ").replace("(anonymous namespace)", "_anonymous_")
     name = name.replace("<unnamed>", "_anonymous_")
     return re.split(r"[<(]", name, maxsplit=1)[0]
+
+
+# PyTorch's random-number fills (`torch.rand`, `randn`, `uniform_`, `normal_`, ...): its distribution kernels.
+_RANDOM_FILL = re.compile(r"at::native::(?:\w+::)*distribution_\w*kernel$")
+
+
+def random_fill(demangled: str) -> bool:
+    """Whether a kernel is one of PyTorch's random-number fills, judged by its own qualified name."""
+    return _RANDOM_FILL.match(_own_name(demangled)) is not None
+
