@@ -57,4 +57,4 @@ def test_a_capture_of_fills_alone_warns_and_no_other_does(path: Any) -> None:
     warned = [w for w in report.warnings if "random-number fill" in w]
     assert bool(warned) == _by_hand(path)
     if warned:
-        assert "`ncu -k regex:NAME`" in warned[0] and "`--launch-skip N`" in warned[0]
+        assert "ncu -k regex:NAME" in warned[0] and "--launch-skip N" in warned[0]

@@ -335,8 +335,8 @@ def setup_only_warning(launches: Iterable[AnalysedKernel]) -> str | None:
     if not names or not all(random_fill(name) for name in names):
         return None
     return ("every launch in it is PyTorch's random-number fill (what torch.rand and torch.randn launch): it likely "
-            "holds input setup, not the kernel under study; select that kernel with `ncu -k regex:NAME`, or skip the "
-            "fills with `--launch-skip N`")
+            "holds input setup, not the kernel under study; select that kernel with ncu -k regex:NAME, or skip the "
+            "fills with --launch-skip N")
 
 
 # Imported by the reader's child process before it forks, so each call starts warm.
