@@ -29,6 +29,9 @@ def test_random_fills_by_their_own_name() -> None:
     assert not random_fill("void at::native::vectorized_elementwise_kernel<(int)4, distribution_kernel>(int)")
     assert not random_fill("void my::distribution_kernel(float *)")  # not PyTorch's
     assert not random_fill("silu_kernel_non_strided")
+    # a CSV export's function names: the two fills alone, not another kernel of that stem
+    assert random_fill("distribution_elementwise_grid_stride_kernel") and random_fill("distribution_nullary_kernel")
+    assert not random_fill("distribution_kernel") and not random_fill("my_distribution_nullary_kernel")
 
 
 def test_the_warning_only_where_every_usable_launch_is_a_fill() -> None:
@@ -58,3 +61,23 @@ def test_a_capture_of_fills_alone_warns_and_no_other_does(path: Any) -> None:
     assert bool(warned) == _by_hand(path)
     if warned:
         assert "ncu -k regex:NAME" in warned[0] and "--launch-skip N" in warned[0]
+
+
+@needs_corpus
+def test_a_report_analysed_by_group_warns_alike(tmp_path: Any) -> None:
+    """Above 1,000 launches a report is analysed by group: each group's longest launch stands for its launches."""
+    import dataclasses
+
+    from ncu_csv_writer import write_ncu_csv
+
+    from ncu_roofline.readers import read_report
+    from ncu_roofline.readers.record import Metric, RawReport
+
+    (fill,) = read_report(CORPUS / "cs599k__silu-pytorch.ncu-rep").kernels
+    fill = dataclasses.replace(fill, metrics={n: m for n, m in fill.metrics.items() if isinstance(m, Metric)},
+                               rules=())
+    path = tmp_path / "fills.csv"
+    write_ncu_csv(RawReport("fills.csv", "csv", [dataclasses.replace(fill, index=i) for i in range(1001)]), path)
+    report = ncu_roofline.analyze(path).reports[0]
+    assert report.launch_count == 1001 and report.findings == "group"
+    assert any("random-number fill" in w for w in report.warnings)

@@ -49,11 +49,14 @@ def _own_name(demangled: str) -> str:
     return re.split(r"[<(]", name, maxsplit=1)[0]
 
 
-# PyTorch's random-number fills (`torch.rand`, `randn`, `uniform_`, `normal_`, ...): its distribution kernels.
+# PyTorch's random-number fills (`torch.rand`, `randn`, `uniform_`, `normal_`, ...): its distribution kernels, by
+# their qualified names, or by their two names alone where that is all a name holds (a CSV export's `function` base).
 _RANDOM_FILL = re.compile(r"at::native::(?:\w+::)*distribution_\w*kernel$")
+_RANDOM_FILL_NAMES = frozenset({"distribution_elementwise_grid_stride_kernel", "distribution_nullary_kernel"})
 
 
 def random_fill(demangled: str) -> bool:
     """Whether a kernel is one of PyTorch's random-number fills, judged by its own qualified name."""
-    return _RANDOM_FILL.match(_own_name(demangled)) is not None
+    own = _own_name(demangled)
+    return own in _RANDOM_FILL_NAMES or _RANDOM_FILL.match(own) is not None
 
