@@ -42,6 +42,7 @@ __all__ = ["Cause", "Relation", "RuleNote", "RulesComparison", "compare_with_rul
 
 
 _AT_LIMIT_HEADS = ("at_limit", "unit_throughput")
+_WAITS = frozenset({Cause.STALLS, Cause.MEMORY_WAIT})  # a rule's causes that a local-memory finding's waits explain
 
 
 def _title_key(title: str | None) -> str:
@@ -264,8 +265,8 @@ def compare_with_rules(findings: list[Finding], rules: list[dict[str, Any]], reg
             match = next((f for f in matching if f.speedup), None)
             figures: dict[str, Figure | bool] = {"match_kind": (match or matching[0]).kind.value}
             waits = next((f.figures.get("local_waits") for f in matching if f.figures.get("local_waits") is not None
-                          and Cause.STALLS in causes), None)
-            if waits is not None:  # the stalls the rule speaks of are the local-memory finding's waits
+                          and causes & _WAITS), None)
+            if waits is not None:  # the stalls or waits the rule speaks of are the local-memory finding's
                 figures["local_waits"] = waits
             if match is not None and match.speedup:
                 saved = 1.0 - 1.0 / match.speedup
