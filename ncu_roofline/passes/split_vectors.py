@@ -27,7 +27,7 @@ __all__ = ["MOST", "SplitAccess", "explains", "split_access"]
 MOST = 0.9  # the share of the finding's counter the split instructions hold together, at least
 EVEN = 1.5  # the largest share of one word at most this many times the smallest: one access pattern
 NEEDED = 0.9  # a split of n words explains a finding whose needed share of the sectors is at least this / n
-_WIDTHS = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "64": 8, "128": 16}  # bytes; any other access is 4
+_NARROW = {"U8": 1, "S8": 1, "U16": 2, "S16": 2}  # bytes of a narrow access; `.64` and the like say their bits
 _WHOLE = (4, 8, 16)  # the vector accesses a split may be merged into
 _ACCESS = re.compile(r"^(?P<guard>@!?U?P[T\d]+\s+)?(?P<op>(?:LDG|STG)(?:\.\w+)*)\s+(?P<operands>.*)$")
 _OPERAND = re.compile(r"(?:desc\[\w+\])?\[(?P<inner>[^\]]*)\]")
@@ -60,8 +60,8 @@ def _hex(offset: int) -> str:
 def _width(op: str) -> int:
     """The bytes one thread's access moves: `.U8` 1, `.64` 8, `.128` 16, `.256` 32, else 4."""
     for part in op.split(".")[1:]:
-        if part in _WIDTHS:
-            return _WIDTHS[part]
+        if part in _NARROW:
+            return _NARROW[part]
         if part.isdigit():
             return int(part) // 8
     return 4
