@@ -1017,3 +1017,51 @@ def test_a_repeated_identity_column_is_read_from_its_last_cell(tmp_path: Path) -
                     '"0","a","7","x","100"\n"1","a","8","y","100"\n"2","a","9","y","100"\n')
     report = read_csv_export(path)
     assert [(k.index, k.name) for k in report.kernels] == [(7, "x"), (8, "y"), (9, "y")]
+
+
+# --------------------------------------------------------------------------- launches of one kernel
+
+
+class _Recording(dict[str, Metric]):
+    """Metrics that note every name read."""
+
+    def __init__(self, values: dict[str, Metric]) -> None:
+        super().__init__(values)
+        self.read: list[str] = []
+
+    def get(self, name: str, default: object = None) -> Metric | None:  # type: ignore[override]
+        self.read.append(name)
+        return super().get(name, default)  # type: ignore[return-value]
+
+
+_IDENTITY_FIELDS = {"compute_capability": "9.0", "device": "GPU", "sm_count": 132, "grid_size": (1, 1, 1),
+                    "block_size": (32, 1, 1), "stream_id": 7}
+
+
+@pytest.mark.parametrize("given", range(1 << len(_IDENTITY_FIELDS)))
+def test_identity_metrics_are_what_kernel_from_metrics_reads(given: int) -> None:
+    from ncu_roofline.readers.ncu_rep import identity_metrics, kernel_from_metrics
+
+    identity = {f: v for bit, (f, v) in enumerate(_IDENTITY_FIELDS.items()) if given >> bit & 1}
+    names = identity_metrics(identity)
+    metrics = _Recording({n: Metric(3.0) for n in names} | {"device__attribute_display_name": Metric("GPU")})
+    kernel_from_metrics(0, "k", "k", metrics, **identity)
+    assert sorted(set(metrics.read)) == sorted(names)
+
+
+def test_a_kernels_launches_made_alike_keep_their_own_values(tmp_path: Path) -> None:
+    # Three launches of one kernel: the second is made from the first (`RawKernel.again`), the third holds
+    # another SM count and device name in its metrics and is made anew; each equals the launch read alone.
+    header = ('"ID","Kernel Name","Stream","device__attribute_display_name",'
+              '"device__attribute_multiprocessor_count","dram__bytes_read.sum"\n')
+    rows = ['"0","k","7","GPU A","132","1,000"\n', '"1","k","7","GPU A","132","2,000"\n',
+            '"2","k","7","GPU B","114","3,000"\n']
+    kernels = read_report(_write(tmp_path, header + '"","","","","","byte"\n' + "".join(rows))).kernels
+    assert [(k.index, k.device, k.sm_count, k.stream_id) for k in kernels] == [
+        (0, "GPU A", 132, 7), (1, "GPU A", 132, 7), (2, "GPU B", 114, 7)]
+    for k, row in zip(kernels, rows, strict=True):
+        (alone,) = read_report(_write(tmp_path, header + '"","","","","","byte"\n' + row, "one.csv")).kernels
+        assert k == alone
+        assert k.metrics["dram__bytes_read.sum"] == alone.metrics["dram__bytes_read.sum"]
+    kernels[1].nvtx_ranges.append("mine")
+    assert kernels[0].nvtx_ranges == [] and kernels[2].nvtx_ranges == []

@@ -55,7 +55,7 @@ from .csv_header import REEXPORT_HINT, RepeatedRows, check_layout, is_metric_col
 from .csv_impossible import ImpossibleValues
 from .csv_rows import Columns, RowMetrics
 from .csv_text import Marker, TextLines
-from .ncu_rep import kernel_from_metrics
+from .ncu_rep import identity_metrics, kernel_from_metrics
 from .record import RawKernel, RawReport
 
 CSV_UNCHECKABLE = ("an export cut between two kernel rows cannot be checked for completeness: the CSV "
@@ -114,17 +114,38 @@ def _marker_summary(markers: list[Marker], kind: str) -> str:
 _IDENTITIES_KEPT = 4096  # distinct launch identities an export remembers (repeated launches share one)
 
 
+_LIKE_KEPT = 16  # launches of one identity kept to make the next ones like (`_Identity.like`)
+
+
 class _Identity:
     """What a row's identity cells but its ID give its `RawKernel` (the same cells give the same: the launches of
-    one kernel read them once): its kernel, function and demangled names, and the other fields (`_parse_identity`)."""
+    one kernel read them once): its kernel, function and demangled names, the other fields (`_parse_identity`), the
+    metrics the rest of its fields are read from (`reads`), and a launch made for each of their values seen (`like`:
+    the next launch that holds them is made from it, `RawKernel.again`)."""
 
-    __slots__ = ("demangled", "fields", "function", "kernel")
+    __slots__ = ("demangled", "fields", "function", "kernel", "like", "reads")
 
     def __init__(self, cells: dict[str, str]) -> None:
         self.kernel = cells.get("Kernel Name", "")
         self.function = cells.get("Function Name", "")
         self.demangled = cells.get("Demangled Name", "")
         self.fields = _parse_identity(cells)
+        self.reads = identity_metrics(self.fields)
+        self.like: dict[tuple[Any, ...], RawKernel] = {}
+
+    def launch(self, index: int, name: str, demangled: str, metrics: RowMetrics) -> RawKernel:
+        """The row's kernel, as `kernel_from_metrics` makes it (reading the same metrics)."""
+        held = tuple(map(metrics.get, self.reads))
+        try:
+            like = self.like.get(held)
+        except TypeError:  # a value that does not hash
+            return kernel_from_metrics(index, name, demangled, metrics, **self.fields)
+        if like is not None:
+            return like.again(index, metrics)
+        kernel = kernel_from_metrics(index, name, demangled, metrics, **self.fields)
+        if len(self.like) < _LIKE_KEPT:  # (a copy: a launch's metrics are let go once it is analysed)
+            self.like[held] = kernel.again(kernel.index, {})
+        return kernel
 
 
 def _parse_identity(cells: dict[str, str]) -> dict[str, object]:
@@ -244,12 +265,13 @@ class CsvExport:
                 self._renumber = True
             metrics = RowMetrics(row, columns, count)
             name = found.function or found.kernel
-            if not name:  # named by its index; `report` renames it if the IDs turn out not to number rows
-                name = f"kernel {index}"
-                self._unnamed.append((count, not found.demangled))
-            demangled = found.demangled or found.kernel or name
             count += 1
-            yield kernel_from_metrics(index, name, demangled, metrics, **found.fields)
+            if name:
+                yield found.launch(index, name, found.demangled or found.kernel or name, metrics)
+            else:  # named by its index; `report` renames it if the IDs turn out not to number rows
+                name = f"kernel {index}"
+                self._unnamed.append((count - 1, not found.demangled))
+                yield kernel_from_metrics(index, name, found.demangled or found.kernel or name, metrics, **found.fields)
             if count == 1:  # the first kernel has been used (analysed, where this feeds an analysis)
                 columns.learn_hot(metrics)
                 if columns.hot is None:  # no columns to parse at once: blocks would only hold text

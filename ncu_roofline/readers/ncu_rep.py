@@ -271,6 +271,23 @@ def _int(metrics: Mapping[str, Metric], name: str) -> int | None:
     return int(value) if math.isfinite(value) else None
 
 
+# The launch fields `kernel_from_metrics` takes from the standard metrics where the identity does not give them.
+_FROM_METRICS = (
+    ("compute_capability", tuple(f"device__attribute_compute_capability_{part}" for part in ("major", "minor"))),
+    ("device", ("device__attribute_display_name",)),
+    ("sm_count", ("device__attribute_multiprocessor_count",)),
+    ("grid_size", tuple(f"launch__grid_dim_{axis}" for axis in "xyz")),
+    ("block_size", tuple(f"launch__block_dim_{axis}" for axis in "xyz")),
+    ("stream_id", ("launch__stream_id",)),
+)
+
+
+def identity_metrics(identity: Mapping[str, Any]) -> tuple[str, ...]:
+    """The metrics `kernel_from_metrics` reads for a launch whose `identity` gives these fields: launches whose
+    metrics hold the same values of them get the same fields from them."""
+    return tuple(name for field, names in _FROM_METRICS if field not in identity for name in names)
+
+
 def kernel_from_metrics(
     index: int,
     name: str,

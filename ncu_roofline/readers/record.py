@@ -100,6 +100,15 @@ class RawKernel:
             if value is not None and not (type(value) is str and value.isascii()):
                 held[attr] = text(value) or None
 
+    def again(self, index: int, metrics: Mapping[str, Metric]) -> RawKernel:
+        """Another launch of this kernel, read alike (its names and launch fields this one's, as made): every field
+        this one's but its index, metrics and NVTX ranges (none), at a fraction of the cost of making it anew."""
+        launch: RawKernel = object.__new__(RawKernel)
+        fields = launch.__dict__
+        fields.update(self.__dict__)
+        fields["index"], fields["metrics"], fields["nvtx_ranges"] = index, metrics, []
+        return launch
+
     def number(self, name: str) -> float | None:
         """The metric's numeric value, or None when absent, non-numeric, NaN or infinite (no counter,
         share or rate is infinite: a hand-edited or damaged value is not a measurement)."""
