@@ -27,9 +27,7 @@ ARROW_FROM = 4096  # cells converted at once from which Arrow converts them
 _NUMBER_CELL = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
 _NUMBER_BYTES = re.compile(_NUMBER_CELL.encode())
 _NUMBER_CHARS = b"0123456789.eE+-,"
-_COMMA = ord(",")
-_AFTER_GROUP = np.frombuffer(b",.eE", dtype=np.uint8)  # what may follow a thousands group
-_SIGNS = np.frombuffer(b"+-", dtype=np.uint8)
+_COMMA, _POINT, _E, _PLUS, _MINUS = b",.e+-"  # a group's comma, what may follow it (`e` or `E`), a sign
 _arrow: Any = None  # (pyarrow, pyarrow.compute) once imported; False where it cannot be
 
 
@@ -147,19 +145,20 @@ def _ungrouped(content: np.ndarray, lengths: np.ndarray, commas: np.ndarray) -> 
     for k in (1, 2, 3):
         ok &= digit[np.minimum(commas + k, last)]
     following = content[np.minimum(commas + 4, last)]
-    ok &= (commas + 4 == end) | np.isin(following, _AFTER_GROUP)
+    ok &= (commas + 4 == end) | (following == _COMMA) | (following == _POINT) | ((following | 32) == _E)
     first = np.ones(len(commas), dtype=bool)
     first[1:] = cell_of[1:] != cell_of[:-1]
     ok[1:] &= first[1:] | (np.diff(commas) == 4)
     at = commas[first]
     start = (ends - lengths)[cell_of[first]]
-    start += np.isin(content[start], _SIGNS)
+    opening = content[start]
+    start += (opening == _PLUS) | (opening == _MINUS)
     lead = at - start  # the digits before the first comma
     led = (lead >= 1) & (lead <= 3) & digit[np.maximum(at - 1, 0)]
     led &= (lead < 2) | digit[np.maximum(at - 2, 0)]
     led &= (lead < 3) | digit[np.maximum(at - 3, 0)]
     ok[first] &= led
-    stray = np.unique(cell_of[~ok])
+    stray = np.unique(cell_of[~ok]) if not ok.all() else ()
     if len(stray):
         commas = commas[~np.isin(cell_of, stray)]
         cell_of = np.searchsorted(ends, commas, side="right")

@@ -163,12 +163,23 @@ class HotColumns:
         of it opens with a minus or a blank in some row (each row then checks its own), else None)."""
         if block.parsed is not None and block.parsed[0] is self:
             return block.parsed
+        import numpy as np
+
         from . import csv_numbers
+
         always = self.always
-        if always is not None and not may_hold_impossible(block.joined(*always.cells.quote_numbers)):
-            always = None  # the usual answer, for every row of the block from one search in C
         data, starts, lengths = block.spans(*self.cells_of.quote_numbers)
-        content = csv_numbers.cell_text(data, starts, lengths)
+        if always is None:
+            content = csv_numbers.cell_text(data, starts, lengths)
+        else:  # its cells, each with its closing quote, cut out after these: `RowBlock.joined` of them
+            _, others, sizes = block.spans(*always.cells.quote_numbers)
+            content = csv_numbers.cell_text(data, np.concatenate((starts, others)),
+                                            np.concatenate((lengths, sizes + 1)))
+            cut = int(lengths.sum())
+            joined = "\x00" + content[cut:].tobytes().translate(_QUOTE_TO_NUL).decode("ascii")
+            content = content[:cut]
+            if not may_hold_impossible(joined):
+                always = None  # the usual answer, for every row of the block from one search in C
         texts = self._same_texts(block) if self.texts else _NO_TEXTS
         block.release()
         matrix, whole = csv_numbers.number_matrix(content, lengths, len(block), len(self.names))
@@ -211,6 +222,7 @@ def _read_cell(cell: str, unit: str) -> Metric | None:
 
 
 _SUSPECT = " \t\r\nnN"  # first characters of a cell that may be missing ("", " ", "n/a", "N/A")
+_QUOTE_TO_NUL = bytes.maketrans(b'"', b"\x00")  # a cell's closing quote, as `RowBlock.joined` ends each cell
 
 
 _new_metric = tuple.__new__  # Metric(value, unit) without the named tuple's Python-level __new__
