@@ -299,6 +299,7 @@ def test_launch_records_are_read_whole_when_a_read_stops_short(monkeypatch: pyte
         pytest.skip("no pread on this platform")
     real = R._PREAD
     monkeypatch.setattr(R, "_PREAD", (lambda fd, length, offset: real(fd, min(length, 7), offset)) if pread else None)
+    monkeypatch.setattr(R, "HELD_BYTES", 0)  # in the file from the first byte on
     made = R.LaunchRecords()
     for i in range(3):
         made.put(made.reserve_many([i]), {"index": i, "name": f"kernel_{i}" * 5, "provenance": {}, "missing": []})
@@ -307,9 +308,31 @@ def test_launch_records_are_read_whole_when_a_read_stops_short(monkeypatch: pyte
     copied = pickle.loads(pickle.dumps(made))
     assert list(copied.records()) == expected
     copied.close()
-    made._file.truncate(made._end - 3)
+    made._file.file.truncate(made._end - 3)
     with pytest.raises(OSError, match="3 bytes short"):
         list(made.records())
+    made.close()
+
+
+@pytest.mark.parametrize("held", [0, 1, 150, 10**9], ids=["file", "one-byte", "some", "memory"])
+def test_launch_records_held_in_memory_then_in_a_file_read_back_whole(monkeypatch: pytest.MonkeyPatch,
+                                                                      held: int) -> None:
+    """Records held in memory up to `HELD_BYTES`, then all in a temporary file: each is read back whole and in
+    launch order, read together across the chunks they were written in, pickled too."""
+    from ncu_roofline.api import records as R
+
+    monkeypatch.setattr(R, "HELD_BYTES", held)
+    monkeypatch.setattr(R, "_READ_TOGETHER", 100)
+    made = R.LaunchRecords()
+    first = made.reserve_many(list(range(6)))
+    for i in (0, 1, 3, 4, 5, 2):  # the third written last, as a group's longest let go
+        made.put(first + i, {"index": i, "name": f"k{i}" * (i + 1), "provenance": {}, "missing": []})
+    expected = [{"index": i, "name": f"k{i}" * (i + 1), "recipe_set": 0} for i in range(6)]
+    assert list(made.records()) == expected
+    assert (made._file.file is None) == (held == 10**9)
+    copied = pickle.loads(pickle.dumps(made))
+    assert list(copied.records()) == expected
+    copied.close()
     made.close()
 
 
@@ -326,8 +349,9 @@ def test_launch_records_read_together_are_each_launchs_own(monkeypatch: pytest.M
         made.put(p, {"index": p, "name": "k" * p, "provenance": {}, "missing": []})
     expected = [{"index": i, "name": "k" * i, "recipe_set": 0} for i in range(12)]
     calls = []
-    real = R._read_at
-    monkeypatch.setattr(R, "_read_at", lambda *args: calls.append(args[1]) or real(*args))
+    real = R._Spool.read_at
+    monkeypatch.setattr(R._Spool, "read_at", lambda spool, length, offset: calls.append(length) or real(spool, length,
+                                                                                                        offset))
     for size in (1, 60, 200, 1 << 20):
         monkeypatch.setattr(R, "_READ_TOGETHER", size)
         calls.clear()
