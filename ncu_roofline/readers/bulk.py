@@ -79,6 +79,9 @@ class BlockMetrics:
     def _column(self, name: str) -> Any:
         if name not in self.possible_names:  # not in the export's header: absent from every row, read of none
             return None
+        j = self._hot_index.get(name)
+        if j is not None:  # every row's value as its `get` reads it, in the matrix already
+            return self._numbers(self._hot[:, j], self.hot_units[name])
         rows = self._rows
         held = [r.metrics.get(name) for r in rows] if self._at is None else [rows[i].metrics.get(name)
                                                                                 for i in self._at.tolist()]
@@ -90,13 +93,7 @@ class BlockMetrics:
         values = [m.value for m in held]  # type: ignore[union-attr]
         numbers = np.fromiter((type(v) is float for v in values), bool, len(values))
         if numbers.all():
-            a = np.array(values)
-            finite = np.isfinite(a)
-            if not finite.all():  # NaN and infinity are each launch's own story (`Resolver.nan_seen`)
-                if finite.any():
-                    raise Split([finite, ~finite])
-                raise PerLaunch
-            return Metric(Values(a), held[0].unit)  # type: ignore[union-attr, arg-type]
+            return self._numbers(np.array(values), held[0].unit)  # type: ignore[union-attr]
         if numbers.any():
             raise Split([numbers, ~numbers])
         first = held[0]
@@ -106,6 +103,16 @@ class BlockMetrics:
         for k, m in enumerate(held):
             kinds.setdefault(m, []).append(k)
         raise Split(_masks(kinds.values(), len(held)))
+
+    @staticmethod
+    def _numbers(a: np.ndarray, unit: str) -> Metric:
+        """A column of every row's number; NaN and infinity are each launch's own story (`Resolver.nan_seen`)."""
+        finite = np.isfinite(a)
+        if not finite.all():
+            if finite.any():
+                raise Split([finite, ~finite])
+            raise PerLaunch
+        return Metric(Values(a), unit)  # type: ignore[arg-type]
 
     def names_starting(self, prefix: str) -> list[str]:
         starting = getattr(self.possible_names, "starting", None)
