@@ -159,3 +159,32 @@ def test_added_adds_left_to_right_as_python_3_11_sums_floats() -> None:
     assert added(values) == plain == 3.0
     columns = added(Values(np.array([v, v])) for v in values)
     assert columns.a.tolist() == [plain, plain]
+
+
+def test_a_blocks_rows_are_stacked_from_their_blocks_matrices(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rows of a block of CSV rows hold views of the block's matrix of parsed values; `hot_matrix` stacks
+    consecutive rows of one block as one slice (not row by row), and a row that took its own values (`own`, a
+    group's longest launch) on its own: the matrix is every row's values, in order."""
+    from ncu_roofline.readers import bulk
+
+    files = corpus_files()
+    if not files:
+        pytest.skip("shared report corpus not found")
+    kernels = read_report_isolated(files[0]).kernels
+    export = write_ncu_csv(RawReport("export", "csv", _launches(kernels)), tmp_path / "export.csv")
+    rows = CsvExport(export).kernels()
+    run_passes(model_launch(next(rows), AnalysisSettings()))
+    rest = list(rows)
+    rest[5].metrics.own()  # type: ignore[attr-defined]
+    kept = [k for k in rest if k.metrics.hot_row() is not None]  # type: ignore[attr-defined]
+    assert rest[5].metrics.hot_row().base is None  # type: ignore[attr-defined]
+    assert rest[6].metrics.hot_row().base is not None  # type: ignore[attr-defined]
+    pieces: list[int] = []
+    stack = np.vstack
+    monkeypatch.setattr(bulk.np, "vstack", lambda arrays: pieces.append(len(arrays)) or stack(arrays))
+    found = bulk.hot_matrix(rest)
+    assert found is not None
+    matrix, _, _, held = found
+    assert held == [k for k, row in enumerate(rest) if row.metrics.hot_row() is not None]  # type: ignore[attr-defined]
+    assert np.array_equal(matrix, stack([k.metrics.hot_row() for k in kept]))  # type: ignore[attr-defined]
+    assert pieces and pieces[0] < len(kept) // 8

@@ -350,6 +350,9 @@ class Streamed:
         (`run_pending`), its metrics kept until its group is made (`let_go_held`): the group's findings read them."""
         self.held[id(k)] = (position, k, key)
         self.pending[id(k)] = None
+        own = getattr(k.raw.metrics, "own", None)  # (a CSV row's values: not a view of its block's)
+        if own is not None:
+            own()
 
     def release(self, k: AnalysedKernel, key: str) -> None:
         """Let go a launch held (a longer one replaced it): its record written, its pass results and metrics let go."""

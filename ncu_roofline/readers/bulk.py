@@ -205,12 +205,27 @@ def hot_matrix(rows: Sequence[RawKernel]) -> tuple[np.ndarray, Mapping[str, int]
     others are modelled one by one); None where no row has such values."""
     held: list[int] = []
     arrays: list[np.ndarray] = []
+    base: Any = None  # the matrix the last rows' values are consecutive rows of (a block of rows'), and where
+    start = end = 0
     for k, row in enumerate(rows):
         hot_row = getattr(row.metrics, "hot_row", None)
         values = hot_row() if hot_row is not None else None
-        if values is not None:
-            held.append(k)
-            arrays.append(values)
+        if values is None:
+            continue
+        held.append(k)
+        if base is not None and values.base is base and values.ctypes.data == base.ctypes.data + end * base.strides[0]:
+            end += 1  # the next row of that matrix
+            continue
+        if base is not None:
+            arrays.append(base[start:end])
+        base = values.base if values.base is not None and values.base.ndim == 2 else None
+        if base is None:
+            arrays.append(values[np.newaxis])
+        else:
+            start = (values.ctypes.data - base.ctypes.data) // base.strides[0]
+            end = start + 1
+    if base is not None:
+        arrays.append(base[start:end])
     if not held:
         return None
     first = rows[held[0]].metrics

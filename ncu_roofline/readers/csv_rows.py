@@ -183,7 +183,8 @@ class HotColumns:
         texts = self._same_texts(block) if self.texts else _NO_TEXTS
         block.release()
         matrix, whole = csv_numbers.number_matrix(content, lengths, len(block), len(self.names))
-        values: list[Any] = [row.copy() for row in matrix]  # each row's own: a row kept keeps no more
+        matrix = np.array(matrix)  # its own memory (not Arrow's): each row's values are a view of it
+        values: list[Any] = list(matrix)  # (a launch held as its group's longest takes its own, `own`)
         impossible: dict[int, Impossible] = {}
         if self.signed:  # a row of numbers below what a column can hold (NaN, in the other rows, is not)
             at, floors = self.floors
@@ -319,8 +320,15 @@ class RowMetrics(Mapping[str, Metric]):
 
     def hot_row(self) -> Any:
         """`hot_values` as an array in the hot columns' order (`hot_index`), where the row holds every one of them
-        (none dropped); else None."""
+        (none dropped); else None. A row of a block of rows: a view of the block's matrix (`own`)."""
         return self._values
+
+    def own(self) -> None:
+        """Hold its values in an array of its own, not a view of its block's matrix: a row kept long (its group's
+        longest launch) keeps no more than its own."""
+        values = self._values
+        if values is not None and values.base is not None:
+            self._values = values.copy()
 
     @property
     def hot_index(self) -> Mapping[str, int]:
