@@ -583,6 +583,9 @@ def test_a_block_of_rows_reads_as_each_row_does(monkeypatch, arrow_from: int) ->
             continue
         block = quoted_block(lines)
         assert len(block) == len(lines)
+        as_read = quoted_block([line.encode("ascii") for line in lines])  # the bytes `TextLines.take_plain` hands
+        assert [list(r) for r in as_read] == [list(r) for r in block]
+        assert [[r[i] for i in (0, -1)] for r in as_read] == [[r[i] for i in (0, -1)] for r in block]
         for line, row in zip(lines, block, strict=True):
             alone = quoted_cells(line)
             assert row == alone and list(row) == list(alone)
@@ -612,6 +615,39 @@ def test_a_line_s_bytes_as_read_are_kept_only_where_they_are_the_line(tmp_path: 
                                          '"1","bad\ufffd"\n', '"2","cr"\r', '"3","lf"\n', '"4","last"']
     assert [raw for _, raw in seen] == [None, b'"","1"\r\n', '"0","k\u00e9"\n'.encode(), None, None, None,
                                         b'"4","last"']
+
+
+def test_plain_rows_taken_at_once_are_the_lines_the_iteration_gives(tmp_path: Path) -> None:
+    """`TextLines.take_plain` hands the next all-quoted ASCII rows as bytes, counted as the iteration counts them, and
+    leaves the first other line (a marker, a non-ASCII row, a bare CR, a quoted line break, a blank line, a last line
+    without its end) to the iteration: taking and iterating in turns gives every line the iteration alone gives, on
+    the same line numbers."""
+    from ncu_roofline.readers.csv_text import TextLines
+
+    text = (b'"ID","Kernel Name"\n"","x"\n"0","a"\n"1","b"\r\n"2","c"\n==PROF== marker\n"3","d"\n"4","\xc3\xa9"\n'
+            b'"5","e"\n"6","f"\r"7","g"\n"8","h"\n"9","i\nj"\n"10","k"\n\n"11","l"\n"12","m"\n"13","last"')
+    path = _write(tmp_path, text)
+    alone = TextLines(path, [])
+    expected = [(alone.line_no, line) for line in alone]
+    mixed = TextLines(path, [])
+    lines = iter(mixed)
+    header = next(lines)  # nothing is taken before the first line
+    got = [(mixed.line_no, header)]
+    taking = True
+    while True:
+        taken = mixed.take_plain(2) if taking else []
+        if taken:
+            first = mixed.line_no - len(taken) + 1
+            got += [(first + k, raw.decode("ascii")) for k, raw in enumerate(taken)]
+        else:
+            line = next(lines, None)
+            if line is None:
+                break
+            got.append((mixed.line_no, line))
+        taking = not taking
+    assert got == expected
+    assert (mixed.last_line, mixed.last_text, [m.text for m in mixed.markers]) == (
+        alone.last_line, alone.last_text, [m.text for m in alone.markers])
 
 
 def test_a_block_stops_at_the_first_row_that_is_not_all_quoted_at_its_width() -> None:

@@ -39,12 +39,13 @@ class QuotedRow(Sequence[str]):
     """An all-quoted row: its line and the positions of its 2n quotes, cell i between quotes 2i and
     2i + 1. Reads as the list of its n cells; `pick` reads many at once. A row of a block
     (`quoted_block`) knows it (`block`, `position`) and finds its quotes only when one of its cells is read on
-    its own (most rows of a block are read through the block: `CellPicker`, `RowBlock.spans`)."""
+    its own (most rows of a block are read through the block: `CellPicker`, `RowBlock.spans`). Its line is text, or
+    the ASCII bytes read (`TextLines.take_plain`), whose cells are decoded as they are read."""
 
     __slots__ = ("_cells", "_line", "_n", "_quotes", "block", "position")
 
-    def __init__(self, line: str, quotes: IndexArray | None, block: RowBlock | None = None, position: int = 0,
-                 cells: int = 0) -> None:
+    def __init__(self, line: str | bytes, quotes: IndexArray | None, block: RowBlock | None = None,
+                 position: int = 0, cells: int = 0) -> None:
         self._line = line
         self._quotes = quotes
         self._n = len(quotes) // 2 if quotes is not None else cells
@@ -61,7 +62,9 @@ class QuotedRow(Sequence[str]):
         q = self._quotes
         if q is None:
             np = _np()
-            found = np.flatnonzero(np.frombuffer(self._line.encode("ascii"), dtype=np.uint8) == _QUOTE)
+            line = self._line
+            found = np.flatnonzero(np.frombuffer(line if isinstance(line, bytes) else line.encode("ascii"),
+                                                 dtype=np.uint8) == _QUOTE)
             q = self._quotes = found.astype(np.int32)  # 4 bytes a quote held
         return q
 
@@ -78,7 +81,8 @@ class QuotedRow(Sequence[str]):
         if i < 0:
             i += n
         q = self.quotes()
-        return self._line[q[2 * i] + 1:q[2 * i + 1]]
+        cell = self._line[q[2 * i] + 1:q[2 * i + 1]]
+        return cell.decode("ascii") if isinstance(cell, bytes) else cell
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.cells())
@@ -98,13 +102,17 @@ class QuotedRow(Sequence[str]):
         """Every cell, split once (a row read whole: a repeated header, a row's metrics listed)."""
         if self._cells is None:
             line = self._line
-            self._cells = line[1:len(line.rstrip("\r\n")) - 1].split('","')  # between its first and last quote
+            text = line.decode("ascii") if isinstance(line, bytes) else line
+            self._cells = text[1:len(text.rstrip("\r\n")) - 1].split('","')  # between its first and last quote
         return self._cells
 
     def pick(self, starts: IndexArray, ends: IndexArray) -> list[str]:
         """The cells whose opening and closing quotes are at these quote numbers (2i and 2i + 1)."""
         line, q = self._line, self.quotes()
-        return [line[a:b] for a, b in zip((q[starts] + 1).tolist(), q[ends].tolist(), strict=True)]
+        spans = zip((q[starts] + 1).tolist(), q[ends].tolist(), strict=True)
+        if isinstance(line, bytes):
+            return [line[a:b].decode("ascii") for a, b in spans]
+        return [line[a:b] for a, b in spans]
 
 
 class RowBlock:
@@ -179,19 +187,23 @@ def plain_line(line: str) -> bool:
     return line.startswith('"') and line.endswith(('"\n', '"\r\n', '"\r')) and line.isascii()
 
 
-def quoted_block(lines: Sequence[str], raws: Sequence[bytes | None] = ()) -> list[QuotedRow]:
+def quoted_block(lines: Sequence[str] | Sequence[bytes], raws: Sequence[bytes | None] = ()) -> list[QuotedRow]:
     """The leading lines that are all-quoted ASCII rows of the first one's width, as rows of one RowBlock; the first
     line that is not and those after it are left out, for `quoted_cells` or csv.reader. The quotes of all the lines
     are found in one pass over their text, and each row's pattern checked at once (the test `quoted_cells`
     describes, row by row); a single row is in no block (a `QuotedRow` of its own, as `quoted_cells` reads it).
-    `raws`: the lines' bytes as read, where the reader has them (an ASCII line's are its characters)."""
+    `lines`: text, with `raws` the lines' bytes as read where the reader has them (an ASCII line's are its
+    characters); or the bytes of lines that `plain_line` would take (`TextLines.take_plain`), which the rows keep."""
     np = _np()
-    plain = next((k for k, line in enumerate(lines) if not plain_line(line)), len(lines))
-    lines = lines[:plain]  # (the reader hands only such lines)
-    if not lines:
-        return []
-    read = [raw for raw in raws[:plain] if raw is not None]
-    text = b"".join(read) if len(read) == plain else "".join(lines).encode("ascii")
+    if lines and type(lines[0]) is bytes:
+        text = b"".join(lines)  # type: ignore[arg-type]
+    else:
+        plain = next((k for k, line in enumerate(lines) if not plain_line(line)), len(lines))  # type: ignore[arg-type]
+        lines = lines[:plain]  # (the reader hands only such lines)
+        if not lines:
+            return []
+        read = [raw for raw in raws[:plain] if raw is not None]
+        text = b"".join(read) if len(read) == plain else "".join(lines).encode("ascii")  # type: ignore[arg-type]
     data = np.frombuffer(text, dtype=np.uint8)
     lengths = np.fromiter(map(len, lines), dtype=np.intp, count=len(lines))
     ends = np.cumsum(lengths)
@@ -217,7 +229,7 @@ def quoted_block(lines: Sequence[str], raws: Sequence[bytes | None] = ()) -> lis
     if taken < len(lines):  # the lines after the block's last row are read again on their own
         text = text[:int(ends[taken - 1])]
     block = RowBlock(text, q, taken)
-    return [QuotedRow(line, None, block, k, width // 2) for k, line in enumerate(lines[:taken])]
+    return [QuotedRow(line, None, block, k, width // 2) for k, line in enumerate(lines[:taken])]  # type: ignore[arg-type]
 
 
 def quote_numbers(indices: Sequence[int]) -> tuple[IndexArray, IndexArray]:

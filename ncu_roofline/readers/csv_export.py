@@ -332,6 +332,20 @@ class CsvExport:
 
         ended = False
         while True:
+            if not back and not ended and self._blocks:  # the usual rows, read as bytes at once
+                taken = lines.take_plain(_BLOCK_ROWS)
+                if taken:
+                    first_no = lines.line_no - len(taken) + 1
+                    block = quoted_block(taken) if len(taken) > 1 else []
+                    if block and block[0].block is not None:
+                        made.append(block[0].block)
+                        if len(made) > 2:
+                            made.popleft().parsed = None
+                    for k, quoted_row in enumerate(block):
+                        yield first_no + k, quoted_row
+                    back.extend((first_no + k, raw.decode("ascii")) for k, raw in enumerate(taken[len(block):],
+                                                                                             len(block)))
+                    continue
             if not back and not ended:
                 batch: list[tuple[int, str]] = []
                 raws: list[bytes | None] = []  # their bytes as read (`TextLines.raw`)

@@ -101,6 +101,8 @@ class TextLines:
         self.undecodable = 0
         self.raw: bytes | None = None  # the bytes the last line was decoded from (None: not that line, e.g. a BOM)
         self._open: IO[Any] | None = None
+        self._bytes: IO[bytes] | None = None  # the file read line by line as bytes, once past its first line
+        self._ahead: bytes | None = None  # a line `take_plain` read and left for the iteration
         try:
             with path.open("rb") as fh:
                 head = fh.read(_SAMPLE_BYTES)
@@ -156,7 +158,15 @@ class TextLines:
             return
         with self.path.open("rb", buffering=1 << 20) as fh:
             self._open = fh
-            for raw in fh:
+            while True:
+                raw = self._ahead
+                if raw is None:
+                    raw = fh.readline()
+                    if not raw:
+                        break
+                else:
+                    self._ahead = None
+                self._bytes = fh  # (its first line's BOM dropped by now)
                 line = raw.decode("utf-8", "surrogateescape")
                 cr = line.find("\r")
                 if cr == -1 or (cr == len(line) - 2 and line[-1] == "\n"):  # LF or CR LF: the usual
@@ -165,6 +175,32 @@ class TextLines:
                 else:
                     self.raw = None
                     yield from _bare_cr_lines(line)
+
+    def take_plain(self, limit: int) -> list[bytes]:
+        """The next lines, up to `limit`, that are all-quoted ASCII rows with no other line end (what
+        `csv_cells.plain_line` takes), as the bytes read, counted as the iteration counts its lines (`line_no`,
+        `last_line`, `last_text`, `raw`): read at once, without decoding each. None where the file is not read as
+        UTF-8 lines ending in LF (a UTF-16 file, one of bare CRs) or before its first line; the first line that is
+        not such a row is left for the iteration."""
+        fh = self._bytes
+        if fh is None or fh.closed or self._ahead is not None:
+            return []
+        taken: list[bytes] = []
+        readline = fh.readline
+        while len(taken) < limit:
+            raw = readline()
+            if not raw:
+                break
+            if not (raw.startswith(b'"') and raw.endswith((b'"\n', b'"\r\n')) and raw.isascii()
+                    and raw.find(b"\r") in (-1, len(raw) - 2)):
+                self._ahead = raw
+                break
+            taken.append(raw)
+        if taken:
+            self.line_no += len(taken)
+            self.raw = taken[-1]
+            self.last_line = self.last_text = taken[-1].decode("ascii")
+        return taken
 
     def close(self) -> None:
         """Close the file now (a read stopped early, or by a fault, leaves nothing open)."""
