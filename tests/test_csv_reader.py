@@ -650,6 +650,23 @@ def test_plain_rows_taken_at_once_are_the_lines_the_iteration_gives(tmp_path: Pa
         alone.last_line, alone.last_text, [m.text for m in alone.markers])
 
 
+@pytest.mark.parametrize("cut", ["header", "middle"])
+def test_lines_cut_at_bare_crs_keep_their_place_among_rows_taken_at_once(tmp_path: Path, cut: str) -> None:
+    """A line holding bare CRs is cut into lines that the iteration hands out one by one: no row is taken from the
+    file at once (`TextLines.take_plain`) before the last of them, so the rows keep their order and line numbers."""
+    rows = [ROW0.replace('"0"', f'"{i}"', 1) for i in range(2, 8)]
+    lf = HEADER + UNITS + ROW0 + ROW1 + "".join(rows)
+    if cut == "header":
+        text = HEADER[:-1] + "\r" + UNITS[:-1] + "\r" + ROW0 + ROW1 + "".join(rows)
+    else:
+        text = HEADER + UNITS + ROW0[:-1] + "\r" + ROW1[:-1] + "\r" + "".join(rows)
+    expected = read_report(_write(tmp_path, lf, "lf.csv")).kernels
+    got = read_report(_write(tmp_path, text, "cr.csv")).kernels
+    assert [(k.index, k.name) for k in got] == [(k.index, k.name) for k in expected] and len(got) == 8
+    broken = text + '"8","4242"\n"9"' + ROW1[3:]  # a short row: its line number is the file's
+    _raises(_write(tmp_path, broken, "short.csv"), f"line {broken.replace(chr(13), chr(10)).count(chr(10)) - 1} has")
+
+
 def test_a_block_stops_at_the_first_row_that_is_not_all_quoted_at_its_width() -> None:
     from ncu_roofline.readers.csv_cells import quoted_block
 

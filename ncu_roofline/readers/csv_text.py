@@ -166,22 +166,24 @@ class TextLines:
                         break
                 else:
                     self._ahead = None
-                self._bytes = fh  # (its first line's BOM dropped by now)
                 line = raw.decode("utf-8", "surrogateescape")
                 cr = line.find("\r")
                 if cr == -1 or (cr == len(line) - 2 and line[-1] == "\n"):  # LF or CR LF: the usual
                     self.raw = raw
+                    self._bytes = fh  # the next lines may be taken (its first line's BOM dropped by now)
                     yield line
                 else:
                     self.raw = None
+                    self._bytes = None  # none taken while the pieces of this one are handed out
                     yield from _bare_cr_lines(line)
 
     def take_plain(self, limit: int) -> list[bytes]:
         """The next lines, up to `limit`, that are all-quoted ASCII rows with no other line end (what
         `csv_cells.plain_line` takes), as the bytes read, counted as the iteration counts its lines (`line_no`,
-        `last_line`, `last_text`, `raw`): read at once, without decoding each. None where the file is not read as
-        UTF-8 lines ending in LF (a UTF-16 file, one of bare CRs) or before its first line; the first line that is
-        not such a row is left for the iteration."""
+        `last_line`, `last_text`, `raw`): read at once, without decoding each. None are taken where the file is
+        not read as UTF-8 lines ending in LF (a UTF-16 file, one of bare CRs), before its first line, or while the
+        pieces of a line cut at bare CRs are handed out; the first line that is not such a row is left for the
+        iteration."""
         fh = self._bytes
         if fh is None or fh.closed or self._ahead is not None:
             return []
