@@ -1091,15 +1091,19 @@ _IDENTITY_FIELDS = {"compute_capability": "9.0", "device": "GPU", "sm_count": 13
                     "block_size": (32, 1, 1), "stream_id": 7}
 
 
+@pytest.mark.parametrize("missing", [None, "launch__grid_dim_y", "launch__block_dim_x", "launch__stream_id"])
 @pytest.mark.parametrize("given", range(1 << len(_IDENTITY_FIELDS)))
-def test_identity_metrics_are_what_kernel_from_metrics_reads(given: int) -> None:
-    from ncu_roofline.readers.ncu_rep import identity_metrics, kernel_from_metrics
+def test_identity_reads_read_what_kernel_from_metrics_reads(given: int, missing: str | None) -> None:
+    from ncu_roofline.readers.ncu_rep import _FROM_METRICS, identity_reads, kernel_from_metrics
 
     identity = {f: v for bit, (f, v) in enumerate(_IDENTITY_FIELDS.items()) if given >> bit & 1}
-    names = identity_metrics(identity)
-    metrics = _Recording({n: Metric(3.0) for n in names} | {"device__attribute_display_name": Metric("GPU")})
-    kernel_from_metrics(0, "k", "k", metrics, **identity)
-    assert sorted(set(metrics.read)) == sorted(names)
+    values = {n: Metric(3.0) for _, names in _FROM_METRICS for n in names if n != missing}
+    values["device__attribute_display_name"] = Metric("GPU")
+    alone, keyed = _Recording(values), _Recording(values)
+    kernel_from_metrics(0, "k", "k", alone, **identity)
+    held = identity_reads(keyed, identity)
+    assert sorted(set(keyed.read)) == sorted(set(alone.read))  # a triple's axes up to the first missing one
+    assert held == tuple(values.get(n) for n in dict.fromkeys(keyed.read))
 
 
 def test_a_kernels_launches_made_alike_keep_their_own_values(tmp_path: Path) -> None:

@@ -55,7 +55,7 @@ from .csv_header import REEXPORT_HINT, RepeatedRows, check_layout, is_metric_col
 from .csv_impossible import ImpossibleValues
 from .csv_rows import Columns, RowMetrics
 from .csv_text import Marker, TextLines
-from .ncu_rep import identity_metrics, kernel_from_metrics
+from .ncu_rep import identity_reads, kernel_from_metrics
 from .record import RawKernel, RawReport
 
 CSV_UNCHECKABLE = ("an export cut between two kernel rows cannot be checked for completeness: the CSV "
@@ -119,23 +119,22 @@ _LIKE_KEPT = 16  # launches of one identity kept to make the next ones like (`_I
 
 class _Identity:
     """What a row's identity cells but its ID give its `RawKernel` (the same cells give the same: the launches of
-    one kernel read them once): its kernel, function and demangled names, the other fields (`_parse_identity`), the
-    metrics the rest of its fields are read from (`reads`), and a launch made for each of their values seen (`like`:
-    the next launch that holds them is made from it, `RawKernel.again`)."""
+    one kernel read them once): its kernel, function and demangled names, the other fields (`_parse_identity`), and
+    a launch made for each reading of the metrics the rest of its fields come from (`like`, by `identity_reads`: the
+    next launch that reads the same is made from it, `RawKernel.again`)."""
 
-    __slots__ = ("demangled", "fields", "function", "kernel", "like", "reads")
+    __slots__ = ("demangled", "fields", "function", "kernel", "like")
 
     def __init__(self, cells: dict[str, str]) -> None:
         self.kernel = cells.get("Kernel Name", "")
         self.function = cells.get("Function Name", "")
         self.demangled = cells.get("Demangled Name", "")
         self.fields = _parse_identity(cells)
-        self.reads = identity_metrics(self.fields)
         self.like: dict[tuple[Any, ...], RawKernel] = {}
 
     def launch(self, index: int, name: str, demangled: str, metrics: RowMetrics) -> RawKernel:
-        """The row's kernel, as `kernel_from_metrics` makes it (reading the same metrics)."""
-        held = tuple(map(metrics.get, self.reads))
+        """The row's kernel, as `kernel_from_metrics` makes it (reading the same metrics, as it reads them)."""
+        held = identity_reads(metrics, self.fields)
         try:
             like = self.like.get(held)
         except TypeError:  # a value that does not hash

@@ -282,10 +282,22 @@ _FROM_METRICS = (
 )
 
 
-def identity_metrics(identity: Mapping[str, Any]) -> tuple[str, ...]:
-    """The metrics `kernel_from_metrics` reads for a launch whose `identity` gives these fields: launches whose
-    metrics hold the same values of them get the same fields from them."""
-    return tuple(name for field, names in _FROM_METRICS if field not in identity for name in names)
+def identity_reads(metrics: Mapping[str, Metric], identity: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What `kernel_from_metrics` reads of `metrics` for a launch whose `identity` gives these fields, read as it
+    reads them (a grid's or block's axes up to the first it cannot take): launches whose reads are equal get the
+    same fields from them."""
+    held: list[Any] = []
+    for field, names in _FROM_METRICS:
+        if field in identity:
+            continue
+        if len(names) == 3:  # `_triple`
+            for name in names:
+                held.append(metrics.get(name))
+                if _int(metrics, name) is None:
+                    break
+        else:
+            held += [metrics.get(name) for name in names]
+    return tuple(held)
 
 
 def kernel_from_metrics(
