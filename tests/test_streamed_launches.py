@@ -336,6 +336,31 @@ def test_launch_records_held_in_memory_then_in_a_file_read_back_whole(monkeypatc
     made.close()
 
 
+def test_launch_records_of_every_report_share_one_memory_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`HELD_BYTES` bounds the records every report of the process holds in memory together: a second report's go to
+    its file once the first's fill the budget, and a report closed (or let go) gives its share back."""
+    from ncu_roofline.api import records as R
+
+    record = {"index": 0, "name": "k" * 80, "provenance": {}, "missing": []}
+    size = len(R.encode_bytes({k: v for k, v in record.items() if k not in ("provenance", "missing")}
+                              | {"recipe_set": 0}))
+    monkeypatch.setattr(R, "HELD_BYTES", 3 * size)
+    monkeypatch.setattr(R, "_held", 0)
+    first, second = R.LaunchRecords(), R.LaunchRecords()
+    for made in (first, first, second, second):
+        made.put(made.reserve_many([0]), dict(record))
+    assert first._file.file is None and second._file.file is not None and R._held == 2 * size
+    assert len(list(first.records())) == 2 and len(list(second.records())) == 2
+    first.close()
+    assert R._held == 0
+    third = R.LaunchRecords()
+    third.put(third.reserve_many([0]), dict(record))
+    assert third._file.file is None and R._held == size
+    del third
+    assert R._held == 0
+    second.close()
+
+
 def test_launch_records_read_together_are_each_launchs_own(monkeypatch: pytest.MonkeyPatch) -> None:
     """Records that follow one another in the file are read in one call, up to a size: each comes out whole, in
     launch order, where some were written late (a group's longest, let go after later launches) and at every read

@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import tempfile
+import threading
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -59,10 +60,10 @@ class RecipeSets:
 
 
 class LaunchRecords:
-    """The encoded launch records of one report, by position, in a temporary file. The file has no name
-    (`tempfile.TemporaryFile`) unless it is `shared`: then it crosses a process boundary by its name, which the
-    process that takes it over removes (a reader's child makes it in its pool's folder, removed with the pool).
-    Pickled without a name, the records travel as bytes."""
+    """The encoded launch records of one report, by position: in memory, then in a temporary file past
+    `HELD_BYTES` (`_Spool`). The file has no name (`tempfile.TemporaryFile`) unless it is `shared`: then it crosses
+    a process boundary by its name, which the process that takes it over removes (a reader's child makes it in its
+    pool's folder, removed with the pool). Pickled without a name, the records travel as bytes."""
 
     def __init__(self, keep: bool = True, shared: bool = False) -> None:
         self.keep = keep  # False: positions only, no record (`analyze_report(..., launch_records=False)`)
@@ -230,9 +231,10 @@ def decode_record(data: bytes) -> dict[str, Any]:
 
 
 class _Spool:
-    """The bytes of a report's launch records, appended: in memory up to `HELD_BYTES` (a JSON document of 50,000
-    full-set launches holds about 200 MB of them), then in a temporary file (`_unnamed`) from the first byte on, or
-    in the `file` given from the start (a shared one)."""
+    """The bytes of a report's launch records, appended: in memory while the records every report of the process
+    holds there come to at most `HELD_BYTES` (a JSON document of 50,000 full-set launches holds about 200 MB of
+    them), then in a temporary file (`_unnamed`) from the first byte on; or in the `file` given from the start (a
+    shared one)."""
 
     __slots__ = ("_chunks", "_size", "_starts", "_written", "file")
 
@@ -241,11 +243,16 @@ class _Spool:
         self._written = False  # to the file since it was last flushed
         self._chunks: list[bytes] = []
         self._starts: list[int] = []  # where each chunk starts
-        self._size = 0
+        self._size = 0  # the bytes held in memory
 
     def write(self, data: bytes) -> None:
+        global _held
         if self.file is None:
-            if self._size + len(data) <= HELD_BYTES:
+            with _HELD_LOCK:
+                room = _held + len(data) <= HELD_BYTES
+                if room:
+                    _held += len(data)
+            if room:
                 self._starts.append(self._size)
                 self._chunks.append(bytes(data))
                 self._size += len(data)
@@ -253,9 +260,21 @@ class _Spool:
             self.file = _unnamed()
             for chunk in self._chunks:
                 self.file.write(chunk)
-            self._chunks, self._starts = [], []
+            self._let_go()
         self.file.write(data)
         self._written = True
+
+    def _let_go(self) -> None:
+        """Let the bytes held in memory go (moved to the file, or closed)."""
+        global _held
+        with _HELD_LOCK:
+            _held -= self._size
+        self._chunks, self._starts, self._size = [], [], 0
+
+    def __del__(self) -> None:
+        if self._size:
+            with contextlib.suppress(Exception):  # (at the interpreter's exit, the lock may be gone)
+                self._let_go()
 
     def flush(self) -> None:
         if self._written:
@@ -283,10 +302,12 @@ class _Spool:
     def close(self) -> None:
         if self.file is not None:
             self.file.close()
-        self._chunks, self._starts = [], []
+        self._let_go()
 
 
-HELD_BYTES = 256 << 20
+HELD_BYTES = 256 << 20  # launch records held in memory, by every report of the process together
+_held = 0
+_HELD_LOCK = threading.Lock()
 
 
 def _unnamed() -> Any:
