@@ -220,6 +220,8 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
                 _let_go(replaced.raw, keep_metrics, compact)
             if maker.longest[key] is not launch:  # a group's longest keeps its metrics: its group's findings read them
                 _let_go(k, keep_metrics, compact)
+            elif (own := getattr(k.metrics, "own", None)) is not None:
+                own()  # (a CSV row's values: not a view of its block's)
             if progress is not None and stream.count % PROGRESS_EVERY == 0:
                 progress(str(path), stream.count)
         stream.run_pending()  # what the passes read may add to the reader's warnings

@@ -121,9 +121,10 @@ class HotColumns:
         return self._floors
 
     def parse(self, row: Sequence[str]) -> tuple[Any, dict[str, Metric | None], Impossible]:
-        """The columns' values in `row`: (their floats, in `names` order, an array of the row's own, for a row of
-        numbers only; name -> metric, as `RowMetrics.get` reads it, None for a missing cell, for any other row), and
-        the (name, value) the row holds that a column cannot (`Columns.lowest`), for the row to leave out.
+        """The columns' values in `row`: (their floats, in `names` order, an array (for a row of a block, a view of
+        the block's matrix, `RowMetrics.own`), for a row of numbers only; name -> metric, as `RowMetrics.get` reads
+        it, None for a missing cell, for any other row), and the (name, value) the row holds that a column cannot
+        (`Columns.lowest`), for the row to leave out.
 
         The usual row is all numbers, some with thousands separators (ncu writes "2,048"): its cells (a
         block's rows' at once) are converted in one call (`csv_numbers.number_matrix`). Any other cell (empty,
