@@ -231,7 +231,8 @@ def test_every_way_a_row_is_read_leaves_out_the_same_values_and_notes_each_once(
                 r[j] = same if same is not None else rng.choice([*_CELLS, "a,b", "c"])
         lines = ['"' + '","'.join(r) + '"\n' for r in rows]
         hot, cold = columns(True), columns(False)
-        read = [RowMetrics(row, hot, k) for k, row in enumerate(quoted_block(lines) if trial % 2 else
+        read = [RowMetrics(row, hot, k) for k, row in enumerate(quoted_block([line.encode() for line in lines])
+                                                                  if trial % 2 else
                                                                   [quoted_cells(line) for line in lines])]
         assert all(row is not None for row in read)
         for name in watched[:3]:  # the other columns the analysis may read: checked as each row is made, read or not

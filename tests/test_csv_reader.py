@@ -564,7 +564,7 @@ def test_a_block_of_rows_reads_as_each_row_does(monkeypatch, arrow_from: int) ->
     import random
 
     from ncu_roofline.readers import csv_numbers
-    from ncu_roofline.readers.csv_cells import plain_line, quoted_block, quoted_cells
+    from ncu_roofline.readers.csv_cells import plain_row, quoted_block, quoted_cells
 
     monkeypatch.setattr(csv_numbers, "ARROW_FROM", arrow_from)
 
@@ -578,15 +578,13 @@ def test_a_block_of_rows_reads_as_each_row_does(monkeypatch, arrow_from: int) ->
         pool = grouped if rng.random() < 0.6 else grouped + tricky
         rows = [[rng.choice(pool) for _ in header] for _ in range(rng.randint(2, 9))]
         lines = ['"' + '","'.join(r) + '"' + rng.choice(["\n", "\r\n"]) for r in rows]
-        lines = [line for line in lines if plain_line(line)]
+        lines = [line for line in lines if plain_row(line.encode())]
         if len(lines) < 2:
             continue
-        block = quoted_block(lines)
+        block = quoted_block([line.encode("ascii") for line in lines])  # the bytes `TextLines.take_plain` hands
         assert len(block) == len(lines)
-        as_read = quoted_block([line.encode("ascii") for line in lines])  # the bytes `TextLines.take_plain` hands
-        assert [list(r) for r in as_read] == [list(r) for r in block]
-        assert [[r[i] for i in (0, -1)] for r in as_read] == [[r[i] for i in (0, -1)] for r in block]
         for line, row in zip(lines, block, strict=True):
+            assert [row[i] for i in (0, -1)] == [quoted_cells(line)[i] for i in (0, -1)]  # type: ignore[index]
             alone = quoted_cells(line)
             assert row == alone and list(row) == list(alone)
             a, b = row_metrics(row, hot), row_metrics(alone, cold)
@@ -600,21 +598,6 @@ def test_a_block_of_rows_reads_as_each_row_does(monkeypatch, arrow_from: int) ->
         parsed = block[0].block.parsed if block[0].block is not None else None
         whole += sum(values is not None for values in parsed[1]) if parsed else 0
     assert whole >= 300  # rows of numbers took the block's one-pass reading
-
-
-def test_a_line_s_bytes_as_read_are_kept_only_where_they_are_the_line(tmp_path: Path) -> None:
-    """`TextLines.raw` (what a block joins instead of encoding its lines again) is the bytes of the line yielded, or
-    None: after a byte-order mark, an undecodable byte, a bare CR, a marker line."""
-    from ncu_roofline.readers.csv_text import TextLines
-
-    text = (b'\xef\xbb\xbf"ID","Kernel Name"\r\n"","1"\r\n==PROF== x\n"0","k\xc3\xa9"\n"1","bad\xff"\n'
-            b'"2","cr"\r"3","lf"\n"4","last"')
-    lines = TextLines(_write(tmp_path, text), [])
-    seen: list[tuple[str, bytes | None]] = [(line, lines.raw) for line in lines]
-    assert [line for line, _ in seen] == ['"ID","Kernel Name"\r\n', '"","1"\r\n', '"0","k\u00e9"\n',
-                                         '"1","bad\ufffd"\n', '"2","cr"\r', '"3","lf"\n', '"4","last"']
-    assert [raw for _, raw in seen] == [None, b'"","1"\r\n', '"0","k\u00e9"\n'.encode(), None, None, None,
-                                        b'"4","last"']
 
 
 def test_plain_rows_taken_at_once_are_the_lines_the_iteration_gives(tmp_path: Path) -> None:
@@ -668,17 +651,17 @@ def test_lines_cut_at_bare_crs_keep_their_place_among_rows_taken_at_once(tmp_pat
 
 
 def test_a_block_stops_at_the_first_row_that_is_not_all_quoted_at_its_width() -> None:
-    from ncu_roofline.readers.csv_cells import quoted_block
+    from ncu_roofline.readers.csv_cells import plain_row, quoted_block
 
-    row = '"1","2","3"\n'
-    assert len(quoted_block([row, row, '"1","2"\n', row])) == 2  # another width
-    assert len(quoted_block([row, '"1","2"x","3"\n', row])) == 1  # a quote of a cell's own
-    assert len(quoted_block([row, '"1", "2","3"\n'])) == 1  # a blank between two cells
-    assert quoted_block(['"1","2""\n', row]) == []  # an odd number of quotes
-    assert len(quoted_block([row, '"1","\x002","3"\n', row])) == 1  # a NUL: csv.reader decides
-    assert len(quoted_block([row, row, 'x"1","2","3"\n'])) == 2  # not an all-quoted line
-    raws = [row.encode()] * 3
-    block = quoted_block([row] * 3, raws)  # the lines' bytes as read: the same rows
+    row = b'"1","2","3"\n'
+    assert len(quoted_block([row, row, b'"1","2"\n', row])) == 2  # another width
+    assert len(quoted_block([row, b'"1","2"x","3"\n', row])) == 1  # a quote of a cell's own
+    assert len(quoted_block([row, b'"1", "2","3"\n'])) == 1  # a blank between two cells
+    assert quoted_block([b'"1","2""\n', row]) == []  # an odd number of quotes
+    assert len(quoted_block([row, b'"1","\x002","3"\n', row])) == 1  # a NUL: csv.reader decides
+    assert not plain_row(b'x"1","2","3"\n') and not plain_row(b'"1","2\r","3"\n')  # not taken as such at all
+    assert not plain_row('"1","\u00e9"\n'.encode()) and plain_row(b'"1","2"\r\n')
+    block = quoted_block([row] * 3)
     assert [list(r) for r in block] == [["1", "2", "3"]] * 3 and block[0].block is not None
 
 
@@ -687,11 +670,12 @@ def test_a_block_gives_a_cell_every_row_holds_alike_and_none_for_one_that_differ
     length that differs (in its first or last character)."""
     from ncu_roofline.readers.csv_cells import quote_numbers, quoted_block
 
-    rows = quoted_block(['"1","ab,cd","x","pq","a"\n', '"2","ab,cd","xy","pr","a"\n', '"3","ab,cd","x","pq","b"\n'])
+    rows = quoted_block([b'"1","ab,cd","x","pq","a"\n', b'"2","ab,cd","xy","pr","a"\n',
+                         b'"3","ab,cd","x","pq","b"\n'])
     block = rows[0].block
     assert block.same_cells(*quote_numbers([1, 2, 3, 4, 0])) == ["ab,cd", None, None, None, None]
     assert block.same_cells(*quote_numbers([1, 3])) == ["ab,cd", None]
-    same = quoted_block(['"1",""\n', '"2",""\n'])[0].block
+    same = quoted_block([b'"1",""\n', b'"2",""\n'])[0].block
     assert same.same_cells(*quote_numbers([1])) == [""]
 
 
@@ -700,7 +684,7 @@ def test_a_row_of_a_block_reads_each_cell_on_its_own_once_the_block_let_its_text
     whichever line end it has."""
     from ncu_roofline.readers.csv_cells import quote_numbers, quoted_block
 
-    rows = quoted_block(['"a","bc",""\r\n', '"d","","e,f"\n', '"","x","y"\r'])
+    rows = quoted_block([b'"a","bc",""\r\n', b'"d","","e,f"\n', b'"","x","y"\r'])
     rows[0].block.release()
     assert [rows[1][i] for i in range(3)] == ["d", "", "e,f"] and rows[0][-1] == "" and rows[0][1] == "bc"
     assert rows[2].pick(*quote_numbers([2, 0])) == ["y", ""] and rows[2].cells() == ["", "x", "y"]

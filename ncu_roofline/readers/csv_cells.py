@@ -182,28 +182,23 @@ class RowBlock:
         self.text = self.quotes = None
 
 
-def plain_line(line: str) -> bool:
-    """Whether a line may be an all-quoted ASCII row (`quoted_block` checks the rest): what a block holds."""
-    return line.startswith('"') and line.endswith(('"\n', '"\r\n', '"\r')) and line.isascii()
+def plain_row(line: bytes) -> bool:
+    """Whether a line read as bytes may be an all-quoted ASCII row (`quoted_block` checks the rest): it opens with a
+    quote and ends with one and its LF or CR LF, and holds no other line end (no bare CR)."""
+    return (line.startswith(b'"') and line.endswith((b'"\n', b'"\r\n')) and line.isascii()
+            and line.find(b"\r") in (-1, len(line) - 2))
 
 
-def quoted_block(lines: Sequence[str] | Sequence[bytes], raws: Sequence[bytes | None] = ()) -> list[QuotedRow]:
-    """The leading lines that are all-quoted ASCII rows of the first one's width, as rows of one RowBlock; the first
-    line that is not and those after it are left out, for `quoted_cells` or csv.reader. The quotes of all the lines
-    are found in one pass over their text, and each row's pattern checked at once (the test `quoted_cells`
-    describes, row by row); a single row is in no block (a `QuotedRow` of its own, as `quoted_cells` reads it).
-    `lines`: text, with `raws` the lines' bytes as read where the reader has them (an ASCII line's are its
-    characters); or the bytes of lines that `plain_line` would take (`TextLines.take_plain`), which the rows keep."""
+def quoted_block(lines: Sequence[bytes]) -> list[QuotedRow]:
+    """The leading lines (the bytes of lines `plain_row` takes, `TextLines.take_plain`) that are all-quoted rows of
+    the first one's width, as rows of one RowBlock, each keeping its line's bytes; the first line that is not and
+    those after it are left out, for `quoted_cells` or csv.reader. The quotes of all the lines are found in one pass
+    over their text, and each row's pattern checked at once (the test `quoted_cells` describes, row by row); a
+    single row is in no block (a `QuotedRow` of its own, as `quoted_cells` reads it)."""
     np = _np()
-    if lines and type(lines[0]) is bytes:
-        text = b"".join(lines)  # type: ignore[arg-type]
-    else:
-        plain = next((k for k, line in enumerate(lines) if not plain_line(line)), len(lines))  # type: ignore[arg-type]
-        lines = lines[:plain]  # (the reader hands only such lines)
-        if not lines:
-            return []
-        read = [raw for raw in raws[:plain] if raw is not None]
-        text = b"".join(read) if len(read) == plain else "".join(lines).encode("ascii")  # type: ignore[arg-type]
+    if not lines:
+        return []
+    text = b"".join(lines)
     data = np.frombuffer(text, dtype=np.uint8)
     lengths = np.fromiter(map(len, lines), dtype=np.intp, count=len(lines))
     ends = np.cumsum(lengths)
@@ -229,7 +224,7 @@ def quoted_block(lines: Sequence[str] | Sequence[bytes], raws: Sequence[bytes | 
     if taken < len(lines):  # the lines after the block's last row are read again on their own
         text = text[:int(ends[taken - 1])]
     block = RowBlock(text, q, taken)
-    return [QuotedRow(line, None, block, k, width // 2) for k, line in enumerate(lines[:taken])]  # type: ignore[arg-type]
+    return [QuotedRow(line, None, block, k, width // 2) for k, line in enumerate(lines[:taken])]
 
 
 def quote_numbers(indices: Sequence[int]) -> tuple[IndexArray, IndexArray]:

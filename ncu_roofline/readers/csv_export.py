@@ -50,7 +50,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..knowledge import recipes, throughputs
-from .csv_cells import CellPicker, plain_line, quoted_block, quoted_cells
+from .csv_cells import CellPicker, quoted_block, quoted_cells
 from .csv_header import REEXPORT_HINT, RepeatedRows, check_layout, is_metric_column, metric_columns
 from .csv_impossible import ImpossibleValues
 from .csv_rows import Columns, RowMetrics
@@ -312,9 +312,10 @@ class CsvExport:
         yield pending
 
     def _lines_read(self) -> Iterator[tuple[int, Sequence[str]]]:
-        """Each row as `_rows` takes it, blank ones too: runs of all-quoted rows read as one block
-        (`quoted_block`, up to `_BLOCK_ROWS` lines), any other line on its own (`quoted_cells`, or
-        csv.reader, which may read on over the next lines to end a quoted line break)."""
+        """Each row as `_rows` takes it, blank ones too: runs of all-quoted rows taken from the file as bytes
+        (`TextLines.take_plain`, up to `_BLOCK_ROWS` lines) and read as one block (`quoted_block`) while the
+        reader parses columns at once (`_blocks`); any other line on its own (`quoted_cells`, or csv.reader, which
+        may read on over the next lines to end a quoted line break)."""
         path, lines, source = self.path, self._lines, self._source
         back: collections.deque[tuple[int, str]] = collections.deque()  # lines read ahead, not yet rows
         made: collections.deque[Any] = collections.deque()  # the last blocks formed
@@ -331,8 +332,8 @@ class CsvExport:
 
         ended = False
         while True:
-            if not back and not ended and self._blocks:  # the usual rows, read as bytes at once
-                taken = lines.take_plain(_BLOCK_ROWS)
+            if not back and not ended:
+                taken = lines.take_plain(_BLOCK_ROWS) if self._blocks else []  # the usual rows, as bytes at once
                 if taken:
                     first_no = lines.line_no - len(taken) + 1
                     block = quoted_block(taken) if len(taken) > 1 else []
@@ -345,28 +346,11 @@ class CsvExport:
                     back.extend((first_no + k, raw.decode("ascii")) for k, raw in enumerate(taken[len(block):],
                                                                                              len(block)))
                     continue
-            if not back and not ended:
-                batch: list[tuple[int, str]] = []
-                raws: list[bytes | None] = []  # their bytes as read (`TextLines.raw`)
-                ended = True  # unless a line stops the batch, or it is full
-                for line in source:
-                    if not plain_line(line):
-                        back.append((lines.line_no, line))
-                        ended = False
-                        break
-                    batch.append((lines.line_no, line))
-                    raws.append(lines.raw)
-                    if len(batch) == _BLOCK_ROWS:
-                        ended = False
-                        break
-                rows = quoted_block([text for _, text in batch], raws) if len(batch) > 1 and self._blocks else []
-                if rows and rows[0].block is not None:  # a block's parsed values, once its rows are all read
-                    made.append(rows[0].block)
-                    if len(made) > 2:  # (a row is read at most one block behind): not a share of each row kept
-                        made.popleft().parsed = None
-                for (line_no, _), quoted in zip(batch, rows, strict=False):  # rows: a leading part
-                    yield line_no, quoted
-                back.extendleft(reversed(batch[len(rows):]))
+                line = next(source, None)  # any other line, on its own
+                if line is None:
+                    ended = True
+                else:
+                    back.append((lines.line_no, line))
             if not back:
                 if ended:
                     return

@@ -26,6 +26,7 @@ from typing import IO, Any
 
 from ..errors import InputError
 from .container import MAGIC
+from .csv_cells import plain_row
 from .ncu_rep import LFS_PREFIX, sniff_problem
 
 _SAMPLE_BYTES = 65536
@@ -99,7 +100,6 @@ class TextLines:
         self.last_text = ""  # the last one that is not blank
         self.markers: list[Marker] = []
         self.undecodable = 0
-        self.raw: bytes | None = None  # the bytes the last line was decoded from (None: not that line, e.g. a BOM)
         self._open: IO[Any] | None = None
         self._bytes: IO[bytes] | None = None  # the file read line by line as bytes, once past its first line
         self._ahead: bytes | None = None  # a line `take_plain` read and left for the iteration
@@ -121,18 +121,15 @@ class TextLines:
                 except UnicodeDecodeError as exc:
                     raise not_text(self.path, f"undecodable UTF-16 at byte {exc.start}") from exc
                 del data
-                self.raw = None
                 yield from io.StringIO(text, newline="")  # small hand-made files: held whole
                 return
             first = True
             for line in self._utf8_lines():
                 if first:
                     line, first = line.removeprefix("\ufeff"), False
-                    self.raw = None
                 if not line.isascii() and _ESCAPED_RE.search(line):  # isascii: O(1) in CPython
                     line, n = _ESCAPED_RE.subn("\ufffd", line)
                     self.undecodable += n
-                    self.raw = None
                 yield line
         except OSError as exc:
             raise InputError(self.path, f"cannot read the file ({exc.strerror or exc})") from exc
@@ -169,18 +166,16 @@ class TextLines:
                 line = raw.decode("utf-8", "surrogateescape")
                 cr = line.find("\r")
                 if cr == -1 or (cr == len(line) - 2 and line[-1] == "\n"):  # LF or CR LF: the usual
-                    self.raw = raw
                     self._bytes = fh  # the next lines may be taken (its first line's BOM dropped by now)
                     yield line
                 else:
-                    self.raw = None
                     self._bytes = None  # none taken while the pieces of this one are handed out
                     yield from _bare_cr_lines(line)
 
     def take_plain(self, limit: int) -> list[bytes]:
-        """The next lines, up to `limit`, that are all-quoted ASCII rows with no other line end (what
-        `csv_cells.plain_line` takes), as the bytes read, counted as the iteration counts its lines (`line_no`,
-        `last_line`, `last_text`, `raw`): read at once, without decoding each. None are taken where the file is
+        """The next lines, up to `limit`, that are all-quoted ASCII rows with no other line end
+        (`csv_cells.plain_row`), as the bytes read, counted as the iteration counts its lines (`line_no`,
+        `last_line`, `last_text`): read at once, without decoding each. None are taken where the file is
         not read as UTF-8 lines ending in LF (a UTF-16 file, one of bare CRs), before its first line, or while the
         pieces of a line cut at bare CRs are handed out; the first line that is not such a row is left for the
         iteration."""
@@ -193,14 +188,12 @@ class TextLines:
             raw = readline()
             if not raw:
                 break
-            if not (raw.startswith(b'"') and raw.endswith((b'"\n', b'"\r\n')) and raw.isascii()
-                    and raw.find(b"\r") in (-1, len(raw) - 2)):
+            if not plain_row(raw):
                 self._ahead = raw
                 break
             taken.append(raw)
         if taken:
             self.line_no += len(taken)
-            self.raw = taken[-1]
             self.last_line = self.last_text = taken[-1].decode("ascii")
         return taken
 
