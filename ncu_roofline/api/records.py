@@ -2,11 +2,9 @@
 
 A report analysed by group (`FINDINGS_BY_GROUP`, more than 1,000 launches) keeps each launch as the record its
 JSON document writes (`KernelModel.to_dict`: numbers and verdict, no findings), encoded once: in memory up to
-`HELD_BYTES` (the 200 MB of 50,000 full-set launches), then in a temporary file, so 200,000 launches hold no
-more. Held in memory, records are neither written to a file nor read back from it: at 50,000 launches 0.4 s of
-system CPU less, for 0.15 GB more at the peak. The record of a launch held as its
-group's longest is written once it is let go, or at the end (`put` by position). Reading them back
-(`encoded`, `records`) gives them in launch order.
+`HELD_BYTES` (the 200 MB of 50,000 full-set launches: 0.4 s of system CPU less than a file's), then in a temporary
+file. The record of a launch held as its group's longest is written once it is let go, or at the end (`put` by
+position). Reading them back (`encoded`, `records`) gives them in launch order.
 """
 
 from __future__ import annotations
@@ -264,8 +262,7 @@ class _Spool:
         self.file.write(data)
         self._written = True
 
-    def _let_go(self) -> None:
-        """Let the bytes held in memory go (moved to the file, or closed)."""
+    def _let_go(self) -> None:  # the bytes held in memory (moved to the file, or closed)
         global _held
         with _HELD_LOCK:
             _held -= self._size
