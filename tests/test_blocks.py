@@ -88,7 +88,7 @@ def test_a_column_of_one_text_is_part_of_the_template_and_others_are_marked() ->
 
     from ncu_roofline.readers.values import Values
 
-    slots: list[int | list[bytes]] = []
+    slots: list[int | list[str]] = []
     lengths = np.zeros(3, dtype=np.int64)
     nan = float("nan")
     columns = {"same": Values(np.array([1.5, 1.5, 1.5])), "nan": Values(np.array([nan, nan, nan])),
@@ -97,8 +97,29 @@ def test_a_column_of_one_text_is_part_of_the_template_and_others_are_marked() ->
     assert d["same"] == 1.5 and math.isnan(d["nan"])
     assert orjson.dumps(d["nan"]) == b"null"
     assert d["signs"] == blocks_module._MARK % 0 and d["list"] == [blocks_module._MARK % 1]
-    assert slots == [[b"0.0", b"-0.0", b"0.0"], [b"1.0", b"2.0", b"30.0"]]
+    assert slots == [["0.0", "-0.0", "0.0"], ["1.0", "2.0", "30.0"]]
     assert lengths.tolist() == [3 + 3, 4 + 3, 3 + 4]
+
+
+def test_a_runs_records_at_once_are_each_launchs_record_with_its_length_in_bytes() -> None:
+    """`RecordTemplate.records` lays every launch's pieces out at once: each record in its data is the one `render`
+    makes for that launch, its length counted in bytes (a name in another script takes more than one), and a
+    launch without own fields (None) is left out, its column values with it."""
+    import numpy as np
+
+    width = len(blocks_module._OWN)
+    template = object.__new__(blocks_module.RecordTemplate)
+    template.pieces = ['{"a":', ',"name":', ',"b":', "}"]
+    template.places = [width, 0, width + 1]
+    template.columns = [["1.0", "2.5", "30.0"], ["7", "8", "9"]]
+    template.lengths = np.array([len(b'{"a":,"name":,"b":}') + len(a) + len(b) for a, b in
+                                 zip(*template.columns, strict=True)], dtype=np.int64)
+    rest = ("",) * (width - 1)  # the fields the template does not place
+    owns = [('"k\\u00e9"', *rest), None, ('"\u6838"', *rest)]
+    data, lengths = template.records(owns)
+    expected = [template.render(0, owns[0]), template.render(2, owns[2])]  # type: ignore[arg-type]
+    assert data == b"".join(expected) and lengths == [len(e) for e in expected]
+    assert expected[1] == '{"a":30.0,"name":"核","b":9}'.encode() and lengths[1] == len(expected[1]) > 27
 
 
 def test_a_block_ends_where_its_rows_text_reaches_the_byte_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,7 +21,7 @@ import copy
 import itertools
 import operator
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -59,7 +59,7 @@ class RecordTemplate:
         m.raw = raw  # its fields are replaced by marks below: the one launch's values are read only to be let go
         with np.errstate(all="ignore"):
             d = m.to_dict(False, recipes, findings=False)
-        slots: list[int | list[bytes]] = []
+        slots: list[int | list[str]] = []
         for n, name in enumerate(_OWN):
             d[name] = _MARK % len(slots)
             slots.append(n)
@@ -68,38 +68,45 @@ class RecordTemplate:
         lengths = np.zeros(len(run.positions), dtype=np.int64)
         d = _marked(d, slots, lengths)
         parts = _MARK_RE.split(orjson.dumps(d, option=ORJSON_OPTIONS))
-        self.pieces: list[bytes] = parts[0::2]
+        self.pieces: list[str] = [part.decode() for part in parts[0::2]]
         columns = [slot for slot in slots if type(slot) is list]
         at = {id(slot): len(_OWN) + k for k, slot in enumerate(columns)}
         self.places = [slot if type(slot) is int else at[id(slot)] for slot in (slots[int(s)] for s in parts[1::2])]
-        self.columns: list[list[bytes]] = columns
-        self.lengths = lengths + sum(map(len, self.pieces))
+        self.columns: list[list[str]] = columns
+        self.lengths = lengths + sum(map(len, parts[0::2]))
         self.found = found
 
-    def render(self, j: int, own: tuple[bytes, ...]) -> bytes:
+    def render(self, j: int, own: tuple[str, ...]) -> bytes:
         """The record of the run's j-th launch (`own`: its own fields, encoded, in `_OWN` order)."""
         width, columns = len(_OWN), self.columns
         values = [own[p] if p < width else columns[p - width][j] for p in self.places]
-        return b"".join(itertools.chain.from_iterable(zip(self.pieces[:-1], values, strict=True))) + self.pieces[-1]
+        return ("".join(itertools.chain.from_iterable(zip(self.pieces[:-1], values, strict=True)))
+                + self.pieces[-1]).encode()
 
-    def records(self, owns: list[tuple[bytes, ...] | None]) -> tuple[bytes, list[int]]:
+    def records(self, owns: list[tuple[str, ...] | None]) -> tuple[bytes, list[int]]:
         """The records of the run's launches whose own fields are given (`owns`, one per launch of the run, None for
-        a launch written otherwise), one after the other, and the length of each: `render` of each, at once."""
-        n, width = len(owns), len(_OWN)
-        filler = next(own for own in owns if own is not None)
-        filled = [filler if own is None else own for own in owns]
-        own_columns = list(zip(*filled, strict=True))
+        a launch written otherwise), one after the other, and the length of each: `render` of each, at once (the
+        pieces laid out in one list, joined as text: `str.join` copies pieces faster than `bytes.join`)."""
+        width, kept = len(_OWN), [own is not None for own in owns]
+        every = all(kept)
+        filled = [own for own in owns if own is not None]
+        n, own_columns = len(filled), list(zip(*filled, strict=True))
         pieces = self.pieces
-        interleaved: list[Iterable[bytes]] = [itertools.repeat(pieces[0], n)]
-        for piece, p in zip(pieces[1:], self.places, strict=True):
-            interleaved += [own_columns[p] if p < width else self.columns[p - width], itertools.repeat(piece, n)]
-        kept = [own is not None for own in owns]
-        data = b"".join(itertools.chain.from_iterable(itertools.compress(zip(*interleaved, strict=True), kept)))
-        own_lengths = [sum(map(len, own)) for own in filled]
-        return data, (self.lengths + own_lengths)[kept].tolist()
+        stride = 2 * len(self.places) + 1
+        laid: list[str] = [pieces[0]] * (n * stride)
+        for k, (piece, p) in enumerate(zip(pieces[1:], self.places, strict=True)):
+            column = own_columns[p] if p < width else self.columns[p - width]
+            laid[2 * k + 1::stride] = column if every or p < width else list(itertools.compress(column, kept))
+            laid[2 * k + 2::stride] = [piece] * n
+        text = "".join(laid)
+        if text.isascii():
+            own_lengths = [sum(map(len, own)) for own in filled]
+        else:  # a name in another script: lengths in bytes
+            own_lengths = [sum(len(field.encode()) for field in own) for own in filled]
+        return text.encode(), (self.lengths[kept] + own_lengths).tolist()
 
 
-def _marked(obj: Any, slots: list[int | list[bytes]], lengths: Any) -> Any:
+def _marked(obj: Any, slots: list[int | list[str]], lengths: Any) -> Any:
     """`obj` with a mark in place of each column (`Values`) whose launches' values differ in their text, those
     values encoded in `slots`, their lengths added to `lengths` (launch by launch); a column of one text is its
     value."""
@@ -109,8 +116,8 @@ def _marked(obj: Any, slots: list[int | list[bytes]], lengths: Any) -> Any:
         if a.dtype == np.float64 and len(a) and (a.view(np.int64) == a.view(np.int64)[0]).all():
             return a[0].item()  # the same bits for every launch: one text, found without encoding each
         values = a.tolist()
-        encoded = orjson.dumps(values, option=ORJSON_OPTIONS)[1:-1]
-        cells = encoded.split(b",")  # no number holds a comma
+        encoded = orjson.dumps(values, option=ORJSON_OPTIONS)[1:-1].decode()
+        cells = encoded.split(",")  # no number holds a comma
         if cells.count(cells[0]) == len(cells):  # one text for every launch (-0.0 is not 0.0): part of the template
             return values[0]
         lengths += np.fromiter(map(len, cells), dtype=np.int64, count=len(cells))
@@ -123,7 +130,7 @@ def _marked(obj: Any, slots: list[int | list[bytes]], lengths: Any) -> Any:
     return obj
 
 
-def _own(raw: RawKernel, key: str, known: dict[tuple[Any, ...], list[bytes]]) -> tuple[bytes, ...] | None:
+def _own(raw: RawKernel, key: str, known: dict[tuple[Any, ...], list[str]]) -> tuple[str, ...] | None:
     """A launch's own fields, encoded in `_OWN` order (None where orjson cannot encode one: the launch writes its
     own record). The fields but its index are encoded once per launch identity (`known`)."""
     ident = (*_IDENTITY(raw), tuple(raw.nvtx_ranges), key)
@@ -137,10 +144,10 @@ def _own(raw: RawKernel, key: str, known: dict[tuple[Any, ...], list[bytes]]) ->
             fields = launch_fields(raw)
             fields["group_key"] = key
             fields["index"] = 0
-            found = [orjson.dumps(fields[name], option=ORJSON_OPTIONS) for name in _OWN]
+            found = [orjson.dumps(fields[name], option=ORJSON_OPTIONS).decode() for name in _OWN]
             if len(known) < 4096:
                 known[ident] = found
-        encoded = orjson.dumps(raw.index, option=ORJSON_OPTIONS)
+        encoded = orjson.dumps(raw.index, option=ORJSON_OPTIONS).decode()
     except (orjson.JSONEncodeError, TypeError):
         return None
     return (*found[:_INDEX], encoded, *found[_INDEX + 1:])
@@ -187,19 +194,19 @@ def add_block(stream: Streamed, block: ModelledBlock) -> None:
         if p not in held:
             stream._put(base + p, launch, keys[p])
     if stream.keep_records:
-        known: dict[tuple[Any, ...], list[bytes]] = {}
+        known: dict[tuple[Any, ...], list[str]] = {}
         for run in block.runs:
             _write_run(stream, block, run, keys, base, held, known)
 
 
 def _write_run(stream: Streamed, block: ModelledBlock, run: Run, keys: list[str], base: int, held: set[int],
-               known: dict[tuple[Any, ...], list[bytes]]) -> None:
+               known: dict[tuple[Any, ...], list[str]]) -> None:
     """The records of a run's launches (but those `held`), from its template where it has one."""
     rows = block.rows
     if all(p in held for p in run.positions):  # written when let go: no template to make
         return
     template = _template(run, stream, keys[run.positions[0]], rows)
-    owns: list[tuple[bytes, ...] | None] = []
+    owns: list[tuple[str, ...] | None] = []
     for p in run.positions:
         own = None if template is None or p in held else _own(rows[p], keys[p], known)
         if own is None and p not in held:
