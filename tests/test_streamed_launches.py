@@ -65,6 +65,36 @@ def test_an_exact_sum_is_fsum_of_every_value() -> None:
     assert both.exact() is None  # fsum raises for inf - inf: no total
 
 
+def test_a_columns_parts_sum_exactly_to_its_values() -> None:
+    """`column_parts` gives per column a few floats whose exact sum (as fractions) is that of its values, in any
+    order; zeros keep the sign `fsum` gives them, and a column too wide to split, or holding NaN or an infinity,
+    is its values."""
+    from fractions import Fraction
+
+    import numpy as np
+
+    from ncu_roofline.api.sums import column_parts
+
+    rng = np.random.default_rng(5)
+    for trial in range(400):
+        n, width = int(rng.integers(1, 130)), int(rng.integers(1, 5))
+        matrix = rng.random((n, width)) * 10.0 ** float(rng.integers(-40, 40)) * rng.choice([-1.0, 1.0], (n, width))
+        if trial % 3 == 0:
+            matrix[:, 0] = 0.0
+        parts = column_parts(matrix)
+        for j, column in enumerate(matrix.T.tolist()):
+            assert sum(map(Fraction, parts[j])) == sum(map(Fraction, column))
+            assert len(parts[j]) <= 3  # values within one scale: at most three passes
+            assert math.fsum(parts[j]) == math.fsum(column)
+    assert column_parts(np.array([[-0.0, 0.0], [-0.0, -0.0]])) == [[-0.0], [0.0]]
+    far = column_parts(np.array([[1e250], [1e-250], [3.0]]))[0]  # a pass per scale
+    assert len(far) < 8 and sum(map(Fraction, far)) == Fraction(1e250) + Fraction(1e-250) + 3
+    wide = [[2.0 ** (60 * k)] for k in range(10)]  # ten scales: past the passes, summed one by one
+    assert column_parts(np.array(wide)) == [[row[0] for row in wide]]
+    special = np.array([[1.0, 2.0], [math.nan, 3.0], [math.inf, 4.0]])
+    assert column_parts(special) == special.T.tolist() or math.isnan(column_parts(special)[0][1])
+
+
 def test_rows_held_by_layout_sum_as_every_launch_at_once() -> None:
     """A group holds its launches as rows of their run's columns and sums them a chunk at a time
     (`GroupSums.hold`, `settle`); a sum of time stands for every time a layout names. Runs of two layouts (one
