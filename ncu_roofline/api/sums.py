@@ -297,13 +297,10 @@ class Layout:
     to one sum of the layout's own (`number`) that stands for every sum of time it names (the launches' time,
     and that of each roof, unit and fact they have); each other column to the sums `keys` names."""
 
-    __slots__ = ("column_of", "keys", "number", "time")
+    __slots__ = ("keys", "number", "time")
 
     def __init__(self, time: frozenset[tuple[str, ...]] | None, keys: tuple[tuple[tuple[str, ...], ...], ...]) -> None:
         self.time, self.keys = time, keys
-        first = 0 if time is None else 1
-        self.column_of = {key: c for c, names in enumerate(keys, first) for key in names}  # each key's column
-        self.column_of.update(dict.fromkeys(time or (), 0))
         self.number = next(_NUMBERED)  # never reused: a group's sums of time are told apart by it
 
     @classmethod
@@ -390,8 +387,9 @@ class GroupSums:
 
     def _totals(self, keys: list[tuple[str, ...]], total: Callable[[ExactSum], float | None]) -> list[Any]:
         """`total` (`ExactSum.fsum`, 0.0 where nothing was added, or `exact`) of every value added to each key: its
-        sum's (for a time, those of the layouts that name it) and the rows still held, read where they are, each
-        layout's at once (a group that never held `HELD_ROWS` rows makes no sum of its columns at all)."""
+        sum's (for a time, those of the layouts that name it), the rows still held settled first."""
+        if self.held:
+            self.settle()
         parts = {key: ExactSum() for key in keys}
         for names, part in self.times.values():
             for key in keys:
@@ -401,12 +399,6 @@ class GroupSums:
             found = self.sums.get(key)
             if found is not None:  # (a time: the finite shares' of launches whose shares are not all finite)
                 parts[key].extend(found.values())
-        for layout, chunks in self.held.values():
-            wanted = [(key, c) for key in keys if (c := layout.column_of.get(key)) is not None]
-            if wanted:
-                columns = column_parts(np.vstack(chunks))
-                for key, c in wanted:
-                    parts[key].extend(columns[c])
         return [total(parts[key]) for key in keys]
 
     def _fsum(self, *key: str) -> float:
@@ -444,9 +436,9 @@ class GroupSums:
     @property
     def facts(self) -> list[str]:
         """The facts weighed by duration that some timed launch has."""
-        named = [names for names, _ in self.times.values()] + [layout.time for layout, _ in self.held.values()
-                                                                if layout.time is not None]
-        return list(dict.fromkeys(key[1] for names in named for key in names if key[0] == "fact_time"))
+        if self.held:
+            self.settle()
+        return list(dict.fromkeys(key[1] for names, _ in self.times.values() for key in names if key[0] == "fact_time"))
 
     def weighted_fact(self, fact: str) -> float | None:
         if fact not in self.facts:
