@@ -164,7 +164,8 @@ def test_added_adds_left_to_right_as_python_3_11_sums_floats() -> None:
 def test_a_blocks_rows_are_stacked_from_their_blocks_matrices(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The rows of a block of CSV rows hold views of the block's matrix of parsed values; `hot_matrix` stacks
     consecutive rows of one block as one slice (not row by row), and a row that took its own values (`own`, a
-    group's longest launch) on its own: the matrix is every row's values, in order."""
+    group's longest launch) or holds a matrix of one row (a row read alone) on its own: the matrix is every row's
+    values, in order."""
     from ncu_roofline.readers import bulk
 
     files = corpus_files()
@@ -176,6 +177,9 @@ def test_a_blocks_rows_are_stacked_from_their_blocks_matrices(tmp_path: Path, mo
     run_passes(model_launch(next(rows), AnalysisSettings()))
     rest = list(rows)
     rest[5].metrics.own()  # type: ignore[attr-defined]
+    alone = rest[9].metrics
+    alone._values = np.array([alone.hot_row()])[0]  # type: ignore[attr-defined]  # as a row read alone holds it
+    assert alone.hot_place()[1] == 0 and rest[6].metrics.hot_place()[1] > 0  # type: ignore[attr-defined]
     kept = [k for k in rest if k.metrics.hot_row() is not None]  # type: ignore[attr-defined]
     assert rest[5].metrics.hot_row().base is None  # type: ignore[attr-defined]
     assert rest[6].metrics.hot_row().base is not None  # type: ignore[attr-defined]

@@ -208,21 +208,23 @@ def hot_matrix(rows: Sequence[RawKernel]) -> tuple[np.ndarray, Mapping[str, int]
     base: Any = None  # the matrix the last rows' values are consecutive rows of (a block of rows'), and where
     start = end = 0
     for k, row in enumerate(rows):
-        hot_row = getattr(row.metrics, "hot_row", None)
+        metrics = row.metrics
+        hot_row = getattr(metrics, "hot_row", None)
         values = hot_row() if hot_row is not None else None
         if values is None:
             continue
         held.append(k)
-        if base is not None and values.base is base and values.ctypes.data == base.ctypes.data + end * base.strides[0]:
+        place = metrics.hot_place()  # type: ignore[attr-defined]
+        if base is not None and place is not None and place[0] is base and place[1] == end:
             end += 1  # the next row of that matrix
             continue
         if base is not None:
             arrays.append(base[start:end])
-        base = values.base if values.base is not None and values.base.ndim == 2 else None
-        if base is None:
+        if place is None:
+            base = None
             arrays.append(values[np.newaxis])
         else:
-            start = (values.ctypes.data - base.ctypes.data) // base.strides[0]
+            base, start = place
             end = start + 1
     if base is not None:
         arrays.append(base[start:end])

@@ -324,6 +324,15 @@ class RowMetrics(Mapping[str, Metric]):
         (none dropped); else None. A row of a block of rows: a view of the block's matrix (`own`)."""
         return self._values
 
+    def hot_place(self) -> tuple[Any, int] | None:
+        """(the matrix `hot_row` is a row of, that row's number there), where it is a view of one: its block's, at
+        its place in the block, or its own row's (one row; a block's row read on its own makes one too)."""
+        values = self._values
+        base = None if values is None else values.base
+        if base is None or getattr(base, "ndim", 0) != 2:
+            return None
+        return base, (self._row.position if len(base) > 1 else 0)  # type: ignore[attr-defined]
+
     def own(self) -> None:
         """Hold its values in an array of its own, not a view of its block's matrix: a row kept long (its group's
         longest launch) keeps no more than its own."""
