@@ -33,6 +33,7 @@ from ..readers.values import PerLaunch, Split, Values
 from .bulk import ModelledBlock, Run
 from .groups import carried_flags, launch_group_key
 from .jsondoc import ORJSON_OPTIONS
+from .kernel import AnalysedKernel
 from .records import Streamed
 from .run_sums import RunTable, add_launch, add_rows
 from .sums import GroupSums
@@ -294,43 +295,36 @@ def _longest(stream: Streamed, block: ModelledBlock, key: str, group: list[int],
 
 def _tally(stream: Streamed, block: ModelledBlock, tables: list[RunTable]) -> None:
     """The report's totals (`Streamed`: count, time, unusable launches, devices, units, its last launch) with
-    each launch of the block, in order."""
-    rows, source = block.rows, block.source
-    n = len(rows)
-    columns: dict[int, list[Any]] = {}  # each run's durations
-    total = stream.total
-    had = stream.last is not None and stream.last.q.duration_s is not None
-    for p in range(n):
-        r = int(source[p])
-        if r < 0:
-            m, j = block.single[p], 0
-        else:
-            m, j = block.runs[r].model, int(block.local[p])
-        if p > 0 and int(source[p - 1]) == r and r >= 0:
-            pass  # the same run as the launch before: its units are known already
-        elif not m.units.keys() <= stream.units.keys():
+    each launch of the block, in order: what a run's launches share once per run (units as the first launch with
+    each has them), the time summed launch after launch."""
+    rows, n = block.rows, len(block.rows)
+    durations: list[float | None] = [None] * n
+    firsts: list[tuple[int, AnalysedKernel, int]] = []  # (first position, model, launches)
+    for run, t in zip(block.runs, tables, strict=True):
+        m = run.model
+        firsts.append((run.positions[0], m, len(run.positions)))
+        if m.q.duration_s is not None:
+            for p, v in zip(run.positions, t.of(m.q.duration_s.value), strict=True):
+                durations[p] = v
+    for p, m in block.single.items():
+        firsts.append((p, m, 1))
+        if m.q.duration_s is not None:
+            durations[p] = m.q.duration_s.value
+    for _, m, count in sorted(firsts, key=operator.itemgetter(0)):
+        if not m.units.keys() <= stream.units.keys():
             for uid, unit in m.units.items():
                 if uid not in stream.units:
                     stream.units[uid] = unit.describe()
                     stream.recipes[uid] = unit.recipe
-        duration = m.q.duration_s
-        if duration is not None:
-            if p < n - 1:
-                had = True
-            if r < 0:
-                v = duration.value
-            else:
-                column = columns.get(r)
-                if column is None:
-                    column = columns[r] = tables[r].of(duration.value)
-                v = column[j]
-            total = v if total is None else total + v
         if not m.usable:
-            stream.unusable += 1
-        device = rows[p].device
-        if device:
-            stream.devices.add(device)
+            stream.unusable += count
+    total = stream.total
+    for v in durations:
+        if v is not None:
+            total = v if total is None else total + v
     stream.total = total
     stream.count += n
-    stream.timed_before = stream.timed_before or had
+    had = stream.last is not None and stream.last.q.duration_s is not None
+    stream.timed_before = stream.timed_before or had or any(v is not None for v in durations[:-1])
+    stream.devices.update(raw.device for raw in rows if raw.device)
     stream.last = block.launch(n - 1)
