@@ -131,7 +131,7 @@ def column_parts(matrix: np.ndarray) -> list[list[float]]:
             zeros = np.flatnonzero(~live).tolist()
         if not live.any():
             out: list[list[float]] = np.array(parts).T.tolist() if parts else [[] for _ in range(matrix.shape[1])]
-            for j in zeros:  # a column of zeros: -0.0 where every one is (as `fsum` signs a sum of them)
+            for j in zeros:  # a column of zeros: -0.0 only where every one is, so `fsum` signs its parts as its values
                 out[j] = [-0.0 if np.signbit(matrix[:, j]).all() else 0.0]
             return out
         if not (high[live] >= _TINY).all():
