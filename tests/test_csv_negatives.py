@@ -13,6 +13,7 @@ Corpus tests skip, with the reason, when `../shared/reports` is absent.
 
 from __future__ import annotations
 
+import csv
 import math
 import random
 from pathlib import Path
@@ -25,7 +26,7 @@ from test_model import base_metrics
 import ncu_roofline
 from ncu_roofline.api.analysis import analyze_report
 from ncu_roofline.readers import read_report
-from ncu_roofline.readers.csv_cells import quoted_block, quoted_cells
+from ncu_roofline.readers.csv_cells import quoted_block
 from ncu_roofline.readers.csv_export import analysis_columns
 from ncu_roofline.readers.csv_impossible import ImpossibleValues, cannot_be_negative, lowest_value, parse_value
 from ncu_roofline.readers.csv_rows import Columns, RowMetrics
@@ -233,7 +234,7 @@ def test_every_way_a_row_is_read_leaves_out_the_same_values_and_notes_each_once(
         hot, cold = columns(True), columns(False)
         read = [RowMetrics(row, hot, k) for k, row in enumerate(quoted_block([line.encode() for line in lines])
                                                                   if trial % 2 else
-                                                                  [quoted_cells(line) for line in lines])]
+                                                                  [next(csv.reader([line])) for line in lines])]
         assert all(row is not None for row in read)
         for name in watched[:3]:  # the other columns the analysis may read: checked as each row is made, read or not
             held = [r[header.index(name)] for r in rows]

@@ -11,6 +11,7 @@ Metrics stored with an empty or missing string value come back absent.
 
 from __future__ import annotations
 
+import csv
 import math
 import sys
 from functools import cache
@@ -564,7 +565,7 @@ def test_a_block_of_rows_reads_as_each_row_does(monkeypatch, arrow_from: int) ->
     import random
 
     from ncu_roofline.readers import csv_numbers
-    from ncu_roofline.readers.csv_cells import plain_row, quoted_block, quoted_cells
+    from ncu_roofline.readers.csv_cells import plain_row, quoted_block
 
     monkeypatch.setattr(csv_numbers, "ARROW_FROM", arrow_from)
 
@@ -581,11 +582,11 @@ def test_a_block_of_rows_reads_as_each_row_does(monkeypatch, arrow_from: int) ->
         lines = [line for line in lines if plain_row(line.encode())]
         if len(lines) < 2:
             continue
-        block = quoted_block([line.encode("ascii") for line in lines])  # the bytes `TextLines.take_plain` hands
+        block = quoted_block([line.encode() for line in lines])  # the bytes `TextLines.take_plain` hands
         assert len(block) == len(lines)
         for line, row in zip(lines, block, strict=True):
-            assert [row[i] for i in (0, -1)] == [quoted_cells(line)[i] for i in (0, -1)]  # type: ignore[index]
-            alone = quoted_cells(line)
+            alone = next(csv.reader([line]))  # the row read alone
+            assert [row[i] for i in (0, -1)] == [alone[i] for i in (0, -1)]
             assert row == alone and list(row) == list(alone)
             a, b = row_metrics(row, hot), row_metrics(alone, cold)
             for name in header:
@@ -601,14 +602,14 @@ def test_a_block_of_rows_reads_as_each_row_does(monkeypatch, arrow_from: int) ->
 
 
 def test_plain_rows_taken_at_once_are_the_lines_the_iteration_gives(tmp_path: Path) -> None:
-    """`TextLines.take_plain` hands the next all-quoted ASCII rows as bytes, counted as the iteration counts them, and
-    leaves the first other line (a marker, a non-ASCII row, a bare CR, a quoted line break, a blank line, a last line
-    without its end) to the iteration: taking and iterating in turns gives every line the iteration alone gives, on
-    the same line numbers."""
+    """`TextLines.take_plain` hands the next all-quoted UTF-8 rows as bytes (a row in another script too), counted as
+    the iteration counts them, and leaves the first other line (a marker, a row that is not UTF-8, a bare CR, a quoted
+    line break, a blank line, a last line without its end) to the iteration: taking and iterating in turns gives every
+    line the iteration alone gives, on the same line numbers."""
     from ncu_roofline.readers.csv_text import TextLines
 
     text = (b'"ID","Kernel Name"\n"","x"\n"0","a"\n"1","b"\r\n"2","c"\n==PROF== marker\n"3","d"\n"4","\xc3\xa9"\n'
-            b'"5","e"\n"6","f"\r"7","g"\n"8","h"\n"9","i\nj"\n"10","k"\n\n"11","l"\n"12","m"\n"13","last"')
+            b'"4b","\xff"\n"5","e"\n"6","f"\r"7","g"\n"8","h"\n"9","i\nj"\n"10","k"\n\n"11","l"\n"12","m"\n"13","last"')
     path = _write(tmp_path, text)
     alone = TextLines(path, [])
     expected = [(alone.line_no, line) for line in alone]
@@ -621,7 +622,7 @@ def test_plain_rows_taken_at_once_are_the_lines_the_iteration_gives(tmp_path: Pa
         taken = mixed.take_plain(2) if taking else []
         if taken:
             first = mixed.line_no - len(taken) + 1
-            got += [(first + k, raw.decode("ascii")) for k, raw in enumerate(taken)]
+            got += [(first + k, raw.decode()) for k, raw in enumerate(taken)]
         else:
             line = next(lines, None)
             if line is None:
@@ -631,6 +632,11 @@ def test_plain_rows_taken_at_once_are_the_lines_the_iteration_gives(tmp_path: Pa
     assert got == expected
     assert (mixed.last_line, mixed.last_text, [m.text for m in mixed.markers]) == (
         alone.last_line, alone.last_text, [m.text for m in alone.markers])
+    greedy = TextLines(path, [])
+    lines, taken_all = iter(greedy), []
+    while next(lines, None) is not None:  # a line left to the iteration, then all that can be taken
+        taken_all += greedy.take_plain(100)
+    assert b'"4","\xc3\xa9"\n' in taken_all and b'"4b","\xff"\n' not in taken_all  # taken where it is UTF-8
 
 
 @pytest.mark.parametrize("cut", ["header", "middle"])
@@ -660,7 +666,8 @@ def test_a_block_stops_at_the_first_row_that_is_not_all_quoted_at_its_width() ->
     assert quoted_block([b'"1","2""\n', row]) == []  # an odd number of quotes
     assert len(quoted_block([row, b'"1","\x002","3"\n', row])) == 1  # a NUL: csv.reader decides
     assert not plain_row(b'x"1","2","3"\n') and not plain_row(b'"1","2\r","3"\n')  # not taken as such at all
-    assert not plain_row('"1","\u00e9"\n'.encode()) and plain_row(b'"1","2"\r\n')
+    assert plain_row('"1","\u00e9"\n'.encode()) and not plain_row(b'"1","\xff"\n')  # UTF-8 or not
+    assert plain_row(b'"1","2"\r\n')
     block = quoted_block([row] * 3)
     assert [list(r) for r in block] == [["1", "2", "3"]] * 3 and block[0].block is not None
 

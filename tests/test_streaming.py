@@ -219,46 +219,51 @@ def test_progress_line_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -> No
     assert err.getvalue().endswith("\r\x1b[K")
 
 
-def test_the_quoted_row_fast_path_agrees_with_csv_reader() -> None:
+def test_a_plain_rows_cells_agree_with_csv_reader() -> None:
+    """A line the block path takes (`plain_row`, then `quoted_block`) reads as csv.reader reads it; every
+    all-quoted row with no quote or line break in a cell is taken, in any script."""
     import csv
     import random
 
-    from ncu_roofline.readers.csv_cells import quoted_cells as _quoted_cells
+    from ncu_roofline.readers.csv_cells import plain_row, quoted_block
 
     rng = random.Random(12)
     hits = 0
-    alphabet = ['a', '1', ',', '"', '","', '\n', '\r', '\r\n', ' ', 'é', '""', '.', '-']
+    alphabet = ['a', '1', ',', '"', '","', '\n', '\r', '\r\n', ' ', '\u00e9', '\u6838', '""', '.', '-']
     for _ in range(3000):
         cells = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 4))) for _ in range(rng.randint(1, 6))]
         buf = io.StringIO(newline="")
         quoting = rng.choice([csv.QUOTE_ALL, csv.QUOTE_MINIMAL])
         csv.writer(buf, quoting=quoting, lineterminator=rng.choice(["\n", "\r\n"])).writerow(cells)
         text = buf.getvalue()
-        first = io.StringIO(text, newline="").readline()  # the first physical line, as the reader sees it
-        fast = _quoted_cells(first)
-        if fast is not None:
-            assert first == text and fast == next(csv.reader(io.StringIO(text, newline=""))) == cells
+        first = io.StringIO(text, newline="").readline().encode()  # the first physical line, as bytes
+        taken = quoted_block([first, first]) if plain_row(first) else []
+        if taken:
+            for row in taken:
+                assert first == text.encode() and list(row) == next(csv.reader(io.StringIO(text, newline=""))) == cells
+                assert [row[i] for i in range(len(cells))] == cells
             hits += 1
         elif quoting == csv.QUOTE_ALL and not any(c in cell for cell in cells for c in '"\r\n'):
             raise AssertionError(f"a plain quoted row fell back: {text!r}")
-    assert hits > 200  # the fast path was taken often enough to mean something
+    assert hits > 200  # the block path was taken often enough to mean something
 
 
 def test_a_quoted_row_reads_as_the_list_of_its_cells() -> None:
-    from ncu_roofline.readers.csv_cells import QuotedRow, quote_numbers, quoted_cells
+    from ncu_roofline.readers.csv_cells import QuotedRow, quote_numbers, quoted_block
 
-    cells = ["0", "gemm<float>(int, int)", "", "2,048", " -1", "n/a", "1e-05", ","]
-    for eol in ("\n", "\r\n", "\r"):
-        row = quoted_cells('"' + '","'.join(cells) + '"' + eol)
-        assert isinstance(row, QuotedRow) and len(row) == len(cells)
-        assert [row[i] for i in range(len(cells))] == cells and [row[-i] for i in range(1, 9)] == cells[::-1]
-        assert row.pick(*quote_numbers([7, 1, 3])) == [",", "gemm<float>(int, int)", "2,048"]
-        assert row[2:4] == ["", "2,048"] and list(row) == cells and row == cells
-        with pytest.raises(IndexError):
-            row[len(cells)]
-    assert quoted_cells('"a","b"c"\n') is None and quoted_cells('"a",b\n') is None  # csv.reader reads those
-    assert quoted_cells('"a",x"b"\n') is None and quoted_cells('"a" ,"b"\n') is None
-    assert quoted_cells('"a";"b"\n') is None and quoted_cells('"a"\n') == ["a"] and quoted_cells('"\n') is None
+    cells = ["0", "gemm<float>(int, int)", "", "2,048", " -1", "n/a", "1e-05", ",", "\u6838"]
+    for eol in ("\n", "\r\n"):
+        line = ('"' + '","'.join(cells) + '"' + eol).encode()
+        for row in (*quoted_block([line]), *quoted_block([line, line])):  # a row alone, rows of a block
+            assert isinstance(row, QuotedRow) and len(row) == len(cells)
+            assert [row[i] for i in range(len(cells))] == cells and [row[-i] for i in range(1, 10)] == cells[::-1]
+            assert row.pick(*quote_numbers([7, 1, 3, 8])) == [",", "gemm<float>(int, int)", "2,048", "\u6838"]
+            assert row[2:4] == ["", "2,048"] and list(row) == cells and row == cells
+            with pytest.raises(IndexError):
+                row[len(cells)]
+    for line in (b'"a","b"c"\n', b'"a",x"b"\n', b'"a" ,"b"\n', b'"a";"b"\n', b'"\n'):  # csv.reader reads those
+        assert quoted_block([line]) == []
+    assert quoted_block([b'"a"\n']) == [["a"]]
 
 
 def test_lines_split_as_a_text_stream_with_newline_empty_splits_them(tmp_path: Path) -> None:

@@ -1,13 +1,14 @@
 """The cells of one CSV row as ncu writes it: `"a","b",...,"z"` and a line end.
 
 A full-set row is about 30 kB in 700 cells, of which the analysis reads about a hundred. Splitting
-it into 700 strings is most of what reading an export costs, so an all-quoted ASCII row is kept as
-its text and the positions of its quotes, found in one vectorised pass (`QuotedRow`); a cell
-becomes a string only when it is read. Consecutive rows of that kind form a block (`quoted_block`)
-whose quotes are found in one pass over all their text, and whose columns a reader cuts out and
-parses at once (`RowBlock.spans`): numpy's per-call cost paid per block, not per row. A row of a
-block finds its own quotes again only when one of its cells is read on its own. Any other
-line (a quote inside a cell, a quoted line break, an unquoted cell) is left to `csv.reader`.
+it into 700 strings is most of what reading an export costs, so an all-quoted UTF-8 row is kept as
+its bytes and the positions of its quotes (`QuotedRow`); a cell becomes a string only when it is
+read. Consecutive rows of that kind form a block (`quoted_block`) whose quotes are found in one pass
+over all their bytes, and whose columns a reader cuts out and parses at once (`RowBlock.spans`):
+numpy's per-call cost paid per block, not per row. A quote or a comma is one byte of UTF-8 and never
+part of another character, so a row's quotes are its bytes' quotes. A row of a block finds its own
+quotes again only when one of its cells is read on its own. Any other line (a row alone, a quote
+inside a cell, a quoted line break, an unquoted cell, a header) is left to `csv.reader`.
 """
 
 from __future__ import annotations
@@ -39,12 +40,12 @@ class QuotedRow(Sequence[str]):
     """An all-quoted row: its line and the positions of its 2n quotes, cell i between quotes 2i and
     2i + 1. Reads as the list of its n cells; `pick` reads many at once. A row of a block
     (`quoted_block`) knows it (`block`, `position`) and finds its quotes only when one of its cells is read on
-    its own (most rows of a block are read through the block: `CellPicker`, `RowBlock.spans`). Its line is text, or
-    the ASCII bytes read (`TextLines.take_plain`), whose cells are decoded as they are read."""
+    its own (most rows of a block are read through the block: `CellPicker`, `RowBlock.spans`). Its line is the
+    UTF-8 bytes read (`TextLines.take_plain`), whose cells are decoded as they are read."""
 
     __slots__ = ("_cells", "_line", "_n", "_quotes", "block", "position")
 
-    def __init__(self, line: str | bytes, quotes: IndexArray | None, block: RowBlock | None = None,
+    def __init__(self, line: bytes, quotes: IndexArray | None, block: RowBlock | None = None,
                  position: int = 0, cells: int = 0) -> None:
         self._line = line
         self._quotes = quotes
@@ -62,9 +63,7 @@ class QuotedRow(Sequence[str]):
         q = self._quotes
         if q is None:
             np = _np()
-            line = self._line
-            found = np.flatnonzero(np.frombuffer(line if isinstance(line, bytes) else line.encode("ascii"),
-                                                 dtype=np.uint8) == _QUOTE)
+            found = np.flatnonzero(np.frombuffer(self._line, dtype=np.uint8) == _QUOTE)
             q = self._quotes = found.astype(np.int32)  # 4 bytes a quote held
         return q
 
@@ -81,8 +80,7 @@ class QuotedRow(Sequence[str]):
         if i < 0:
             i += n
         q = self.quotes()
-        cell = self._line[q[2 * i] + 1:q[2 * i + 1]]
-        return cell.decode("ascii") if isinstance(cell, bytes) else cell
+        return self._line[q[2 * i] + 1:q[2 * i + 1]].decode()
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.cells())
@@ -95,29 +93,25 @@ class QuotedRow(Sequence[str]):
     __hash__ = None  # type: ignore[assignment]  # a row is compared by its cells, as a list is
 
     def text_length(self) -> int:
-        """The characters of its line (what holding the row costs, about)."""
+        """The bytes of its line (what holding the row costs, about)."""
         return len(self._line)
 
     def cells(self) -> list[str]:
         """Every cell, split once (a row read whole: a repeated header, a row's metrics listed)."""
         if self._cells is None:
-            line = self._line
-            text = line.decode("ascii") if isinstance(line, bytes) else line
+            text = self._line.decode()
             self._cells = text[1:len(text.rstrip("\r\n")) - 1].split('","')  # between its first and last quote
         return self._cells
 
     def pick(self, starts: IndexArray, ends: IndexArray) -> list[str]:
         """The cells whose opening and closing quotes are at these quote numbers (2i and 2i + 1)."""
         line, q = self._line, self.quotes()
-        spans = zip((q[starts] + 1).tolist(), q[ends].tolist(), strict=True)
-        if isinstance(line, bytes):
-            return [line[a:b].decode("ascii") for a, b in spans]
-        return [line[a:b] for a, b in spans]
+        return [line[a:b].decode() for a, b in zip((q[starts] + 1).tolist(), q[ends].tolist(), strict=True)]
 
 
 class RowBlock:
     """Consecutive all-quoted rows of one width, for what is read of all of them at once (a reader's
-    number columns, `HotColumns.parse`): their lines' text (ASCII bytes) and the (rows, 2n) positions of
+    number columns, `HotColumns.parse`): their lines' text (UTF-8 bytes) and the (rows, 2n) positions of
     their quotes in it. `parsed` holds what the reader made of them; the text is let go then (`release`)."""
 
     __slots__ = ("parsed", "quotes", "rows", "text")
@@ -134,7 +128,7 @@ class RowBlock:
     def joined(self, opening: IndexArray, closing: IndexArray) -> str:
         """The cells between these quote numbers (`quote_numbers`) of every row, row after row, each
         followed by a NUL, after one NUL: `"\\x00" + "\\x00".join(cells) + "\\x00"` of all the rows'
-        cells at once (no row's cell holds a NUL: `quoted_cells` leaves such lines to csv.reader)."""
+        cells at once (no row's cell holds a NUL: `quoted_block` leaves such lines to csv.reader)."""
         np = _np()
         data, starts, lengths = self.spans(opening, closing)
         spans = lengths + 1  # each cell and the NUL after it
@@ -143,7 +137,7 @@ class RowBlock:
         index += np.arange(len(index), dtype=np.intp)
         out = data[index]
         out[begins + lengths] = 0
-        text: str = out.tobytes().decode("ascii")
+        text: str = out.tobytes().decode()
         return "\x00" + text
 
     def cells(self, opening: IndexArray, closing: IndexArray) -> list[str]:
@@ -164,7 +158,7 @@ class RowBlock:
             n, first = int(lengths[0]), int(starts[0])
             cell = text[first:first + n]
             same = bool((lengths == n).all()) and all(map(text.startswith, itertools.repeat(cell), starts.tolist()))
-            out.append(cell.decode("ascii") if same else None)
+            out.append(cell.decode() if same else None)
         return out
 
     def spans(self, opening: IndexArray, closing: IndexArray) -> tuple[Any, Any, Any]:
@@ -183,18 +177,28 @@ class RowBlock:
 
 
 def plain_row(line: bytes) -> bool:
-    """Whether a line read as bytes may be an all-quoted ASCII row (`quoted_block` checks the rest): it opens with a
-    quote and ends with one and its LF or CR LF, and holds no other line end (no bare CR)."""
-    return (line.startswith(b'"') and line.endswith((b'"\n', b'"\r\n')) and line.isascii()
-            and line.find(b"\r") in (-1, len(line) - 2))
+    """Whether a line read as bytes may be an all-quoted UTF-8 row (`quoted_block` checks the rest): it opens with a
+    quote and ends with one and its LF or CR LF, holds no other line end (no bare CR), and is UTF-8 (a line that
+    is not is read on its own, each byte that is not UTF-8 replaced and counted)."""
+    if not (line.startswith(b'"') and line.endswith((b'"\n', b'"\r\n')) and line.find(b"\r") in (-1, len(line) - 2)):
+        return False
+    if line.isascii():
+        return True
+    try:
+        line.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def quoted_block(lines: Sequence[bytes]) -> list[QuotedRow]:
     """The leading lines (the bytes of lines `plain_row` takes, `TextLines.take_plain`) that are all-quoted rows of
     the first one's width, as rows of one RowBlock, each keeping its line's bytes; the first line that is not and
-    those after it are left out, for `quoted_cells` or csv.reader. The quotes of all the lines are found in one pass
-    over their text, and each row's pattern checked at once (the test `quoted_cells` describes, row by row); a
-    single row is in no block (a `QuotedRow` of its own, as `quoted_cells` reads it)."""
+    those after it are left out, for csv.reader. The quotes of all the lines are found in one pass over their
+    bytes, and each row's pattern checked at once: its quotes are its first and last bytes and, between them, pairs
+    `","` (a closing quote, a comma, an opening quote), so every quote is one of its cells' own (a quoted line
+    break, an escaped quote, an unquoted cell or a NUL breaks it). A single row is in no block (a `QuotedRow` of its
+    own)."""
     np = _np()
     if not lines:
         return []
@@ -258,41 +262,6 @@ class CellPicker:
                     return self._cells[row.position * n:(row.position + 1) * n]
             return row.pick(*self.quote_numbers)
         return [row[i] for i in self.indices]
-
-
-def quoted_cells(line: str) -> QuotedRow | list[str] | None:
-    """The cells of a row as ncu writes it, `"a","b",...,"z"` and a line end, with no other quote in
-    it; None for any other line, which csv.reader reads.
-
-    Exact: the row's quotes are its first and last characters and, between them, pairs `","`
-    (a closing quote, a comma, an opening quote), so every quote is one of the cells' own; a quoted
-    line break, an escaped quote or an unquoted cell breaks the pattern. That is the same test as
-    "the line holds 2n quotes and splits on `","` into n cells", which a line that is not ASCII
-    takes instead (its characters are not its bytes).
-    """
-    if not line.startswith('"') or "\x00" in line:  # csv.reader refuses NUL on Python 3.10: let it say so
-        return None
-    if line.endswith('"\n'):
-        end = len(line) - 2
-    elif line.endswith('"\r\n'):
-        end = len(line) - 3
-    elif line.endswith('"\r'):
-        end = len(line) - 2
-    else:
-        return None
-    if not line.isascii():
-        cells = line[1:end].split('","')
-        return cells if line.count('"') == 2 * len(cells) else None
-    np = _numpy or _np()
-    raw = line.encode("ascii")
-    data = np.frombuffer(raw, dtype=np.uint8)
-    quotes = np.flatnonzero(data == _QUOTE)
-    if len(quotes) % 2 or len(quotes) < 2:
-        return None
-    closing, opening = quotes[1:-1:2], quotes[2:-1:2]
-    if len(closing) and not ((opening - closing == 2).all() and (data[closing + 1] == _COMMA).all()):
-        return None
-    return QuotedRow(line, quotes)
 
 
 def cell_list(row: Any) -> list[str]:

@@ -50,7 +50,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..knowledge import recipes, throughputs
-from .csv_cells import CellPicker, quoted_block, quoted_cells
+from .csv_cells import CellPicker, quoted_block
 from .csv_header import REEXPORT_HINT, RepeatedRows, check_layout, is_metric_column, metric_columns
 from .csv_impossible import ImpossibleValues
 from .csv_rows import Columns, RowMetrics
@@ -314,8 +314,8 @@ class CsvExport:
     def _lines_read(self) -> Iterator[tuple[int, Sequence[str]]]:
         """Each row as `_rows` takes it, blank ones too: runs of all-quoted rows taken from the file as bytes
         (`TextLines.take_plain`, up to `_BLOCK_ROWS` lines) and read as one block (`quoted_block`) while the
-        reader parses columns at once (`_blocks`); any other line on its own (`quoted_cells`, or csv.reader, which
-        may read on over the next lines to end a quoted line break)."""
+        reader parses columns at once (`_blocks`); any other line on its own, by csv.reader (which may read on over
+        the next lines to end a quoted line break)."""
         path, lines, source = self.path, self._lines, self._source
         back: collections.deque[tuple[int, str]] = collections.deque()  # lines read ahead, not yet rows
         made: collections.deque[Any] = collections.deque()  # the last blocks formed
@@ -343,7 +343,7 @@ class CsvExport:
                             made.popleft().parsed = None
                     for k, quoted_row in enumerate(block):
                         yield first_no + k, quoted_row
-                    back.extend((first_no + k, raw.decode("ascii")) for k, raw in enumerate(taken[len(block):],
+                    back.extend((first_no + k, raw.decode()) for k, raw in enumerate(taken[len(block):],
                                                                                              len(block)))
                     continue
                 line = next(source, None)  # any other line, on its own
@@ -356,13 +356,11 @@ class CsvExport:
                     return
                 continue
             last_no, line = back.popleft()
-            row: Sequence[str] | None = quoted_cells(line)
-            if row is None:  # anything but the plain all-quoted row: csv decides (it may read on)
-                try:
-                    row = next(csv.reader(itertools.chain((line,), reading_on())))
-                except csv.Error as exc:
-                    raise InputError(path, f"line {last_no}: malformed CSV ({exc})",
-                                     "the export may be truncated or damaged; " + REEXPORT_HINT) from exc
+            try:  # csv decides (it may read on, to end a quoted line break)
+                row = next(csv.reader(itertools.chain((line,), reading_on())))
+            except csv.Error as exc:
+                raise InputError(path, f"line {last_no}: malformed CSV ({exc})",
+                                 "the export may be truncated or damaged; " + REEXPORT_HINT) from exc
             yield last_no, row
 
     @property

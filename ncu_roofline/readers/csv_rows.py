@@ -177,7 +177,7 @@ class HotColumns:
             content = csv_numbers.cell_text(data, np.concatenate((starts, others)),
                                             np.concatenate((lengths, sizes + 1)))
             cut = int(lengths.sum())
-            joined = "\x00" + content[cut:].tobytes().translate(_QUOTE_TO_NUL).decode("ascii")
+            joined = "\x00" + content[cut:].tobytes().translate(_QUOTE_TO_NUL).decode()
             content = content[:cut]
             if not may_hold_impossible(joined):
                 always = None  # the usual answer, for every row of the block from one search in C

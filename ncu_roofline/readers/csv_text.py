@@ -173,7 +173,7 @@ class TextLines:
                     yield from _bare_cr_lines(line)
 
     def take_plain(self, limit: int) -> list[bytes]:
-        """The next lines, up to `limit`, that are all-quoted ASCII rows with no other line end
+        """The next lines, up to `limit`, that are all-quoted UTF-8 rows with no other line end
         (`csv_cells.plain_row`), as the bytes read, counted as the iteration counts its lines (`line_no`,
         `last_line`, `last_text`): read at once, without decoding each. None are taken where the file is
         not read as UTF-8 lines ending in LF (a UTF-16 file, one of bare CRs), before its first line, or while the
@@ -194,7 +194,7 @@ class TextLines:
             taken.append(raw)
         if taken:
             self.line_no += len(taken)
-            self.last_line = self.last_text = taken[-1].decode("ascii")
+            self.last_line = self.last_text = taken[-1].decode()
         return taken
 
     def close(self) -> None:
