@@ -1088,7 +1088,7 @@ def test_identity_reads_read_what_kernel_from_metrics_reads(given: int, missing:
     from ncu_roofline.readers.ncu_rep import _FROM_METRICS, identity_reads, kernel_from_metrics
 
     identity = {f: v for bit, (f, v) in enumerate(_IDENTITY_FIELDS.items()) if given >> bit & 1}
-    values = {n: Metric(3.0) for _, names in _FROM_METRICS for n in names if n != missing}
+    values = {n: Metric(3.0) for _, names, _ in _FROM_METRICS for n in names if n != missing}
     values["device__attribute_display_name"] = Metric("GPU")
     alone, keyed = _Recording(values), _Recording(values)
     kernel_from_metrics(0, "k", "k", alone, **identity)

@@ -13,7 +13,7 @@ import bisect
 import math
 import mmap
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -232,10 +232,11 @@ def detach(kernel: RawKernel, every_counter: bool = False) -> None:
         kernel.instructions = source.read_all() if every_counter else source.fetched()
 
 
-def _triple(metrics: Mapping[str, Metric], prefix: str) -> tuple[int, int, int] | None:
+def _triple(metrics: Mapping[str, Metric], names: tuple[str, ...]) -> tuple[int, int, int] | None:
+    """The x, y and z metrics as integers (None where one is missing: the axes after it are not read)."""
     out = []
-    for axis in "xyz":
-        value = _int(metrics, f"{prefix}_{axis}")
+    for name in names:
+        value = _int(metrics, name)
         if value is None:
             return None
         out.append(value)
@@ -258,8 +259,8 @@ def _nvtx(action: Any) -> list[str]:
     return ranges
 
 
-def _string(metrics: Mapping[str, Metric], name: str) -> str | None:
-    m = metrics.get(name)
+def _string(metrics: Mapping[str, Metric], names: tuple[str, ...]) -> str | None:
+    m = metrics.get(names[0])
     return str(m.value) if m is not None and not m.is_number else None
 
 
@@ -271,14 +272,25 @@ def _int(metrics: Mapping[str, Metric], name: str) -> int | None:
     return int(value) if math.isfinite(value) else None
 
 
-# The launch fields `kernel_from_metrics` takes from the standard metrics where the identity does not give them.
-_FROM_METRICS = (
-    ("compute_capability", tuple(f"device__attribute_compute_capability_{part}" for part in ("major", "minor"))),
-    ("device", ("device__attribute_display_name",)),
-    ("sm_count", ("device__attribute_multiprocessor_count",)),
-    ("grid_size", tuple(f"launch__grid_dim_{axis}" for axis in "xyz")),
-    ("block_size", tuple(f"launch__block_dim_{axis}" for axis in "xyz")),
-    ("stream_id", ("launch__stream_id",)),
+def _one_int(metrics: Mapping[str, Metric], names: tuple[str, ...]) -> int | None:
+    return _int(metrics, names[0])
+
+
+def _capability(metrics: Mapping[str, Metric], names: tuple[str, ...]) -> str | None:
+    major, minor = _int(metrics, names[0]), _int(metrics, names[1])
+    return f"{major}.{minor}" if major is not None and minor is not None else None
+
+
+# The launch fields `kernel_from_metrics` takes from the standard metrics where the identity does not give them:
+# (field, the metrics it is read from, how).
+_FROM_METRICS: tuple[tuple[str, tuple[str, ...], Callable[[Mapping[str, Metric], tuple[str, ...]], Any]], ...] = (
+    ("compute_capability", tuple(f"device__attribute_compute_capability_{part}" for part in ("major", "minor")),
+     _capability),
+    ("device", ("device__attribute_display_name",), _string),
+    ("sm_count", ("device__attribute_multiprocessor_count",), _one_int),
+    ("grid_size", tuple(f"launch__grid_dim_{axis}" for axis in "xyz"), _triple),
+    ("block_size", tuple(f"launch__block_dim_{axis}" for axis in "xyz"), _triple),
+    ("stream_id", ("launch__stream_id",), _one_int),
 )
 
 
@@ -287,10 +299,10 @@ def identity_reads(metrics: Mapping[str, Metric], identity: Mapping[str, Any]) -
     reads them (a grid's or block's axes up to the first it cannot take): launches whose reads are equal get the
     same fields from them."""
     held: list[Any] = []
-    for field, names in _FROM_METRICS:
+    for field, names, read in _FROM_METRICS:
         if field in identity:
             continue
-        if len(names) == 3:  # `_triple`
+        if read is _triple:
             for name in names:
                 held.append(metrics.get(name))
                 if _int(metrics, name) is None:
@@ -309,20 +321,9 @@ def kernel_from_metrics(
 ) -> RawKernel:
     """Build a RawKernel, taking launch and device identity from the standard metrics (where `identity`,
     e.g. a CSV export's columns, does not give it)."""
-    if "compute_capability" not in identity:
-        major = _int(metrics, "device__attribute_compute_capability_major")
-        minor = _int(metrics, "device__attribute_compute_capability_minor")
-        identity["compute_capability"] = f"{major}.{minor}" if major is not None and minor is not None else None
-    if "device" not in identity:
-        identity["device"] = _string(metrics, "device__attribute_display_name")
-    if "sm_count" not in identity:
-        identity["sm_count"] = _int(metrics, "device__attribute_multiprocessor_count")
-    if "grid_size" not in identity:
-        identity["grid_size"] = _triple(metrics, "launch__grid_dim")
-    if "block_size" not in identity:
-        identity["block_size"] = _triple(metrics, "launch__block_dim")
-    if "stream_id" not in identity:
-        identity["stream_id"] = _int(metrics, "launch__stream_id")
+    for field, names, read in _FROM_METRICS:
+        if field not in identity:
+            identity[field] = read(metrics, names)
     return RawKernel(index=index, name=name, demangled_name=demangled, metrics=metrics, **identity)
 
 
