@@ -134,11 +134,8 @@ class _Identity:
 
     def launch(self, index: int, name: str, demangled: str, metrics: RowMetrics) -> RawKernel:
         """The row's kernel, as `kernel_from_metrics` makes it (reading the same metrics, as it reads them)."""
-        held = identity_reads(metrics, self.fields)
-        try:
-            like = self.like.get(held)
-        except TypeError:  # a value that does not hash
-            return kernel_from_metrics(index, name, demangled, metrics, **self.fields)
+        held = identity_reads(metrics, self.fields)  # (metrics of a float or a string: they hash)
+        like = self.like.get(held)
         if like is not None:
             return like.again(index, metrics)
         kernel = kernel_from_metrics(index, name, demangled, metrics, **self.fields)
