@@ -25,7 +25,6 @@ from ncu_roofline.views.labels import (
     regime_label,
     regime_text,
     roof_css,
-    roof_rank,
     short_label,
 )
 
@@ -228,8 +227,3 @@ def test_regime_text(k: Any, text: str) -> None:
     assert regime_text(k) == text
     if k.regime != "latency":
         assert regime_label(k.regime) == text
-
-
-@pytest.mark.parametrize(("roof", "rank"), [("dram", 0), ("l1", 2), ("fp64", 3), ("tensor", 6), ("lts__x", 7)])
-def test_roof_rank(roof: str, rank: int) -> None:
-    assert roof_rank(roof) == rank

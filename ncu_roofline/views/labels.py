@@ -105,8 +105,3 @@ def regime_text(k: KernelModel | LaunchEntry) -> str:
 def regime_label(regime: str | None) -> str:
     """"at limit", "latency", "too little work"; "n/a" when there is no verdict."""
     return REGIME_LABELS.get(regime or "", regime or "n/a")
-
-
-def roof_rank(roof: str) -> int:
-    """Sort key: memory levels outward-in, then compute roofs, then anything else."""
-    return ROOF_ORDER.index(roof) if roof in ROOF_ORDER else len(ROOF_ORDER)
