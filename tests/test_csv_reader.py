@@ -1113,3 +1113,22 @@ def test_a_kernels_launches_made_alike_keep_their_own_values(tmp_path: Path) -> 
         assert k.metrics["dram__bytes_read.sum"] == alone.metrics["dram__bytes_read.sum"]
     kernels[1].nvtx_ranges.append("mine")
     assert kernels[0].nvtx_ranges == [] and kernels[2].nvtx_ranges == []
+
+
+@pytest.mark.parametrize("where", [63, 64, 200])
+def test_a_row_read_alone_takes_a_cell_longer_than_csv_readers_limit(tmp_path: Path, where: int) -> None:
+    """An all-quoted row outside a block (the one left after a full block of 64, or any row once rows are not read
+    in blocks) is read as a block of one: a cell past csv.reader's 131,072-character limit (a long demangled
+    template name) is read, not refused, and the row stays a `QuotedRow` (no list of every cell)."""
+    import ncu_roofline
+    from ncu_roofline.readers.csv_cells import QuotedRow
+
+    header = '"ID","Kernel Name","gpu__time_duration.sum","dram__bytes_read.sum"\n"","","nsecond","byte"\n'
+    long_name = "k<" + "x" * 140_000 + ">"
+    rows = [f'"{i}","{long_name if i == where else "k"}","1","2"\n' for i in range(where + 2)]
+    path = _write(tmp_path, header + "".join(rows))
+    report = read_report(path)
+    assert len(report.kernels) == where + 2 and report.kernels[where].name == long_name
+    assert all(type(k.metrics._row) is QuotedRow for k in report.kernels)  # type: ignore[attr-defined]
+    analysed = ncu_roofline.analyze(path)
+    assert [k.raw.name for k in analysed.reports[0].kernels].count(long_name) == 1

@@ -7,8 +7,9 @@ read. Consecutive rows of that kind form a block (`quoted_block`) whose quotes a
 over all their bytes, and whose columns a reader cuts out and parses at once (`RowBlock.spans`):
 numpy's per-call cost paid per block, not per row. A quote or a comma is one byte of UTF-8 and never
 part of another character, so a row's quotes are its bytes' quotes. A row of a block finds its own
-quotes again only when one of its cells is read on its own. Any other line (a row alone, a quote
-inside a cell, a quoted line break, an unquoted cell, a header) is left to `csv.reader`.
+quotes again only when one of its cells is read on its own; a row read alone is a block of one. Any
+other line (a quote inside a cell, a quoted line break, an unquoted cell, a line end at a bare CR) is
+left to `csv.reader`.
 """
 
 from __future__ import annotations

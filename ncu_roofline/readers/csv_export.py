@@ -50,7 +50,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..knowledge import recipes, throughputs
-from .csv_cells import CellPicker, quoted_block
+from .csv_cells import CellPicker, plain_row, quoted_block
 from .csv_header import REEXPORT_HINT, RepeatedRows, check_layout, is_metric_column, metric_columns
 from .csv_impossible import ImpossibleValues
 from .csv_rows import Columns, RowMetrics
@@ -311,8 +311,9 @@ class CsvExport:
     def _lines_read(self) -> Iterator[tuple[int, Sequence[str]]]:
         """Each row as `_rows` takes it, blank ones too: runs of all-quoted rows taken from the file as bytes
         (`TextLines.take_plain`, up to `_BLOCK_ROWS` lines) and read as one block (`quoted_block`) while the
-        reader parses columns at once (`_blocks`); any other line on its own, by csv.reader (which may read on over
-        the next lines to end a quoted line break)."""
+        reader parses columns at once (`_blocks`); any other line on its own: an all-quoted row as a block of one
+        reads it (no cell too long for csv.reader, no list of every cell), else by csv.reader (which may read on
+        over the next lines to end a quoted line break)."""
         path, lines, source = self.path, self._lines, self._source
         back: collections.deque[tuple[int, str]] = collections.deque()  # lines read ahead, not yet rows
         made: collections.deque[Any] = collections.deque()  # the last blocks formed
@@ -333,7 +334,7 @@ class CsvExport:
                 taken = lines.take_plain(_BLOCK_ROWS) if self._blocks else []  # the usual rows, as bytes at once
                 if taken:
                     first_no = lines.line_no - len(taken) + 1
-                    block = quoted_block(taken) if len(taken) > 1 else []
+                    block = quoted_block(taken)
                     if block and block[0].block is not None:
                         made.append(block[0].block)
                         if len(made) > 2:
@@ -353,6 +354,11 @@ class CsvExport:
                     return
                 continue
             last_no, line = back.popleft()
+            raw = line.encode("utf-8", "surrogatepass")
+            alone = quoted_block([raw]) if plain_row(raw) else []  # an all-quoted row alone: as a block reads one
+            if alone:
+                yield last_no, alone[0]
+                continue
             try:  # csv decides (it may read on, to end a quoted line break)
                 row = next(csv.reader(itertools.chain((line,), reading_on())))
             except csv.Error as exc:

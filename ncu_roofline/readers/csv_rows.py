@@ -279,7 +279,8 @@ class RowMetrics(Mapping[str, Metric]):
             self._leave_out(name, value)
 
     def text_bytes(self) -> int:
-        """The characters of its row's cells (a block of rows holds about twice that, `api.bulk.BULK_BYTES`)."""
+        """The size of its row's cells: its line's bytes, or its cells' characters (a block of rows holds about twice
+        that, `api.bulk.BULK_BYTES`)."""
         row = self._row
         return row.text_length() if type(row) is QuotedRow else sum(map(len, row))
 
