@@ -582,7 +582,7 @@ def test_a_block_of_rows_reads_as_each_row_does(monkeypatch, arrow_from: int) ->
         lines = [line for line in lines if plain_row(line.encode())]
         if len(lines) < 2:
             continue
-        block = quoted_block([line.encode() for line in lines])  # the bytes `TextLines.take_plain` hands
+        block = quoted_block([line.encode() for line in lines])  # the lines `TextLines.take_rows` reads
         assert len(block) == len(lines)
         for line, row in zip(lines, block, strict=True):
             alone = next(csv.reader([line]))  # the row read alone
@@ -601,15 +601,27 @@ def test_a_block_of_rows_reads_as_each_row_does(monkeypatch, arrow_from: int) ->
     assert whole >= 300  # rows of numbers took the block's one-pass reading
 
 
-def test_plain_rows_taken_at_once_are_the_lines_the_iteration_gives(tmp_path: Path) -> None:
-    """`TextLines.take_plain` hands the next all-quoted UTF-8 rows as bytes (a row in another script too), counted as
+@pytest.mark.parametrize("pread", [True, False])
+@pytest.mark.parametrize("chunk", [None, 8])
+def test_plain_rows_taken_at_once_are_the_lines_the_iteration_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   pread: bool, chunk: int | None) -> None:
+    """`TextLines.take_rows` hands the next all-quoted UTF-8 rows (a row in another script too), counted as
     the iteration counts them, and leaves the first other line (a marker, a row that is not UTF-8, a bare CR, a quoted
     line break, a blank line, a last line without its end) to the iteration: taking and iterating in turns gives every
-    line the iteration alone gives, on the same line numbers."""
+    line the iteration alone gives, on the same line numbers. So it does where the platform cannot read at an offset
+    (`pread`), and where what it reads at once holds no whole line (`chunk`: a line longer than it is read by doubling
+    the read up to the largest, a longer one left to the iteration)."""
+    from ncu_roofline.readers import csv_text
     from ncu_roofline.readers.csv_text import TextLines
 
+    if not pread:
+        monkeypatch.setattr(csv_text, "_PREAD", None)
+    if chunk is not None:
+        monkeypatch.setattr(csv_text, "_FIRST_CHUNK", chunk)
+        monkeypatch.setattr(csv_text, "_LARGEST_CHUNK", 4 * chunk)  # a line of 44 bytes is longer
     text = (b'"ID","Kernel Name"\n"","x"\n"0","a"\n"1","b"\r\n"2","c"\n==PROF== marker\n"3","d"\n"4","\xc3\xa9"\n'
-            b'"4b","\xff"\n"5","e"\n"6","f"\r"7","g"\n"8","h"\n"9","i\nj"\n"10","k"\n\n"11","l"\n"12","m"\n"13","last"')
+            b'"4b","\xff"\n"5","e"\n"6","f"\r"7","g"\n"8","h"\n"9","i\nj"\n"10","k"\n\n"11","l"\n'
+            b'"12","a line longer than the largest read"\n"13","m"\n"14","last"')
     path = _write(tmp_path, text)
     alone = TextLines(path, [])
     expected = [(alone.line_no, line) for line in alone]
@@ -619,10 +631,10 @@ def test_plain_rows_taken_at_once_are_the_lines_the_iteration_gives(tmp_path: Pa
     got = [(mixed.line_no, header)]
     taking = True
     while True:
-        taken = mixed.take_plain(2) if taking else []
+        taken = mixed.take_rows(2) if taking else []
         if taken:
             first = mixed.line_no - len(taken) + 1
-            got += [(first + k, raw.decode()) for k, raw in enumerate(taken)]
+            got += [(first + k, row.line().decode()) for k, row in enumerate(taken)]
         else:
             line = next(lines, None)
             if line is None:
@@ -635,14 +647,14 @@ def test_plain_rows_taken_at_once_are_the_lines_the_iteration_gives(tmp_path: Pa
     greedy = TextLines(path, [])
     lines, taken_all = iter(greedy), []
     while next(lines, None) is not None:  # a line left to the iteration, then all that can be taken
-        taken_all += greedy.take_plain(100)
+        taken_all += [row.line() for row in greedy.take_rows(100)]
     assert b'"4","\xc3\xa9"\n' in taken_all and b'"4b","\xff"\n' not in taken_all  # taken where it is UTF-8
 
 
 @pytest.mark.parametrize("cut", ["header", "middle"])
 def test_lines_cut_at_bare_crs_keep_their_place_among_rows_taken_at_once(tmp_path: Path, cut: str) -> None:
     """A line holding bare CRs is cut into lines that the iteration hands out one by one: no row is taken from the
-    file at once (`TextLines.take_plain`) before the last of them, so the rows keep their order and line numbers."""
+    file at once (`TextLines.take_rows`) before the last of them, so the rows keep their order and line numbers."""
     rows = [ROW0.replace('"0"', f'"{i}"', 1) for i in range(2, 8)]
     lf = HEADER + UNITS + ROW0 + ROW1 + "".join(rows)
     if cut == "header":
@@ -670,6 +682,20 @@ def test_a_block_stops_at_the_first_row_that_is_not_all_quoted_at_its_width() ->
     assert plain_row(b'"1","2"\r\n')
     block = quoted_block([row] * 3)
     assert [list(r) for r in block] == [["1", "2", "3"]] * 3 and block[0].block is not None
+
+
+def test_a_row_of_a_block_kept_long_holds_its_own_line_not_the_blocks_text() -> None:
+    """The rows of a block share the text read (no line copied each); `own` gives a row a copy of its line alone,
+    from which it reads as before."""
+    from ncu_roofline.readers.csv_cells import quote_numbers, quoted_block
+
+    rows = quoted_block([b'"a","bc",""\r\n', b'"d","","e,f"\n', b'"g","h","i"\n'])
+    assert rows[0]._text is rows[1]._text and len(rows[1]._text) == 38
+    rows[0].block.release()
+    rows[1].own()
+    assert rows[1]._text == b'"d","","e,f"\n' and rows[1].line() == rows[1]._text and rows[1].text_length() == 13
+    assert [rows[1][i] for i in range(3)] == ["d", "", "e,f"] and rows[1].pick(*quote_numbers([2])) == ["e,f"]
+    assert rows[2].cells() == ["g", "h", "i"] and rows[0][1] == "bc"
 
 
 def test_a_block_gives_a_cell_every_row_holds_alike_and_none_for_one_that_differs() -> None:

@@ -38,17 +38,20 @@ def _np() -> Any:
 
 
 class QuotedRow(Sequence[str]):
-    """An all-quoted row: its line and the positions of its 2n quotes, cell i between quotes 2i and
-    2i + 1. Reads as the list of its n cells; `pick` reads many at once. A row of a block
-    (`quoted_block`) knows it (`block`, `position`) and finds its quotes only when one of its cells is read on
-    its own (most rows of a block are read through the block: `CellPicker`, `RowBlock.spans`). Its line is the
-    UTF-8 bytes read (`TextLines.take_plain`), whose cells are decoded as they are read."""
+    """An all-quoted row: its line (bytes `start` to `end` of `text`: the line alone, or a block's text, which its
+    rows share) and the positions of its 2n quotes in the line, cell i between quotes 2i and 2i + 1. Reads as the list
+    of its n cells; `pick` reads many at once. A row of a block (`quoted_text`) knows it (`block`, `position`) and finds
+    its quotes only when one of its cells is read on its own (most rows of a block are read through the block:
+    `CellPicker`, `RowBlock.spans`). Its line is UTF-8 bytes as read, whose cells are decoded as they are read; a row
+    kept long takes a copy of its line (`own`), not to keep its block's text."""
 
-    __slots__ = ("_cells", "_line", "_n", "_quotes", "block", "position")
+    __slots__ = ("_cells", "_end", "_n", "_quotes", "_start", "_text", "block", "position")
 
-    def __init__(self, line: bytes, quotes: IndexArray | None, block: RowBlock | None = None,
-                 position: int = 0, cells: int = 0) -> None:
-        self._line = line
+    def __init__(self, text: bytes, quotes: IndexArray | None, block: RowBlock | None = None,
+                 position: int = 0, cells: int = 0, start: int = 0, end: int | None = None) -> None:
+        self._text = text
+        self._start = start
+        self._end = len(text) if end is None else end
         self._quotes = quotes
         self._n = len(quotes) // 2 if quotes is not None else cells
         self._cells: list[str] | None = None
@@ -59,13 +62,13 @@ class QuotedRow(Sequence[str]):
         return self._n
 
     def quotes(self) -> IndexArray:
-        """The positions of its quotes (found in its line on the first call, for a row of a block: the block
+        """The positions of its quotes in its line (found on the first call, for a row of a block: the block
         checked that every quote of the line is one of its cells')."""
         q = self._quotes
         if q is None:
             np = _np()
-            found = np.flatnonzero(np.frombuffer(self._line, dtype=np.uint8) == _QUOTE)
-            q = self._quotes = found.astype(np.int32)  # 4 bytes a quote held
+            line = np.frombuffer(self._text, dtype=np.uint8, count=self._end - self._start, offset=self._start)
+            q = self._quotes = np.flatnonzero(line == _QUOTE).astype(np.int32)  # 4 bytes a quote held
         return q
 
     @overload
@@ -80,8 +83,8 @@ class QuotedRow(Sequence[str]):
             raise IndexError("row cell index out of range")
         if i < 0:
             i += n
-        q = self.quotes()
-        return self._line[q[2 * i] + 1:q[2 * i + 1]].decode()
+        q, start = self.quotes(), self._start
+        return self._text[start + q[2 * i] + 1:start + q[2 * i + 1]].decode()
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.cells())
@@ -95,19 +98,29 @@ class QuotedRow(Sequence[str]):
 
     def text_length(self) -> int:
         """The bytes of its line (what holding the row costs, about)."""
-        return len(self._line)
+        return self._end - self._start
+
+    def line(self) -> bytes:
+        """Its line's bytes, its line end included."""
+        return self._text[self._start:self._end]
 
     def cells(self) -> list[str]:
         """Every cell, split once (a row read whole: a repeated header, a row's metrics listed)."""
         if self._cells is None:
-            text = self._line.decode()
+            text = self.line().decode()
             self._cells = text[1:len(text.rstrip("\r\n")) - 1].split('","')  # between its first and last quote
         return self._cells
 
     def pick(self, starts: IndexArray, ends: IndexArray) -> list[str]:
         """The cells whose opening and closing quotes are at these quote numbers (2i and 2i + 1)."""
-        line, q = self._line, self.quotes()
-        return [line[a:b].decode() for a, b in zip((q[starts] + 1).tolist(), q[ends].tolist(), strict=True)]
+        text, q, at = self._text, self.quotes(), self._start
+        return [text[a:b].decode() for a, b in zip((q[starts] + (at + 1)).tolist(), (q[ends] + at).tolist(),
+                                                   strict=True)]
+
+    def own(self) -> None:
+        """Hold its line in bytes of its own, not its block's text (a row kept long keeps no more than its line)."""
+        if self._start or self._end != len(self._text):
+            self._text, self._start, self._end = self.line(), 0, self._end - self._start
 
 
 class RowBlock:
@@ -193,28 +206,36 @@ def plain_row(line: bytes) -> bool:
 
 
 def quoted_block(lines: Sequence[bytes]) -> list[QuotedRow]:
-    """The leading lines (the bytes of lines `plain_row` takes, `TextLines.take_plain`) that are all-quoted rows of
-    the first one's width, as rows of one RowBlock, each keeping its line's bytes; the first line that is not and
-    those after it are left out, for csv.reader. The quotes of all the lines are found in one pass over their
-    bytes, and each row's pattern checked at once: its quotes are its first and last bytes and, between them, pairs
-    `","` (a closing quote, a comma, an opening quote), so every quote is one of its cells' own (a quoted line
-    break, an escaped quote, an unquoted cell or a NUL breaks it). A single row is in no block (a `QuotedRow` of its
-    own)."""
+    """`quoted_text` of these lines (each one's bytes, its line end included), joined."""
     np = _np()
     if not lines:
         return []
-    text = b"".join(lines)
-    data = np.frombuffer(text, dtype=np.uint8)
-    lengths = np.fromiter(map(len, lines), dtype=np.intp, count=len(lines))
-    ends = np.cumsum(lengths)
-    starts = ends - lengths
+    return quoted_text(b"".join(lines), np.cumsum(np.fromiter(map(len, lines), dtype=np.intp, count=len(lines))))
+
+
+def quoted_text(text: bytes, ends: Any) -> list[QuotedRow]:
+    """The leading lines of `text` (each ending at its offset in `ends`, the last one's the end of what is read) that
+    are all-quoted rows of the first one's width, as rows of one RowBlock, which share `text`; the first line that is
+    not and those after it are left out, for csv.reader. The quotes of all the lines are found in one pass over their
+    bytes, and each row's pattern checked at once: its quotes are its first and last bytes and, between them, pairs
+    `","` (a closing quote, a comma, an opening quote), so every quote is one of its cells' own (a quoted line
+    break, an escaped quote, an unquoted cell or a NUL breaks it). A single row is in no block (a `QuotedRow` of its
+    own). Each line is one `plain_row` takes (`TextLines.take_rows`)."""
+    np = _np()
+    ends = np.asarray(ends, dtype=np.intp)
+    if not len(ends):
+        return []
+    end = int(ends[-1])
+    data = np.frombuffer(text, dtype=np.uint8, count=end)
+    starts = np.empty_like(ends)
+    starts[0], starts[1:] = 0, ends[:-1]
     quotes = np.flatnonzero(data == _QUOTE)
     counts = np.diff(np.searchsorted(quotes, ends), prepend=0)  # each line's quotes
     width = int(counts[0])
     usable = counts == width
-    if b"\x00" in text:  # csv.reader decides on such a line
+    if text.find(b"\x00", 0, end) != -1:  # csv.reader decides on such a line
         usable &= np.logical_or.reduceat(data == 0, starts) == 0
-    taken = len(lines) if usable.all() else int(np.argmin(usable))
+    taken = len(ends) if usable.all() else int(np.argmin(usable))
     if width % 2 or width < 2 or not taken:
         return []
     q = quotes[:taken * width].reshape(taken, width)
@@ -225,11 +246,13 @@ def quoted_block(lines: Sequence[bytes]) -> list[QuotedRow]:
         taken = int(np.argmin(good))
         q = q[:taken]
     if taken < 2:
-        return [QuotedRow(lines[0], q[0] - starts[0])] if taken else []
-    if taken < len(lines):  # the lines after the block's last row are read again on their own
+        return [QuotedRow(text[:int(ends[0])], q[0])] if taken else []
+    if 2 * int(ends[taken - 1]) < len(text):  # the block's rows are less than half of the text: not to keep the rest
         text = text[:int(ends[taken - 1])]
     block = RowBlock(text, q, taken)
-    return [QuotedRow(line, None, block, k, width // 2) for k, line in enumerate(lines[:taken])]
+    cells = width // 2
+    return [QuotedRow(text, None, block, k, cells, a, b)
+            for k, (a, b) in enumerate(zip(starts[:taken].tolist(), ends[:taken].tolist(), strict=True))]
 
 
 def quote_numbers(indices: Sequence[int]) -> tuple[IndexArray, IndexArray]:

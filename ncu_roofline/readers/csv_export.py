@@ -309,9 +309,9 @@ class CsvExport:
         yield pending
 
     def _lines_read(self) -> Iterator[tuple[int, Sequence[str]]]:
-        """Each row as `_rows` takes it, blank ones too: runs of all-quoted rows taken from the file as bytes
-        (`TextLines.take_plain`, up to `_BLOCK_ROWS` lines) and read as one block (`quoted_block`) while the
-        reader parses columns at once (`_blocks`); any other line on its own: an all-quoted row as a block of one
+        """Each row as `_rows` takes it, blank ones too: runs of all-quoted rows read from the file at once as one
+        block (`TextLines.take_rows`, up to `_BLOCK_ROWS` lines) while the reader parses columns at once (`_blocks`);
+        any other line on its own: an all-quoted row as a block of one
         reads it (no cell too long for csv.reader, no list of every cell), else by csv.reader (which may read on
         over the next lines to end a quoted line break)."""
         path, lines, source = self.path, self._lines, self._source
@@ -331,18 +331,15 @@ class CsvExport:
         ended = False
         while True:
             if not back and not ended:
-                taken = lines.take_plain(_BLOCK_ROWS) if self._blocks else []  # the usual rows, as bytes at once
-                if taken:
-                    first_no = lines.line_no - len(taken) + 1
-                    block = quoted_block(taken)
-                    if block and block[0].block is not None:
+                block = lines.take_rows(_BLOCK_ROWS) if self._blocks else []  # the usual rows, read at once
+                if block:
+                    first_no = lines.line_no - len(block) + 1
+                    if block[0].block is not None:
                         made.append(block[0].block)
                         if len(made) > 2:
                             made.popleft().parsed = None
                     for k, quoted_row in enumerate(block):
                         yield first_no + k, quoted_row
-                    back.extend((first_no + k, raw.decode()) for k, raw in enumerate(taken[len(block):],
-                                                                                             len(block)))
                     continue
                 line = next(source, None)  # any other line, on its own
                 if line is None:

@@ -335,11 +335,13 @@ class RowMetrics(Mapping[str, Metric]):
         return base, (self._row.position if len(base) > 1 else 0)  # type: ignore[attr-defined]
 
     def own(self) -> None:
-        """Hold its values in an array of its own, not a view of its block's matrix: a row kept long (its group's
-        longest launch) keeps no more than its own."""
+        """Hold its values in an array of its own, not a view of its block's matrix, and its line in bytes of its own,
+        not its block's text: a row kept long (its group's longest launch) keeps no more than its own."""
         values = self._values
         if values is not None and values.base is not None:
             self._values = values.copy()
+        if type(self._row) is QuotedRow:
+            self._row.own()
 
     @property
     def hot_index(self) -> Mapping[str, int]:

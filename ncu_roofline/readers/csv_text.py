@@ -18,6 +18,7 @@ are checked for what is not a CSV text file at all: an empty file, a Git LFS poi
 from __future__ import annotations
 
 import io
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,10 +27,14 @@ from typing import IO, Any
 
 from ..errors import InputError
 from .container import MAGIC
-from .csv_cells import plain_row
+from .csv_cells import QuotedRow, plain_row, quoted_text
 from .ncu_rep import LFS_PREFIX, sniff_problem
 
 _SAMPLE_BYTES = 65536
+_FIRST_CHUNK = 2 << 20  # what `TextLines.take_rows` reads first (64 full-set rows of about 28 kB)
+_LARGEST_CHUNK = 256 << 20  # a line longer than this is left to the iteration
+_CR, _QUOTE_BYTE = ord("\r"), ord('"')
+_PREAD = getattr(os, "pread", None)  # (not on Windows)
 _MARKER_RE = re.compile(r"^==([A-Z]+)==\s?")
 _ESCAPED_RE = re.compile("[\udc80-\udcff]")  # an undecodable byte, as `surrogateescape` keeps it
 # Bytes other than tab, LF, FF, CR and ESC below 0x20 (or DEL) do not occur in text exports.
@@ -86,6 +91,60 @@ def _bare_cr_lines(line: str) -> list[str]:
     return [piece for piece in _BARE_CR_RE.split(line) if piece]
 
 
+def _read_at(fh: IO[bytes], size: int, offset: int) -> bytes:
+    """`size` bytes of the file at `offset` (fewer at its end), read past its buffer (its position is left as it is
+    where the platform reads at an offset)."""
+    if _PREAD is not None:
+        data: bytes = _PREAD(fh.fileno(), size, offset)
+        return data
+    fh.seek(offset)
+    return fh.read(size)
+
+
+def _line_ends(data: bytes, limit: int) -> list[int]:
+    """Where each of the first `limit` whole lines of `data` (each ending at a LF) ends."""
+    ends: list[int] = []
+    find, at = data.find, 0
+    while len(ends) < limit:
+        at = find(b"\n", at) + 1
+        if not at:
+            break
+        ends.append(at)
+    return ends
+
+
+def _plain_lines(data: bytes, ends: list[int]) -> int:
+    """How many of these leading lines of `data` are lines `plain_row` takes (checked at once where they are ASCII
+    rows ending in LF or CR LF, else line by line)."""
+    if not ends:
+        return 0
+    import numpy as np
+
+    end = ends[-1]
+    text = np.frombuffer(data, dtype=np.uint8, count=end)
+    at = np.array(ends, dtype=np.intp)
+    crlf = text[at - 2] == _CR
+    last = at - 2 - crlf  # each line's last quote
+    first = np.empty_like(at)
+    first[0], first[1:] = 0, at[:-1]
+    good = (text[first] == _QUOTE_BYTE) & (last > first) & (text[last] == _QUOTE_BYTE)
+    if good.all() and (data.find(b"\r", 0, end) == -1 or all(
+            data.find(b"\r", a, b - 2) == -1 for a, b in zip(first.tolist(), ends, strict=True))):
+        if data.isascii():
+            return len(ends)
+        try:
+            str(memoryview(data)[:end], "utf-8")
+            return len(ends)
+        except UnicodeDecodeError:  # a line that is not UTF-8: found line by line
+            pass
+    taken = 0
+    for a, b in zip(first.tolist(), ends, strict=True):
+        if not plain_row(data[a:b]):
+            break
+        taken += 1
+    return taken
+
+
 class TextLines:
     """Physical lines of an export, minus ncu marker lines; `line_no` is the last line's number.
 
@@ -102,7 +161,7 @@ class TextLines:
         self.undecodable = 0
         self._open: IO[Any] | None = None
         self._bytes: IO[bytes] | None = None  # the file read line by line as bytes, once past its first line
-        self._ahead: bytes | None = None  # a line `take_plain` read and left for the iteration
+        self._chunk = _FIRST_CHUNK  # bytes `take_rows` reads at once, learnt from the lines it took
         try:
             with path.open("rb") as fh:
                 head = fh.read(_SAMPLE_BYTES)
@@ -155,47 +214,54 @@ class TextLines:
             return
         with self.path.open("rb", buffering=1 << 20) as fh:
             self._open = fh
+            seekable = fh.seekable()
             while True:
-                raw = self._ahead
-                if raw is None:
-                    raw = fh.readline()
-                    if not raw:
-                        break
-                else:
-                    self._ahead = None
+                raw = fh.readline()
+                if not raw:
+                    break
                 line = raw.decode("utf-8", "surrogateescape")
                 cr = line.find("\r")
                 if cr == -1 or (cr == len(line) - 2 and line[-1] == "\n"):  # LF or CR LF: the usual
-                    self._bytes = fh  # the next lines may be taken (its first line's BOM dropped by now)
+                    self._bytes = fh if seekable else None  # the next lines may be taken (its BOM dropped by now)
                     yield line
                 else:
                     self._bytes = None  # none taken while the pieces of this one are handed out
                     yield from _bare_cr_lines(line)
 
-    def take_plain(self, limit: int) -> list[bytes]:
-        """The next lines, up to `limit`, that are all-quoted UTF-8 rows with no other line end
-        (`csv_cells.plain_row`), as the bytes read, counted as the iteration counts its lines (`line_no`,
-        `last_line`, `last_text`): read at once, without decoding each. None are taken where the file is
-        not read as UTF-8 lines ending in LF (a UTF-16 file, one of bare CRs), before its first line, or while the
-        pieces of a line cut at bare CRs are handed out; the first line that is not such a row is left for the
-        iteration."""
+    def take_rows(self, limit: int) -> list[QuotedRow]:
+        """The next lines, up to `limit`, that are all-quoted UTF-8 rows of one width with no other line end, read as
+        one block (`csv_cells.quoted_text`: a block of one where only one is), counted as the iteration counts its lines
+        (`line_no`, `last_line`, `last_text`). Their bytes are read from the file at once (about `limit` lines' worth,
+        learnt from the lines taken before; the file is then set at the first line not taken), never split into lines.
+        None are taken where the file is not read as UTF-8 lines ending in LF (a UTF-16 file, one of bare CRs, one that
+        cannot seek), before its first line, or while the pieces of a line cut at bare CRs are handed out; the first
+        line that is not such a row is left for the iteration."""
         fh = self._bytes
-        if fh is None or fh.closed or self._ahead is not None:
+        if fh is None or fh.closed:
             return []
-        taken: list[bytes] = []
-        readline = fh.readline
-        while len(taken) < limit:
-            raw = readline()
-            if not raw:
+        start = fh.tell()
+        if _read_at(fh, 1, start) != b'"':  # (a file of other lines reads none of them twice over)
+            fh.seek(start)
+            return []
+        size = self._chunk
+        while True:
+            data = _read_at(fh, size, start)
+            ends = _line_ends(data, limit)
+            if ends or len(data) < size or size >= _LARGEST_CHUNK:
                 break
-            if not plain_row(raw):
-                self._ahead = raw
-                break
-            taken.append(raw)
-        if taken:
-            self.line_no += len(taken)
-            self.last_line = self.last_text = taken[-1].decode()
-        return taken
+            size *= 2  # not one whole line: read more
+        plain = _plain_lines(data, ends)
+        rows = quoted_text(data, ends[:plain]) if plain else []
+        taken = len(rows)
+        fh.seek(start + (ends[taken - 1] if taken else 0))
+        if not taken:
+            self._chunk = max(_FIRST_CHUNK >> 5, 1)  # lines that are not rows: read less at a time, more each time
+            return []
+        # the next read: twice as many lines as these (up to `limit`), of their length and a little more
+        self._chunk = ends[taken - 1] * min(limit, 2 * taken) // taken * 17 // 16 + 4096
+        self.line_no += taken
+        self.last_line = self.last_text = data[ends[taken - 2] if taken > 1 else 0:ends[taken - 1]].decode()
+        return rows
 
     def close(self) -> None:
         """Close the file now (a read stopped early, or by a fault, leaves nothing open)."""
