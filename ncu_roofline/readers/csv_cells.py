@@ -186,7 +186,7 @@ class RowBlock:
         return np.frombuffer(self.text, dtype=np.uint8), starts, quotes[:, closing].ravel() - starts
 
     def release(self) -> None:
-        """Let the text and the quotes go (each row keeps its own line)."""
+        """Let the text and the quotes go (its rows keep the text they share, until they are let go or `own` theirs)."""
         self.text = self.quotes = None
 
 

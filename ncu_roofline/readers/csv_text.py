@@ -1,11 +1,12 @@
-"""The text of an ncu CSV export, line by line, as it is read (never the whole file at once).
+"""The text of an ncu CSV export, as it is read (never the whole file at once).
 
 An export of 50,000 full-set launches is 1.4 GB of text; holding it as one string, and every row
 as a list of cells, would cost several times that. `TextLines` reads the file as buffered bytes
 instead, decoding one line at a time (a file whose lines end at a bare CR only, through a text
 stream): lines end at LF, CR or CR LF (as `open(..., newline="")` splits them), ncu's
 `==WORD==` marker lines are set aside wherever they occur, and the last line read is kept for the
-truncation checks.
+truncation checks. The usual rows are not split into lines at all: `take_rows` reads the next block of
+them from the file at once, as one text their rows share.
 
 Decoding: UTF-8 (a byte-order mark is dropped). Bytes that are not UTF-8 become U+FFFD, one per
 byte, and a warning says how many and where the first one is (its offset is found by a second
@@ -160,7 +161,7 @@ class TextLines:
         self.markers: list[Marker] = []
         self.undecodable = 0
         self._open: IO[Any] | None = None
-        self._bytes: IO[bytes] | None = None  # the file read line by line as bytes, once past its first line
+        self._bytes: IO[bytes] | None = None  # the file read as bytes, once past its first line
         self._chunk = _FIRST_CHUNK  # bytes `take_rows` reads at once, learnt from the lines it took
         try:
             with path.open("rb") as fh:
