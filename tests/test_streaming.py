@@ -409,8 +409,8 @@ def test_rows_read_in_blocks_keep_their_order_their_line_numbers_and_their_value
 
 def test_rows_hold_no_block_text_where_no_columns_are_parsed_at_once(tmp_path: Path) -> None:
     """Where the first kernel's reading learns no columns to parse at once (nothing read of it), the
-    block it came in lets its text go and no later block is formed: a kept kernel holds its own line
-    only, not a share of a second copy of 64 lines."""
+    block it came in lets its text go and no later block is formed: a later kernel holds its own line
+    only; the first block's rows hold the text they share, no second copy of it."""
     text = HEADER + UNITS + ROW0 + "".join(_row(i) for i in range(1, 200))
     export = CsvExport(_write(tmp_path, text))
     kept = list(export.kernels())
@@ -418,4 +418,6 @@ def test_rows_hold_no_block_text_where_no_columns_are_parsed_at_once(tmp_path: P
     blocks = [getattr(k.metrics._row, "block", None) for k in kept]
     assert all(b is None or b.text is None for b in blocks)
     assert all(b is None for b in blocks[64:])  # after the first batch, no block at all
+    assert kept[0].metrics._row._text is kept[62].metrics._row._text  # (one text, not a line copied each)
+    assert kept[150].metrics._row.text_length() == len(kept[150].metrics._row._text)
     assert kept[150].metrics["dram__bytes_read.sum"] == Metric(10_240_000.0, "Kbyte")

@@ -3,10 +3,10 @@
 A full-set row is about 30 kB in 700 cells, of which the analysis reads about a hundred. Splitting
 it into 700 strings is most of what reading an export costs, so an all-quoted UTF-8 row is kept as
 its bytes and the positions of its quotes (`QuotedRow`); a cell becomes a string only when it is
-read. Consecutive rows of that kind form a block (`quoted_block`) whose quotes are found in one pass
-over all their bytes, and whose columns a reader cuts out and parses at once (`RowBlock.spans`):
-numpy's per-call cost paid per block, not per row. A quote or a comma is one byte of UTF-8 and never
-part of another character, so a row's quotes are its bytes' quotes. A row of a block finds its own
+read. Consecutive rows of that kind, read from the file at once, form a block (`quoted_text`) whose rows share
+those bytes, whose quotes are found in one pass over them, and whose columns a reader cuts out and parses at
+once (`RowBlock.spans`): numpy's per-call cost paid per block, not per row. A quote or a comma is one byte of
+UTF-8 and never part of another character, so a row's quotes are its bytes' quotes. A row of a block finds its own
 quotes again only when one of its cells is read on its own; a row read alone is a block of one. Any
 other line (a quote inside a cell, a quoted line break, an unquoted cell, a line end at a bare CR) is
 left to `csv.reader`.
@@ -97,7 +97,8 @@ class QuotedRow(Sequence[str]):
     __hash__ = None  # type: ignore[assignment]  # a row is compared by its cells, as a list is
 
     def text_length(self) -> int:
-        """The bytes of its line (what holding the row costs, about)."""
+        """The bytes of its line (what holding the row costs, about: a block's rows share their text, which lives
+        while any of them holds it)."""
         return self._end - self._start
 
     def line(self) -> bytes:
@@ -126,7 +127,8 @@ class QuotedRow(Sequence[str]):
 class RowBlock:
     """Consecutive all-quoted rows of one width, for what is read of all of them at once (a reader's
     number columns, `HotColumns.parse`): their lines' text (UTF-8 bytes) and the (rows, 2n) positions of
-    their quotes in it. `parsed` holds what the reader made of them; the text is let go then (`release`)."""
+    their quotes in it. `parsed` holds what the reader made of them; the block lets its text go then (`release`:
+    its rows keep it while they live)."""
 
     __slots__ = ("parsed", "quotes", "rows", "text")
 
@@ -214,7 +216,7 @@ def quoted_block(lines: Sequence[bytes]) -> list[QuotedRow]:
 
 
 def quoted_text(text: bytes, ends: Any) -> list[QuotedRow]:
-    """The leading lines of `text` (each ending at its offset in `ends`, the last one's the end of what is read) that
+    """The leading lines of `text` (each ending at its offset in `ends`; the text may go on past the last) that
     are all-quoted rows of the first one's width, as rows of one RowBlock, which share `text`; the first line that is
     not and those after it are left out, for csv.reader. The quotes of all the lines are found in one pass over their
     bytes, and each row's pattern checked at once: its quotes are its first and last bytes and, between them, pairs

@@ -115,10 +115,15 @@ def _line_ends(data: bytes, limit: int) -> list[int]:
 
 
 def _plain_lines(data: bytes, ends: list[int]) -> int:
-    """How many of these leading lines of `data` are lines `plain_row` takes (checked at once where they are ASCII
-    rows ending in LF or CR LF, else line by line)."""
-    if not ends:
-        return 0
+    """How many of these leading lines of `data` are lines `plain_row` takes (checked at once where all of them are
+    UTF-8 rows ending in LF or CR LF, else line by line)."""
+    if len(ends) < 8:  # (numpy's cost per call is more than a few lines' own checks)
+        taken, at = 0, 0
+        for end in ends:
+            if not plain_row(data[at:end]):
+                break
+            taken, at = taken + 1, end
+        return taken
     import numpy as np
 
     end = ends[-1]
@@ -162,7 +167,9 @@ class TextLines:
         self.undecodable = 0
         self._open: IO[Any] | None = None
         self._bytes: IO[bytes] | None = None  # the file read as bytes, once past its first line
-        self._chunk = _FIRST_CHUNK  # bytes `take_rows` reads at once, learnt from the lines it took
+        self._chunk = _FIRST_CHUNK  # bytes `take_rows` reads at once, learnt from the lines it read
+        self._line = max(_FIRST_CHUNK >> 5, 16)  # about one line of them (`take_rows` checks the first first)
+        self._alone_until = 0  # lines before this offset are left to the iteration (`take_rows` could take none)
         try:
             with path.open("rb") as fh:
                 head = fh.read(_SAMPLE_BYTES)
@@ -233,16 +240,24 @@ class TextLines:
         """The next lines, up to `limit`, that are all-quoted UTF-8 rows of one width with no other line end, read as
         one block (`csv_cells.quoted_text`: a block of one where only one is), counted as the iteration counts its lines
         (`line_no`, `last_line`, `last_text`). Their bytes are read from the file at once (about `limit` lines' worth,
-        learnt from the lines taken before; the file is then set at the first line not taken), never split into lines.
+        learnt from the lines read before; the file is then set at the first line not taken), never split into lines.
         None are taken where the file is not read as UTF-8 lines ending in LF (a UTF-16 file, one of bare CRs, one that
         cannot seek), before its first line, or while the pieces of a line cut at bare CRs are handed out; the first
-        line that is not such a row is left for the iteration."""
+        line that is not such a row is left for the iteration. Whether the first line is such a row is checked first,
+        from a read of about one line; where a block cannot start at it though it is, the lines read with it are left
+        to the iteration too (no line is read many times over)."""
         fh = self._bytes
         if fh is None or fh.closed:
             return []
         start = fh.tell()
-        if _read_at(fh, 1, start) != b'"':  # (a file of other lines reads none of them twice over)
+        if start < self._alone_until:
+            return []
+        probe = _read_at(fh, self._line, start)
+        end = probe.find(b"\n") + 1
+        if not probe.startswith(b'"') or (end and not plain_row(probe[:end])):
             fh.seek(start)
+            if end:
+                self._line = end * 9 // 8 + 2
             return []
         size = self._chunk
         while True:
@@ -255,11 +270,12 @@ class TextLines:
         rows = quoted_text(data, ends[:plain]) if plain else []
         taken = len(rows)
         fh.seek(start + (ends[taken - 1] if taken else 0))
-        if not taken:
-            self._chunk = max(_FIRST_CHUNK >> 5, 1)  # lines that are not rows: read less at a time, more each time
+        if ends:  # the next reads, of these lines' length: about a line, and twice the lines taken (up to `limit`)
+            self._line = ends[-1] // len(ends) * 9 // 8 + 2
+            self._chunk = min(self._line * (min(limit, 2 * taken) if taken else limit) + self._line, _LARGEST_CHUNK)
+        if not taken:  # the lines read as such rows are read on their own, as after a block's last row
+            self._alone_until = start + (ends[max(plain, 1) - 1] if ends else 1)
             return []
-        # the next read: twice as many lines as these (up to `limit`), of their length and a little more
-        self._chunk = ends[taken - 1] * min(limit, 2 * taken) // taken * 17 // 16 + 4096
         self.line_no += taken
         self.last_line = self.last_text = data[ends[taken - 2] if taken > 1 else 0:ends[taken - 1]].decode()
         return rows
