@@ -118,12 +118,7 @@ def _plain_lines(data: bytes, ends: list[int]) -> int:
     """How many of these leading lines of `data` are lines `plain_row` takes (checked at once where all of them are
     UTF-8 rows ending in LF or CR LF, else line by line)."""
     if len(ends) < 8:  # (numpy's cost per call is more than a few lines' own checks)
-        taken, at = 0, 0
-        for end in ends:
-            if not plain_row(data[at:end]):
-                break
-            taken, at = taken + 1, end
-        return taken
+        return _plain_one_by_one(data, ends)
     import numpy as np
 
     end = ends[-1]
@@ -143,11 +138,16 @@ def _plain_lines(data: bytes, ends: list[int]) -> int:
             return len(ends)
         except UnicodeDecodeError:  # a line that is not UTF-8: found line by line
             pass
-    taken = 0
-    for a, b in zip(first.tolist(), ends, strict=True):
-        if not plain_row(data[a:b]):
+    return _plain_one_by_one(data, ends)
+
+
+def _plain_one_by_one(data: bytes, ends: list[int]) -> int:
+    """`_plain_lines`, a line at a time."""
+    taken, at = 0, 0
+    for end in ends:
+        if not plain_row(data[at:end]):
             break
-        taken += 1
+        taken, at = taken + 1, end
     return taken
 
 
