@@ -651,23 +651,23 @@ def test_plain_rows_taken_at_once_are_the_lines_the_iteration_gives(tmp_path: Pa
     assert b'"4","\xc3\xa9"\n' in taken_all and b'"4b","\xff"\n' not in taken_all  # taken where it is UTF-8
 
 
-@pytest.mark.parametrize("bad", ['"{i}","k""q"\n', '"{i}","\xff"\n'])
+@pytest.mark.parametrize("bad", ['"{i}","k""q{pad}"\n', '"{i}","\xff{pad}"\n'])
 def test_rows_a_block_cannot_take_are_not_read_many_times_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                bad: str) -> None:
     """Rows that open with a quote but no block takes (an escaped quote, a byte that is not UTF-8), every one of
-    them or every other one: `take_rows` checks the first line from a read of about one line, and leaves the rows
-    read with one a block cannot start at to the iteration, so the file is read a few times at most, not a chunk
-    of 64 rows for every line."""
+    them or every other one, of one length or of three: `take_rows` checks the first line from a read as long as the
+    longest line before, and leaves the rows read with one a block cannot start at to the iteration, so the file is
+    read a few times at most, not a chunk of 64 rows for every line."""
     from ncu_roofline.readers import csv_text
     from ncu_roofline.readers.csv_text import TextLines
 
     read: list[int] = []
     real = csv_text._read_at
     monkeypatch.setattr(csv_text, "_read_at", lambda *args: read.append(len(got := real(*args))) or got)
-    for every in (1, 2):
-        rows = [bad.format(i=i) if i % every == 0 else f'"{i}","ok"\n' for i in range(30000)]
+    for every, pad in ((1, 0), (2, 0), (1, 90)):
+        rows = [bad.format(i=i, pad="x" * (i % 3 * pad)) if i % every == 0 else f'"{i}","ok"\n' for i in range(30000)]
         data = ('"ID","Kernel Name"\n' + "".join(rows)).encode("latin-1")
-        lines = TextLines(_write(tmp_path, data, f"every{every}.csv"), [])
+        lines = TextLines(_write(tmp_path, data, f"every{every}_{pad}.csv"), [])
         source, count = iter(lines), 0
         read.clear()
         while True:

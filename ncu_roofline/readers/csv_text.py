@@ -102,6 +102,12 @@ def _read_at(fh: IO[bytes], size: int, offset: int) -> bytes:
     return fh.read(size)
 
 
+def _probe_length(ends: list[int]) -> int:
+    """What `TextLines.take_rows` reads to check the first line: the longest of these lines, and a little more."""
+    longest = max(b - a for a, b in zip([0, *ends], ends, strict=False))
+    return min(longest * 9 // 8 + 2, _LARGEST_CHUNK)
+
+
 def _line_ends(data: bytes, limit: int) -> list[int]:
     """Where each of the first `limit` whole lines of `data` (each ending at a LF) ends."""
     ends: list[int] = []
@@ -168,7 +174,7 @@ class TextLines:
         self._open: IO[Any] | None = None
         self._bytes: IO[bytes] | None = None  # the file read as bytes, once past its first line
         self._chunk = _FIRST_CHUNK  # bytes `take_rows` reads at once, learnt from the lines it read
-        self._line = max(_FIRST_CHUNK >> 5, 16)  # about one line of them (`take_rows` checks the first first)
+        self._line = max(_FIRST_CHUNK >> 5, 16)  # the longest line read, and a little more (`take_rows`' first read)
         self._alone_until = 0  # lines before this offset are left to the iteration (`take_rows` could take none)
         try:
             with path.open("rb") as fh:
@@ -239,40 +245,47 @@ class TextLines:
     def take_rows(self, limit: int) -> list[QuotedRow]:
         """The next lines, up to `limit`, that are all-quoted UTF-8 rows of one width with no other line end, read as
         one block (`csv_cells.quoted_text`: a block of one where only one is), counted as the iteration counts its lines
-        (`line_no`, `last_line`, `last_text`). Their bytes are read from the file at once (about `limit` lines' worth,
-        learnt from the lines read before; the file is then set at the first line not taken), never split into lines.
-        None are taken where the file is not read as UTF-8 lines ending in LF (a UTF-16 file, one of bare CRs, one that
-        cannot seek), before its first line, or while the pieces of a line cut at bare CRs are handed out; the first
-        line that is not such a row is left for the iteration. Whether the first line is such a row is checked first,
-        from a read of about one line; where a block cannot start at it though it is, the lines read with it are left
-        to the iteration too (no line is read many times over)."""
+        (`line_no`, `last_line`, `last_text`). Their bytes are read from the file at once (twice the lines taken before,
+        up to `limit`, of the length of the lines read before; the file is then set at the first line not taken), and
+        the rows share them. None are taken where the file is not read as UTF-8 lines ending in LF (a UTF-16 file, one
+        of bare CRs, one that cannot seek), before its first line, or while the pieces of a line cut at bare CRs are
+        handed out; the first line that is not such a row is left for the iteration, and so is a line longer than
+        `_LARGEST_CHUNK`. Whether the first line is such a row is checked first, from a read as long as the longest
+        line read before (doubled until it holds the line); where a block cannot start at it though it is, the lines
+        read with it are left to the iteration too: no line is read many times over."""
         fh = self._bytes
         if fh is None or fh.closed:
             return []
         start = fh.tell()
         if start < self._alone_until:
             return []
-        probe = _read_at(fh, self._line, start)
-        end = probe.find(b"\n") + 1
+        size = self._line
+        while True:  # the first line whole, where it is not longer than `_LARGEST_CHUNK`
+            probe = _read_at(fh, size, start)
+            end = probe.find(b"\n") + 1
+            if end or len(probe) < size or size >= _LARGEST_CHUNK or not probe.startswith(b'"'):
+                break
+            size = min(2 * size, _LARGEST_CHUNK)
         if not probe.startswith(b'"') or (end and not plain_row(probe[:end])):
             fh.seek(start)
-            if end:
-                self._line = end * 9 // 8 + 2
+            if end:  # the next probe: as long as the longest line of this one
+                self._line = _probe_length(_line_ends(probe, limit))
             return []
-        size = self._chunk
+        size = min(max(self._chunk, end), _LARGEST_CHUNK)
         while True:
             data = _read_at(fh, size, start)
             ends = _line_ends(data, limit)
             if ends or len(data) < size or size >= _LARGEST_CHUNK:
                 break
-            size *= 2  # not one whole line: read more
+            size = min(2 * size, _LARGEST_CHUNK)  # not one whole line: read more
         plain = _plain_lines(data, ends)
         rows = quoted_text(data, ends[:plain]) if plain else []
         taken = len(rows)
         fh.seek(start + (ends[taken - 1] if taken else 0))
-        if ends:  # the next reads, of these lines' length: about a line, and twice the lines taken (up to `limit`)
-            self._line = ends[-1] // len(ends) * 9 // 8 + 2
-            self._chunk = min(self._line * (min(limit, 2 * taken) if taken else limit) + self._line, _LARGEST_CHUNK)
+        if ends:  # the next reads: the longest of these lines, and twice the lines taken (up to `limit`) and it
+            self._line = _probe_length(ends)
+            lines = min(limit, 2 * taken) if taken else limit
+            self._chunk = min(ends[-1] // len(ends) * lines + self._line, _LARGEST_CHUNK)
         if not taken:  # the lines read as such rows are read on their own, as after a block's last row
             self._alone_until = start + (ends[max(plain, 1) - 1] if ends else 1)
             return []
