@@ -144,7 +144,7 @@ class RowBlock:
     def joined(self, opening: IndexArray, closing: IndexArray) -> str:
         """The cells between these quote numbers (`quote_numbers`) of every row, row after row, each
         followed by a NUL, after one NUL: `"\\x00" + "\\x00".join(cells) + "\\x00"` of all the rows'
-        cells at once (no row's cell holds a NUL: `quoted_block` leaves such lines to csv.reader)."""
+        cells at once (no row's cell holds a NUL: `quoted_text` leaves such lines to csv.reader)."""
         np = _np()
         data, starts, lengths = self.spans(opening, closing)
         spans = lengths + 1  # each cell and the NUL after it
@@ -193,7 +193,7 @@ class RowBlock:
 
 
 def plain_row(line: bytes) -> bool:
-    """Whether a line read as bytes may be an all-quoted UTF-8 row (`quoted_block` checks the rest): it opens with a
+    """Whether a line read as bytes may be an all-quoted UTF-8 row (`quoted_text` checks the rest): it opens with a
     quote and ends with one and its LF or CR LF, holds no other line end (no bare CR), and is UTF-8 (a line that
     is not is read on its own, each byte that is not UTF-8 replaced and counted)."""
     if not (line.startswith(b'"') and line.endswith((b'"\n', b'"\r\n')) and line.find(b"\r") in (-1, len(line) - 2)):

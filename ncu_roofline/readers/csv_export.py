@@ -186,7 +186,7 @@ class CsvExport:
         self._unnamed: list[tuple[int, bool]] = []  # (row position, demangled name too) of rows with no name
         self._impossible = ImpossibleValues()  # the values its rows left out where they were read
         self._done = False
-        self._blocks = True  # rows read in blocks (`quoted_block`): until no columns are learnt to parse at once
+        self._blocks = True  # rows read in blocks (`TextLines.take_rows`): until no columns are learnt to parse at once
         skipped = 0
         header: list[str] | None = None
         for line in self._source:
