@@ -266,28 +266,26 @@ class TextLines:
             if end or len(probe) < size or size >= _LARGEST_CHUNK or not probe.startswith(b'"'):
                 break
             size = min(2 * size, _LARGEST_CHUNK)
-        if not probe.startswith(b'"') or (end and not plain_row(probe[:end])):
+        if not (end and probe.startswith(b'"') and plain_row(probe[:end])):  # (no whole line: the last, or too long)
             fh.seek(start)
             if end:  # the next probe: as long as the longest line of this one
                 self._line = _probe_length(_line_ends(probe, limit))
             return []
-        size = min(max(self._chunk, end), _LARGEST_CHUNK)
-        while True:
-            data = _read_at(fh, size, start)
-            ends = _line_ends(data, limit)
-            if ends or len(data) < size or size >= _LARGEST_CHUNK:
-                break
-            size = min(2 * size, _LARGEST_CHUNK)  # not one whole line: read more
+        data = _read_at(fh, min(max(self._chunk, end), _LARGEST_CHUNK), start)
+        ends = _line_ends(data, limit)
+        if not ends:  # (the file changed under the reading: its lines are left to the iteration)
+            fh.seek(start)
+            return []
         plain = _plain_lines(data, ends)
         rows = quoted_text(data, ends[:plain]) if plain else []
         taken = len(rows)
         fh.seek(start + (ends[taken - 1] if taken else 0))
-        if ends:  # the next reads: the longest of these lines, and twice the lines taken (up to `limit`) and it
-            self._line = _probe_length(ends)
-            lines = min(limit, 2 * taken) if taken else limit
-            self._chunk = min(ends[-1] // len(ends) * lines + self._line, _LARGEST_CHUNK)
+        # the next reads: the longest of these lines, and twice the lines taken (up to `limit`) and it
+        self._line = _probe_length(ends)
+        self._chunk = min(ends[-1] // len(ends) * (min(limit, 2 * taken) if taken else limit) + self._line,
+                          _LARGEST_CHUNK)
         if not taken:  # the lines read as such rows are read on their own, as after a block's last row
-            self._alone_until = start + (ends[max(plain, 1) - 1] if ends else 1)
+            self._alone_until = start + ends[max(plain, 1) - 1]
             return []
         self.line_no += taken
         self.last_line = self.last_text = data[ends[taken - 2] if taken > 1 else 0:ends[taken - 1]].decode()
