@@ -601,21 +601,17 @@ def test_a_block_of_rows_reads_as_each_row_does(monkeypatch, arrow_from: int) ->
     assert whole >= 300  # rows of numbers took the block's one-pass reading
 
 
-@pytest.mark.parametrize("pread", [True, False])
 @pytest.mark.parametrize("chunk", [None, 8])
 def test_plain_rows_taken_at_once_are_the_lines_the_iteration_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                   pread: bool, chunk: int | None) -> None:
+                                                                   chunk: int | None) -> None:
     """`TextLines.take_rows` hands the next all-quoted UTF-8 rows (a row in another script too), counted as
     the iteration counts them, and leaves the first other line (a marker, a row that is not UTF-8, a bare CR, a quoted
     line break, a blank line, a last line without its end) to the iteration: taking and iterating in turns gives every
-    line the iteration alone gives, on the same line numbers. So it does where the platform cannot read at an offset
-    (`pread`), and where what it reads at once holds no whole line (`chunk`: a line longer than it is read by doubling
-    the read up to the largest, a longer one left to the iteration)."""
+    line the iteration alone gives, on the same line numbers. So it does where what it reads at once is shorter than a
+    line (`chunk`: a longer line is read whole, one longer than the largest read is left to the iteration)."""
     from ncu_roofline.readers import csv_text
     from ncu_roofline.readers.csv_text import TextLines
 
-    if not pread:
-        monkeypatch.setattr(csv_text, "_PREAD", None)
     if chunk is not None:
         monkeypatch.setattr(csv_text, "_FIRST_CHUNK", chunk)
         monkeypatch.setattr(csv_text, "_LARGEST_CHUNK", 4 * chunk)  # a line of 44 bytes is longer
@@ -655,15 +651,15 @@ def test_plain_rows_taken_at_once_are_the_lines_the_iteration_gives(tmp_path: Pa
 def test_rows_a_block_cannot_take_are_not_read_many_times_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                bad: str) -> None:
     """Rows that open with a quote but no block takes (an escaped quote, a byte that is not UTF-8), every one of
-    them or every other one, of one length or of three: `take_rows` checks the first line from a read as long as the
-    longest line before, and leaves the rows read with one a block cannot start at to the iteration, so the file is
-    read a few times at most, not a chunk of 64 rows for every line."""
+    them or every other one, of one length or of three: `take_rows` checks the first line on its own before it reads
+    more, and leaves the rows read with one a block cannot start at to the iteration, so the file is read a few
+    times at most, not a chunk of 64 rows for every line."""
     from ncu_roofline.readers import csv_text
     from ncu_roofline.readers.csv_text import TextLines
 
     read: list[int] = []
-    real = csv_text._read_at
-    monkeypatch.setattr(csv_text, "_read_at", lambda *args: read.append(len(got := real(*args))) or got)
+    real = csv_text._line_ends  # (what is read at once is scanned for its lines)
+    monkeypatch.setattr(csv_text, "_line_ends", lambda data, limit: read.append(len(data)) or real(data, limit))
     for every, pad in ((1, 0), (2, 0), (1, 90)):
         rows = [bad.format(i=i, pad="x" * (i % 3 * pad)) if i % every == 0 else f'"{i}","ok"\n' for i in range(30000)]
         data = ('"ID","Kernel Name"\n' + "".join(rows)).encode("latin-1")

@@ -19,7 +19,6 @@ are checked for what is not a CSV text file at all: an empty file, a Git LFS poi
 from __future__ import annotations
 
 import io
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,7 +34,6 @@ _SAMPLE_BYTES = 65536
 _FIRST_CHUNK = 2 << 20  # what `TextLines.take_rows` reads first (64 full-set rows of about 28 kB)
 _LARGEST_CHUNK = 256 << 20  # a line longer than this is left to the iteration
 _CR, _QUOTE_BYTE = ord("\r"), ord('"')
-_PREAD = getattr(os, "pread", None)  # (not on Windows)
 _MARKER_RE = re.compile(r"^==([A-Z]+)==\s?")
 _ESCAPED_RE = re.compile("[\udc80-\udcff]")  # an undecodable byte, as `surrogateescape` keeps it
 # Bytes other than tab, LF, FF, CR and ESC below 0x20 (or DEL) do not occur in text exports.
@@ -90,22 +88,6 @@ _BARE_CR_RE = re.compile(r"(?<=\r)(?!\n)")  # after a CR that no LF follows
 def _bare_cr_lines(line: str) -> list[str]:
     """A line read up to a LF, cut after each CR that no LF follows (each ends a line of its own)."""
     return [piece for piece in _BARE_CR_RE.split(line) if piece]
-
-
-def _read_at(fh: IO[bytes], size: int, offset: int) -> bytes:
-    """`size` bytes of the file at `offset` (fewer at its end), read past its buffer (its position is left as it is
-    where the platform reads at an offset)."""
-    if _PREAD is not None:
-        data: bytes = _PREAD(fh.fileno(), size, offset)
-        return data
-    fh.seek(offset)
-    return fh.read(size)
-
-
-def _probe_length(ends: list[int]) -> int:
-    """What `TextLines.take_rows` reads to check the first line: the longest of these lines, and a little more."""
-    longest = max(b - a for a, b in zip([0, *ends], ends, strict=False))
-    return min(longest * 9 // 8 + 2, _LARGEST_CHUNK)
 
 
 def _line_ends(data: bytes, limit: int) -> list[int]:
@@ -174,7 +156,6 @@ class TextLines:
         self._open: IO[Any] | None = None
         self._bytes: IO[bytes] | None = None  # the file read as bytes, once past its first line
         self._chunk = _FIRST_CHUNK  # bytes `take_rows` reads at once, learnt from the lines it read
-        self._line = max(_FIRST_CHUNK >> 5, 16)  # the longest line read, and a little more (`take_rows`' first read)
         self._alone_until = 0  # lines before this offset are left to the iteration (`take_rows` could take none)
         try:
             with path.open("rb") as fh:
@@ -250,28 +231,19 @@ class TextLines:
         the rows share them. None are taken where the file is not read as UTF-8 lines ending in LF (a UTF-16 file, one
         of bare CRs, one that cannot seek), before its first line, or while the pieces of a line cut at bare CRs are
         handed out; the first line that is not such a row is left for the iteration, and so is a line longer than
-        `_LARGEST_CHUNK`. Whether the first line is such a row is checked first, from a read as long as the longest
-        line read before (doubled until it holds the line); where a block cannot start at it though it is, the lines
-        read with it are left to the iteration too: no line is read many times over."""
+        `_LARGEST_CHUNK`. The first line is read and checked on its own first; where a block cannot start at it though
+        it is such a row, the lines read with it are left to the iteration too: no line is read many times over."""
         fh = self._bytes
         if fh is None or fh.closed:
             return []
         start = fh.tell()
         if start < self._alone_until:
             return []
-        size = self._line
-        while True:  # the first line whole, where it is not longer than `_LARGEST_CHUNK`
-            probe = _read_at(fh, size, start)
-            end = probe.find(b"\n") + 1
-            if end or len(probe) < size or size >= _LARGEST_CHUNK or not probe.startswith(b'"'):
-                break
-            size = min(2 * size, _LARGEST_CHUNK)
-        if not (end and probe.startswith(b'"') and plain_row(probe[:end])):  # (no whole line: the last, or too long)
-            fh.seek(start)
-            if end:  # the next probe: as long as the longest line of this one
-                self._line = _probe_length(_line_ends(probe, limit))
+        first = fh.readline()  # (from the buffer the iteration reads on from, where none is taken)
+        fh.seek(start)
+        if not plain_row(first):
             return []
-        data = _read_at(fh, min(max(self._chunk, end), _LARGEST_CHUNK), start)
+        data = fh.read(min(max(self._chunk, len(first)), _LARGEST_CHUNK))
         ends = _line_ends(data, limit)
         if not ends:  # (the file changed under the reading: its lines are left to the iteration)
             fh.seek(start)
@@ -280,9 +252,9 @@ class TextLines:
         rows = quoted_text(data, ends[:plain]) if plain else []
         taken = len(rows)
         fh.seek(start + (ends[taken - 1] if taken else 0))
-        # the next reads: the longest of these lines, and twice the lines taken (up to `limit`) and it
-        self._line = _probe_length(ends)
-        self._chunk = min(ends[-1] // len(ends) * (min(limit, 2 * taken) if taken else limit) + self._line,
+        # the next read: twice the lines taken (up to `limit`), of these lines' length, and the longest of them
+        longest = max(b - a for a, b in zip([0, *ends], ends, strict=False))
+        self._chunk = min(ends[-1] // len(ends) * (min(limit, 2 * taken) if taken else limit) + longest * 9 // 8,
                           _LARGEST_CHUNK)
         if not taken:  # the lines read as such rows are read on their own, as after a block's last row
             self._alone_until = start + ends[max(plain, 1) - 1]
