@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     IndexArray = npt.NDArray[np.intp]
 
-_QUOTE, _COMMA = ord('"'), ord(",")
+QUOTE, _COMMA = ord('"'), ord(",")  # (a quote's byte: `TextLines.take_rows` checks rows by it too)
 _numpy: Any = None  # imported on the first row (0.15 s, which a command reading no CSV does not pay)
 
 
@@ -68,7 +68,7 @@ class QuotedRow(Sequence[str]):
         if q is None:
             np = _np()
             line = np.frombuffer(self._text, dtype=np.uint8, count=self._end - self._start, offset=self._start)
-            q = self._quotes = np.flatnonzero(line == _QUOTE).astype(np.int32)  # 4 bytes a quote held
+            q = self._quotes = np.flatnonzero(line == QUOTE).astype(np.int32)  # 4 bytes a quote held
         return q
 
     @overload
@@ -231,7 +231,7 @@ def quoted_text(text: bytes, ends: Any) -> list[QuotedRow]:
     data = np.frombuffer(text, dtype=np.uint8, count=end)
     starts = np.empty_like(ends)
     starts[0], starts[1:] = 0, ends[:-1]
-    quotes = np.flatnonzero(data == _QUOTE)
+    quotes = np.flatnonzero(data == QUOTE)
     counts = np.diff(np.searchsorted(quotes, ends), prepend=0)  # each line's quotes
     width = int(counts[0])
     usable = counts == width

@@ -311,9 +311,8 @@ class CsvExport:
     def _lines_read(self) -> Iterator[tuple[int, Sequence[str]]]:
         """Each row as `_rows` takes it, blank ones too: runs of all-quoted rows read from the file at once as one
         block (`TextLines.take_rows`, up to `_BLOCK_ROWS` lines) while the reader parses columns at once (`_blocks`);
-        any other line on its own: an all-quoted row as a block of one
-        reads it (no cell too long for csv.reader, no list of every cell), else by csv.reader (which may read on
-        over the next lines to end a quoted line break)."""
+        any other line on its own: an all-quoted row as a block of one (no cell too long for csv.reader, no list of
+        every cell), else by csv.reader (which may read on over the next lines to end a quoted line break)."""
         path, lines, source = self.path, self._lines, self._source
         back: collections.deque[tuple[int, str]] = collections.deque()  # lines read ahead, not yet rows
         made: collections.deque[Any] = collections.deque()  # the last blocks formed

@@ -27,13 +27,13 @@ from typing import IO, Any
 
 from ..errors import InputError
 from .container import MAGIC
-from .csv_cells import QuotedRow, plain_row, quoted_text
+from .csv_cells import QUOTE, QuotedRow, plain_row, quoted_text
 from .ncu_rep import LFS_PREFIX, sniff_problem
 
 _SAMPLE_BYTES = 65536
 _FIRST_CHUNK = 2 << 20  # what `TextLines.take_rows` reads first (64 full-set rows of about 28 kB)
 _LARGEST_CHUNK = 256 << 20  # a line longer than this is left to the iteration
-_CR, _QUOTE_BYTE = ord("\r"), ord('"')
+_CR = ord("\r")
 _MARKER_RE = re.compile(r"^==([A-Z]+)==\s?")
 _ESCAPED_RE = re.compile("[\udc80-\udcff]")  # an undecodable byte, as `surrogateescape` keeps it
 # Bytes other than tab, LF, FF, CR and ESC below 0x20 (or DEL) do not occur in text exports.
@@ -116,7 +116,7 @@ def _plain_lines(data: bytes, ends: list[int]) -> int:
     last = at - 2 - crlf  # each line's last quote
     first = np.empty_like(at)
     first[0], first[1:] = 0, at[:-1]
-    good = (text[first] == _QUOTE_BYTE) & (last > first) & (text[last] == _QUOTE_BYTE)
+    good = (text[first] == QUOTE) & (last > first) & (text[last] == QUOTE)
     if good.all() and (data.find(b"\r", 0, end) == -1 or all(
             data.find(b"\r", a, b - 2) == -1 for a, b in zip(first.tolist(), ends, strict=True))):
         if data.isascii():
