@@ -194,13 +194,6 @@ def test_the_cutlass_integer_gemm_banner_says_its_counts_are_zero() -> None:
 # ---------------------------------------------------------------- next steps
 
 
-def test_every_unit_lever_is_an_action_not_a_restated_cause() -> None:
-    """Each unit's wording names the cause, then what to do (after a colon): "double-precision work keeps the
-    FP64 pipe busy" alone restates the limit."""
-    restated = [u.id for u in T.UNITS if ":" not in u.explains]
-    assert restated == []
-
-
 def fp64_bound(compute_capability: str, name: str = "stencil", xu: float | None = None):
     m = base_metrics()
     m.update({f"sm__throughput{ELAPSED}".replace("__dot__", "."): (80.0, "%"),

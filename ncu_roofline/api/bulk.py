@@ -246,7 +246,7 @@ def _launches(m: AnalysedKernel) -> Made:
             bound_by=m.bound_by, regime=m.regime, flags=list(m.flags), provenance=dict(m.provenance),
             missing=list(m.missing), total_flop=total.item(j) if type(total) is _ARRAY else total,
             units={uid: u if type(c) is not _ARRAY else new_share(UnitShare, (u.id, c.item(j), u.label, u.group,
-                                                                               u.parent, u.recipe, u.explains))
+                                                                               u.parent, u.recipe))
                    for uid, c, u in units},
             launch=plain_at(launch, j),
             facts=None if facts is None else tuple(f.item(j) if type(f) is _ARRAY else f for f in facts))

@@ -1,7 +1,6 @@
-"""The next step for a kernel bound by each unit of `throughputs`, one imperative sentence per unit id; the unit's
-own `explains` says why. Extra keys (`issue_vector`, `issue_no_loads`, `lsu_no_shared`, `lsu_pipe_no_shared`,
-`lsu_unsplit`, `lsu_no_conflicts`, `fp64_own`, `fp64_division`, `fp64_library`) hold a more specific step that a
-fact about the kernel selects.
+"""The next step for a kernel bound by each unit of `throughputs`, one imperative sentence per unit id. Extra
+keys (`issue_vector`, `issue_no_loads`, `lsu_no_shared`, `lsu_pipe_no_shared`, `lsu_unsplit`, `lsu_no_conflicts`,
+`fp64_own`, `fp64_division`, `fp64_library`) hold a more specific step that a fact about the kernel selects.
 """
 
 from __future__ import annotations

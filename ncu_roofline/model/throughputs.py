@@ -30,7 +30,6 @@ class UnitShare(NamedTuple):
     group: str  # "compute" or "memory"
     parent: str | None
     recipe: str
-    explains: str = ""
 
     def describe(self) -> dict[str, object]:
         """The unit as a report's `units` catalogue lists it (what does not change between launches,
@@ -84,13 +83,13 @@ def _breakdown_names(raw: RawKernel, headline: str) -> tuple[str, ...]:
 
 # Per unit, in the knowledge's order: what every launch's UnitShare of it repeats, and its metrics with
 # their recipe texts (made once here, not once per launch).
-_UNIT_FORMS = tuple((unit.id, unit.label, unit.group, unit.parent, unit.explains,
+_UNIT_FORMS = tuple((unit.id, unit.label, unit.group, unit.parent,
                      tuple((name, _recipe(name)) for name in unit.metrics)) for unit in T.UNITS)
 
 
 _new_share = tuple.__new__  # UnitShare(...) without the named tuple's Python-level __new__
 _FORMS_KEY = id(_UNIT_FORMS)
-_UnitForm = tuple[str, str, str, str | None, str, tuple[tuple[str, str], ...]]
+_UnitForm = tuple[str, str, str, str | None, tuple[tuple[str, str], ...]]
 
 
 def _unit_forms(possible: Container[str]) -> tuple[_UnitForm, ...]:
@@ -101,14 +100,14 @@ def _unit_forms(possible: Container[str]) -> tuple[_UnitForm, ...]:
         return _UNIT_FORMS
     found = plans.get(_FORMS_KEY)
     if found is None:
-        found = plans[_FORMS_KEY] = tuple(form for form in _UNIT_FORMS if any(n in possible for n, _ in form[5]))
+        found = plans[_FORMS_KEY] = tuple(form for form in _UNIT_FORMS if any(n in possible for n, _ in form[4]))
     return found  # type: ignore[return-value]
 
 
 def _unit_share(raw: RawKernel, form: _UnitForm, possible: Container[str], hot: Any, read: Any, get: Any
                 ) -> UnitShare | None:
     """A unit's share from the first of its metrics that the kernel holds as a share (`_percent`)."""
-    uid, label, group, parent, explains, forms = form
+    uid, label, group, parent, forms = form
     for name, recipe in forms:
         if name not in possible:
             continue
@@ -122,7 +121,7 @@ def _unit_share(raw: RawKernel, form: _UnitForm, possible: Container[str], hot: 
             value = m.value
         share = _share(value) if type(value) is float or is_float(value) else _percent(raw, name)
         if share is not None:
-            return _new_share(UnitShare, (uid, share, label, group, parent, recipe, explains))
+            return _new_share(UnitShare, (uid, share, label, group, parent, recipe))
     return None
 
 
@@ -188,7 +187,7 @@ def broken_units(raw: RawKernel, units: dict[str, UnitShare]) -> tuple[dict[str,
         uid, label = form[0], form[1]
         if uid in units:
             continue
-        nan = [name for name, _ in form[5]
+        nan = [name for name, _ in form[4]
                if name in possible and (m := raw.metrics.get(name)) is not None and m.is_nan]
         if nan:
             missing.append(Missing(f"units.{uid}", f"{label}: the capture's {nan[0]} is NaN", _RECOLLECT))
