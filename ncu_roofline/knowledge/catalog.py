@@ -63,7 +63,6 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
         # Where SMs hold more than one block, the bound fills every block slot, not only the idle SMs.
         (("{grid:n} blocks for {more_slots:n} block slots: {idle_sms:n} of {sms:n} SMs idle",
           "Only {grid:n} of {sms:n} SMs get a block: {idle_sms:n} idle"),),
-        None,
         ("The grid has {grid:n} block(s) for {sms:n} SMs, {waves:.2g} of a wave: the idle SMs add nothing.",
          " They hold {slots:n} block slots.", *_LIMITED,
          " At {duration_us:.3g} µs, launch overhead is of the order of the run.{tiny}"),
@@ -71,7 +70,6 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
     (K.TOO_LITTLE_WORK, "under_wave"): Entry(
         (("{grid:n} blocks for {slots:n} block slots: {waves:.2g} of a wave",
           "{waves:.2g} of a wave: too few warps to hide latency"),),
-        None,
         (("The grid's {grid:n} blocks fill {waves:.2g} of the {slots:n} block slots: {idle_slots:pct} stay empty the "
           "whole run.", "The grid's {grid:n} blocks fill {waves:.2g} of what all SMs hold at once, so every SM could "
           "hold more blocks.", "The grid fills {waves:.2g} of what all SMs hold at once, so every SM could hold "
@@ -81,7 +79,6 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
         (("Nothing is busy: a {grid:n}-block grid for {sms:n} SMs{few}",
           "Nothing is busy: {grid:n} blocks, {waves:.2g} of a wave{under}",
           "Nothing is busy: every limit under {threshold:pct} of peak"),),
-        None,
         ("Every limit is under {threshold:pct} of its peak, the busiest at {busiest:pct1}: too little work to load "
          "the GPU.", (" The grid has {grid:n} block(s) for {sms:n} SMs: {idle_sms:n} have none.{few}",
                       " Its {grid:n} blocks fill {waves:.2g} of the {slots:n} block slots.{under}"),
@@ -90,19 +87,16 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
     # At a roof.
     (K.AT_LIMIT, "high"): Entry(
         ("{limit} at {share:pct} of peak: ≤{left:x} left",),
-        None,
         ("The kernel uses {share:pct} of the {limit} roof, past the " + HIGH_USE + " Nsight Compute calls high use. "
          "Only less work at this roof makes it faster.",),
         "SpeedOfLight"),
     (K.AT_LIMIT, "short"): Entry(
         ("{limit} at {share:pct} of peak: ≤{left:x} left",),
-        None,
         ("The kernel uses {share:pct} of the {limit} roof, under the " + HIGH_USE + " Nsight Compute calls high "
          "use. Less work at this roof makes it faster; more work in flight per SM reaches the rest.",),
         "SpeedOfLight"),
     (K.UNIT_THROUGHPUT, "high"): Entry(
         ("{unit:up} at {share:pct}: ≤{left:x} left",),
-        None,
         ("{unit:up} is at {share:pct} of its peak; only less work for it makes the kernel faster.",
          *_ISSUE_ACTIVE,
          " The {roof_label} roof is only at {roof_share:pct}.",
@@ -111,7 +105,6 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
         "SpeedOfLight, ComputeWorkloadAnalysis, MemoryWorkloadAnalysis"),
     (K.UNIT_THROUGHPUT, "short"): Entry(
         ("{unit:up} at {share:pct}: ≤{left:x} left",),
-        None,
         ("{unit:up} is at {share:pct} of its peak, under the " + HIGH_USE + " Nsight Compute calls high use: less "
          "work for it, or more work in flight, makes the kernel faster.",
          *_ISSUE_ACTIVE,
@@ -122,7 +115,6 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
         "SpeedOfLight, ComputeWorkloadAnalysis, MemoryWorkloadAnalysis"),
     (K.UNIT_THROUGHPUT, "below"): Entry(
         ("{unit:up} busiest, at {share:pct} of peak",),
-        None,
         ("{unit:up} is the busiest unit, under the threshold: the findings below say what holds the kernel back.",
          *_ISSUE_ACTIVE,
          " The {roof_label} roof is only at {roof_share:pct}.",
@@ -130,7 +122,6 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
         "SpeedOfLight"),
     (K.INTENSITY_GAP, "gap"): Entry(
         ("{gap:x} more FLOP per {level} byte would reach the compute roof",),
-        None,
         ("It does {intensity:.3g} FLOP per {level} byte; the ridge point is {ridge:.3g}.",
          " Its FP ceilings leave {kept_gap:x} to reach what they allow.",
          " {busiest_label:up}, at {busiest_share:pct}, saturates first, once the bytes fall about {after:x}.",
@@ -140,7 +131,6 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
     # Below every limit.
     (K.LATENCY, "idle"): Entry(
         ("Latency: SMs idle {idle:pct}, busiest limit at {share:pct}",),
-        None,
         (("SMs were idle {idle:pct} of the time; {grid:n} blocks are {waves:.2f} waves of {slots:n}, the last "
           "{last_fill:pct} full.",
           "SMs were idle {idle:pct} of the time: ramp-up, drain or uneven blocks in {waves:.2f} whole waves of "
@@ -152,52 +142,44 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
         "SpeedOfLight, LaunchStats, Occupancy"),
     (K.LATENCY, "full"): Entry(
         ("Latency: {label} at {share:pct}",),
-        None,
         ("Achieved occupancy is {achieved:pct} of a theoretical {theoretical:pct}: the SMs are nearly full of warps",
          (".{stalls_unmeasured}", ", so stalls within each warp hold it back."),
          *_STALLS, *_ALLOWED, " Part of it may be the partial last wave.{tail_part}"),
         "WarpStateStats, Occupancy"),
     (K.LATENCY, "at_allowed"): Entry(
         ("Latency: {label} at {share:pct}",),
-        None,
         ("Achieved occupancy is {achieved:pct}, as many warps as the launch allows: the theoretical {theoretical:pct} "
          "caps the warps in flight.", *_LIMITED,
          *_STALLS, *_ALLOWED, " Part of it may be the partial last wave.{tail_part}"),
         "Occupancy, WarpStateStats"),
     (K.LATENCY, "fewer_warps"): Entry(
         ("Latency: {label} at {share:pct}",),
-        None,
         ("Achieved occupancy is {achieved:pct} of a theoretical {theoretical:pct}: fewer warps run than the launch "
          "allows, from an uneven or short grid or a tail.", *_STALLS, *_ALLOWED,
          " Part of it may be the partial last wave.{tail_part}"),
         "Occupancy, LaunchStats"),
     (K.LATENCY, "occupancy_unknown"): Entry(
         ("Latency: {label} at {share:pct}",),
-        None,
         (("{stalls_unmeasured}", "Stalls, dependencies or too few warps in flight hold the kernel back."),
          *_OCCUPANCY, *_STALLS, *_ALLOWED, " Part of it may be the partial last wave.{tail_part}"),
         "Occupancy, WarpStateStats"),
     (K.LATENCY, "unmeasured"): Entry(
         ("Latency or an unmeasured limit: busiest at {share:pct}",),
-        None,
         ("The busiest limit the report holds, {label}, is at {share:pct}. "
          "The report holds neither Nsight Compute's SM and memory throughputs nor every memory roof, so a limit it "
          "does not measure, L2, L1 or a pipe, may be the real one.", *_STALLS),
         "SpeedOfLight"),
     (K.LATENCY, "no_ceiling"): Entry(
         ("Latency: busiest limit at {share:pct}",),
-        None,
         ("No resource is near its peak: latency holds the kernel back.", *_OCCUPANCY, *_STALLS),
         "WarpStateStats, Occupancy"),
     # What fewer bytes can give.
     (K.REUSE, "misses"): Entry(
         ("Only {hit:pct} of L2 lookups hit: most go to DRAM",),
-        None,
         ("Only {hit:pct} of L2 sector lookups hit, so most requests go on to DRAM.",),
         "MemoryWorkloadAnalysis"),
     (K.REUSE, "reads_once"): Entry(
         ("L2 hits {hit:pct}, and the kernel reads each byte about once",),
-        None,
         (("Only {hit:pct} of L2 sector lookups hit, and DRAM read {once:.2f}× the bytes its loads asked for: no cache "
           "could serve a second read, so tiling has nothing to reuse.",
           "Only {hit:pct} of L2 sector lookups hit, and DRAM read {once_l2:.2f}× the bytes L1 asked L2 for: L1 "
@@ -208,13 +190,11 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
           "Local memory: about {spill_share:pct} of {spill_level} traffic{spill_about}",
           "{share:pct} of memory instructions are local: spills or arrays",
           "{local:n} local loads and stores: spills or local arrays"),),
-        None,
         ("{local:n} ", "of {total:n} ", "global and local memory instructions, warp level, are local loads and "
          "stores", ", with {regs:n} registers per thread", ": register spills or a local array.", *_LOCAL_LEVELS),
         "MemoryWorkloadAnalysis, SourceCounters"),
     (K.FP64_DIVISION, "refinement"): Entry(
         ("FP64 divisions: about {share:pct} of FP64 instructions",),
-        None,
         ("{starts:n} MUFU.RCP64H ran (warp level): one starts each FP64 division or reciprocal, again on CUDA's "
          "slow path. With {per:n} DFMA after each, divisions make about {share:pct} of the {fp64:n} FP64 "
          "instructions. Multiplying by a reciprocal computed once drops those DFMA; the result may differ in the "
@@ -222,25 +202,21 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
         "InstructionStats"),
     (K.TAIL_EFFECT, "uniform"): Entry(
         _TAIL_HEADLINE,
-        None,
         (*_WAVES, *_LIMITED, " With equal block times, the last wave takes {uniform:pct} of the run for {work:pct} of "
          "the work."),
         "LaunchStats, Occupancy"),
     (K.TAIL_EFFECT, "occupancy"): Entry(
         _TAIL_HEADLINE,
-        None,
         (*_WAVES, *_LIMITED, " Achieved occupancy, {achieved:pct} of a theoretical {theoretical:pct}, puts the last "
          "wave at most at {tail_share:pct} of the run."),
         "LaunchStats, Occupancy"),
     (K.TAIL_EFFECT, "idle"): Entry(
         _TAIL_HEADLINE,
-        None,
         (*_WAVES, *_LIMITED, " The last leaves {idle_sms:n} of {sms:n} SMs without a block; SMs were active "
          "{active:pct} of the time, so it takes at most {tail_share:pct} of the run."),
         "LaunchStats, Occupancy"),
     (K.TAIL_EFFECT, "uneven"): Entry(
         ("Blocks end unevenly: occupancy {achieved:pct}, under the last wave's {tail_occupancy:pct}",),
-        None,
         (("{grid:n} blocks on {slots:n} block slots make {waves:.2f} waves.",
           "The grid's {grid:n} blocks make {waves:.2f} waves of about {per_wave:n} blocks."),
          " With equal block times, the full waves would keep {theoretical:pct} of the warp slots busy and "
@@ -250,13 +226,11 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
     # Ceilings under a limit: what caps it.
     (K.FMA_BALANCE, "cap"): Entry(
         ("{precision} mix {fma_share:pct} FMA: {caps} capped at {factor:pct}",),
-        None,
         ("An add or a multiply does one FLOP in an issue slot, an FMA two: with {fma_share:pct} FMA, the mix reaches "
          "at most {factor:pct} of {caps}.", *_CO, *_LISTED, *_GROUP),
         "InstructionStats"),
     (K.ISSUE_SHARE, "cap"): Entry(
         ("{precision} is {fp_share:pct} of instructions: {caps} capped at {factor:pct}",),
-        None,
         ("Integer, address, memory and control instructions take the other issue slots, so the {precision} pipe "
          "reaches at most {factor:pct} of its peak.", " The issue rate is assumed: 4 per SM per cycle.{assumed}",
          *_CO, *_LISTED, *_GROUP),
@@ -264,20 +238,17 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
     (K.LANE_EFFICIENCY, "cap"): Entry(
         (("{lanes:.1f} of 32 lanes useful: {idle_lanes:pct} of issued lanes idle",
           "{lanes:.1f} of 32 lanes useful: {caps} capped at {factor:pct}"),),
-        None,
         ("On average {lanes:.1f} of a warp's 32 lanes do useful work per instruction, from divergence and "
          "predication.", *_CO, *_LISTED, *_GROUP),
         "WarpStateStats, SourceCounters"),
     (K.TENSOR_SHARE, "cap"): Entry(
         ("{tensor_share:pct} FLOP on tensor cores: {caps} capped at {factor:pct}",),
-        None,
         ("The rest of the arithmetic runs on the CUDA cores, far below the tensor roof.", *_CO, *_LISTED, *_GROUP),
         "ComputeWorkloadAnalysis"),
     (K.SECTOR_USE, "cap"): Entry(
         # The cap is on the bytes used, not on those moved (which may be past it): the headline says the share used.
         (("{worst_op:up} use {worst_bytes:.1f}/32 B a sector: {factor:pct} of {level} bytes used",
           "{worst_op:up} use {worst_bytes:.1f}/32 bytes a sector"),),
-        None,
         ("Global {worst_op}", ", {worst_share:pct} of the global sectors,", " use {worst_bytes:.1f} of every 32 bytes "
          "fetched", "; {level} moved {moved:n} bytes for them", ".", " They cap {also_level} at {also_factor:pct} too.",
          *_NO_ROOF, " The bytes they use are {used:pct} of the {level} roof.", *_CO, *_LISTED, *_GROUP),
@@ -285,14 +256,12 @@ CATALOG: dict[tuple[Kind, str], Entry] = {
     (K.COALESCING, "cap"): Entry(
         (("Uncoalesced global accesses: {caps} capped at {factor:pct}",
           "Uncoalesced global accesses: {factor:pct} of L1 sectors needed"),),
-        None,
         ("Requests touch more sectors than their accesses need; only {factor:pct} of L1's global sectors are needed.",
          *_NO_ROOF, *_CO, *_LISTED, *_GROUP),
         "MemoryWorkloadAnalysis, SourceCounters"),
     (K.BANK_CONFLICTS, "cap"): Entry(
         (("{conflict_share:pct} of shared wavefronts conflict: {caps} capped at {factor:pct}",
           "{conflict_share:pct} of shared wavefronts conflict"),),
-        None,
         ("{conflicts:n} of {wavefronts:n} shared-memory wavefronts are bank conflicts, Nsight Compute's count.",
          *_NO_ROOF, *_CO, *_LISTED, *_GROUP),
         "MemoryWorkloadAnalysis"),

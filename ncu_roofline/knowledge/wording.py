@@ -57,10 +57,9 @@ CEILING_KINDS = frozenset({Kind.FMA_BALANCE, Kind.ISSUE_SHARE, Kind.LANE_EFFICIE
 
 @dataclass(frozen=True)
 class Entry:
-    """The words of one kind and variant. `next_step` None: nothing to do about it here."""
+    """The words of one kind and variant (its next step is its lever's: `catalog.NEXT_STEPS`)."""
 
     headline: Template
-    next_step: Template | None
     detail: Template
     section: str  # the Nsight Compute section or rule it relates to
 
