@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     IndexArray = npt.NDArray[np.intp]
 
-QUOTE, _COMMA = ord('"'), ord(",")  # (a quote's byte: `TextLines.take_rows` checks rows by it too)
+QUOTE, _COMMA = ord('"'), ord(",")
 _numpy: Any = None  # imported on the first row (0.15 s, which a command reading no CSV does not pay)
 
 

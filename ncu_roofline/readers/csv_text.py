@@ -27,13 +27,12 @@ from typing import IO, Any
 
 from ..errors import InputError
 from .container import MAGIC
-from .csv_cells import QUOTE, QuotedRow, plain_row, quoted_text
+from .csv_cells import QuotedRow, plain_row, quoted_text
 from .ncu_rep import LFS_PREFIX, sniff_problem
 
 _SAMPLE_BYTES = 65536
 _FIRST_CHUNK = 2 << 20  # what `TextLines.take_rows` reads first (64 full-set rows of about 28 kB)
 _LARGEST_CHUNK = 256 << 20  # a line longer than this is left to the iteration
-_CR = ord("\r")
 _MARKER_RE = re.compile(r"^==([A-Z]+)==\s?")
 _ESCAPED_RE = re.compile("[\udc80-\udcff]")  # an undecodable byte, as `surrogateescape` keeps it
 # Bytes other than tab, LF, FF, CR and ESC below 0x20 (or DEL) do not occur in text exports.
@@ -103,34 +102,7 @@ def _line_ends(data: bytes, limit: int) -> list[int]:
 
 
 def _plain_lines(data: bytes, ends: list[int]) -> int:
-    """How many of these leading lines of `data` are lines `plain_row` takes (checked at once where all of them are
-    UTF-8 rows ending in LF or CR LF, else line by line)."""
-    if len(ends) < 8:  # (numpy's cost per call is more than a few lines' own checks)
-        return _plain_one_by_one(data, ends)
-    import numpy as np
-
-    end = ends[-1]
-    text = np.frombuffer(data, dtype=np.uint8, count=end)
-    at = np.array(ends, dtype=np.intp)
-    crlf = text[at - 2] == _CR
-    last = at - 2 - crlf  # each line's last quote
-    first = np.empty_like(at)
-    first[0], first[1:] = 0, at[:-1]
-    good = (text[first] == QUOTE) & (last > first) & (text[last] == QUOTE)
-    if good.all() and (data.find(b"\r", 0, end) == -1 or all(
-            data.find(b"\r", a, b - 2) == -1 for a, b in zip(first.tolist(), ends, strict=True))):
-        if data.isascii():
-            return len(ends)
-        try:
-            str(memoryview(data)[:end], "utf-8")
-            return len(ends)
-        except UnicodeDecodeError:  # a line that is not UTF-8: found line by line
-            pass
-    return _plain_one_by_one(data, ends)
-
-
-def _plain_one_by_one(data: bytes, ends: list[int]) -> int:
-    """`_plain_lines`, a line at a time."""
+    """How many of these leading lines of `data` are lines `plain_row` takes."""
     taken, at = 0, 0
     for end in ends:
         if not plain_row(data[at:end]):
