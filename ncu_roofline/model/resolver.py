@@ -53,16 +53,10 @@ def _terms_of(options: Options) -> tuple[tuple[str, tuple[str, str, str]], ...]:
     entry = _TERMS.get(id(options))
     if entry is None or entry[0] is not options:
         names = dict.fromkeys(t.metric for o in options for t in o.terms)
-        entry = (options, tuple((n, (n, f"{n}.per_cycle_elapsed", f"{n}.per_second")) for n in names))
+        entry = (options, tuple((n, (n, *rate_forms(n)[:2])) for n in names))
         if len(_TERMS) < 1024:
             _TERMS[id(options)] = entry
     return entry[1]
-
-
-def _count_forms(metric: str) -> tuple[str, str, str]:
-    """The names a count may be stored under: raw, per cycle, per second."""
-    per_cycle, per_second, _ = rate_forms(metric)
-    return metric, per_cycle, per_second
 
 
 class Resolver:
@@ -206,7 +200,7 @@ class Resolver:
         if entry is None or entry[0] is not options:
             possible = self._possible
             kept = tuple(o for o in options if any(form in possible for term in o.terms
-                                                   for form in _count_forms(term.metric)))
+                                                   for form in (term.metric, *rate_forms(term.metric)[:2])))
             entry = (options, kept)
             if len(plans) < 1024:
                 plans[id(options)] = entry

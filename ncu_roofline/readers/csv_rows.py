@@ -22,7 +22,6 @@ from typing import Any
 from .csv_cells import CellPicker, QuotedRow, RowBlock, cell_list, quote_numbers
 from .csv_impossible import (
     MISSING,
-    PLAIN_NUMBER_CHARS,
     ImpossibleValues,
     SignedColumns,
     cannot_hold,
@@ -212,14 +211,7 @@ class HotColumns:
 
 def _read_cell(cell: str, unit: str) -> Metric | None:
     """One cell as a Metric, or None when it holds no value (the reading of `RowMetrics.get`)."""
-    value: float | str | None
-    if cell and not cell.strip(PLAIN_NUMBER_CHARS):
-        try:
-            value = float(cell)
-        except ValueError:
-            value = parse_value(cell)
-    else:
-        value = parse_value(cell)
+    value = parse_value(cell)
     return None if value is None else _new_metric(Metric, (value, unit))
 
 
