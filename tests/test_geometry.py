@@ -30,7 +30,7 @@ def test_512_blocks_on_340_slots_are_1_51_waves() -> None:
     340 or 680 blocks fill whole waves."""
     launch = _launch(512, 68, registers=5, shared_mem=8, blocks=16, warps=8) | {"registers_per_thread": 96.0}
     g = launch_geometry(launch)
-    assert g is not None and (g.slots, g.per_sm, g.binding, g.whole) == (340, 5, ("registers",), 2)
+    assert g is not None and (g.slots, g.per_sm, g.whole) == (340, 5, 2)
     assert g.waves == pytest.approx(512 / 340) and g.last_fill == pytest.approx(172 / 340)
     assert g.idle_share == pytest.approx(168 / 680) and (g.grid_down, g.grid_up) == (340, 680)
     figures = geometry_figures(launch)
@@ -41,7 +41,7 @@ def test_512_blocks_on_340_slots_are_1_51_waves() -> None:
 def test_nvidias_waves_decide_where_the_limits_do_not_give_them() -> None:
     """No occupancy limits: the slots are grid ÷ launch__waves_per_multiprocessor (128 / 2.1333 = 60)."""
     g = launch_geometry(_launch(128, 20, 128 / 60))
-    assert g is not None and g.slots == 60 and g.per_sm is None and g.binding == ()
+    assert g is not None and g.slots == 60 and g.per_sm is None
     assert g.whole == 3 and g.last_fill == pytest.approx(8 / 60) and (g.grid_down, g.grid_up) == (120, 180)
     assert "occ_by" not in geometry_figures(_launch(128, 20, 128 / 60))
     assert launch_geometry(_launch(128, 20)) is None  # neither limits nor waves: no slots to count

@@ -45,7 +45,6 @@ class Geometry:
     grid_down: float | None  # the nearest grid below of whole waves: floor(waves) × slots (None under one wave)
     grid_up: float  # the nearest grid above of whole waves: ceil(waves) × slots
     per_sm: float | None
-    binding: tuple[str, ...]  # the levers of the limits that bind `per_sm`
 
     @property
     def partial(self) -> bool:
@@ -61,12 +60,10 @@ def launch_geometry(launch: Launch) -> Geometry | None:
         return None
     limiter = occupancy_limiter(launch)
     slots = per_sm = None
-    binding: tuple[str, ...] = ()
     if limiter is not None and sms and sms > 0:
-        slots, per_sm, binding = limiter[1] * sms, limiter[1], tuple(limiter[0])
+        slots, per_sm = limiter[1] * sms, limiter[1]
         if stated and stated > 0 and abs(grid / slots - stated) > _AGREE * stated:
             slots = per_sm = None  # the limits do not give Nsight Compute's waves: its own figure decides
-            binding = ()
     if slots is None:
         if not stated or stated <= 0 or not math.isfinite(stated):
             return None
@@ -76,8 +73,7 @@ def launch_geometry(launch: Launch) -> Geometry | None:
     below = math.floor(waves + 1e-9)
     return Geometry(grid=grid, slots=slots, waves=waves, whole=whole,
                     last_fill=(grid - (whole - 1) * slots) / slots, idle_share=max(0.0, 1.0 - waves / whole),
-                    grid_down=below * slots if below >= 1 else None, grid_up=whole * slots, per_sm=per_sm,
-                    binding=binding)
+                    grid_down=below * slots if below >= 1 else None, grid_up=whole * slots, per_sm=per_sm)
 
 
 # How each lever names the limit (the figures of `limiter_figures`), the figure that binds with it.

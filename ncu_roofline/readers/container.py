@@ -69,7 +69,6 @@ class ContainerScan:
 
     size: int
     blocks: int = 0
-    sources: int = 0
     results: int = 0              # kernel results in the blocks read, in file order, repeats included
     session_end: int = 0          # where the last session block ends (the version string is before)
     problem: str | None = None    # proof that data was lost: the file is refused; None: it is read
@@ -337,7 +336,6 @@ def _walk_blocks(walk: _Walk, offset: int) -> None:
         if not _walk_payload(walk, block, h, stop):
             return
         scan.blocks += 1
-        scan.sources += h.sources
         scan.results += h.results
         offset = stop + h.payload
         if walk.kinds[-1] == "session":

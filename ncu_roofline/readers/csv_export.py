@@ -67,7 +67,6 @@ _METRIC_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*__[a-z0-9_.]+$")
 _TRIPLE_RE = re.compile(r"^\(?\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)?$")
 _INT_RE = re.compile(r"^\d+$")
 _BLOCK_ROWS = 64  # lines read as one block: ~2 MB of a full-set export
-_NAMED_LIMIT = 5
 
 
 def parse_triple(cell: str) -> tuple[int, int, int] | None:

@@ -93,26 +93,23 @@ _BOOT = (
     "conn = Connection(int(sys.argv[1]))\n"
     "sys.path[:], preload, folder = conn.recv()\n"
     "from ncu_roofline.readers.isolation import serve\n"
-    "serve(conn, preload, folder, True)\n"
+    "serve(conn, preload, folder)\n"
 )
 
 
-def serve(conn: multiprocessing.connection.Connection, preload: Sequence[str], folder: str | None = None,
-          say_ready: bool = False) -> None:
-    """The child: import `preload`, say READY (`say_ready`: the pool's boot asks for it), then answer (fn, args)
-    requests until the connection closes.
+def serve(conn: multiprocessing.connection.Connection, preload: Sequence[str], folder: str) -> None:
+    """The child: import `preload`, say READY, then answer (fn, args) requests until the connection closes.
 
     Its standard output and error are the log file the parent opened; each call starts it anew. Its temporary
     files go in the pool's `folder`, which the pool removes: a child killed or crashed leaves none behind.
     """
-    if folder is not None:
-        tempfile.tempdir = folder
+    tempfile.tempdir = folder
     for module in preload:
         with contextlib.suppress(ImportError):  # the call that needs it explains
             importlib.import_module(module)
-    if say_ready:  # a call's time runs from here: its timeout does not pay for this start-up
-        with contextlib.suppress(OSError):  # a pool closed meanwhile: the recv below ends this child
-            conn.send(READY)
+    # A call's time runs from here: its timeout does not pay for this start-up.
+    with contextlib.suppress(OSError):  # a pool closed meanwhile: the recv below ends this child
+        conn.send(READY)
     while True:
         try:
             request = conn.recv()
