@@ -212,22 +212,13 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
                         progress(str(path), count)
                 continue
             k, launch = item  # by launch: groups are made from the launches kept (`Analysis.groups_of`)
-            key, replaced = maker.note(launch)
             kernels.append(launch)
             stream.count += 1
             raws.append(k)
-            if replaced is not None:
-                _let_go(replaced.raw, keep_metrics, compact)
-            if maker.longest[key] is not launch:  # a group's longest keeps its metrics: its group's findings read them
-                _let_go(k, keep_metrics, compact)
-            elif (own := getattr(k.metrics, "own", None)) is not None:
-                own()  # (a CSV row's values: not a view of its block's)
+            _let_go(k, keep_metrics, compact)  # its own findings are made: no group's read its metrics
             if progress is not None and stream.count % PROGRESS_EVERY == 0:
                 progress(str(path), stream.count)
         stream.run_pending()  # what the passes read may add to the reader's warnings
-        if stream.records is None:  # by launch, each launch's findings are its own: no group reads its metrics
-            for launch in maker.longest.values():
-                _let_go(launch.raw, keep_metrics, compact)
         raw = opened.finish(raws if stream.records is None else stream.numbered.kernels())
     except BaseException:
         if stream.records is not None:

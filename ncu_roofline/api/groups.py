@@ -325,27 +325,20 @@ class GroupMaker:
     def add(self, k: AnalysedKernel, key: str | None = None) -> tuple[str, AnalysedKernel | None]:
         """Add a launch (`key`: its `group_key`, where known); returns its group's key and the launch it replaced
         as that group's longest (None where it did not)."""
-        key, replaced = self.note(k, key)
+        key = group_key(k, self.group_by) if key is None else key
+        d = group_duration(k)
+        before, replaced = self.longest.get(key), None
+        if before is None:
+            self.longest[key] = k
+        elif d is not None and (group_duration(before) is None or longest_key(k) > longest_key(before)):
+            self.longest[key], replaced = k, before
         sums = self.sums.get(key)
         if sums is None:
             sums = self.sums[key] = GroupSums(self.keep)
         add_launch(sums, k, carried_flags(k))
-        d = group_duration(k)
         if d is not None:
             self.time.add(d)
         return key, replaced
-
-    def note(self, k: AnalysedKernel, key: str | None = None) -> tuple[str, AnalysedKernel | None]:
-        """Note a launch as its group's longest where it is (`add` without the sums)."""
-        key = group_key(k, self.group_by) if key is None else key
-        d = group_duration(k)
-        before = self.longest.get(key)
-        if before is None:
-            self.longest[key] = k
-        elif d is not None and (group_duration(before) is None or longest_key(k) > longest_key(before)):
-            self.longest[key] = k
-            return key, before
-        return key, None
 
     def groups(self, threshold: float = DEFAULT_THRESHOLD, total_s: float | None = None,
                findings: str = FINDINGS_BY_LAUNCH) -> list[KernelGroup]:
