@@ -31,7 +31,7 @@ from ..model.roofline import launch_fields
 from ..readers.record import RawKernel
 from ..readers.values import PerLaunch, Split, Values
 from .bulk import ModelledBlock, Run
-from .groups import carried_flags, launch_group_key
+from .groups import carried_flags, group_duration, launch_group_key, longest_key
 from .jsondoc import ORJSON_OPTIONS
 from .kernel import AnalysedKernel
 from .records import Streamed
@@ -245,7 +245,7 @@ def _durations(block: ModelledBlock, tables: list[RunTable]) -> list[float | Non
             for p, d in zip(run.positions, t.of(run.model.q.duration_s.value), strict=True):  # type: ignore[union-attr]
                 out[p] = d
     for p, k in block.single.items():
-        out[p] = k.q.duration_s.value if k.usable and k.q.duration_s is not None else None
+        out[p] = group_duration(k)
     return out
 
 
@@ -280,10 +280,9 @@ def _longest(stream: Streamed, block: ModelledBlock, key: str, group: list[int],
     # durations that compare (a group's durations are never NaN: a usable launch has one over 0, and a run's
     # launches take that test alike).
     best = max(timed, key=lambda p: (durations[p], -rows[p].index)) if timed else None
-    if before is not None:
-        d = before.q.duration_s.value if before.usable and before.q.duration_s is not None else None
-        if best is None or (d is not None and (d or 0.0, -before.raw.index) >= (durations[best], -rows[best].index)):
-            return None
+    if before is not None and (best is None or (group_duration(before) is not None and longest_key(before)
+                                                >= (durations[best], -rows[best].index))):
+        return None
     chosen = best if best is not None else group[0]
     k = block.launch(chosen)
     maker.longest[key] = k
