@@ -192,20 +192,3 @@ def test_a_blocks_rows_are_stacked_from_their_blocks_matrices(tmp_path: Path, mo
     assert held == [k for k, row in enumerate(rest) if row.metrics.hot_row() is not None]  # type: ignore[attr-defined]
     assert np.array_equal(matrix, stack([k.metrics.hot_row() for k in kept]))  # type: ignore[attr-defined]
     assert pieces and pieces[0] < len(kept) // 8
-
-
-def test_a_groups_longest_launch_analysed_by_launch_takes_its_own_values(tmp_path: Path) -> None:
-    """Analysed launch by launch, each group's longest launch so far keeps its metrics to the end: its row's values
-    are then an array of its own (`RowMetrics.own`), not a view that keeps its whole block's matrix alive."""
-    from ncu_roofline.api.analysis import analyze_report
-
-    files = corpus_files()
-    if not files:
-        pytest.skip("shared report corpus not found")
-    kernels = read_report_isolated(files[0]).kernels
-    export = write_ncu_csv(RawReport("export", "csv", _launches(kernels)), tmp_path / "export.csv")
-    report = analyze_report(export, AnalysisSettings(), keep_metrics=True)
-    values = [k.raw.metrics.hot_row() for k in report.kernels]  # type: ignore[attr-defined]
-    owned = [v is not None and v.base is None for v in values]
-    groups = {k.raw.demangled_name for k in report.kernels}
-    assert len(groups) <= sum(owned) < len(report.kernels)
