@@ -20,7 +20,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ARROW_FROM", "cell_text", "number_matrix", "row_numbers"]
+from .csv_cells import cell_text
+
+__all__ = ["ARROW_FROM", "number_matrix", "row_numbers"]
 
 ARROW_FROM = 4096  # cells converted at once from which Arrow converts them
 # What `float` reads among strings of number characters only.
@@ -29,15 +31,6 @@ _NUMBER_BYTES = re.compile(_NUMBER_CELL.encode())
 _NUMBER_CHARS = b"0123456789.eE+-,"
 _COMMA, _POINT, _E, _PLUS, _MINUS = b",.e+-"  # a group's comma, what may follow it (`e` or `E`), a sign
 _arrow: Any = None  # (pyarrow, pyarrow.compute) once imported; False where it cannot be
-
-
-def cell_text(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The cells at `starts` (each `lengths` bytes) of text `data` (uint8), one after the other."""
-    begins = np.cumsum(lengths) - lengths  # where each cell starts in the result
-    index = np.repeat(starts - begins, lengths)
-    index += np.arange(len(index), dtype=index.dtype)
-    out: np.ndarray = data[index]
-    return out
 
 
 def number_matrix(content: np.ndarray, lengths: np.ndarray, rows: int, width: int) -> tuple[np.ndarray, np.ndarray]:

@@ -19,7 +19,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from .csv_cells import CellPicker, QuotedRow, RowBlock, cell_list, quote_numbers
+from .csv_cells import QUOTE_TO_NUL, CellPicker, QuotedRow, RowBlock, cell_list, cell_text, quote_numbers
 from .csv_impossible import (
     MISSING,
     ImpossibleValues,
@@ -170,13 +170,13 @@ class HotColumns:
         always = self.always
         data, starts, lengths = block.spans(*self.cells_of.quote_numbers)
         if always is None:
-            content = csv_numbers.cell_text(data, starts, lengths)
+            content = cell_text(data, starts, lengths)
         else:  # its cells, each with its closing quote, cut out after these: `RowBlock.joined` of them
             _, others, sizes = block.spans(*always.cells.quote_numbers)
-            content = csv_numbers.cell_text(data, np.concatenate((starts, others)),
+            content = cell_text(data, np.concatenate((starts, others)),
                                             np.concatenate((lengths, sizes + 1)))
             cut = int(lengths.sum())
-            joined = "\x00" + content[cut:].tobytes().translate(_QUOTE_TO_NUL).decode()
+            joined = "\x00" + content[cut:].tobytes().translate(QUOTE_TO_NUL).decode()
             content = content[:cut]
             if not may_hold_impossible(joined):
                 always = None  # the usual answer, for every row of the block from one search in C
@@ -216,7 +216,6 @@ def _read_cell(cell: str, unit: str) -> Metric | None:
 
 
 _SUSPECT = " \t\r\nnN"  # first characters of a cell that may be missing ("", " ", "n/a", "N/A")
-_QUOTE_TO_NUL = bytes.maketrans(b'"', b"\x00")  # a cell's closing quote, as `RowBlock.joined` ends each cell
 
 
 _new_metric = tuple.__new__  # Metric(value, unit) without the named tuple's Python-level __new__
