@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import glob
 import os
-import shutil
 import sys
 
 import click
@@ -18,6 +17,7 @@ from ..views.wording import count
 from .common import (
     QUIET,
     VERBOSE,
+    StatusLine,
     analysis_options,
     fail_and_exit,
     note,
@@ -43,16 +43,16 @@ def _event_line(event: BatchEvent, timed: bool = False) -> str:
     return f"{head} {'unchanged' if event.status == 'unchanged' else 'ok'} {detail}{took}"
 
 
-class _Progress:
+class _Progress(StatusLine):
     """One updating line on a terminal; one plain line per finished report otherwise (CI logs).
 
     `level`: with --quiet only failures are printed; with --verbose every line stays, with its seconds.
     """
 
     def __init__(self, tty: bool, level: int) -> None:
+        super().__init__(erase=False)  # the last line stays
         self.tty = tty
         self.level = level
-        self.drawn = False
 
     def __call__(self, event: BatchEvent) -> None:
         if self.level <= QUIET and event.status != "error":
@@ -62,18 +62,7 @@ class _Progress:
             self.close()
             click.echo(line, err=True)
             return
-        width = max(20, shutil.get_terminal_size().columns - 1)
-        if event.status == "error":  # failures stay on screen
-            click.echo(f"\r\x1b[K{line}", err=True)
-            self.drawn = False
-        else:
-            click.echo(f"\r\x1b[K{line[:width]}", err=True, nl=False)
-            self.drawn = True
-
-    def close(self) -> None:
-        if self.tty and self.drawn:
-            click.echo("", err=True)
-            self.drawn = False
+        self.draw(line, keep=event.status == "error")  # failures stay on screen
 
 
 def _report_skipped(result: BatchResult, redact: bool) -> None:

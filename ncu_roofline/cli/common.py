@@ -4,6 +4,7 @@ defaults from the environment, and output writing."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any, NoReturn, TypeVar
@@ -28,6 +29,30 @@ ENV_PREFIX = "NCU_ROOFLINE"
 QUIET, NORMAL, VERBOSE = -1, 0, 1
 # In click's context meta, shared by a command and its group: (level, rank of the option that set it).
 _VERBOSITY = "ncu_roofline.verbosity"
+
+
+class StatusLine:
+    """One line of standard error redrawn in place (carriage return, erase to the end of the line), cut to
+    the terminal's width. `color`: click's (True: the erase code even where click would strip it); `erase`:
+    whether `close` erases the line or ends it, so that it stays."""
+
+    def __init__(self, color: bool | None = None, erase: bool = True) -> None:
+        self.color, self.erase = color, erase
+        self.drawn = False
+
+    def draw(self, line: str, keep: bool = False) -> None:
+        """Redraw the line; `keep`: whole and ended, so that it stays (the next line starts below it)."""
+        if keep:
+            click.echo(f"\r\x1b[K{line}", err=True, color=self.color)
+        else:
+            width = max(20, shutil.get_terminal_size().columns - 1)
+            click.echo(f"\r\x1b[K{line[:width]}", err=True, nl=False, color=self.color)
+        self.drawn = not keep
+
+    def close(self) -> None:
+        if self.drawn:
+            click.echo("\r\x1b[K" if self.erase else "", err=True, nl=not self.erase, color=self.color)
+            self.drawn = False
 
 
 def verbosity() -> int:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ from ..views.wording import count
 from .common import (
     EXIT_BAD_INPUT,
     QUIET,
+    StatusLine,
     analysis_options,
     check_output,
     emit,
@@ -36,7 +36,7 @@ from .common import (
 )
 
 
-class Progress:
+class Progress(StatusLine):
     """One updating line on standard error while launches are analysed, on a terminal only (pipes and
     CI logs stay quiet): shown once the analysis has run for a second, redrawn at most 4 times a second.
     `done_at`: each file's seconds from the start to its last call (for --verbose)."""
@@ -45,10 +45,10 @@ class Progress:
     EVERY_S = 0.25
 
     def __init__(self, tty: bool, redact: bool = False) -> None:
+        super().__init__(color=True)  # drawn on a terminal only
         self.tty, self.redact = tty, redact
         self.started = time.monotonic()
         self.last = 0.0
-        self.drawn = False
         self.done_at: dict[str, float] = {}
 
     def __call__(self, path: str, launches: int) -> None:
@@ -58,15 +58,7 @@ class Progress:
             return
         self.last = now
         name = os.path.basename(path) if self.redact else path
-        line = f"analysing {name}: {launches:,} launch{'es' if launches != 1 else ''}"
-        width = max(20, shutil.get_terminal_size().columns - 1)
-        click.echo(f"\r\x1b[K{line[:width]}", err=True, nl=False, color=True)  # drawn on a terminal only
-        self.drawn = True
-
-    def close(self) -> None:
-        if self.drawn:
-            click.echo("\r\x1b[K", err=True, nl=False, color=True)
-            self.drawn = False
+        self.draw(f"analysing {name}: {launches:,} launch{'es' if launches != 1 else ''}")
 
 
 def default_output(first_input: str, extension: str) -> str:
