@@ -15,14 +15,12 @@ error, in the index page and in the manifest instead of leaving it out without a
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from ..api.rows import columns
 from ..render.csv import flat_text
+from ..render.output import write_atomic
 
 TEXT_COLUMNS = frozenset({
     "report", "name", "demangled_name", "group_key", "device", "compute_capability", "unusable_reason",
@@ -96,21 +94,13 @@ def pyarrow_missing() -> str | None:
 def write_parquet(rows: list[dict[str, Any]], target: Path) -> bool:
     """Write the kernel table as Parquet (atomically) when `pyarrow` is installed; False when it is not."""
     try:
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         table = kernel_table(rows)
     except ImportError:
         return False
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    try:
-        pq.write_table(table, tmp)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes 0600; like the other outputs, an ordinary file
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    sink = pa.BufferOutputStream()  # the same bytes as written to a file
+    pq.write_table(table, sink)
+    write_atomic(target, sink.getvalue().to_pybytes(), force=True)
     return True
