@@ -96,9 +96,9 @@ def make_links(specs: list[str], count: int, folder: Path) -> list[str]:
     Hard links, not symbolic ones: a batch takes each real file once, and symbolic links to one
     file all resolve to it.
     """
-    from ncu_roofline.batch.inputs import collect_inputs
+    from ncu_roofline.batch.inputs import find_inputs
 
-    sources = [p for p in collect_inputs(specs)[0] if os.path.isfile(p)]
+    sources = [p for p in find_inputs(specs).paths if os.path.isfile(p)]
     if not sources:
         raise SystemExit(f"no report to link to in {' '.join(specs)}")
     for i in range(count):

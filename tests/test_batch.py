@@ -20,7 +20,7 @@ from conftest import BAD, CORPUS, corpus_files
 
 import ncu_roofline.batch.job
 from ncu_roofline.batch import analyse_one, run_batch
-from ncu_roofline.batch.inputs import collect_inputs, safe_name
+from ncu_roofline.batch.inputs import find_inputs, safe_name
 from ncu_roofline.batch.job import Staging
 from ncu_roofline.batch.layout import SCHEMA, STAGING_DIR
 from ncu_roofline.batch.workers import run_isolated
@@ -79,13 +79,13 @@ def mixed(inputs, tmp_path_factory):
 
 # -- inputs and the unit of work (no corpus needed) -----------------------------------------------
 
-def test_collect_inputs_walks_globs_dedups_and_sorts(tmp_path) -> None:
+def test_find_inputs_walks_globs_dedups_and_sorts(tmp_path) -> None:
     (tmp_path / "sub" / "deeper").mkdir(parents=True)
     for rel in ("b.ncu-rep", "a.CSV", "sub/c.nsight-cuprof-report", "sub/deeper/d.ncu-rep", "sub/x.txt"):
         (tmp_path / rel).write_text("x")
-    paths, notes = collect_inputs([str(tmp_path), str(tmp_path / "b.ncu-rep"),
-                                   str(tmp_path / "sub" / "x.txt"), str(tmp_path / "**" / "*.ncu-rep"),
-                                   str(tmp_path / "*.nothing")])
+    found = find_inputs([str(tmp_path), str(tmp_path / "b.ncu-rep"), str(tmp_path / "sub" / "x.txt"),
+                         str(tmp_path / "**" / "*.ncu-rep"), str(tmp_path / "*.nothing")])
+    paths, notes = found.paths, found.notes
     names = [str(Path(p).relative_to(tmp_path)) for p in paths]
     assert names == sorted(names)
     # the folder walk skips x.txt; naming it explicitly takes it; duplicates appear once
@@ -190,14 +190,14 @@ def test_the_batch_renames_the_workers_own_files_into_place(tmp_path) -> None:
     good = [str(CORPUS / n) for n in GOOD[:2]]
     record = tmp_path / "inodes.txt"
     result = run_batch(good, tmp_path / "out", jobs=2, job=functools.partial(faults.inode_job, record=str(record)))
-    assert result.ok and result.analysed == 2
+    assert result.failed == 0 and result.analysed == 2
     noted = dict(line.split() for line in record.read_text().splitlines())
     for path in good:
         final = tmp_path / "out" / "reports" / f"{safe_name(path)}.json"
         assert str(final.stat().st_ino) == noted[Path(path).name]
         assert json.loads(final.read_bytes())["reports"][0]["kernel_count"] >= 1
     plain = run_batch(good, tmp_path / "plain", jobs=2, job=faults.plain_job)
-    assert plain.ok and {p.name for p in (tmp_path / "plain" / "reports").iterdir()} == {
+    assert plain.failed == 0 and {p.name for p in (tmp_path / "plain" / "reports").iterdir()} == {
         p.name for p in (tmp_path / "out" / "reports").iterdir()}
     for name in ("out", "plain"):
         assert not list((tmp_path / name).glob(f"{STAGING_DIR}*"))
@@ -442,7 +442,7 @@ def test_a_batch_output_inside_an_input_folder_is_not_read_back(tmp_path) -> Non
     runs.mkdir()
     shutil.copy(CORPUS / "cudacode__naive.ncu-rep", runs / "a.ncu-rep")
     run_batch([str(runs)], runs / "out", AnalysisSettings(), jobs=1)
-    paths, _ = collect_inputs([str(runs)])
+    paths = find_inputs([str(runs)]).paths
     assert [Path(p).name for p in paths] == ["a.ncu-rep"]
 
 

@@ -16,8 +16,18 @@ from pathlib import Path
 import matplotlib
 import pytest
 
-from ncu_roofline.render.charts.roofline import render_roofline_png, render_roofline_svg
-from ncu_roofline.render.charts.spec import PALETTE, ChartSpec, Point, Roof, axis_ranges, format_flop_per_s
+from ncu_roofline.render.charts.roofline import draw_roofline, render_roofline_svg
+from ncu_roofline.render.charts.spec import (
+    PALETTE,
+    ChartSpec,
+    Point,
+    Roof,
+    default_ranges,
+    si_text,
+    valid_points,
+    valid_roofs,
+)
+from ncu_roofline.render.charts.svg import chart_style
 
 SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_NS = "http://www.w3.org/1999/xlink"
@@ -27,6 +37,25 @@ TITLE = f"{{{SVG_NS}}}title"
 TEXT = f"{{{SVG_NS}}}text"
 
 HOSTILE = '</script><b>x & "q"'
+
+
+def axis_ranges(spec: ChartSpec) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The (x, y) limits a chart of `spec` uses, as `render_roofline_svg` finds them."""
+    bandwidths, computes = valid_roofs(spec.roofs)
+    return default_ranges(spec, bandwidths, computes, valid_points(spec.points))
+
+
+def label_outlines(spec: ChartSpec) -> list[tuple[str, list[tuple[float, float]]]]:
+    """Every label drawn inside the plot area (roofs', ceilings', walls'), each with the polygon it covers in
+    display coordinates: what a check for overlapping labels compares."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from ncu_roofline.render.charts.ceilings import text_outline
+
+    with chart_style():
+        fig, _hooks = draw_roofline(spec)
+        renderer = FigureCanvasAgg(fig).get_renderer()
+        return [(t.get_text(), text_outline(t, renderer)) for ax in fig.axes for t in ax.texts if t.get_text()]
 
 
 def h100_roofs(tensor: bool = True) -> list[Roof]:
@@ -240,11 +269,11 @@ def test_id_prefix_and_duplicate_roof_names() -> None:
 
 
 def test_flop_formatting() -> None:
-    assert format_flop_per_s(1e12) == "1 TFLOP/s"
-    assert format_flop_per_s(1e11) == "100 GFLOP/s"
-    assert format_flop_per_s(999.7e9) == "1 TFLOP/s"
-    assert format_flop_per_s(3.35e15) == "3.35 PFLOP/s"
-    assert format_flop_per_s(500.0) == "500 FLOP/s"
+    assert si_text(1e12, "FLOP/s", 3) == "1 TFLOP/s"
+    assert si_text(1e11, "FLOP/s", 3) == "100 GFLOP/s"
+    assert si_text(999.7e9, "FLOP/s", 3) == "1 TFLOP/s"
+    assert si_text(3.35e15, "FLOP/s", 3) == "3.35 PFLOP/s"
+    assert si_text(500.0, "FLOP/s", 3) == "500 FLOP/s"
 
 
 def test_many_kernels_stay_small() -> None:
@@ -259,7 +288,9 @@ def test_many_kernels_stay_small() -> None:
 
 def test_png_uses_the_same_drawing(spec: ChartSpec, tmp_path: Path) -> None:
     out = tmp_path / "chart.png"
-    render_roofline_png(spec, out)
+    with chart_style():
+        fig, _hooks = draw_roofline(spec)
+        fig.savefig(out, format="png", dpi=110, metadata={"Software": None})
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -294,7 +325,6 @@ def test_ceiling_labels_overlap_no_other_label() -> None:
     """Every ceiling's label is placed where it overlaps no other label: neither another ceiling's, nor a
     roof's (the sloped ones as the rotated boxes they are)."""
     from ncu_roofline.render.charts.ceilings import overlap
-    from ncu_roofline.render.charts.roofline import label_outlines
 
     spec = crowded_spec()
     outlines = label_outlines(spec)
@@ -307,8 +337,6 @@ def test_ceiling_labels_overlap_no_other_label() -> None:
 
 def test_ceiling_labels_keep_their_lines_order() -> None:
     """Labels of ceilings under a compute roof read top to bottom in the order of their lines."""
-    from ncu_roofline.render.charts.roofline import label_outlines
-
     spec = crowded_spec()
     tops = {text: max(y for _, y in outline) for text, outline in label_outlines(spec)}
     flat = [c.label for c in sorted(spec.ceilings, key=lambda c: -c.value) if c.kind == "compute"]

@@ -135,7 +135,7 @@ def test_batch_kernels_csv_neutralises_and_parquet_keeps_raw(tmp_path: Path) -> 
     inputs = tmp_path / "in"
     inputs.mkdir()
     _hostile_csv(inputs / "hostile.csv")
-    assert run_batch([str(inputs)], tmp_path / "out", jobs=1).ok
+    assert run_batch([str(inputs)], tmp_path / "out", jobs=1).failed == 0
     rows = _rows((tmp_path / "out" / "kernels.csv").read_text(encoding="utf-8"))
     assert sorted(r["name"] for r in rows) == sorted(["'" + FORMULA, "'-neg"])
     assert all(float(r["duration_s"]) > 0 for r in rows)

@@ -439,7 +439,7 @@ def test_real_batch_folders(tmp_path: Path) -> None:
         inputs = tmp_path / "in" / day
         inputs.mkdir(parents=True)
         (inputs / "mw.ncu-rep").write_bytes(source.read_bytes())
-        assert run_batch([str(inputs)], tmp_path / "out" / day, jobs=1).ok
+        assert run_batch([str(inputs)], tmp_path / "out" / day, jobs=1).failed == 0
     result = run_cli("trend", tmp_path / "out")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)

@@ -31,7 +31,6 @@ NOT_A_REPORT = "not-a-report"  # its name has none of SUFFIXES
 BATCH_OUTPUT = "batch-output"  # a folder an earlier batch wrote (its kernels.csv is not a report)
 LINKED_FOLDER = "linked-folder"  # a symbolic link to a folder: walks do not follow links (no loops)
 UNREADABLE = "unreadable"  # a folder that cannot be listed
-REASONS = (EXCLUDED, NOT_A_REPORT, BATCH_OUTPUT, LINKED_FOLDER, UNREADABLE)
 
 FILE = "file"
 FOLDER = "folder"
@@ -60,7 +59,7 @@ def is_batch_output(folder: str, files: list[str]) -> bool:
 
 @dataclass(frozen=True)
 class Skipped:
-    """A file or folder found in the inputs and not analysed, and why (`reason` is one of REASONS)."""
+    """A file or folder found in the inputs and not analysed, and why (`reason` is one of the reasons above)."""
 
     path: str  # as found: the input joined with the path below it
     kind: str  # FILE or FOLDER (a folder's content was not searched)
@@ -188,11 +187,6 @@ def _walk(folder: str, rel_base: str, exclude: Exclude, skipped: list[Skipped]) 
     return found
 
 
-def walk(folder: str) -> list[str]:
-    """Every report file under `folder`, recursively, in sorted order; batch outputs are skipped."""
-    return _walk(folder, "", Exclude(), [])
-
-
 def glob_base(pattern: str) -> str:
     """The leading folders of a glob pattern that hold no wildcard ("runs" for "runs/**/*.csv", "." for none):
     what `--exclude` patterns are matched relative to."""
@@ -308,12 +302,6 @@ def _unique_skipped(skipped: list[Skipped], analysed: set[str]) -> list[Skipped]
         seen.add((real, s.kind))
         kept.append(Skipped(os.path.normpath(s.path), s.kind, s.reason, s.detail))
     return sorted(kept, key=lambda s: s.path)
-
-
-def collect_inputs(specs: Iterable[str], exclude: Iterable[str] = ()) -> tuple[list[str], list[str]]:
-    """`find_inputs` without the skipped list: (paths, notes)."""
-    inputs = find_inputs(specs, exclude)
-    return inputs.paths, inputs.notes
 
 
 def safe_name(path: str) -> str:

@@ -64,24 +64,19 @@ def summary_of(rep: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any
     """The summary of one report of a document, from its kernel rows (`kernel_row`).
 
     `worst` holds the kernel groups with the most GPU time (with their `group_key` and launch
-    count); for a document without groups, the longest launches.
+    count). Every document this version writes has `groups`, and only such documents are read
+    back (`manifest.settings_for` holds the version); one without is a KeyError (re-analysed).
     """
     mix = Counter(r["bound_by"] or "none" for r in rows)
     worst = []
-    groups = rep.get("groups")
-    if groups is not None:  # the longest kernel groups (documents since groups were added)
-        for g in groups[:WORST_COUNT]:
-            bound = g["bound_by"]
-            worst.append({
-                "index": g["findings_from_launch"], "name": g["name"], "demangled_name": g["demangled_name"],
-                "display_name": g["display_name"], "group_key": g["group_key"], "launches": g["launches"],
-                "duration_s": g["duration_s"]["total"], "bound_by": bound,
-                "bound_utilization": g["utilization"].get(bound) if bound else None, "regime": g["regime"],
-            })
-    else:
-        by_time = sorted(rows, key=lambda r: (r["duration_s"] is None, -(r["duration_s"] or 0.0), r["index"]))
-        worst = [{key: r[key] for key in ("index", "name", "demangled_name", "duration_s", "bound_by",
-                                          "bound_utilization", "regime")} for r in by_time[:WORST_COUNT]]
+    for g in rep["groups"][:WORST_COUNT]:  # the longest kernel groups
+        bound = g["bound_by"]
+        worst.append({
+            "index": g["findings_from_launch"], "name": g["name"], "demangled_name": g["demangled_name"],
+            "display_name": g["display_name"], "group_key": g["group_key"], "launches": g["launches"],
+            "duration_s": g["duration_s"]["total"], "bound_by": bound,
+            "bound_utilization": g["utilization"].get(bound) if bound else None, "regime": g["regime"],
+        })
     return {
         "device": ", ".join(rep["devices"]) or None,
         "kernel_count": rep["kernel_count"],

@@ -20,11 +20,6 @@ from .manifest import manifest_json
 from .parquet import pyarrow_missing, write_parquet
 
 
-def kernels_csv(rows: list[dict[str, Any]]) -> str:
-    """The tidy kernel table as CSV text (empty when there is no kernel)."""
-    return rows_to_csv(rows)
-
-
 def render_index(entries: list[dict[str, Any]], settings: dict[str, Any], *, parquet: bool = False,
                  skipped: Sequence[Mapping[str, Any]] = (), parquet_missing: str | None = None) -> str:
     """The self-contained `index.html` (inline CSS, autoescaped, no script): the reports, the paths the batch
@@ -59,7 +54,7 @@ def write_outputs(out: Path, entries: list[dict[str, Any]], rows: list[dict[str,
     index page and the manifest. Per-report files that the previous manifest (`old`) listed and
     this one does not are removed. Returns why `kernels.parquet` was not written, None when it was.
     """
-    write_atomic(out / KERNELS_CSV, kernels_csv(rows), force=True)
+    write_atomic(out / KERNELS_CSV, rows_to_csv(rows), force=True)
     missing = pyarrow_missing()
     if missing is None and not write_parquet(rows, out / KERNELS_PARQUET):  # also without rows: fixed schema
         missing = "pyarrow cannot be imported"

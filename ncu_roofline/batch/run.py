@@ -65,11 +65,6 @@ class BatchResult:
     notes: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)  # found in the inputs and not analysed, sorted
 
-    @property
-    def ok(self) -> bool:
-        """Whether every report was analysed."""
-        return self.failed == 0
-
 
 SKIPPED_IN_ERROR = 5  # skipped paths named in the "no input report found" message
 

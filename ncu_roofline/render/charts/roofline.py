@@ -28,16 +28,14 @@ import textwrap
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
 from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
-from .ceilings import Marker, draw_ceilings, text_outline
+from .ceilings import Marker, draw_ceilings
 from .legend import draw_legends
 from .reuse import discard, figure_for
 from .spec import (
@@ -168,23 +166,6 @@ def render_roofline_svg(spec: ChartSpec) -> str:
     # No pyplot: the figure is in no global registry; `reuse.py` keeps it (per thread) for the next chart.
     del fig
     return _decorate_svg(svg, hooks)
-
-
-def render_roofline_png(spec: ChartSpec, path: str | Path, dpi: int = 110) -> None:
-    """Render the same drawing as `render_roofline_svg` to a PNG file (for looking at it)."""
-    with chart_style():
-        fig, _hooks = draw_roofline(spec)
-        fig.savefig(path, format="png", dpi=dpi, metadata={"Software": None})
-    del fig
-
-
-def label_outlines(spec: ChartSpec) -> list[tuple[str, list[tuple[float, float]]]]:
-    """Every label drawn inside the plot area (roofs', ceilings', walls'), each with the polygon it covers in
-    display coordinates: what a check for overlapping labels compares."""
-    with chart_style():
-        fig, _hooks = draw_roofline(spec)
-        renderer = FigureCanvasAgg(fig).get_renderer()  # type: ignore[no-untyped-call]
-        return [(t.get_text(), text_outline(t, renderer)) for ax in fig.axes for t in ax.texts if t.get_text()]
 
 
 def _format_intensity_tick(value: float, _pos: float | None = None) -> str:

@@ -77,7 +77,7 @@ class ChartSpec:
     title: str
     roofs: Sequence[Roof]
     points: Sequence[Point]
-    x_range: tuple[float, float] | None = None  # FLOP/byte; None: from the roofs, see `axis_ranges`
+    x_range: tuple[float, float] | None = None  # FLOP/byte; None: from the roofs, see `default_ranges`
     y_range: tuple[float, float] | None = None  # FLOP/s; same
     width_in: float = 8.0
     height_in: float = 5.0
@@ -116,26 +116,6 @@ def spec_from_view(chart: Mapping[str, Any], id_prefix: str, **layout: Any) -> C
     return ChartSpec(title=chart["title"], roofs=[roof(r) for r in chart["roofs"]],
                      points=[point(p) for p in chart["points"]],
                      ceilings=[roof(c) for c in chart.get("ceilings", [])], id_prefix=id_prefix, **extra)
-
-
-def axis_ranges(spec: ChartSpec) -> tuple[tuple[float, float], tuple[float, float]]:
-    """The (x, y) limits a chart of `spec` uses.
-
-    Explicit ranges win. Otherwise x runs whole decades from the lowest ridge / 100 to the
-    highest ridge x 100 (room for the compute labels), ignoring compute roofs 100 times under
-    the top one; y from a decade under the lowest bandwidth roof at the left edge to a half
-    decade above twice the highest compute roof. Both depend on the roofs alone, so two reports of the
-    same GPU line up, and are
-    widened only for points that would fall outside.
-    """
-    bandwidths, computes = valid_roofs(spec.roofs)
-    points = valid_points(spec.points)
-    return default_ranges(spec, bandwidths, computes, points)
-
-
-def format_flop_per_s(value: float, digits: int = 3) -> str:
-    """`1e12` -> "1 TFLOP/s", `3.3e13` -> "33 TFLOP/s"."""
-    return si_text(value, "FLOP/s", digits)
 
 
 def si_text(value: float, unit: str, digits: int) -> str:
@@ -186,6 +166,14 @@ def _checked_range(name: str, limits: tuple[float, float]) -> tuple[float, float
 
 def default_ranges(spec: ChartSpec, bandwidths: list[Roof], computes: list[Roof],
             points: list[Point]) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The (x, y) limits a chart of `spec` uses (`valid_roofs` and `valid_points` of it).
+
+    Explicit ranges win. Otherwise x runs whole decades from the lowest ridge / 100 to the
+    highest ridge x 100 (room for the compute labels), ignoring compute roofs 100 times under
+    the top one; y from a decade under the lowest bandwidth roof at the left edge to a half
+    decade above twice the highest compute roof. Both depend on the roofs alone, so two reports of the
+    same GPU line up, and are widened only for points that would fall outside.
+    """
     b_values = [r.value for r in bandwidths]
     c_values = [r.value for r in computes]
 
