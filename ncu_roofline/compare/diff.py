@@ -99,15 +99,14 @@ def group_change(b: Group, h: Group, pair: Pair, options: GateOptions) -> dict[s
     }
 
 
+_ENTRY_KEYS = ("report", "index", "name", "demangled_name", "device", "grid_size", "block_size", "nvtx_ranges",
+               "duration_s", "launches", "total_s", "bound_by")
+
+
 def group_entry(g: Group) -> dict[str, Any]:
-    """What the diff keeps of a group without a partner."""
-    k = g.data
-    timing = g.timing()
-    return {"report": g.representative.report, "index": k.get("index"), "name": k.get("name"),
-            "demangled_name": k.get("demangled_name"), "device": k.get("device"),
-            "grid_size": k.get("grid_size"), "block_size": k.get("block_size"),
-            "nvtx_ranges": list(k.get("nvtx_ranges") or []), "duration_s": timing["median_s"],
-            "launches": timing["launches"], "total_s": timing["total_s"], "bound_by": k.get("bound_by")}
+    """What the diff keeps of a group without a partner: these keys of its `group_side`, in this order."""
+    side = group_side(g)
+    return {key: side[key] for key in _ENTRY_KEYS}
 
 
 def _sort_key(change: dict[str, Any]) -> tuple[float, int, int]:

@@ -87,15 +87,6 @@ class Group:
         return [d for d in (duration_of(k.data) for k in self.launches) if d is not None]
 
     @property
-    def median_s(self) -> float | None:
-        return median(self.durations)
-
-    @property
-    def total_s(self) -> float | None:
-        durations = self.durations
-        return sum(durations) if durations else None
-
-    @property
     def representative_index(self) -> int:
         """Which launch stands for the group: the one with the median duration (else the first)."""
         timed = sorted((d, n) for n, d in enumerate(duration_of(k.data) for k in self.launches) if d is not None)

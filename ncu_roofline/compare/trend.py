@@ -174,9 +174,9 @@ def _series_key(where: str, k: dict[str, Any]) -> str:
 
 
 def _point(group: Group) -> dict[str, Any]:
-    side = kernel_side(group.representative)
+    side, timing = kernel_side(group.representative), group.timing()
     return {"position": group.positions[0], "report": group.representative.report,
-            "duration_s": group.median_s, "total_s": group.total_s, "launches": len(group.launches),
+            "duration_s": timing["median_s"], "total_s": timing["total_s"], "launches": timing["launches"],
             "bound_by": side["bound_by"], "utilization": side["bound_utilization"], "regime": side["regime"]}
 
 

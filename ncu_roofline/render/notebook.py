@@ -22,6 +22,7 @@ from ..views import format as F
 from ..views.groups import MAX_CHART_GROUPS
 from ..views.report import build_report_view
 from .html import environment, markup
+from .report import step_text
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -68,7 +69,7 @@ def notebook_html(analysis: Analysis) -> str:
 
     view = build_report_view(analysis)
     groups = view["groups"]
-    rows = [dict(g, step=_next_step(g)) for g in groups[:NOTEBOOK_GROUPS]]
+    rows = [dict(g, step=step_text(g["top_finding"])) for g in groups[:NOTEBOOK_GROUPS]]
     charts = []
     for n, chart in enumerate(view["charts"][:NOTEBOOK_CHARTS]):
         shown = [g for g in rows if _device(g) == chart["device"]]
@@ -109,11 +110,6 @@ def roofline_figure(analysis: Analysis, level: str | Sequence[str] | None = None
         fig, _hooks = draw_roofline(spec_from_view(data, "plot-"))
     FigureCanvasAgg(fig)  # the figure draws and saves on Agg, whatever backend pyplot has
     return fig
-
-
-def _next_step(g: dict[str, Any]) -> str:
-    top = g["top_finding"]
-    return str(top["next_step"]) if top and top.get("next_step") else "–"
 
 
 def _device(g: dict[str, Any]) -> str:

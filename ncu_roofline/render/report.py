@@ -85,7 +85,7 @@ def _finding_cell(top: dict[str, Any] | None) -> str:
     return f"{top['headline']}{bound}"
 
 
-def _step(top: dict[str, Any] | None) -> str:
+def step_text(top: dict[str, Any] | None) -> str:
     """The top finding's next step, or "–" where it has none (a limit at its peak, nothing measured to act on)."""
     return str(top["next_step"]) if top and top.get("next_step") else "–"
 
@@ -98,7 +98,7 @@ def _row(k: dict[str, Any]) -> str:
     mean = k["mean"] if k["launches"] > 1 else "–"
     return (f"| {md_escape(k['short_name'])} | {k['launches']:,} | {k['total']} | {k['share_text']} | {mean} | "
             f"{bound} | {k['bound_utilization_text']} | {k['regime_text']} | {md_escape(_finding_cell(top))} | "
-            f"{md_escape(_step(top))} |")
+            f"{md_escape(step_text(top))} |")
 
 
 def _nvtx_lines(view: dict[str, Any]) -> list[str]:

@@ -30,7 +30,7 @@ from .diff_gate import (
     noise_rule,
     per_unit_text,
 )
-from .labels import LONG_LABELS, family, long_label, roof_css, short_label
+from .labels import family, long_label, roof_css, short_label
 from .launches import device_roofs
 from .texts import CEILING_LABELS, created_at
 
@@ -169,7 +169,6 @@ def _change_row(n: int, c: dict[str, Any], regressed: set[int]) -> dict[str, Any
         "match": c["match"],
         "rule": c["rule"],
         "launches": launches_text(c["launches"]["base"], c["launches"]["head"]),
-        "launches_changed": c["launches"]["base"] != c["launches"]["head"],
         "spread_base": _spread(b),
         "spread_head": _spread(h),
         "verdict": c["verdict"],
@@ -331,17 +330,12 @@ def _header(diff: Diff, rows: list[dict[str, Any]]) -> dict[str, Any]:
         "unmatched_head_count": len(diff.unmatched_head),
         "ambiguous_count": len(diff.ambiguous),
         "counts": dict(diff.counts),
-        "faster_count": diff.counts.get("improved", 0),
-        "slower_count": diff.counts.get("regressed", 0),
-        "same_count": diff.counts.get("unchanged", 0),
         "coverage": coverage_text(diff),
         "noise_rule": noise_rule(diff),
         "rules": list(diff.matching.get("rules", [])),
         "warnings": environment_warnings(diff),
         "not_recorded": list(diff.environment.get("not_recorded", [])),
         "bound_changed_count": sum(1 for r in rows if r["bound_changed"]),
-        "findings_compared_count": sum(1 for r in rows if r["findings_compared"]),
-        "noise_pct": f"{NOISE_PCT:g} %",
         "tool_version": __version__,
         "created": created_at(),
     }
@@ -365,5 +359,4 @@ def build_diff_view(diff: Diff) -> dict[str, Any]:
         "unmatched_head": [_unmatched_row(u) for u in diff.unmatched_head],
         "skipped_base": list(diff.base.skipped),
         "skipped_head": list(diff.head.skipped),
-        "roof_labels": LONG_LABELS,
     }

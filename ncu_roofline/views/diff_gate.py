@@ -27,9 +27,9 @@ SCOPE_NAMES = {"compared": "total GPU time of the compared groups", "all": "tota
 def coverage_text(diff: Diff) -> str:
     """`87 % of BASE GPU time compared (12 of 14 groups; minimum 50 %)`."""
     c = diff.coverage
-    share = F.pct(c.get("share"), 0 if (c.get("share") or 0) >= 0.01 or not c.get("share") else 1)
-    return (f"{share} of BASE GPU time compared ({c.get('compared_groups', 0)} of {c.get('base_groups', 0)} "
-            f"BASE group{'s' if c.get('base_groups') != 1 else ''}; minimum {c.get('min_pct', 0):g} %)")
+    return (f"{F.coverage_pct(c.get('share'))} of BASE GPU time compared ({c.get('compared_groups', 0)} of "
+            f"{c.get('base_groups', 0)} BASE group{'s' if c.get('base_groups') != 1 else ''}; "
+            f"minimum {c.get('min_pct', 0):g} %)")
 
 
 def noise_rule(diff: Diff) -> str:
@@ -148,16 +148,11 @@ def _checks(gate: dict[str, Any]) -> list[str]:
     return checks
 
 
-def _share(diff: Diff) -> str:
-    share = diff.coverage.get("share")
-    return F.pct(share, 0 if not share or share >= 0.01 else 1)
-
-
 def gate_view(diff: Diff) -> dict[str, Any]:
     """The verdict: status, title, one-sentence summary, the regressions, what to do about coverage."""
     gate, status = diff.gate, diff.gate["status"]
     regressions = [_regression_view(r) for r in gate["regressions"]]
-    share = _share(diff)
+    share = F.coverage_pct(diff.coverage.get("share"))
     minimum = f"{gate['min_coverage_pct']:g} %"
     view: dict[str, Any] = {"status": status, "title": TITLES[status], "coverage": coverage_text(diff),
                             "regressions": regressions, "rule": "", "hint": "", "summary": ""}

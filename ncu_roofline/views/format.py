@@ -44,6 +44,11 @@ def pct(value: float | None, digits: int = 0) -> str:
     return f"{value * 100:.{digits}f} %"
 
 
+def coverage_pct(share: float | None) -> str:
+    """A share of GPU time compared or followed: 0.87 -> `87 %`, with a decimal under 1 % (`0.4 %`)."""
+    return pct(share, 0 if not share or share >= 0.01 else 1)
+
+
 def ratio(value: float | None) -> str:
     """An intensity in FLOP/byte."""
     if value is None or not math.isfinite(value):

@@ -22,14 +22,13 @@ from . import wording as W
 from .groups import (
     GROUPING_TEXT,
     MAX_CHART_GROUPS,
-    MAX_GROUP_SECTIONS,
     bound_mix,
     page_groups,
+    share_text,
     size_points,
 )
 from .kernel_numbers import quantity_rows, roof_unit_notes
 from .labels import (
-    LONG_LABELS,
     family,
     is_unit,
     long_label,
@@ -46,9 +45,6 @@ from .verdict import TOP_N, Header, finding_views, next_step, top_finding, verdi
 if TYPE_CHECKING:
     from ..api.analysis import Analysis
     from ..api.kernel import AnalysedKernel
-
-ROOF_LABELS = LONG_LABELS  # roof -> its name in sentences
-
 
 MAX_DRAWN_CEILINGS = 4
 MAX_UNITS_SHOWN = 8  # the busiest unit throughputs listed in a kernel's section
@@ -162,13 +158,10 @@ def kernel_view(report_no: int, k: AnalysedKernel, d: dict[str, Any], total_s: f
     own_roofs = device_roofs([d])
     levels = [lv for lv in R.LEVELS if k.intensity.get(lv) is not None]
     off = _off_chart(k)
+    # `id`, the names and the chart's title are the group's (`groups.group_view`, the one caller, sets them)
     return {
-        "id": kid,
         "report_no": report_no,
         "index": k.raw.index,
-        "name": k.raw.name,
-        "short_name": F.short_name(k.raw.name),
-        "demangled_name": k.raw.demangled_name,
         "grid": _dims(k.raw.grid_size, k.launch.get("grid_blocks"), "block"),
         "block": _dims(k.raw.block_size, k.launch.get("block_threads"), "thread"),
         "nvtx": list(k.raw.nvtx_ranges),
@@ -176,9 +169,8 @@ def kernel_view(report_no: int, k: AnalysedKernel, d: dict[str, Any], total_s: f
         "usable": k.usable,
         "duration_s": dur,
         "duration": F.seconds(dur),
-        "share": (dur / total_s) if dur is not None and total_s else None,
-        "share_text": (("<0.1 %" if 0 < dur / total_s < 0.0005 else F.pct(dur / total_s, 1))
-                       if dur is not None and total_s else F.NA),
+        "share": share,
+        "share_text": share_text(share),
         "achieved_flop_per_s": k.achieved_flop_per_s,
         "achieved": F.si(k.achieved_flop_per_s, "FLOP/s"),
         "intensity": {lv: k.intensity.get(lv) for lv in R.LEVELS},
@@ -225,7 +217,6 @@ def kernel_view(report_no: int, k: AnalysedKernel, d: dict[str, Any], total_s: f
                               for o in k.precision_options],
         "reuse": dict(k.reuse),
         "chart": {
-            "title": F.short_name(k.raw.name, 80),
             "roofs": own_roofs,
             "ceilings": _chart_ceilings(k, own_roofs),
             "points": _points(kid, k, F.short_name(k.raw.name, 80)),
@@ -372,7 +363,6 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
         "verdict": verdict_block(groups, header, part["page_total"]),
         "levels_present": levels_present,
         "multi_report": len(analysis.reports) > 1,
-        "max_kernel_charts": MAX_GROUP_SECTIONS,
         "charts": charts,
         "instruction_charts": instruction_charts,
         "sol_charts": sol_charts,
@@ -388,7 +378,6 @@ def build_report_view(analysis: Analysis, redact: bool = False) -> dict[str, Any
         "errors": [{"path": os.path.basename(e.path) if redact else e.path, "message": e.message}
                    for e in analysis.errors],
         "warnings": [{"path": inputs[i], "message": w} for i, r in enumerate(analysis.reports) for w in r.warnings],
-        "roof_labels": ROOF_LABELS,
         "levels": list(R.LEVELS),
         "roofs": list(R.ROOFS),
     }

@@ -99,8 +99,7 @@ def coverage_text(t: Trend) -> str:
     c = t.coverage
     if c.get("first_run") is None:
         return "no two usable runs to follow kernels across"
-    share = c.get("share")
-    return (f"{F.pct(share, 0 if not share or share >= 0.01 else 1)} of the first usable run's GPU time "
+    return (f"{F.coverage_pct(c.get('share'))} of the first usable run's GPU time "
             f"({c['first_run']}) is in kernels timed again in the last ({c['last_run']}); minimum "
             f"{t.min_coverage_pct:g} %")
 
@@ -134,7 +133,6 @@ def _header(t: Trend) -> dict[str, Any]:
         "first_date": t.runs[0].date_text, "last_date": t.runs[-1].date_text,
         "date_sources": date_sources_text(t),
         "kernel_count": len(t.kernels),
-        "drift_count": len(t.drifting),
         "drift_rule": drift_rule(t),
         "jitter_rule": jitter_rule(t),
         "matching": ("reports matched by file base name" if t.reports_by_name
@@ -152,7 +150,7 @@ def build_trend_view(t: Trend, top: int = TOP_CHARTS) -> dict[str, Any]:
     """Everything the trend page and summary show, as plain strings and numbers.
 
     Keys: `header`, `runs`, `rows` (every kernel), `drifting` (their rows), `top` (the `top`
-    kernels with the most GPU time: chart id, row and chart data), `top_count`, `odd_runs` (the
+    kernels with the most GPU time: chart id, row and chart data), `odd_runs` (the
     indices of runs with an unusual number of kernels), `run_labels` and `totals` (total GPU time
     per run, for the total chart).
     """
@@ -177,7 +175,6 @@ def build_trend_view(t: Trend, top: int = TOP_CHARTS) -> dict[str, Any]:
         "drifting": [kernel_row(s, n, charted) for s in t.drifting],
         "top": [{"id": charted[s.key], "row": kernel_row(s, n, charted), "chart": kernel_chart(s)}
                 for s in top_series],
-        "top_count": len(top_series),
         "odd_runs": odd,
         "run_labels": [r.label for r in t.runs],
         "totals": t.totals,

@@ -167,11 +167,9 @@ def top_finding(findings: Sequence[FindingView]) -> FindingView | None:
 
 def next_step(findings: Sequence[FindingView]) -> str | None:
     """The verdict's next step: the top finding's, else the first finding's that has one (as `verdict`)."""
-    index = top_index([f["speedup"] for f in findings], [f["kind"] for f in findings],
-                       [f["variant"] for f in findings])
-    if index is None:
+    top = top_finding(findings)
+    if top is None:
         return None
-    top = findings[index]
     return top["next_step"] or next((f["next_step"] for f in findings if f["next_step"]), None)
 
 
