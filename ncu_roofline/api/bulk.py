@@ -102,20 +102,12 @@ class ModelledBlock:
             found = self._made[k] = run.first if j == 0 else run.made(j, self.rows[k])
         return found
 
-    def launches(self) -> list[AnalysedKernel]:
-        out: list[AnalysedKernel | None] = [self.single.get(k) for k in range(len(self.rows))]
-        for run in self.runs:
-            out[run.positions[0]] = run.first
-            rows = self.rows
-            for j, k in enumerate(run.positions[1:], 1):
-                out[k] = run.made(j, rows[k])
-        return out  # type: ignore[return-value]
-
 
 def model_launches(rows: Sequence[RawKernel], settings: AnalysisSettings,
                    tally: BulkTally | None = None) -> list[AnalysedKernel]:
     """`[model_launch(row, settings) for row in rows]`, from runs of the model over columns where it can."""
-    return model_block(rows, settings, tally).launches()
+    block = model_block(rows, settings, tally)
+    return [block.launch(k) for k in range(len(rows))]
 
 
 def model_block(rows: Sequence[RawKernel], settings: AnalysisSettings,
