@@ -118,7 +118,8 @@ class LaunchRecords:
         """A launch's record (`provenance` and `missing` moved into the report's `recipe_sets`)."""
         if not self.keep:
             return
-        self.put_encoded(position, *self.encode(record))
+        found, data = self.encode(record)
+        self.put_many([position], found, data, [len(data)])
 
     def encode(self, record: dict[str, Any]) -> tuple[int, bytes]:
         """A launch's record as `put` writes it: its recipe set (`provenance` and `missing` moved there) and its
@@ -126,16 +127,9 @@ class LaunchRecords:
         record["recipe_set"] = found = self.sets.index(record.pop("provenance"), record.pop("missing"))
         return found, encode_bytes(record)
 
-    def put_encoded(self, position: int, found: int, data: bytes) -> None:
-        """A launch's record as `encode` made it."""
-        self._set[position] = found
-        self._file.write(data)  # at the end: records are only appended
-        self._at[2 * position], self._at[2 * position + 1] = self._end, len(data)
-        self._end += len(data)
-
     def put_many(self, positions: list[int], found: int, data: bytes, lengths: list[int]) -> None:
         """Records as `encode` makes them, one after the other in `data` (`lengths`), of launches that share a
-        recipe set: `put_encoded` of each."""
+        recipe set."""
         self._file.write(data)
         at, sets, end = self._at, self._set, self._end
         for position, length in zip(positions, lengths, strict=True):
@@ -202,11 +196,6 @@ class LaunchRecords:
                 yield data[start:start + length]
                 start += length
             n = end
-
-    def records(self) -> Iterator[dict[str, Any]]:
-        """Each record as a dict, in launch order."""
-        for data in self.encoded():
-            yield decode_record(data)
 
     def close(self) -> None:
         self._file.close()
