@@ -56,9 +56,9 @@ def write_outputs(out: Path, entries: list[dict[str, Any]], rows: list[dict[str,
     """
     write_atomic(out / KERNELS_CSV, rows_to_csv(rows), force=True)
     missing = pyarrow_missing()
-    if missing is None and not write_parquet(rows, out / KERNELS_PARQUET):  # also without rows: fixed schema
-        missing = "pyarrow cannot be imported"
-    if missing is not None and (out / KERNELS_PARQUET).exists():
+    if missing is None:
+        write_parquet(rows, out / KERNELS_PARQUET)  # also without rows: fixed schema
+    elif (out / KERNELS_PARQUET).exists():
         (out / KERNELS_PARQUET).unlink()  # stale: from a run that had pyarrow
     write_atomic(out / INDEX, render_index(entries, settings, parquet=missing is None, skipped=skipped,
                                            parquet_missing=missing), force=True)

@@ -91,16 +91,11 @@ def pyarrow_missing() -> str | None:
     return None
 
 
-def write_parquet(rows: list[dict[str, Any]], target: Path) -> bool:
-    """Write the kernel table as Parquet (atomically) when `pyarrow` is installed; False when it is not."""
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+def write_parquet(rows: list[dict[str, Any]], target: Path) -> None:
+    """Write the kernel table as Parquet (atomically); `pyarrow_missing` says first whether it can be."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
-        table = kernel_table(rows)
-    except ImportError:
-        return False
     sink = pa.BufferOutputStream()  # the same bytes as written to a file
-    pq.write_table(table, sink)
+    pq.write_table(kernel_table(rows), sink)
     write_atomic(target, sink.getvalue().to_pybytes(), force=True)
-    return True
