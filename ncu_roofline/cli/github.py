@@ -74,10 +74,6 @@ def _scratch(prefix: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=prefix, dir=os.environ.get("RUNNER_TEMP") or None))
 
 
-def _say(line: str) -> None:
-    click.echo(line)
-
-
 @click.group()
 def github() -> None:
     """The steps of the GitHub Action (action.yml), run in a workflow.
@@ -103,19 +99,19 @@ def baseline(source: str, artifact_name: str, dest: str | None) -> None:
     source = source.strip()
     path = ""
     if not source:
-        _say("No baseline given: the diff is skipped.")
+        click.echo("No baseline given: the diff is skipped.")
     elif source != DEFAULT_BRANCH:
         if Path(source).exists():
             path = source
         else:
-            _say(annotation("warning", "No roofline baseline",
+            click.echo(annotation("warning", "No roofline baseline",
                             f"Baseline {source} not found: the diff is skipped. Give an existing file, or "
                             f"{DEFAULT_BRANCH}."))
     else:
         try:
             path = _fetch_baseline(workflow, artifact_name, Path(dest) if dest else None)
         except GitHubError as exc:
-            _say(annotation("warning", "Roofline baseline not fetched", f"{exc}. The diff is skipped."))
+            click.echo(annotation("warning", "Roofline baseline not fetched", f"{exc}. The diff is skipped."))
     workflow.set_output("path", path)
 
 
@@ -124,7 +120,7 @@ def _fetch_baseline(workflow: Workflow, artifact_name: str, dest: Path | None) -
     branch = default_branch(api, workflow.repository, workflow.event)
     artifact = find_artifact(api, workflow.repository, artifact_name, branch, workflow.run_id)
     if artifact is None:
-        _say(annotation("warning", "No roofline baseline",
+        click.echo(annotation("warning", "No roofline baseline",
                         f"No artifact {artifact_name!r} from branch {branch} yet: the diff is skipped. Run this "
                         f"workflow on {branch} to make one."))
         return ""
@@ -134,7 +130,7 @@ def _fetch_baseline(workflow: Workflow, artifact_name: str, dest: Path | None) -
     path = extract_baseline(archive, artifact_name, (dest or _scratch("ncu-roofline-baseline-")) /
                             f"{name}.{BASELINE_FILE}")
     run = artifact.get("workflow_run") or {}
-    _say(f"Baseline: artifact {artifact_name!r} of run {run.get('id')} on {branch} "
+    click.echo(f"Baseline: artifact {artifact_name!r} of run {run.get('id')} on {branch} "
          f"({str(run.get('head_sha', ''))[:12]}), {path}")
     return str(path)
 
@@ -163,15 +159,15 @@ def report_step(captures: str, out_dir: str | None) -> None:
     workflow = Workflow.from_env()
     paths = expand_captures(captures)
     if not paths:
-        _say(annotation("error", "No roofline capture", f"No file matches {captures.strip()!r}: check the captures "
-                                                        "input and that the capture step wrote its files."))
+        click.echo(annotation("error", "No roofline capture", f"No file matches {captures.strip()!r}: check the "
+                              "captures input and that the capture step wrote its files."))
         raise SystemExit(EXIT_BAD_INPUT)
     analysis = analyze(paths, AnalysisSettings(), strict=False, isolate=True, keep_metrics=False)
     for result in analysis.reports:
         for warning in result.warnings:
             warn(f"{result.path}: {warning}")
     for err in analysis.errors:
-        _say(annotation("error", "Capture not analysed", err.message))
+        click.echo(annotation("error", "Capture not analysed", err.message))
     if not analysis.reports:
         raise SystemExit(EXIT_BAD_INPUT)
     folder = Path(out_dir) if out_dir else _scratch("ncu-roofline-")
@@ -180,7 +176,7 @@ def report_step(captures: str, out_dir: str | None) -> None:
     for fmt, file in (("json", BASELINE_FILE), ("md", REPORT_MD), ("html", "roofline.html")):
         renderer = renderer_for(REPORT, fmt)
         written[fmt] = write_atomic(folder / file, renderer.pieces(analysis, RenderOptions()), force=True)
-        _say(f"Wrote {written[fmt]}")
+        click.echo(f"Wrote {written[fmt]}")
     for name, value in (("dir", str(folder)), ("json", str(written["json"])), ("html", str(written["html"])),
                         ("markdown", str(written["md"])), ("unread", str(len(analysis.errors)))):
         workflow.set_output(name, value)
@@ -212,7 +208,7 @@ def diff_step(baseline_path: str, head_path: str, out_dir: str, fail_pct: float 
             fail_on_regression=fail_pct, fail_on_total=total_pct, allow_unmatched=allow_unmatched,
             min_coverage_pct=DEFAULT_MIN_COVERAGE_PCT if min_coverage is None else min_coverage))
     else:
-        _say("No baseline: the diff is skipped.")
+        click.echo("No baseline: the diff is skipped.")
     workflow.set_output("status", str(status))
     workflow.set_output("message", message)
 
@@ -224,10 +220,10 @@ def _diff(workflow: Workflow, baseline_path: str, head_path: str, out_dir: Path,
             write_atomic(out_dir / file, renderer_for(DIFF, fmt).render(result, RenderOptions()), force=True)
     except RooflineError as exc:
         message = f"Diff against {baseline_path} failed: {exc}"
-        _say(message)
+        click.echo(message)
         return EXIT_BAD_INPUT, message
     workflow.set_output("markdown", str(out_dir / DIFF_MD))
-    _say(f"Compared with {baseline_path}: gate {result.gate['status']}.")
+    click.echo(f"Compared with {baseline_path}: gate {result.gate['status']}.")
     if result.failed or result.insufficient_coverage:
         return (EXIT_REGRESSION if result.failed else EXIT_COVERAGE), gate_message(result)
     return 0, ""
@@ -281,7 +277,7 @@ def summary(out_dir: str, artifact_name: str, artifact_url: str) -> None:
     workflow = Workflow.from_env()
     text = compose(Path(out_dir), _footer(workflow, artifact_name, artifact_url), SUMMARY_LIMIT)
     if not workflow.append_summary(text):
-        _say("GITHUB_STEP_SUMMARY is not set: no job summary written.")
+        click.echo("GITHUB_STEP_SUMMARY is not set: no job summary written.")
 
 
 @github.command()
@@ -294,16 +290,16 @@ def comment(out_dir: str, artifact_name: str, artifact_url: str) -> None:
     workflow = Workflow.from_env()
     number = workflow.pull_request
     if number is None:
-        _say("Not a pull request: no comment.")
+        click.echo("Not a pull request: no comment.")
         return
     marker = f"<!-- ncu-roofline: {artifact_name.replace('--', '-')} -->"
     body = compose(Path(out_dir), _footer(workflow, artifact_name, artifact_url), COMMENT_LIMIT, marker)
     try:
         action, url = upsert_comment(workflow.api(), workflow.repository, number, marker, body)
     except GitHubError as exc:
-        _say(annotation("warning", "Roofline comment not posted", f"{exc}."))
+        click.echo(annotation("warning", "Roofline comment not posted", f"{exc}."))
         return
-    _say(f"Comment {action}: {url}")
+    click.echo(f"Comment {action}: {url}")
     workflow.set_output("url", url)
 
 
@@ -323,11 +319,11 @@ def annotate(status: str, message: str, unread: int) -> None:
         raise click.BadParameter(f"{status!r} is not an exit status", param_hint="--status") from None
     if code in GATE_ANNOTATIONS:
         level, title = GATE_ANNOTATIONS[code]
-        _say(annotation(level, title, message or f"ncu-roofline diff exited {code}."))
+        click.echo(annotation(level, title, message or f"ncu-roofline diff exited {code}."))
     elif unread:
-        _say(annotation("error", f"{unread} capture{'s' if unread != 1 else ''} not analysed",
+        click.echo(annotation("error", f"{unread} capture{'s' if unread != 1 else ''} not analysed",
                         "See the errors above: fix those captures or leave them out of the captures input."))
         code = EXIT_BAD_INPUT
     else:
-        _say("Roofline gate: no failure." if code == 0 else f"ncu-roofline diff exited {code}.")
+        click.echo("Roofline gate: no failure." if code == 0 else f"ncu-roofline diff exited {code}.")
     raise SystemExit(code)
