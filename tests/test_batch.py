@@ -492,3 +492,26 @@ def test_rows_made_with_the_text_equal_the_rows_read_back_from_it(path, redact) 
     rows, summary = ncu_roofline.batch.job.rows_and_summary(json.loads(result["json"]))
     assert result["rows"] == rows and result["summary"] == summary
     assert len(rows) == summary["kernel_count"] >= 1
+
+
+@pytest.mark.parametrize("edit", ["no groups", "utilization a list"])
+def test_a_hand_edited_kept_document_is_analysed_again(tmp_path: Path, edit: str) -> None:
+    """A kept report document that no longer reads as this version wrote it (its groups gone, a group's
+    utilization a list) is analysed again: the batch neither crashes nor reuses it."""
+    if not (CORPUS / "cudacode__naive.ncu-rep").exists():
+        pytest.skip(f"shared report corpus not found at {CORPUS}")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    shutil.copy(CORPUS / "cudacode__naive.ncu-rep", runs / "a.ncu-rep")
+    out = tmp_path / "out"
+    assert run_batch([str(runs)], out, AnalysisSettings(), jobs=1).failed == 0
+    (entry,) = json.loads((out / "manifest.json").read_text())["reports"]
+    doc = json.loads((out / entry["json"]).read_text())
+    if edit == "no groups":
+        del doc["reports"][0]["groups"]
+    else:
+        doc["reports"][0]["groups"][0]["utilization"] = [1]
+    (out / entry["json"]).write_text(json.dumps(doc))
+    assert run_batch([str(runs)], out, AnalysisSettings(), jobs=1).failed == 0
+    again = json.loads((out / entry["json"]).read_text())["reports"][0]
+    assert isinstance(again["groups"][0]["utilization"], dict)

@@ -179,7 +179,7 @@ def run_batch(specs: Iterable[str], outdir: str | Path, settings: AnalysisSettin
             try:
                 doc = read_json(out / prev["json"], max_bytes=DOCUMENT_MAX_BYTES, what="JSON document")
                 report_rows, summary = rows_and_summary(doc)
-            except (InputError, KeyError, IndexError, TypeError, ValueError):
+            except (InputError, AttributeError, KeyError, IndexError, TypeError, ValueError):
                 todo.append(path)
                 continue
             reused = {"path": shown_path(path, redact), "sha256": prev["sha256"], "status": "ok", "error": None,
