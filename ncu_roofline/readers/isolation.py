@@ -212,7 +212,7 @@ class _Child:
         if self.ready:
             return False
         try:
-            self.conn.recv()  # READY: the boot asks for it (`serve`'s `say_ready`), before any request
+            self.conn.recv()  # READY: `serve` sends it before it reads any request
         except (EOFError, OSError):
             return False  # it died: `collect` says so
         self.ready, self.since = True, time.monotonic()
