@@ -180,3 +180,16 @@ def test_gemm_v9_issue_slot_estimate_agrees_through_its_local_waits() -> None:
     assert text.startswith("Nsight Compute's top estimate (Issue Slot Utilization, 97 %) agrees on the cause.")
     assert f"Long-scoreboard waits, mostly on local memory, are {waits:.0%} of the kernel's stall cycles." \
         .replace("%", " %") in text
+
+
+@needs_corpus
+def test_a_local_memory_findings_evidence_needs_no_raw_metrics() -> None:
+    """A group's diagnosis runs after `report` let its launches' metrics go: its local-memory finding names the
+    counters it rests on from the launch's kept facts, as the launch's own finding does."""
+    from ncu_roofline.passes.spills import local_memory
+
+    k = next(k for k in _launches(GEMM) if k.raw.name == "gemm")
+    before = local_memory(k)
+    assert before and L1.format("local", "ld") in before[0].evidence
+    k.raw.metrics = {}
+    assert [f.evidence for f in local_memory(k)] == [f.evidence for f in before]

@@ -200,9 +200,10 @@ def local_memory(m: KernelModel, local: LocalTraffic | None = None, spill: Spill
                "l1_share": local.l1_share, "l2_share": local.l2_share, "dram_share": local.dram_share,
                "l2_at_least": "" if "l2" in local.at_least else None,
                "dram_local": local.dram_bytes, "local_waits": local_waits(m)}
+    # (from the kept facts: a group's diagnosis runs once its launches' metrics are let go)
     evidence = tuple(n for pairs in (F.LOCAL_INSTRUCTIONS, F.GLOBAL_MEMORY_INSTRUCTIONS, F.L2_LOCAL_PAIRS)
-                     for pair in pairs for n in pair if n in m.raw.metrics)
-    evidence += tuple(n for n in (*F.LOCAL_SECTORS, *F.GLOBAL_SECTORS) if n in m.raw.metrics)
+                     for pair in pairs for n in pair if fact(m, n) is not None)
+    evidence += tuple(n for n in (*F.LOCAL_SECTORS, *F.GLOBAL_SECTORS) if fact(m, n) is not None)
     if spill is None or m.regime == T.TOO_LITTLE_WORK:
         return [Finding(Kind.LOCAL_MEMORY, "spills", m.bound_by, None, m.bound_by, None, "registers", ("local_cost",),
                         figures, evidence)]
