@@ -252,6 +252,17 @@ def test_line_endings_split_as_open_with_newline_empty_does(tmp_path: Path, eol:
     assert k.metrics["gpu__time_duration.sum"] == Metric(1234.5678, "usecond")
 
 
+@pytest.mark.parametrize("eol", ["\n", "\r"])
+def test_a_cell_longer_than_csv_readers_default_limit_is_read_whole(tmp_path: Path, eol: str) -> None:
+    """A row csv.reader reads (an escaped quote in a cell, or lines that end at a bare CR) may hold a cell of more
+    than 131,072 characters, csv's default field limit: a demangled name of heavily templated code. It is read."""
+    name = 'void k<"x">(' + "int, " * 40_000 + "int)"
+    text = (HEADER + UNITS + ROW0.replace('"gemm_kernel"', '"' + name.replace('"', '""') + '"')).replace("\n", eol)
+    (k,) = read_report(_write(tmp_path, text.encode())).kernels
+    assert k.name == name and len(name) > 131_072
+    assert k.metrics["gpu__time_duration.sum"] == Metric(1234.5678, "usecond")
+
+
 @pytest.mark.parametrize("eol", [b"\n", b"\r"])
 def test_lines_are_read_as_they_are_needed_whatever_their_ends(tmp_path: Path, eol: bytes) -> None:
     """A 6 MB file of short lines: its first line comes after reading a small part of it, LF or bare CR

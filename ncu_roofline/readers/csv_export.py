@@ -67,6 +67,9 @@ _METRIC_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*__[a-z0-9_.]+$")
 _TRIPLE_RE = re.compile(r"^\(?\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)?$")
 _INT_RE = re.compile(r"^\d+$")
 _BLOCK_ROWS = 64  # lines read as one block: ~2 MB of a full-set export
+# csv.reader refuses a cell of more than 131,072 characters by default, where the rows read as bytes take any; a
+# demangled name of templated code can be longer. Raised for the process (never lowered), as csv keeps one limit.
+csv.field_size_limit(max(csv.field_size_limit(), (1 << 31) - 1))
 
 
 def parse_triple(cell: str) -> tuple[int, int, int] | None:
