@@ -68,8 +68,8 @@ _TRIPLE_RE = re.compile(r"^\(?\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)?$")
 _INT_RE = re.compile(r"^\d+$")
 _BLOCK_ROWS = 64  # lines read as one block: ~2 MB of a full-set export
 # csv.reader refuses a cell of more than 131,072 characters by default, where the rows read as bytes take any; a
-# demangled name of templated code can be longer. Raised for the process (never lowered), as csv keeps one limit.
-csv.field_size_limit(max(csv.field_size_limit(), (1 << 31) - 1))
+# demangled name of templated code can be longer. Raised for the process (csv keeps one limit) once an export is read.
+_FIELD_LIMIT = (1 << 31) - 1
 
 
 def parse_triple(cell: str) -> tuple[int, int, int] | None:
@@ -189,6 +189,8 @@ class CsvExport:
         self._impossible = ImpossibleValues()  # the values its rows left out where they were read
         self._done = False
         self._blocks = True  # rows read in blocks (`TextLines.take_rows`): until no columns are learnt to parse at once
+        if csv.field_size_limit() < _FIELD_LIMIT:
+            csv.field_size_limit(_FIELD_LIMIT)
         skipped = 0
         header: list[str] | None = None
         for line in self._source:
