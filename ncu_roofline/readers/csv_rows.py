@@ -173,8 +173,7 @@ class HotColumns:
             content = cell_text(data, starts, lengths)
         else:  # its cells, each with its closing quote, cut out after these: `RowBlock.joined` of them
             _, others, sizes = block.spans(*always.cells.quote_numbers)
-            content = cell_text(data, np.concatenate((starts, others)),
-                                            np.concatenate((lengths, sizes + 1)))
+            content = cell_text(data, np.concatenate((starts, others)), np.concatenate((lengths, sizes + 1)))
             cut = int(lengths.sum())
             joined = "\x00" + content[cut:].tobytes().translate(QUOTE_TO_NUL).decode()
             content = content[:cut]
