@@ -310,31 +310,6 @@ def test_a_group_reads_once_only_where_every_launch_does() -> None:
     assert "dram_reads_per_load_byte" not in summed_reuse([a, {"l1_load_hit_rate": 0.0}], a)
 
 
-def test_csv_exports_keep_their_recipe_plans_on_the_header(tmp_path) -> None:
-    """`Resolver.first` keeps, per recipe table, the options an export's header can satisfy at all: on its
-    `Columns`, so that every row of the export uses the same plan."""
-    import dataclasses
-
-    from ncu_csv_writer import write_ncu_csv
-
-    from ncu_roofline.model.quantities import compute_quantities
-    from ncu_roofline.readers import read_report
-    from ncu_roofline.readers.record import Metric, RawReport
-
-    m = base_metrics()
-    raw = make_kernel(m)
-    kernel = dataclasses.replace(raw, metrics={n: v for n, v in raw.metrics.items() if isinstance(v, Metric)})
-    write_ncu_csv(RawReport("x.csv", "csv", [kernel, dataclasses.replace(kernel, index=1)]), tmp_path / "x.csv")
-    rows = read_report(tmp_path / "x.csv").kernels
-    columns = rows[0].metrics.possible_names
-    assert columns is rows[1].metrics.possible_names and columns.plans == {}
-    first, second = compute_quantities(rows[0]), compute_quantities(rows[1])
-    assert columns.plans and first.flop["fp32"].value == second.flop["fp32"].value == pytest.approx(2.5e6)
-    kept = [entry[1] for entry in columns.plans.values()]
-    assert all(len(k) <= len(entry[0]) for k, entry in zip(kept, columns.plans.values(), strict=True))
-    assert any(len(k) < len(entry[0]) for k, entry in zip(kept, columns.plans.values(), strict=True))
-
-
 def test_a_groups_issue_cap_weighs_each_launchs_own_counts() -> None:
     """Launch a: 1 µs, issue slots 60 % busy, 100 of its 1,000 warp instructions global loads and stores;
     launch b: 3 µs, 40 % busy, 500 of 1,000. Fewer bytes leave a 0.6 × 0.9 = 54 % and b 0.4 × 0.5 = 20 %: the

@@ -44,18 +44,9 @@ _TENSOR_PATH_RE = re.compile(r"^sm__ops_path_tensor_(.+?)\.sum(?:\.per_cycle_ela
 _SPARSITY_RE = re.compile(r"_sparsity_(on|off)$")
 
 
-_SM_PEAKS: dict[str, R.PeakRecipe] = {}
-
-
 def _sm_peak(metric: str) -> R.PeakRecipe:
-    """A tensor datapath's peak recipe, one object per metric: the resolver's per-export plans are keyed by the
-    recipe's identity, and a new recipe per launch would fill them with entries no later launch finds."""
-    found = _SM_PEAKS.get(metric)
-    if found is None:
-        found = R.PeakRecipe((R.Term(metric),), "sm")
-        if len(_SM_PEAKS) < 4096:  # names come from a report's tensor paths: a hand-edited file cannot grow it
-            _SM_PEAKS[metric] = found
-    return found
+    """A tensor datapath's peak recipe: that metric per SM cycle, times the SM clock."""
+    return R.PeakRecipe((R.Term(metric),), "sm")
 
 
 def _tensor_paths(kernel: RawKernel, res: Resolver) -> tuple[dict[str, Value], dict[str, Value]]:

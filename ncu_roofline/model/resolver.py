@@ -74,9 +74,6 @@ class Resolver:
         # over half the look-ups of a fallback chain are of names absent there, answered by this
         # container's `in` (in C) without calling the mapping's `get`.
         self._possible: Container[str] = getattr(kernel.metrics, "possible_names", kernel.metrics)
-        # A CSV export's header, shared by its rows, keeps per recipe table the options that can succeed
-        # at all (`_feasible`); a report's per-kernel name list has none.
-        self._plans: dict[int, Any] | None = getattr(self._possible, "plans", None)
         self.duration: Value | None = None
         self.nan_seen: set[str] = set()  # metrics whose value is NaN or infinite: not measurements
         self.infinite: set[str] = set()  # those of them that are infinite (a hand-edited or damaged value)
@@ -189,25 +186,8 @@ class Resolver:
             return None
         return Value(total, intern(" + ".join(parts)), recipe.estimate, recipe.definition, recipe.note)
 
-    def _feasible(self, options: tuple[R.Recipe, ...]) -> tuple[R.Recipe, ...]:
-        """`options` less those none of whose terms the export holds in any form (raw, per cycle, per
-        second): such a recipe reads nothing and can never succeed. One that holds some terms stays,
-        so that a NaN among them is still noticed."""
-        plans = self._plans
-        if plans is None:
-            return options
-        entry = plans.get(id(options))
-        if entry is None or entry[0] is not options:
-            possible = self._possible
-            kept = tuple(o for o in options if any(form in possible for term in o.terms
-                                                   for form in (term.metric, *rate_forms(term.metric)[:2])))
-            entry = (options, kept)
-            if len(plans) < 1024:
-                plans[id(options)] = entry
-        return entry[1]
-
     def first(self, options: tuple[R.Recipe, ...]) -> Value | None:
-        for option in self._feasible(options):
+        for option in options:
             got = self.recipe(option)
             if got is not None:
                 return got

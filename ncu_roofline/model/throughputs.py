@@ -88,20 +88,7 @@ _UNIT_FORMS = tuple((unit.id, unit.label, unit.group, unit.parent,
 
 
 _new_share = tuple.__new__  # UnitShare(...) without the named tuple's Python-level __new__
-_FORMS_KEY = id(_UNIT_FORMS)
 _UnitForm = tuple[str, str, str, str | None, tuple[tuple[str, str], ...]]
-
-
-def _unit_forms(possible: Container[str]) -> tuple[_UnitForm, ...]:
-    """`_UNIT_FORMS` less the units none of whose metrics a CSV export's header holds (kept with the header's
-    plans, once per export); all of them for a report's per-kernel name list."""
-    plans: dict[int, object] | None = getattr(possible, "plans", None)
-    if plans is None:
-        return _UNIT_FORMS
-    found = plans.get(_FORMS_KEY)
-    if found is None:
-        found = plans[_FORMS_KEY] = tuple(form for form in _UNIT_FORMS if any(n in possible for n, _ in form[4]))
-    return found  # type: ignore[return-value]
 
 
 def _unit_share(raw: RawKernel, form: _UnitForm, possible: Container[str], hot: Any, read: Any, get: Any
@@ -135,7 +122,7 @@ def unit_throughputs(raw: RawKernel) -> dict[str, UnitShare]:
     # The names the metrics may hold at all (an export's header, a report's list for the kernel): a
     # name not there is passed over by a C-level `in`, without a call of the mapping's `get`.
     possible: Container[str] = getattr(raw.metrics, "possible_names", raw.metrics)
-    for form in _unit_forms(possible):  # about 50 units a launch, most read from one parsed value each
+    for form in _UNIT_FORMS:  # about 50 units a launch, most read from one parsed value each
         if (unit := _unit_share(raw, form, possible, hot, read, get)) is not None:
             out[unit.id] = unit
     for headline in T.BREAKDOWNS:
@@ -183,7 +170,7 @@ def broken_units(raw: RawKernel, units: dict[str, UnitShare]) -> tuple[dict[str,
             missing.append(Missing(f"units.{uid}", f"{unit.label}: the capture's {cycles} is NaN, so its {metric} "
                                    "of 0 measures nothing", _RECOLLECT))
     possible: Container[str] = getattr(raw.metrics, "possible_names", raw.metrics)
-    for form in _unit_forms(possible):
+    for form in _UNIT_FORMS:
         uid, label = form[0], form[1]
         if uid in units:
             continue

@@ -44,7 +44,6 @@ class Columns(dict[str, tuple[int, str]]):
         super().__init__(*args)
         self._by_prefix: dict[str, tuple[str, ...]] = {}
         self.hot: HotColumns | None = None
-        self.plans: dict[int, Any] = {}  # what the model works out once per header (`Resolver._feasible`)
         self.lowest = {name: floor for name in self if (floor := lowest_value(name)) > -math.inf}
         self.impossible = ImpossibleValues() if impossible is None else impossible
         self._signed: SignedColumns | None = None
