@@ -10,6 +10,9 @@ its best CPU time (user + system, `os.wait4`) counts, as in `bench_scale.py`:
   (`readers.csv_export.analysis_columns`), units row skipped, thousands separators read (`thousands=","`);
 - pyarrow's streaming CSV reader, one thread, the same columns as text (`include_columns`: every cell is still
   tokenized, only those are kept);
+- polars (where it is installed: not a dependency), one thread, the same columns as text, and those columns with
+  their thousands separators dropped and cast to numbers (Rust's tokenizer, the compiled candidate for a reader
+  that keeps only the columns it reads);
 - this package's row scan (`CsvExport._lines_read`): every line read, the quotes of every run of all-quoted rows
   found at once, no cell parsed.
 
@@ -49,10 +52,23 @@ STEPS = {
         "    convert_options=pc.ConvertOptions(include_columns=columns,\n"
         "                                      column_types={n: pa.string() for n in columns}))\n"
         "for batch in reader:\n    pass"),
+    "polars, those columns as text": _COLUMNS + (
+        "import os\nos.environ['POLARS_MAX_THREADS'] = '1'\nimport polars as pl\n"
+        "pl.read_csv(sys.argv[1], columns=columns, infer_schema=False, skip_rows_after_header=1)"),
+    "polars, those columns as numbers": _COLUMNS + (
+        "import os\nos.environ['POLARS_MAX_THREADS'] = '1'\nimport polars as pl\n"
+        "frame = pl.read_csv(sys.argv[1], columns=columns, infer_schema=False, skip_rows_after_header=1)\n"
+        "frame.select(pl.all().str.replace_all(',', '', literal=True).cast(pl.Float64, strict=False))"),
     "this package's row scan (no cell parsed)": (
         "import sys\nfrom ncu_roofline.readers.csv_export import CsvExport\n"
         "for _ in CsvExport(sys.argv[1])._lines_read():\n    pass"),
 }
+
+
+def _has_polars() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("polars") is not None
 
 
 def main(argv: list[str]) -> int:
@@ -67,9 +83,10 @@ def main(argv: list[str]) -> int:
         return 2
     compile_package()
     with export_of(args, "ncu-roofline-floor-") as csv_path:
-        runs: dict[str, list[float]] = {step: [] for step in STEPS}
+        steps = {step: code for step, code in STEPS.items() if "polars" not in step or _has_polars()}
+        runs: dict[str, list[float]] = {step: [] for step in steps}
         for _ in range(max(1, args.repeat)):
-            for step, code in STEPS.items():
+            for step, code in steps.items():
                 runs[step].append(measure([sys.executable, "-c", code, str(csv_path)])[0])
         size = csv_path.stat().st_size
     best = {step: min(times) for step, times in runs.items()}
