@@ -80,6 +80,32 @@ def test_a_capture_stopped_in_its_last_launch_is_said_alike(tmp_path: Path, monk
     assert by_blocks.splitlines() == alone.splitlines()
 
 
+@pytest.mark.parametrize(("nan_at", "analysed"), [((39,), 39), ((3, 39), 38), (tuple(range(40)), None)])
+def test_a_stopped_capture_is_said_alike_by_launch_and_by_group(
+        nan_at: tuple[int, ...], analysed: int | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last of 40 launches with every counter NaN: the same warning, counting the launches analysed (an
+    unusable one before it is not), whether the report is analysed by launch or by group; none where no launch
+    has a duration (a capture that collected none is not a stopped one)."""
+    from conftest import make_kernel
+    from test_model import base_metrics
+
+    kernel = make_kernel(base_metrics())
+    plain = {n: m for n, m in kernel.metrics.items() if isinstance(m, Metric)}
+    unset = {n: Metric(math.nan, m.unit) if type(m.value) is float else m for n, m in plain.items()}
+    launches = [dataclasses.replace(kernel, index=i, metrics=unset if i in nan_at else plain) for i in range(40)]
+    export = write_ncu_csv(RawReport("export", "csv", launches), tmp_path / "export.csv")
+    monkeypatch.setattr(analysis, "LAUNCH_FINDINGS_UP_TO", 16)
+    said = [[w for w in analyze_report(export, AnalysisSettings(launch_findings=by_launch)).warnings
+             if "likely stopped" in w] for by_launch in (True, False)]
+    assert said[0] == said[1]
+    if analysed is None:
+        assert said[0] == []
+    else:
+        assert said[0] == [f"the last launch (#39, {kernel.name}) has no duration, unlike the launches before it: the "
+                           "capture was likely stopped while profiling it, or the profiler could not collect it; it "
+                           f"is set aside, {analysed} other launch(es) are analysed"]
+
+
 def test_a_column_of_one_text_is_part_of_the_template_and_others_are_marked() -> None:
     """A column whose launches all encode alike becomes the template's own value; one whose texts differ, even only
     as 0.0 and -0.0 do, is a mark with each launch's text and length."""

@@ -27,7 +27,7 @@ from .focus import Focus, focus_groups, focus_kernels
 from .groups import FINDINGS_BY_GROUP, GroupMaker, KernelGroup, group_kernels
 from .jsondoc import dumps, iter_dump_bytes, iter_dumps
 from .kernel import AnalysedKernel, model_launch, run_passes
-from .records import Streamed, stopped_warning
+from .records import Streamed
 from .report import ReportResult, with_recipe_set
 from .rows import group_row, kernel_row
 
@@ -213,7 +213,7 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
                 continue
             k, launch = item  # by launch: groups are made from the launches kept (`Analysis.groups_of`)
             kernels.append(launch)
-            stream.count += 1
+            stream.count_launch(launch)
             raws.append(k)
             _let_go(k, keep_metrics, compact)  # its own findings are made: no group's read its metrics
             if progress is not None and stream.count % PROGRESS_EVERY == 0:
@@ -234,7 +234,7 @@ def analyze_report(path: str | Path, settings: AnalysisSettings | None = None,
     if progress is not None:
         progress(str(path), stream.count)
     warnings = list(raw.warnings)
-    stopped = stopped_capture_warning(kernels) if stream.records is None else stream.stopped()
+    stopped = stream.stopped()
     if stopped:
         warnings.append(stopped)
     setup = setup_only_warning(kernels if stream.records is None else maker.longest.values())
@@ -307,17 +307,6 @@ def _text_bytes(k: RawKernel) -> int:
     """What a row held until its block is modelled counts towards `BULK_BYTES`: its text's length."""
     size = getattr(k.metrics, "text_bytes", None)
     return UNSIZED_ROW_BYTES if size is None else int(size())
-
-
-def stopped_capture_warning(kernels: list[AnalysedKernel]) -> str | None:
-    """The warning for a file whose last launch has no duration (absent, or every metric NaN) while an earlier
-    launch has one: the sign of a capture stopped while that kernel was profiled. The launch is set aside like
-    any unusable one. A capture that collected no duration at all (`--metrics` without it) is not one."""
-    if len(kernels) < 2 or not kernels[-1].q.no_duration:
-        return None
-    if all(k.q.duration_s is None for k in kernels[:-1]):
-        return None
-    return stopped_warning(kernels[-1], sum(1 for k in kernels[:-1] if k.usable))
 
 
 def setup_only_warning(launches: Iterable[AnalysedKernel]) -> str | None:

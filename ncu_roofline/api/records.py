@@ -327,8 +327,9 @@ _PREAD = getattr(os, "pread", None)
 
 
 class Streamed:
-    """What `analyze_report` keeps of a report analysed by group: its launch records, the launches held as their
-    group's longest (by position), and what the report says of all its launches (count, time, units, devices)."""
+    """What `analyze_report` keeps of a report: its launches counted (the last one kept, for `stopped`) and, analysed
+    by group, its launch records, the launches held as their group's longest (by position), and what the report says
+    of all its launches (time, units, devices)."""
 
     def __init__(self, maker: GroupMaker, keep_records: bool = True, shared: bool = False) -> None:
         self.maker = maker
@@ -403,12 +404,25 @@ class Streamed:
         self.records.in_order()
         return [k for _, k, _ in held]
 
+    def count_launch(self, k: AnalysedKernel) -> None:
+        """Count a launch analysed on its own (a report analysed by launch), as `add_block` counts a block's."""
+        self.timed_before = self.timed_before or (self.last is not None and self.last.q.duration_s is not None)
+        self.count += 1
+        self.unusable += not k.usable
+        self.last = k
+
     def stopped(self) -> str | None:
-        """`stopped_capture_warning` of every launch, from the last one and the counts."""
+        """The warning for a report whose last launch has no duration (absent, or every metric NaN) while an
+        earlier launch has one: the sign of a capture stopped while that kernel was profiled. The launch is set
+        aside like any unusable one. A capture that collected no duration at all (`--metrics` without it) is not
+        one."""
         last = self.last
         if last is None or self.count < 2 or not last.q.no_duration or not self.timed_before:
             return None
-        return stopped_warning(last, self.count - 1 - self.unusable + (0 if last.usable else 1))
+        analysed = self.count - 1 - self.unusable + (0 if last.usable else 1)
+        return (f"the last launch (#{last.raw.index}, {last.raw.name}) has no duration, unlike the launches before "
+                "it: the capture was likely stopped while profiling it, or the profiler could not collect it; it is "
+                f"set aside, {analysed:,} other launch(es) are analysed")
 
     def tally(self) -> ReportTally:
         return ReportTally(self.count, self.unusable, self.total, sorted(self.devices), self.units)
@@ -426,13 +440,6 @@ def without_passes(k: AnalysedKernel) -> None:
         k.passes_missing = 0
     k.ceilings, k.diagnosis, k.reuse, k.not_applicable, k.precision_options = [], [], {}, [], []
     k.instruction_roofline = None
-
-
-def stopped_warning(last: AnalysedKernel, analysed: int) -> str:
-    """The warning for a capture stopped while its last launch was profiled (`analysis.stopped_capture_warning`)."""
-    return (f"the last launch (#{last.raw.index}, {last.raw.name}) has no duration, unlike the launches before it: "
-            "the capture was likely stopped while profiling it, or the profiler could not collect it; it is set "
-            f"aside, {analysed:,} other launch(es) are analysed")
 
 
 class Numbered:
