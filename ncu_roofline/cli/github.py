@@ -105,8 +105,8 @@ def baseline(source: str, artifact_name: str, dest: str | None) -> None:
             path = source
         else:
             click.echo(annotation("warning", "No roofline baseline",
-                            f"Baseline {source} not found: the diff is skipped. Give an existing file, or "
-                            f"{DEFAULT_BRANCH}."))
+                                  f"Baseline {source} not found: the diff is skipped. Give an existing file, or "
+                                  f"{DEFAULT_BRANCH}."))
     else:
         try:
             path = _fetch_baseline(workflow, artifact_name, Path(dest) if dest else None)
@@ -121,8 +121,8 @@ def _fetch_baseline(workflow: Workflow, artifact_name: str, dest: Path | None) -
     artifact = find_artifact(api, workflow.repository, artifact_name, branch, workflow.run_id)
     if artifact is None:
         click.echo(annotation("warning", "No roofline baseline",
-                        f"No artifact {artifact_name!r} from branch {branch} yet: the diff is skipped. Run this "
-                        f"workflow on {branch} to make one."))
+                              f"No artifact {artifact_name!r} from branch {branch} yet: the diff is skipped. Run this "
+                              f"workflow on {branch} to make one."))
         return ""
     archive = api.download(str(artifact.get("archive_download_url", "")), hint="give the job "
                            "`permissions: actions: read`; an expired artifact cannot be downloaded")
@@ -131,7 +131,7 @@ def _fetch_baseline(workflow: Workflow, artifact_name: str, dest: Path | None) -
                             f"{name}.{BASELINE_FILE}")
     run = artifact.get("workflow_run") or {}
     click.echo(f"Baseline: artifact {artifact_name!r} of run {run.get('id')} on {branch} "
-         f"({str(run.get('head_sha', ''))[:12]}), {path}")
+               f"({str(run.get('head_sha', ''))[:12]}), {path}")
     return str(path)
 
 
@@ -322,7 +322,7 @@ def annotate(status: str, message: str, unread: int) -> None:
         click.echo(annotation(level, title, message or f"ncu-roofline diff exited {code}."))
     elif unread:
         click.echo(annotation("error", f"{unread} capture{'s' if unread != 1 else ''} not analysed",
-                        "See the errors above: fix those captures or leave them out of the captures input."))
+                              "See the errors above: fix those captures or leave them out of the captures input."))
         code = EXIT_BAD_INPUT
     else:
         click.echo("Roofline gate: no failure." if code == 0 else f"ncu-roofline diff exited {code}.")
